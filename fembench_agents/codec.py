@@ -1,0 +1,142 @@
+"""Plain-data encoding for values that cross a process boundary.
+
+Values returned by untrusted code are never unpickled: the child encodes them
+as tagged JSON and the parent decodes that JSON into plain numpy arrays,
+scalars and containers only. Whatever a child sends, the parent gets data.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+# dtype kinds the parent accepts; everything else is reported as unsupported.
+_DTYPES = {
+    "bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+    "float16": np.float16, "float32": np.float32, "float64": np.float64,
+    "complex64": np.complex64, "complex128": np.complex128,
+}
+MAX_DEPTH = 64
+
+
+class Unsupported:
+    """A value the encoder could not represent as data (callable, custom object...)."""
+
+    __slots__ = ("type_name",)
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<unsupported {self.type_name}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unsupported) and other.type_name == self.type_name
+
+    def __hash__(self) -> int:
+        return hash(self.type_name)
+
+
+def _float(x: float) -> Any:
+    if math.isfinite(x):
+        return x
+    return {"__float__": "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")}
+
+
+def to_data(value: Any, depth: int = 0) -> Any:
+    """Encode a value as JSON-compatible tagged data. Exact types only: a subclass
+    of list/dict/ndarray is encoded by its base content, never by its methods."""
+    if depth > MAX_DEPTH:
+        return {"__unsupported__": "too deeply nested"}
+    t = type(value)
+    if value is None or t is bool or t is str:
+        return value
+    if t is int:
+        return value if abs(value) < 2**63 else {"__bigint__": str(value)}
+    if t is float:
+        return _float(value)
+    if t is complex:
+        return {"__complex__": [_float(value.real), _float(value.imag)]}
+    if isinstance(value, np.ndarray):
+        arr = np.asarray(value).view(np.ndarray)
+        name = arr.dtype.name
+        if name not in _DTYPES:
+            return {"__unsupported__": f"ndarray of dtype {name}"}
+        data = np.ascontiguousarray(arr).tobytes()
+        return {"__ndarray__": {"dtype": name, "shape": list(arr.shape),
+                                "data": base64.b64encode(data).decode("ascii")}}
+    if isinstance(value, np.generic):
+        return {"__npscalar__": to_data(np.asarray(value), depth + 1)}
+    if t is list:
+        return [to_data(v, depth + 1) for v in value]
+    if t is tuple:
+        return {"__tuple__": [to_data(v, depth + 1) for v in value]}
+    if t is dict:
+        return {"__dict__": [[to_data(k, depth + 1), to_data(v, depth + 1)] for k, v in value.items()]}
+    if t is set or t is frozenset:
+        return {"__set__": [to_data(v, depth + 1) for v in value]}
+    return {"__unsupported__": f"{t.__module__}.{t.__qualname__}"[:200]}
+
+
+def _hashable(x: Any) -> Any:
+    if isinstance(x, list):
+        return tuple(_hashable(v) for v in x)
+    if isinstance(x, np.ndarray):
+        return Unsupported("ndarray as key")
+    return x
+
+
+def from_data(data: Any, depth: int = 0) -> Any:
+    """Decode `to_data` output into plain values; malformed input raises ValueError."""
+    if depth > MAX_DEPTH + 2:
+        raise ValueError("encoded value nested too deeply")
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if isinstance(data, list):
+        return [from_data(v, depth + 1) for v in data]
+    if not isinstance(data, dict) or len(data) != 1:
+        raise ValueError("malformed encoded value: expected a single-key tagged object")
+    (tag, body), = data.items()
+    if tag == "__ndarray__":
+        dtype = _DTYPES.get(body.get("dtype")) if isinstance(body, dict) else None
+        if dtype is None:
+            raise ValueError("malformed ndarray: unknown dtype")
+        shape = tuple(int(s) for s in body["shape"])
+        raw = base64.b64decode(body["data"], validate=True)
+        arr = np.frombuffer(raw, dtype=dtype)
+        if arr.size != math.prod(shape):
+            raise ValueError("malformed ndarray: size does not match shape")
+        return arr.reshape(shape).copy()
+    if tag == "__npscalar__":
+        arr = from_data(body, depth + 1)
+        if not isinstance(arr, np.ndarray) or arr.shape != ():
+            raise ValueError("malformed numpy scalar")
+        return arr[()]
+    if tag == "__float__":
+        return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[body]
+    if tag == "__bigint__":
+        return int(body)
+    if tag == "__complex__":
+        return complex(from_data(body[0]), from_data(body[1]))
+    if tag == "__tuple__":
+        return tuple(from_data(v, depth + 1) for v in body)
+    if tag == "__dict__":
+        return {_hashable(from_data(k, depth + 1)): from_data(v, depth + 1) for k, v in body}
+    if tag == "__set__":
+        return {_hashable(from_data(v, depth + 1)) for v in body}
+    if tag == "__unsupported__":
+        return Unsupported(str(body)[:200])
+    raise ValueError(f"malformed encoded value: unknown tag {tag!r}")
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(to_data(value), allow_nan=False)
+
+
+def loads(text: str) -> Any:
+    return from_data(json.loads(text))

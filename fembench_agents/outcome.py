@@ -1,0 +1,109 @@
+"""Typed outcomes of scoring one attempt: what feedback builders, reports and
+logs read. They describe the attempt (its own errors, which input failed and
+how, the size of its error) and never carry reference values or sources.
+
+Every outcome is a sequence of stages; an attempt passes when every stage it
+reached passed. Function attempts go parse -> imports -> execute -> correct,
+test-suite attempts parse -> imports -> tests; a solver-writing track adds its
+own kind with its own stages (executes -> accurate -> fast) on the same base.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+class StageResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    stage: str
+    passed: bool
+    reason: str | None = None  # machine-readable, e.g. syntax_error, disallowed_import, runtime_error
+    detail: str | None = None  # about the attempt only: safe to show its author
+    seconds: float = 0.0
+
+
+class ErrorInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    type: str
+    message: str = ""
+    traceback: tuple[str, ...] = ()  # lines from the attempt's own code only
+
+
+class InputResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    index: int
+    status: Literal["match", "mismatch", "error", "timeout", "crashed", "not_run"]
+    error: ErrorInfo | None = None
+    mismatch: str | None = None  # shape_mismatch, value_mismatch, non_finite, expected_exception, ...
+    where: str | None = None  # e.g. output[1] (a path into the output, never a value)
+    relative_error: float | None = None
+    seconds: float | None = None
+
+
+class OutcomeBase(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    schema_version: int = SCHEMA_VERSION
+    task_id: str
+    passed: bool
+    stages: tuple[StageResult, ...]
+    isolation: str = "unknown"
+    seconds: float = 0.0
+
+    @property
+    def failed_stage(self) -> str | None:
+        return next((s.stage for s in self.stages if not s.passed), None)
+
+    @property
+    def stage_reached(self) -> str:
+        return self.stages[-1].stage if self.stages else "none"
+
+    @property
+    def reason(self) -> str | None:
+        return next((s.reason for s in self.stages if not s.passed), None)
+
+
+class FunctionOutcome(OutcomeBase):
+    kind: Literal["function"] = "function"
+    inputs: tuple[InputResult, ...] = ()
+
+
+class TestResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    name: str
+    present: bool
+    passes_reference: bool = False
+    reference_error: ErrorInfo | None = None  # type and own traceback lines; no message
+    detected: dict[str, bool] = {}  # expected-failure name -> the test failed on it
+
+    @property
+    def detects_all(self) -> bool:
+        return self.present and all(self.detected.values())
+
+    @property
+    def joint(self) -> bool:
+        return self.passes_reference and self.detects_all
+
+
+class TestSuiteOutcome(OutcomeBase):
+    kind: Literal["tests"] = "tests"
+    tests: tuple[TestResult, ...] = ()
+
+    @property
+    def joint_score(self) -> float:
+        return sum(t.joint for t in self.tests) / len(self.tests) if self.tests else 0.0
+
+    @property
+    def reference_pass_share(self) -> float:
+        return sum(t.passes_reference for t in self.tests) / len(self.tests) if self.tests else 0.0
+
+    @property
+    def detection_share(self) -> float:
+        flags = [v for t in self.tests for v in t.detected.values()]
+        return sum(flags) / len(flags) if flags else 0.0
+
+
+Outcome = Annotated[FunctionOutcome | TestSuiteOutcome, Field(discriminator="kind")]

@@ -1,0 +1,144 @@
+"""Parent side of the sandbox: a pool of warm workers (zygotes) and the
+decoding of what comes back. The parent never unpickles anything a child
+produced; frames are JSON and values stay tagged data until decoded."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from fembench_agents.sandbox.policy import SandboxPolicy, sandbox_env
+
+
+@dataclass
+class JobResult:
+    """What a sandboxed job produced, as seen by the parent."""
+
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    malformed_frames: int = 0
+    timed_out: bool = False
+    truncated: bool = False
+    exit_code: int | None = None
+    signal: int | None = None
+    stderr: str = ""
+    wall_seconds: float = 0.0
+    isolation: str = "unknown"
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        return [f for f in self.frames if f.get("event") == name]
+
+
+def _default_hidden() -> list[str]:
+    hidden = [os.path.expanduser("~"), os.getcwd(), "/tmp", "/var/tmp", "/dev/shm"]
+    return [h for h in hidden if h and h != "/"]
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-m", "fembench_agents.sandbox.zygote"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=sandbox_env(), cwd="/", start_new_session=True,
+        )
+
+    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps(payload).encode() + b"\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("sandbox worker exited unexpectedly")
+        return json.loads(line)
+
+    def close(self) -> None:
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+
+
+class Sandbox:
+    """Runs jobs in confined, freshly forked children of warm workers.
+
+    Thread-safe: up to `workers` jobs run at once. Workers start on first use.
+    """
+
+    def __init__(self, workers: int | None = None, hidden_paths: tuple[str, ...] = ()) -> None:
+        self.size = workers or max(1, os.cpu_count() or 1)
+        self.hidden = _default_hidden() + [os.path.abspath(p) for p in hidden_paths]
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._started = 0
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._all: list[_Worker] = []
+
+    def _acquire(self) -> _Worker:
+        with self._lock:
+            if self._idle.empty() and self._started < self.size:
+                self._started += 1
+                worker = _Worker()
+                self._all.append(worker)
+                return worker
+        return self._idle.get()
+
+    def run(self, job: dict[str, Any], policy: SandboxPolicy) -> JobResult:
+        payload = {"id": next(self._ids), "job": job, "policy": policy.as_dict(), "hidden": self.hidden}
+        worker = self._acquire()
+        try:
+            reply = worker.request(payload)
+        except (OSError, RuntimeError, ValueError):
+            worker.close()
+            with self._lock:
+                self._all.remove(worker)
+                worker = _Worker()
+                self._all.append(worker)
+            reply = worker.request(payload)
+        finally:
+            self._idle.put(worker)
+        return _decode(reply)
+
+    def close(self) -> None:
+        with self._lock:
+            for worker in self._all:
+                worker.close()
+            self._all.clear()
+            self._started = 0
+            self._idle = queue.Queue()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _decode(reply: dict[str, Any]) -> JobResult:
+    result = JobResult(
+        timed_out=bool(reply.get("timed_out")), truncated=bool(reply.get("truncated")),
+        exit_code=reply.get("exit_code"), signal=reply.get("signal"),
+        stderr=str(reply.get("stderr", ""))[-8192:], wall_seconds=float(reply.get("wall_seconds", 0.0)),
+    )
+    for line in str(reply.get("frames_text", "")).splitlines():
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            result.malformed_frames += 1
+            continue
+        if not isinstance(frame, dict) or not isinstance(frame.get("event"), str):
+            result.malformed_frames += 1
+            continue
+        if frame["event"] == "isolation":
+            if result.isolation == "unknown":
+                result.isolation = str(frame.get("level"))
+            continue
+        result.frames.append(frame)
+    return result

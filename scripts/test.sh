@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Create .venv (Python 3.12) with everything the test suite needs, then run it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh dev,local,optimize,openhands
+export LITELLM_LOCAL_MODEL_COST_MAP=True
+PATH="$PWD/.venv/bin:$PATH" exec .venv/bin/python -m pytest "$@"
