@@ -131,6 +131,8 @@ def score(
 
 
 def main() -> None:
+    import fembench_agents.cli_runs  # noqa: F401 - registers run, compare, report, replay
+
     try:
         app()
     except KeyboardInterrupt:

@@ -39,7 +39,8 @@ def _numeric_array(x: Any) -> np.ndarray | None:
     if isinstance(x, np.ndarray):
         return x if x.dtype.kind in "biufc" else None
     if _scalar(x):
-        return np.asarray(x)
+        arr = np.asarray(x)  # an int beyond 64 bits becomes an object array: not numeric
+        return arr if arr.dtype.kind in "biufc" else None
     if isinstance(x, (list, tuple)) and all(_scalar(v) for v in x):
         arr = np.asarray(x)
         return arr if arr.dtype.kind in "biufc" else None

@@ -4,6 +4,8 @@ here, in the parent, from data the children return."""
 
 from __future__ import annotations
 
+import ast
+import functools
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -85,10 +87,11 @@ class Evaluator:
 
     @staticmethod
     def task_implementation(task: Task, function: str) -> dict[str, Any]:
-        """A reference or expected-failure implementation, built from the module."""
-        exclude = [*task.test_names, *task.expected_failure_names, "task_info", task.main_name]
-        return {"module_source": task.module_source, "function": function,
-                "rename_to": task.main_name, "exclude": exclude}
+        """A reference or expected-failure implementation, built from the module
+        reduced to what it needs (see `implementation_source`)."""
+        drop = (*task.test_names, *task.expected_failure_names, "task_info", task.main_name)
+        return {"module_source": implementation_source(task.module_source, function, task.main_name, drop),
+                "function": task.main_name}
 
     # ----- reference outputs -------------------------------------------------
     def reference_outputs(self, task: Task) -> list[ReferenceOutput]:
@@ -187,7 +190,7 @@ class Evaluator:
                 continue
             try:
                 value = codec.from_data(frame.get("value"))
-            except (ValueError, TypeError, KeyError):
+            except Exception:  # whatever the child sent, a value that does not decode is not an answer
                 inputs.append(InputResult(index=i, status="mismatch", mismatch="unsupported_output", seconds=seconds))
                 continue
             found = compare_outputs(value, ref.value, task.comparison)
@@ -264,6 +267,32 @@ class Evaluator:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
+
+
+@functools.lru_cache(maxsize=256)
+def implementation_source(module_source: str, function: str, main_name: str, drop: tuple[str, ...]) -> str:
+    """The task module without the module-level functions in `drop` (tests,
+    expected failures, task_info, the reference), with `function` renamed to
+    `main_name`, stripped of its docstring and defined last. A generated test
+    runs in the same process as the implementation it checks: this way that
+    process holds nothing but imports, constants, helpers and the one
+    implementation, so every implementation of a task looks alike from inside
+    and none of the others (nor the reference) can be reached."""
+    tree = ast.parse(module_source)
+    body: list[ast.stmt] = []
+    chosen: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in (*drop, function):
+            if node.name == function:
+                chosen = node  # a later definition wins, as when the module runs
+            continue
+        body.append(node)
+    if chosen is not None:
+        chosen.name = main_name
+        if ast.get_docstring(chosen, clean=False) is not None:
+            chosen.body = chosen.body[1:] or [ast.Pass()]
+        body.append(chosen)
+    return ast.unparse(ast.Module(body=body, type_ignores=[]))
 
 
 def _tests_reason(tests: list[TestResult]) -> str:

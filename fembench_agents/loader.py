@@ -59,8 +59,24 @@ def load_task(path: str | os.PathLike[str], sandbox: Sandbox) -> Task:
     return _to_task(path, source, described[0]["task"])
 
 
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors())
+
+
+def _comparison(path: Path, value: Any) -> Comparison:
+    if value is None:
+        return Comparison()
+    if not isinstance(value, dict):
+        raise TaskFormatError(path, "comparison", f"expected a dict (rtol, atol, rules), got {type(value).__name__}")
+    try:
+        return Comparison.model_validate(value)
+    except ValidationError as exc:
+        raise TaskFormatError(path, "comparison", _problems(exc)) from None
+
+
 def _to_task(path: Path, source: str, d: dict[str, Any]) -> Task:
     ext = {k: codec.from_data(v) for k, v in d.get("extensions", {}).items()}
+    comparison = _comparison(path, ext.get("comparison"))
     try:
         return Task(
             task_id=d["task_id"], short_description=d["short_description"],
@@ -73,13 +89,13 @@ def _to_task(path: Path, source: str, d: dict[str, Any]) -> Task:
                                  expected_failures=tuple(SourceFunction(**f) for f in t["expected_failures"]))
                         for t in d["tests"]),
             module_functions=d["module_functions"], tier=Tier.from_task_id(d["task_id"]),
-            comparison=Comparison(**ext["comparison"]) if "comparison" in ext else Comparison(),
-            time_limit=ext.get("time_limit"), python_version=ext.get("python_version"),
+            comparison=comparison, time_limit=ext.get("time_limit"), python_version=ext.get("python_version"),
             package_versions=ext.get("package_versions") or {},
         )
-    except (ValidationError, TypeError) as exc:
-        key = "comparison" if "comparison" in str(exc) else ("time_limit" if "time_limit" in str(exc) else None)
-        raise TaskFormatError(path, key, str(exc).splitlines()[0] if key is None else str(exc)) from None
+    except ValidationError as exc:
+        # The fields validated here are the optional task_info keys, under the same names.
+        loc = exc.errors()[0]["loc"]
+        raise TaskFormatError(path, str(loc[0]) if loc else None, _problems(exc)) from None
 
 
 def load_tasks(path: str | os.PathLike[str], sandbox: Sandbox) -> list[Task]:

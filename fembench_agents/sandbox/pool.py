@@ -4,7 +4,6 @@ produced; frames are JSON and values stay tagged data until decoded."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import queue
@@ -78,7 +77,6 @@ class Sandbox:
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._started = 0
         self._lock = threading.Lock()
-        self._ids = itertools.count()
         self._all: list[_Worker] = []
 
     def _acquire(self) -> _Worker:
@@ -91,7 +89,8 @@ class Sandbox:
         return self._idle.get()
 
     def run(self, job: dict[str, Any], policy: SandboxPolicy) -> JobResult:
-        payload = {"id": next(self._ids), "job": job, "policy": policy.as_dict(), "hidden": self.hidden}
+        # No request id: nothing that tells one job from another reaches the child.
+        payload = {"job": job, "policy": policy.as_dict(), "hidden": self.hidden}
         worker = self._acquire()
         try:
             reply = worker.request(payload)
@@ -130,10 +129,10 @@ def _decode(reply: dict[str, Any]) -> JobResult:
     for line in str(reply.get("frames_text", "")).splitlines():
         try:
             frame = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the decoder allows
             result.malformed_frames += 1
             continue
-        if not isinstance(frame, dict) or not isinstance(frame.get("event"), str):
+        if not _well_formed(frame):
             result.malformed_frames += 1
             continue
         if frame["event"] == "isolation":
@@ -142,3 +141,23 @@ def _decode(reply: dict[str, Any]) -> JobResult:
             continue
         result.frames.append(frame)
     return result
+
+
+# Types of the frame fields the parent reads. Frames come from a process that
+# ran untrusted code, which can write to the result pipe too: a frame whose
+# fields do not have these types is dropped as malformed, so no consumer ever
+# sees one. `value` and `task` stay tagged data, decoded by their consumers.
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "event": str, "index": int, "status": str, "error_type": str, "message": str, "side": str,
+    "seconds": (int, float), "level": str, "key": (str, type(None)), "task": dict,
+}
+_STRING_LISTS = ("error_mro", "traceback")
+
+
+def _well_formed(frame: Any) -> bool:
+    if not isinstance(frame, dict) or not isinstance(frame.get("event"), str):
+        return False
+    if any(k in frame and not isinstance(frame[k], t) for k, t in _FIELD_TYPES.items()):
+        return False
+    return all(isinstance(frame[k], list) and all(isinstance(x, str) for x in frame[k])
+               for k in _STRING_LISTS if k in frame)

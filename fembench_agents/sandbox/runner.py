@@ -55,34 +55,20 @@ def _exec(source: str, filename: str, ns: dict[str, Any]) -> None:
     exec(compile(source, filename, "exec", dont_inherit=True), ns)
 
 
-def _rename(fn: types.FunctionType, name: str, globals_: dict[str, Any]) -> types.FunctionType:
-    code = fn.__code__.replace(co_name=name, co_qualname=name)
-    copy = types.FunctionType(code, globals_, name, fn.__defaults__, fn.__closure__)
-    copy.__kwdefaults__ = fn.__kwdefaults__
-    copy.__doc__ = None
-    copy.__qualname__ = name
-    return copy
-
-
 def build_implementation(spec: dict[str, Any]) -> Callable[..., Any]:
-    """The function under test, built so that a reference, an expected failure
-    and an attempt look alike from inside: same name, no docstring, globals
-    holding only imports and helpers (no tests, no other implementations)."""
+    """The function under test. A task implementation (reference or expected
+    failure) comes as a module the parent reduced to imports, helpers and that
+    one implementation under the main name (`Evaluator.task_implementation`),
+    so this process never holds the others; an attempt comes as its code
+    after the allowed imports and given helpers."""
     name = spec["function"]
     if spec.get("module_source") is not None:
         ns = _fresh_namespace("__task__")
         _exec(spec["module_source"], TASK_FILE, ns)
-        exclude = set(spec.get("exclude", ()))
-        clean = {k: v for k, v in ns.items() if k not in exclude}
-        for key, value in list(clean.items()):
-            if isinstance(value, types.FunctionType) and value.__globals__ is ns:
-                clean[key] = types.FunctionType(value.__code__, clean, value.__name__,
-                                                value.__defaults__, value.__closure__)
-        target = ns[name]
-        public = spec.get("rename_to") or name
-        impl = _rename(target, public, clean)
-        clean[public] = impl
-        return impl
+        fn = ns.get(name)
+        if not isinstance(fn, types.FunctionType):
+            raise NameError(f"the task module does not define a function named {name!r}")
+        return fn
     ns = _fresh_namespace("__candidate__")
     for source in spec.get("preamble", ()):
         _exec(source, GIVEN_FILE, ns)

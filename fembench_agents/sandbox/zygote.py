@@ -1,10 +1,13 @@
 """The warm worker: imports the scientific stack once, then forks a fresh,
 confined child per job, so isolation costs a fork instead of an interpreter
-start. It never runs untrusted code itself, so every child starts from the
-same pristine state and no job can influence another.
+start. It never runs untrusted code itself, and it never reads a request
+either: each request is read and served by a fresh fork of the worker, so
+every job starts from the same pristine state, holding no trace of an earlier
+job (its code, its inputs, or the reference outputs it returned), and no job
+can influence another.
 
 Protocol on stdin/stdout: one JSON request per line
-`{"id", "job", "policy", "hidden"}`, one JSON reply per line.
+`{"job", "policy", "hidden"}`, one JSON reply per line.
 """
 
 from __future__ import annotations
@@ -149,7 +152,6 @@ def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root
     if truncated:
         del result[policy["max_output_bytes"]:]
     return {
-        "id": request.get("id"),
         "frames_text": result.decode("utf-8", "replace"),
         "truncated": truncated,
         "timed_out": bool(report["timed_out"]) if "timed_out" in report else not truncated,
@@ -160,20 +162,48 @@ def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root
     }
 
 
+def _read_request(fd: int) -> bytes | None:
+    """One request line. The parent sends the next request only after the
+    reply to this one, so reading in chunks never takes part of another."""
+    data = bytearray()
+    while not data.endswith(b"\n"):
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return None
+        data.extend(chunk)
+    return bytes(data)
+
+
+def _serve_one(exposed: list[str], env: dict[str, str], root: str) -> int:
+    """In a fresh fork of the worker: read, serve and answer one request."""
+    line = _read_request(0)
+    if line is None:
+        return 1
+    reply = (json.dumps(serve(json.loads(line), exposed, env, root)) + "\n").encode()
+    view = memoryview(reply)
+    while view:
+        view = view[os.write(1, view):]
+    return 0
+
+
 def main() -> None:
     exposed = confine.python_paths()
     env = dict(os.environ)
     root = tempfile.mkdtemp(prefix="fembench-zygote-")
     os.chmod(root, 0o711)
-    out = sys.stdout.buffer
     sys.stdout.flush()
     try:
-        for line in sys.stdin.buffer:
-            if not line.strip():
-                continue
-            reply = serve(json.loads(line), exposed, env, root)
-            out.write(json.dumps(reply).encode() + b"\n")
-            out.flush()
+        while True:
+            pid = os.fork()
+            if pid == 0:
+                code = 70
+                try:
+                    code = _serve_one(exposed, env, root)
+                finally:
+                    os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            if os.waitstatus_to_exitcode(status) != 0:
+                break  # end of input, or a failure: the parent restarts a worker and retries
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

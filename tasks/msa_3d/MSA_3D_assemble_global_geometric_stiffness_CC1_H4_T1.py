@@ -211,19 +211,19 @@ def local_geometric_stiffness_matrix_3D_beam(
     L, area A, polar moment I_rho and end forces Fx2, Mx2, My1, Mz1, My2, Mz2.
     Upper-triangle entries (row, col): value; all entries not listed are zero;
     the lower triangle is the mirror image:
-      (0,6): -Fx2/L            (1,3): My1/L            (1,4): Mx2/L
-      (1,5): Fx2/10            (1,7): -6 Fx2/(5L)      (1,9): My2/L
-      (1,10): -Mx2/L           (1,11): Fx2/10          (2,3): Mz1/L
-      (2,4): -Fx2/10           (2,5): Mx2/L            (2,8): -6 Fx2/(5L)
-      (2,9): Mz2/L             (2,10): -Fx2/10         (2,11): -Mx2/L
-      (3,4): -(2 Mz1 - Mz2)/6  (3,5): (2 My1 - My2)/6  (3,7): -My1/L
-      (3,8): -Mz1/L            (3,9): -Fx2 I_rho/(A L) (3,10): -(Mz1 + Mz2)/6
-      (3,11): (My1 + My2)/6    (4,7): -Mx2/L           (4,8): Fx2/10
-      (4,9): -(Mz1 + Mz2)/6    (4,10): -Fx2 L/30       (4,11): Mx2/2
-      (5,7): -Fx2/10           (5,8): -Mx2/L           (5,9): (My1 + My2)/6
-      (5,10): -Mx2/2           (5,11): -Fx2 L/30       (7,9): -My2/L
-      (7,10): Mx2/L            (7,11): -Fx2/10         (8,9): -Mz2/L
-      (8,10): Fx2/10           (8,11): Mx2/L           (9,10): (Mz1 - 2 Mz2)/6
+      (0,6): -Fx2/L             (1,3): My1/L              (1,4): Mx2/L
+      (1,5): Fx2/10             (1,7): -6 Fx2/(5L)        (1,9): My2/L
+      (1,10): -Mx2/L            (1,11): Fx2/10            (2,3): Mz1/L
+      (2,4): -Fx2/10            (2,5): Mx2/L              (2,8): -6 Fx2/(5L)
+      (2,9): Mz2/L              (2,10): -Fx2/10           (2,11): -Mx2/L
+      (3,4): -(2 Mz1 - Mz2)/6   (3,5): (2 My1 - My2)/6    (3,7): -My1/L
+      (3,8): -Mz1/L             (3,9): -Fx2 I_rho/(A L)   (3,10): -(Mz1 + Mz2)/6
+      (3,11): (My1 + My2)/6     (4,7): -Mx2/L             (4,8): Fx2/10
+      (4,9): -(Mz1 + Mz2)/6     (4,10): -Fx2 L/30         (4,11): Mx2/2
+      (5,7): -Fx2/10            (5,8): -Mx2/L             (5,9): (My1 + My2)/6
+      (5,10): -Mx2/2            (5,11): -Fx2 L/30         (7,9): -My2/L
+      (7,10): Mx2/L             (7,11): -Fx2/10           (8,9): -Mz2/L
+      (8,10): Fx2/10            (8,11): Mx2/L             (9,10): (Mz1 - 2 Mz2)/6
       (9,11): -(My1 - 2 My2)/6
     Diagonal:
       (0,0) = (6,6) = Fx2/L
@@ -454,19 +454,19 @@ def assemble_global_geometric_stiffness_3D(
     L, area A, polar moment I_rho and end forces Fx2, Mx2, My1, Mz1, My2, Mz2.
     Upper-triangle entries (row, col): value; all entries not listed are zero;
     the lower triangle is the mirror image:
-      (0,6): -Fx2/L            (1,3): My1/L            (1,4): Mx2/L
-      (1,5): Fx2/10            (1,7): -6 Fx2/(5L)      (1,9): My2/L
-      (1,10): -Mx2/L           (1,11): Fx2/10          (2,3): Mz1/L
-      (2,4): -Fx2/10           (2,5): Mx2/L            (2,8): -6 Fx2/(5L)
-      (2,9): Mz2/L             (2,10): -Fx2/10         (2,11): -Mx2/L
-      (3,4): -(2 Mz1 - Mz2)/6  (3,5): (2 My1 - My2)/6  (3,7): -My1/L
-      (3,8): -Mz1/L            (3,9): -Fx2 I_rho/(A L) (3,10): -(Mz1 + Mz2)/6
-      (3,11): (My1 + My2)/6    (4,7): -Mx2/L           (4,8): Fx2/10
-      (4,9): -(Mz1 + Mz2)/6    (4,10): -Fx2 L/30       (4,11): Mx2/2
-      (5,7): -Fx2/10           (5,8): -Mx2/L           (5,9): (My1 + My2)/6
-      (5,10): -Mx2/2           (5,11): -Fx2 L/30       (7,9): -My2/L
-      (7,10): Mx2/L            (7,11): -Fx2/10         (8,9): -Mz2/L
-      (8,10): Fx2/10           (8,11): Mx2/L           (9,10): (Mz1 - 2 Mz2)/6
+      (0,6): -Fx2/L             (1,3): My1/L              (1,4): Mx2/L
+      (1,5): Fx2/10             (1,7): -6 Fx2/(5L)        (1,9): My2/L
+      (1,10): -Mx2/L            (1,11): Fx2/10            (2,3): Mz1/L
+      (2,4): -Fx2/10            (2,5): Mx2/L              (2,8): -6 Fx2/(5L)
+      (2,9): Mz2/L              (2,10): -Fx2/10           (2,11): -Mx2/L
+      (3,4): -(2 Mz1 - Mz2)/6   (3,5): (2 My1 - My2)/6    (3,7): -My1/L
+      (3,8): -Mz1/L             (3,9): -Fx2 I_rho/(A L)   (3,10): -(Mz1 + Mz2)/6
+      (3,11): (My1 + My2)/6     (4,7): -Mx2/L             (4,8): Fx2/10
+      (4,9): -(Mz1 + Mz2)/6     (4,10): -Fx2 L/30         (4,11): Mx2/2
+      (5,7): -Fx2/10            (5,8): -Mx2/L             (5,9): (My1 + My2)/6
+      (5,10): -Mx2/2            (5,11): -Fx2 L/30         (7,9): -My2/L
+      (7,10): Mx2/L             (7,11): -Fx2/10           (8,9): -Mz2/L
+      (8,10): Fx2/10            (8,11): Mx2/L             (9,10): (Mz1 - 2 Mz2)/6
       (9,11): -(My1 - 2 My2)/6
     Diagonal:
       (0,0) = (6,6) = Fx2/L
@@ -516,7 +516,7 @@ def test_symmetric_linear_and_translation_invariant(fcn):
     lz = lz / np.linalg.norm(lz)
     elements = [
         {"node_i": 0, "node_j": 1, "E": 2.1e11, "nu": 0.3, "A": 4.0e-3, "I_y": 2.6e-5, "I_z": 9.1e-6,
-         "J": 2.1e-6, "I_rho": 3.51e-5, "local_z": list(lz)},
+         "J": 2.1e-6, "I_rho": 3.51e-5, "local_z": lz.tolist()},
         {"node_i": 1, "node_j": 2, "E": 2.1e11, "nu": 0.3, "A": 3.2e-3, "I_y": 1.5e-5, "I_z": 6.4e-6,
          "J": 1.6e-6, "I_rho": 2.14e-5},
         {"node_i": 3, "node_j": 2, "E": 2.1e11, "nu": 0.3, "A": 2.4e-3, "I_y": 4.8e-6, "I_z": 1.3e-5,
@@ -764,7 +764,7 @@ def task_info():
     lz = lz / np.linalg.norm(lz)
     e1 = [
         {"node_i": 0, "node_j": 2, "E": 2.1e11, "nu": 0.3, "A": 4.2e-3, "I_y": 3.3e-5, "I_z": 1.1e-5,
-         "J": 2.4e-6, "I_rho": 4.4e-5, "local_z": list(lz)},
+         "J": 2.4e-6, "I_rho": 4.4e-5, "local_z": lz.tolist()},
         {"node_i": 2, "node_j": 1, "E": 2.1e11, "nu": 0.3, "A": 3.1e-3, "I_y": 1.9e-5, "I_z": 6.2e-6,
          "J": 1.5e-6, "I_rho": 2.52e-5},
         {"node_i": 3, "node_j": 2, "E": 2.1e11, "nu": 0.3, "A": 5.0e-3, "I_y": 2.2e-5, "I_z": 4.7e-5,

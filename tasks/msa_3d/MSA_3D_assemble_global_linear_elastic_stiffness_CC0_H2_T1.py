@@ -281,7 +281,7 @@ def test_symmetry_and_six_rigid_body_modes(fcn):
     lz = lz / np.linalg.norm(lz)
     elements = [
         {"node_i": 1, "node_j": 0, "E": 2.1e11, "nu": 0.3, "A": 4.2e-3, "I_y": 3.3e-5, "I_z": 1.1e-5,
-         "J": 2.4e-6, "local_z": list(lz)},
+         "J": 2.4e-6, "local_z": lz.tolist()},
         {"node_i": 0, "node_j": 2, "E": 2.1e11, "nu": 0.3, "A": 3.1e-3, "I_y": 1.9e-5, "I_z": 6.2e-6,
          "J": 1.5e-6},
         {"node_i": 3, "node_j": 2, "E": 7.0e10, "nu": 0.33, "A": 2.5e-3, "I_y": 4.4e-6, "I_z": 9.0e-6,
@@ -478,7 +478,7 @@ def task_info():
     lz = np.cross(a, [0.4, -0.3, 0.9])
     lz = lz / np.linalg.norm(lz)  # perpendicular to element 0
     e1 = [
-        dict(steel, node_i=0, node_j=2, A=4.2e-3, I_y=3.3e-5, I_z=1.1e-5, J=2.4e-6, local_z=list(lz)),
+        dict(steel, node_i=0, node_j=2, A=4.2e-3, I_y=3.3e-5, I_z=1.1e-5, J=2.4e-6, local_z=lz.tolist()),
         dict(steel, node_i=2, node_j=1, A=3.1e-3, I_y=1.9e-5, I_z=6.2e-6, J=1.5e-6),
         dict(steel, node_i=3, node_j=2, A=5.0e-3, I_y=2.2e-5, I_z=4.7e-5, J=3.9e-6, local_z=None),
     ]

@@ -1,378 +1,746 @@
 import numpy as np
 import pytest
+from typing import Dict, Optional, Sequence, Tuple
 import scipy.linalg
-from typing import Optional, Sequence
 
 
 def local_elastic_stiffness_matrix_3D_beam(
     E: float, nu: float, A: float, L: float, Iy: float, Iz: float, J: float
 ) -> np.ndarray:
     """
-    Local elastic stiffness matrix (12x12) of a 2-node 3D Euler-Bernoulli beam.
+    Local elastic stiffness matrix of a straight 3D Euler-Bernoulli beam element
+    (two nodes, six degrees of freedom per node), expressed in the element's
+    local coordinate system.
 
-    Local DOF order: [u1, v1, w1, thx1, thy1, thz1, u2, v2, w2, thx2, thy2, thz2]
-    (node 1 then node 2; u, v, w translations along the local x (member axis),
-    y and z axes; th rotations about them). With G = E / (2 (1 + nu)) the matrix
-    has four uncoupled blocks, every other entry zero:
-      axial, DOFs (0, 6): (E A / L) [[1, -1], [-1, 1]];
-      torsion, DOFs (3, 9): (G J / L) [[1, -1], [-1, 1]];
-      bending in the local x-y plane, DOFs (1, 5, 7, 11), E Iz / L^3 times
-        [[12, 6L, -12, 6L], [6L, 4L^2, -6L, 2L^2], [-12, -6L, 12, -6L], [6L, 2L^2, -6L, 4L^2]];
-      bending in the local x-z plane, DOFs (2, 4, 8, 10), E Iy / L^3 times
-        [[12, -6L, -12, -6L], [-6L, 4L^2, 6L, 2L^2], [-12, 6L, 12, 6L], [-6L, 2L^2, 6L, 4L^2]].
+    Local axes: x runs along the element axis from node 1 to node 2; y and z are
+    the principal axes of the cross-section. No shear deformation, no warping.
 
     Parameters
     ----------
-    E, nu : float
-        Young's modulus and Poisson's ratio.
-    A, L : float
-        Cross-section area and element length.
-    Iy, Iz : float
-        Second moments of area about the local y and local z axes.
+    E : float
+        Young's modulus (consistent units, e.g. Pa).
+    nu : float
+        Poisson's ratio. The shear modulus is G = E / (2 * (1 + nu)).
+    A : float
+        Cross-sectional area.
+    L : float
+        Element length (assumed strictly positive; not validated).
+    Iy : float
+        Second moment of area about the local y axis (governs bending in the
+        local x-z plane, i.e. displacements w and rotations theta_y).
+    Iz : float
+        Second moment of area about the local z axis (governs bending in the
+        local x-y plane, i.e. displacements v and rotations theta_z).
     J : float
-        Saint-Venant torsion constant.
+        Saint-Venant torsion constant (torsional stiffness G*J/L).
 
     Returns
     -------
-    np.ndarray, shape (12, 12)
-        Symmetric local stiffness matrix (local end forces = k @ local displacements).
+    np.ndarray of shape (12, 12), dtype float
+        Symmetric stiffness matrix K with f_local = K @ d_local, where the local
+        DOF vector is
+            d_local = [u1, v1, w1, theta_x1, theta_y1, theta_z1,
+                       u2, v2, w2, theta_x2, theta_y2, theta_z2]
+        (u, v, w translations along local x, y, z; theta rotations about local
+        x, y, z, right-hand rule) and the end-force vector is
+            f_local = [Fx1, Fy1, Fz1, Mx1, My1, Mz1, Fx2, Fy2, Fz2, Mx2, My2, Mz2].
+
+    Entries (all others zero), with zero-based indices into the 12 DOFs:
+    - Axial, DOFs (0, 6): (E*A/L) * [[1, -1], [-1, 1]].
+    - Torsion, DOFs (3, 9): (G*J/L) * [[1, -1], [-1, 1]].
+    - Bending in the x-y plane (about local z), DOFs (1, 5, 7, 11) in that
+      order: (E*Iz/L^3) *
+          [[ 12,   6L,  -12,   6L ],
+           [ 6L,  4L^2, -6L,  2L^2],
+           [-12,  -6L,   12,  -6L ],
+           [ 6L,  2L^2, -6L,  4L^2]]
+    - Bending in the x-z plane (about local y), DOFs (2, 4, 8, 10) in that
+      order: (E*Iy/L^3) *
+          [[ 12,  -6L,  -12,  -6L ],
+           [-6L,  4L^2,  6L,  2L^2],
+           [-12,   6L,   12,   6L ],
+           [-6L,  2L^2,  6L,  4L^2]]
+      The sign pattern differs from the x-y plane because a positive rotation
+      theta_y makes w decrease along +x (dw/dx = -theta_y), whereas
+      dv/dx = +theta_z.
     """
-    k = np.zeros((12, 12))
     G = E / (2.0 * (1.0 + nu))
-    bar = np.array([[1.0, -1.0], [-1.0, 1.0]])
-    k[np.ix_([0, 6], [0, 6])] = E * A / L * bar
-    k[np.ix_([3, 9], [3, 9])] = G * J / L * bar
-    # Bending in the local x-y plane: v and theta_z, stiffness E*Iz.
-    k[np.ix_([1, 5, 7, 11], [1, 5, 7, 11])] = E * Iz / L**3 * np.array([
-        [12.0, 6.0 * L, -12.0, 6.0 * L],
-        [6.0 * L, 4.0 * L**2, -6.0 * L, 2.0 * L**2],
-        [-12.0, -6.0 * L, 12.0, -6.0 * L],
-        [6.0 * L, 2.0 * L**2, -6.0 * L, 4.0 * L**2],
-    ])
-    # Bending in the local x-z plane: w and theta_y, stiffness E*Iy; the signs of
-    # the w-theta_y couplings flip because a positive theta_y lowers w along +x.
-    k[np.ix_([2, 4, 8, 10], [2, 4, 8, 10])] = E * Iy / L**3 * np.array([
-        [12.0, -6.0 * L, -12.0, -6.0 * L],
-        [-6.0 * L, 4.0 * L**2, 6.0 * L, 2.0 * L**2],
-        [-12.0, 6.0 * L, 12.0, 6.0 * L],
-        [-6.0 * L, 2.0 * L**2, 6.0 * L, 4.0 * L**2],
-    ])
+    k = np.zeros((12, 12))
+
+    # Axial bar part.
+    k_ax = E * A / L
+    k[0, 0] = k_ax
+    k[6, 6] = k_ax
+    k[0, 6] = -k_ax
+    k[6, 0] = -k_ax
+
+    # Saint-Venant torsion part.
+    k_tor = G * J / L
+    k[3, 3] = k_tor
+    k[9, 9] = k_tor
+    k[3, 9] = -k_tor
+    k[9, 3] = -k_tor
+
+    # Bending in the local x-y plane: v and theta_z, with dv/dx = +theta_z.
+    c_z = E * Iz / L**3
+    k_bz = c_z * np.array(
+        [
+            [12.0, 6.0 * L, -12.0, 6.0 * L],
+            [6.0 * L, 4.0 * L**2, -6.0 * L, 2.0 * L**2],
+            [-12.0, -6.0 * L, 12.0, -6.0 * L],
+            [6.0 * L, 2.0 * L**2, -6.0 * L, 4.0 * L**2],
+        ]
+    )
+    idx_z = [1, 5, 7, 11]
+    k[np.ix_(idx_z, idx_z)] = k_bz
+
+    # Bending in the local x-z plane: w and theta_y, with dw/dx = -theta_y,
+    # hence the flipped signs of the displacement-rotation couplings.
+    c_y = E * Iy / L**3
+    k_by = c_y * np.array(
+        [
+            [12.0, -6.0 * L, -12.0, -6.0 * L],
+            [-6.0 * L, 4.0 * L**2, 6.0 * L, 2.0 * L**2],
+            [-12.0, 6.0 * L, 12.0, 6.0 * L],
+            [-6.0 * L, 2.0 * L**2, 6.0 * L, 4.0 * L**2],
+        ]
+    )
+    idx_y = [2, 4, 8, 10]
+    k[np.ix_(idx_y, idx_y)] = k_by
+
     return k
 
 
 def beam_transformation_matrix_3D(
-    x1: float, y1: float, z1: float, x2: float, y2: float, z2: float,
+    x1: float,
+    y1: float,
+    z1: float,
+    x2: float,
+    y2: float,
+    z2: float,
     reference_vector: Optional[Sequence[float]] = None,
 ) -> np.ndarray:
     """
-    12x12 transformation matrix Gamma of a 3D beam element, u_local = Gamma @ u_global.
-
-    Local axes:
-    - ex = (p2 - p1) / L, the unit vector from node 1 at (x1, y1, z1) to node 2
-      at (x2, y2, z2).
-    - ref = reference_vector if given; otherwise global Z = (0, 0, 1), or global
-      Y = (0, 1, 0) when the member is vertical (|Z x ex| < 1e-8).
-    - ey = (ref x ex) / |ref x ex|, ez = ex x ey (so ez is ref projected onto the
-      plane normal to the member, i.e. ref fixes the local z direction).
-    R is the 3x3 direction-cosine matrix with rows ex, ey, ez; Gamma is
-    block-diagonal with four copies of R (translations and rotations of node 1,
-    then of node 2). A global element stiffness is Gamma.T @ k_local @ Gamma.
+    12x12 transformation matrix Gamma of a 3D two-node beam element, mapping
+    global DOFs to local DOFs: d_local = Gamma @ d_global, and hence
+    K_global = Gamma.T @ K_local @ Gamma.
 
     Parameters
     ----------
-    x1, y1, z1, x2, y2, z2 : float
-        Coordinates of the element's first and second node.
-    reference_vector : sequence of 3 floats or None
-        Desired local z direction; must be unit length and not parallel to ex.
+    x1, y1, z1 : float
+        Global coordinates of node 1 (node i).
+    x2, y2, z2 : float
+        Global coordinates of node 2 (node j).
+    reference_vector : sequence of 3 floats (list, tuple or np.ndarray), optional
+        Global vector fixing the orientation of the local z axis. When given it
+        must have unit length (|norm - 1| <= 1e-6) and must not be parallel to
+        the element axis (norm of cross(reference_vector, ex) >= 1e-8);
+        otherwise ValueError is raised. It does not need to be perpendicular to
+        the element axis.
+
+    Construction of the local axes (unit vectors in global components)
+    ------------------------------------------------------------------
+    1. ex = (p2 - p1) / L with L = |p2 - p1|. ValueError if L < 1e-12
+       (coincident nodes).
+    2. Reference vector ref: reference_vector if given (validated as above).
+       If None: global Z = (0, 0, 1), except when the element is vertical,
+       i.e. sqrt(ex_x^2 + ex_y^2) < 1e-8, in which case global Y = (0, 1, 0).
+    3. ey = cross(ref, ex) / |cross(ref, ex)|   (normalised).
+    4. ez = cross(ex, ey)   (right-handed triad; ez lies in the plane of ex and
+       ref, on the same side as ref).
+    Examples: an element along +X with the default reference has local axes
+    (X, Y, Z); an element along +Z with the default reference has local y = +X
+    and local z = +Y.
 
     Returns
     -------
-    np.ndarray, shape (12, 12)
+    np.ndarray of shape (12, 12)
+        Block-diagonal matrix with four identical 3x3 direction-cosine blocks
+        R = [[ex], [ey], [ez]] (rows are the local unit vectors in global
+        components), acting on the DOF groups
+        [u_x1, u_y1, u_z1], [theta_x1, theta_y1, theta_z1],
+        [u_x2, u_y2, u_z2], [theta_x2, theta_y2, theta_z2].
 
     Raises
     ------
     ValueError
-        If the element length is below 1e-12, or reference_vector is given and
-        | |ref| - 1 | > 1e-8 or |ref x ex| < 1e-8 (parallel to the member axis).
+        Zero-length element; reference_vector not of unit length; reference_vector
+        parallel (or anti-parallel) to the element axis.
     """
-    d = np.array([x2 - x1, y2 - y1, z2 - z1], dtype=float)
-    L = np.linalg.norm(d)
+    p1 = np.array([x1, y1, z1], dtype=float)
+    p2 = np.array([x2, y2, z2], dtype=float)
+    axis = p2 - p1
+    L = np.linalg.norm(axis)
     if L < 1e-12:
-        raise ValueError("beam element has zero length")
-    ex = d / L
+        raise ValueError("Element has zero length: nodes coincide.")
+    ex = axis / L
+
     if reference_vector is None:
-        ref = np.array([0.0, 0.0, 1.0])
-        if np.linalg.norm(np.cross(ref, ex)) < 1e-8:
-            # Vertical member: global Z cannot orient the section, use global Y.
-            ref = np.array([0.0, 1.0, 0.0])
+        # Global Z is a valid reference unless the element itself is vertical.
+        if np.hypot(ex[0], ex[1]) < 1e-8:
+            ref = np.eye(3)[1]
+        else:
+            ref = np.eye(3)[2]
     else:
         ref = np.asarray(reference_vector, dtype=float).reshape(3)
-        if abs(np.linalg.norm(ref) - 1.0) > 1e-8:
-            raise ValueError("reference vector must be a unit vector")
+        if abs(np.linalg.norm(ref) - 1.0) > 1e-6:
+            raise ValueError("reference_vector must have unit length.")
         if np.linalg.norm(np.cross(ref, ex)) < 1e-8:
-            raise ValueError("reference vector is parallel to the element axis")
+            raise ValueError("reference_vector must not be parallel to the element axis.")
+
     ey = np.cross(ref, ex)
     ey = ey / np.linalg.norm(ey)
     ez = np.cross(ex, ey)
+
     R = np.vstack([ex, ey, ez])
-    return np.kron(np.eye(4), R)
+    gamma = np.zeros((12, 12))
+    for b in range(4):
+        gamma[3 * b : 3 * b + 3, 3 * b : 3 * b + 3] = R
+    return gamma
 
 
 def local_geometric_stiffness_matrix_3D_beam(
-    L: float, A: float, I_rho: float, Fx2: float, Mx2: float,
-    My1: float, Mz1: float, My2: float, Mz2: float,
+    L: float,
+    A: float,
+    I_rho: float,
+    Fx2: float,
+    Mx2: float,
+    My1: float,
+    Mz1: float,
+    My2: float,
+    Mz2: float,
 ) -> np.ndarray:
     """
-    Local geometric (initial-stress) stiffness matrix (12x12) of a 3D beam element.
+    Local geometric (initial-stress) stiffness matrix of a 3D two-node
+    Euler-Bernoulli beam element, including the coupling of torsion and
+    bending produced by end moments. Used in linearised buckling analysis,
+    (K_e + lambda * K_g) phi = 0.
 
-    Same local DOF order as the elastic matrix: [u1, v1, w1, thx1, thy1, thz1,
-    u2, v2, w2, thx2, thy2, thz2]. The matrix is symmetric and linear in the end
-    forces. Upper-triangle entries (row, col), mirrored to the lower triangle,
-    every entry not listed zero:
-      (0,6) -Fx2/L        (1,3) My1/L          (1,4) Mx2/L          (1,5) Fx2/10
-      (1,7) -6Fx2/(5L)    (1,9) My2/L          (1,10) -Mx2/L        (1,11) Fx2/10
-      (2,3) Mz1/L         (2,4) -Fx2/10        (2,5) Mx2/L          (2,8) -6Fx2/(5L)
-      (2,9) Mz2/L         (2,10) -Fx2/10       (2,11) -Mx2/L        (3,4) -(2Mz1-Mz2)/6
-      (3,5) (2My1-My2)/6  (3,7) -My1/L         (3,8) -Mz1/L         (3,9) -Fx2 I_rho/(A L)
-      (3,10) -(Mz1+Mz2)/6 (3,11) (My1+My2)/6   (4,7) -Mx2/L         (4,8) Fx2/10
-      (4,9) -(Mz1+Mz2)/6  (4,10) -Fx2 L/30     (4,11) Mx2/2         (5,7) -Fx2/10
-      (5,8) -Mx2/L        (5,9) (My1+My2)/6    (5,10) -Mx2/2        (5,11) -Fx2 L/30
-      (7,9) -My2/L        (7,10) Mx2/L         (7,11) -Fx2/10       (8,9) -Mz2/L
-      (8,10) Fx2/10       (8,11) Mx2/L         (9,10) (Mz1-2Mz2)/6  (9,11) -(My1-2My2)/6
-    Diagonal: (0,0) = (6,6) = Fx2/L; (1,1) = (2,2) = (7,7) = (8,8) = 6Fx2/(5L);
-    (3,3) = (9,9) = Fx2 I_rho/(A L); (4,4) = (5,5) = (10,10) = (11,11) = 2Fx2 L/15.
+    Local DOF order (zero-based indices 0..11):
+        [u1, v1, w1, theta_x1, theta_y1, theta_z1,
+         u2, v2, w2, theta_x2, theta_y2, theta_z2]
+    (u, v, w translations along local x, y, z; theta rotations about local
+    x, y, z; node 1 at x = 0, node 2 at x = L).
 
     Parameters
     ----------
-    L, A, I_rho : float
-        Element length, cross-section area and polar moment of area.
+    L : float
+        Element length (> 0; not validated).
+    A : float
+        Cross-sectional area.
+    I_rho : float
+        Polar moment of inertia of the cross-section about the element axis.
     Fx2 : float
-        Axial force at node 2 in local x (tension positive).
+        Axial force at node 2 (local end force f_local[6]); tension positive,
+        compression negative.
     Mx2 : float
-        Torsional moment at node 2.
+        Torsional moment at node 2 (f_local[9]).
     My1, Mz1 : float
-        Bending moments about local y and z at node 1.
+        Bending moments about local y and local z at node 1 (f_local[4], f_local[5]).
     My2, Mz2 : float
-        Bending moments about local y and z at node 2.
+        Bending moments about local y and local z at node 2 (f_local[10], f_local[11]).
 
     Returns
     -------
-    np.ndarray, shape (12, 12)
+    np.ndarray of shape (12, 12)
+        Symmetric matrix K_g. Upper-triangle entries (row, col), all others zero
+        before mirroring:
+
+        (0,6)  = -Fx2/L
+        (1,3)  = My1/L            (1,4)  = Mx2/L          (1,5)  = Fx2/10
+        (1,7)  = -6*Fx2/(5*L)     (1,9)  = My2/L          (1,10) = -Mx2/L
+        (1,11) = Fx2/10
+        (2,3)  = Mz1/L            (2,4)  = -Fx2/10        (2,5)  = Mx2/L
+        (2,8)  = -6*Fx2/(5*L)     (2,9)  = Mz2/L          (2,10) = -Fx2/10
+        (2,11) = -Mx2/L
+        (3,4)  = -(2*Mz1 - Mz2)/6 (3,5)  = (2*My1 - My2)/6
+        (3,7)  = -My1/L           (3,8)  = -Mz1/L
+        (3,9)  = -Fx2*I_rho/(A*L) (3,10) = -(Mz1 + Mz2)/6 (3,11) = (My1 + My2)/6
+        (4,7)  = -Mx2/L           (4,8)  = Fx2/10
+        (4,9)  = -(Mz1 + Mz2)/6   (4,10) = -Fx2*L/30      (4,11) = Mx2/2
+        (5,7)  = -Fx2/10          (5,8)  = -Mx2/L
+        (5,9)  = (My1 + My2)/6    (5,10) = -Mx2/2         (5,11) = -Fx2*L/30
+        (7,9)  = -My2/L           (7,10) = Mx2/L          (7,11) = -Fx2/10
+        (8,9)  = -Mz2/L           (8,10) = Fx2/10         (8,11) = Mx2/L
+        (9,10) = (Mz1 - 2*Mz2)/6  (9,11) = -(My1 - 2*My2)/6
+
+        The lower triangle is the mirror image (K_g[c, r] = K_g[r, c]). The
+        diagonal is
+        (0,0) = (6,6) = Fx2/L;
+        (1,1) = (2,2) = (7,7) = (8,8) = 6*Fx2/(5*L);
+        (3,3) = (9,9) = Fx2*I_rho/(A*L);
+        (4,4) = (5,5) = (10,10) = (11,11) = 2*Fx2*L/15.
+
+        All entries are linear in (Fx2, Mx2, My1, Mz1, My2, Mz2); zero loads give
+        the zero matrix.
     """
-    k = np.zeros((12, 12))
-    k[0, 6] = -Fx2 / L
-    k[1, 3] = My1 / L
-    k[1, 4] = Mx2 / L
-    k[1, 5] = Fx2 / 10.0
-    k[1, 7] = -6.0 * Fx2 / (5.0 * L)
-    k[1, 9] = My2 / L
-    k[1, 10] = -Mx2 / L
-    k[1, 11] = Fx2 / 10.0
-    k[2, 3] = Mz1 / L
-    k[2, 4] = -Fx2 / 10.0
-    k[2, 5] = Mx2 / L
-    k[2, 8] = -6.0 * Fx2 / (5.0 * L)
-    k[2, 9] = Mz2 / L
-    k[2, 10] = -Fx2 / 10.0
-    k[2, 11] = -Mx2 / L
-    k[3, 4] = -(2.0 * Mz1 - Mz2) / 6.0
-    k[3, 5] = (2.0 * My1 - My2) / 6.0
-    k[3, 7] = -My1 / L
-    k[3, 8] = -Mz1 / L
-    k[3, 9] = -Fx2 * I_rho / (A * L)
-    k[3, 10] = -(Mz1 + Mz2) / 6.0
-    k[3, 11] = (My1 + My2) / 6.0
-    k[4, 7] = -Mx2 / L
-    k[4, 8] = Fx2 / 10.0
-    k[4, 9] = -(Mz1 + Mz2) / 6.0
-    k[4, 10] = -Fx2 * L / 30.0
-    k[4, 11] = Mx2 / 2.0
-    k[5, 7] = -Fx2 / 10.0
-    k[5, 8] = -Mx2 / L
-    k[5, 9] = (My1 + My2) / 6.0
-    k[5, 10] = -Mx2 / 2.0
-    k[5, 11] = -Fx2 * L / 30.0
-    k[7, 9] = -My2 / L
-    k[7, 10] = Mx2 / L
-    k[7, 11] = -Fx2 / 10.0
-    k[8, 9] = -Mz2 / L
-    k[8, 10] = Fx2 / 10.0
-    k[8, 11] = Mx2 / L
-    k[9, 10] = (Mz1 - 2.0 * Mz2) / 6.0
-    k[9, 11] = -(My1 - 2.0 * My2) / 6.0
-    k = k + k.T
-    k[0, 0] = k[6, 6] = Fx2 / L
-    k[1, 1] = k[2, 2] = k[7, 7] = k[8, 8] = 6.0 * Fx2 / (5.0 * L)
-    k[3, 3] = k[9, 9] = Fx2 * I_rho / (A * L)
-    k[4, 4] = k[5, 5] = k[10, 10] = k[11, 11] = 2.0 * Fx2 * L / 15.0
-    return k
+    kg = np.zeros((12, 12))
+
+    # Upper triangle, off-diagonal entries: (row, col, value).
+    upper = [
+        (0, 6, -Fx2 / L),
+        # transverse v1 row
+        (1, 3, My1 / L),
+        (1, 4, Mx2 / L),
+        (1, 5, Fx2 / 10.0),
+        (1, 7, -6.0 * Fx2 / (5.0 * L)),
+        (1, 9, My2 / L),
+        (1, 10, -Mx2 / L),
+        (1, 11, Fx2 / 10.0),
+        # transverse w1 row
+        (2, 3, Mz1 / L),
+        (2, 4, -Fx2 / 10.0),
+        (2, 5, Mx2 / L),
+        (2, 8, -6.0 * Fx2 / (5.0 * L)),
+        (2, 9, Mz2 / L),
+        (2, 10, -Fx2 / 10.0),
+        (2, 11, -Mx2 / L),
+        # twist theta_x1 row: torsion-bending coupling through the end moments
+        (3, 4, -(2.0 * Mz1 - Mz2) / 6.0),
+        (3, 5, (2.0 * My1 - My2) / 6.0),
+        (3, 7, -My1 / L),
+        (3, 8, -Mz1 / L),
+        (3, 9, -Fx2 * I_rho / (A * L)),
+        (3, 10, -(Mz1 + Mz2) / 6.0),
+        (3, 11, (My1 + My2) / 6.0),
+        # theta_y1 row
+        (4, 7, -Mx2 / L),
+        (4, 8, Fx2 / 10.0),
+        (4, 9, -(Mz1 + Mz2) / 6.0),
+        (4, 10, -Fx2 * L / 30.0),
+        (4, 11, Mx2 / 2.0),
+        # theta_z1 row
+        (5, 7, -Fx2 / 10.0),
+        (5, 8, -Mx2 / L),
+        (5, 9, (My1 + My2) / 6.0),
+        (5, 10, -Mx2 / 2.0),
+        (5, 11, -Fx2 * L / 30.0),
+        # node-2 rows
+        (7, 9, -My2 / L),
+        (7, 10, Mx2 / L),
+        (7, 11, -Fx2 / 10.0),
+        (8, 9, -Mz2 / L),
+        (8, 10, Fx2 / 10.0),
+        (8, 11, Mx2 / L),
+        (9, 10, (Mz1 - 2.0 * Mz2) / 6.0),
+        (9, 11, -(My1 - 2.0 * My2) / 6.0),
+    ]
+    for r, c, value in upper:
+        kg[r, c] = value
+    # Mirror before the diagonal is set, so the diagonal is not doubled.
+    kg = kg + kg.T
+
+    diagonal = [
+        (0, Fx2 / L),
+        (6, Fx2 / L),
+        (1, 6.0 * Fx2 / (5.0 * L)),
+        (2, 6.0 * Fx2 / (5.0 * L)),
+        (7, 6.0 * Fx2 / (5.0 * L)),
+        (8, 6.0 * Fx2 / (5.0 * L)),
+        (3, Fx2 * I_rho / (A * L)),
+        (9, Fx2 * I_rho / (A * L)),
+        (4, 2.0 * Fx2 * L / 15.0),
+        (5, 2.0 * Fx2 * L / 15.0),
+        (10, 2.0 * Fx2 * L / 15.0),
+        (11, 2.0 * Fx2 * L / 15.0),
+    ]
+    for i, value in diagonal:
+        kg[i, i] = value
+    return kg
 
 
-def assemble_global_load_vector_3D(nodal_loads: dict, n_nodes: int) -> np.ndarray:
+def assemble_global_load_vector_3D(
+    nodal_loads: Dict[int, Sequence[float]], n_nodes: int
+) -> np.ndarray:
     """
-    Global load vector of a 3D frame (6 DOFs per node).
+    Assemble the global nodal load vector of a 3D frame with six degrees of
+    freedom per node.
 
     Parameters
     ----------
     nodal_loads : dict {int: sequence of 6 floats}
-        Node index -> [F_x, F_y, F_z, M_x, M_y, M_z] in global axes; nodes not
-        in the dict carry no load.
+        Maps a zero-based node index n to the loads applied at that node,
+        [F_x, F_y, F_z, M_x, M_y, M_z] in global coordinates (forces along and
+        moments about the global axes). The sequence may be a list, tuple or 1-D
+        np.ndarray. Nodes that do not appear carry no load. The dict may list
+        nodes in any order. The input is not modified.
     n_nodes : int
-        Number of nodes N.
+        Total number of nodes N in the model.
 
     Returns
     -------
-    np.ndarray, shape (6N,)
-        P with P[6*n + c] = nodal_loads[n][c]; zero elsewhere.
+    np.ndarray of shape (6*N,), dtype float
+        Global load vector P. The load component c (0..5) of node n sits at
+        index 6*n + c, i.e. per node [F_x, F_y, F_z, M_x, M_y, M_z] in node
+        order. All other entries are zero.
+
+    Raises
+    ------
+    ValueError
+        If a node index is outside 0 <= n < N (negative indices are not
+        accepted), or if a load is not a one-dimensional sequence of exactly 6
+        values.
     """
     P = np.zeros(6 * n_nodes)
     for node, load in nodal_loads.items():
-        P[6 * node: 6 * node + 6] = np.asarray(load, dtype=float)
+        if node < 0 or node >= n_nodes:
+            raise ValueError(f"Node index {node} is out of range for {n_nodes} nodes.")
+        values = np.asarray(load, dtype=float)
+        if values.shape != (6,):
+            raise ValueError(f"Load at node {node} must have 6 components, got shape {values.shape}.")
+        P[6 * node : 6 * node + 6] = values
     return P
 
 
-def partition_degrees_of_freedom_3D(boundary_conditions: dict, n_nodes: int) -> tuple:
+def partition_degrees_of_freedom_3D(
+    boundary_conditions: Dict[int, Sequence[int]], n_nodes: int
+) -> Tuple[np.ndarray, np.ndarray]:
     """
-    Split the 6N global DOFs of a 3D frame into fixed and free sets.
+    Split the global degrees of freedom of a 3D frame (six per node) into
+    fixed (supported) and free sets.
+
+    Global DOF numbering: DOF c (0..5) of node n is 6*n + c, with the per-node
+    order [u_x, u_y, u_z, theta_x, theta_y, theta_z].
 
     Parameters
     ----------
     boundary_conditions : dict {int: sequence of 6 flags}
-        Node index -> six 0/1 (or bool) flags for [u_x, u_y, u_z, theta_x,
-        theta_y, theta_z]; a truthy flag fixes that DOF. Nodes not in the dict
-        are free.
+        Maps a zero-based node index n to six flags (0/1 ints or bools; list,
+        tuple or 1-D np.ndarray), one per DOF in the order above. A truthy flag
+        (1 / True) means that DOF is fixed, 0 / False means it is free. Nodes
+        not in the dict are entirely free. The dict may list nodes in any order.
     n_nodes : int
-        Number of nodes N.
+        Total number of nodes N in the model.
 
     Returns
     -------
-    (fixed, free) : tuple of np.ndarray of int
-        Sorted global DOF indices (6*n + c) that are fixed, and the sorted
-        complement in range(6N).
+    (fixed, free) : tuple of two 1-D np.ndarray of integer dtype
+        fixed: global indices of the fixed DOFs, sorted ascending.
+        free: global indices of all remaining DOFs in 0 .. 6N-1, sorted ascending.
+        Together they cover every DOF exactly once; either may be empty
+        (shape (0,)).
+
+    Raises
+    ------
+    ValueError
+        If a node index is outside 0 <= n < N (negative indices are not
+        accepted), or if a node's flags are not a one-dimensional sequence of
+        exactly 6 values.
     """
-    fixed = []
+    is_fixed = np.zeros(6 * n_nodes, dtype=bool)
     for node, flags in boundary_conditions.items():
-        for c in range(6):
-            if flags[c]:
-                fixed.append(6 * node + c)
-    fixed = np.array(sorted(set(fixed)), dtype=int)
-    free = np.setdiff1d(np.arange(6 * n_nodes), fixed).astype(int)
+        if node < 0 or node >= n_nodes:
+            raise ValueError(f"Node index {node} is out of range for {n_nodes} nodes.")
+        flag_array = np.asarray(flags)
+        if flag_array.shape != (6,):
+            raise ValueError(f"Boundary condition of node {node} must have 6 flags, got shape {flag_array.shape}.")
+        is_fixed[6 * node : 6 * node + 6] = flag_array.astype(bool)
+    # flatnonzero returns ascending indices, so both sets come out sorted.
+    fixed = np.flatnonzero(is_fixed)
+    free = np.flatnonzero(~is_fixed)
     return fixed, free
 
 
 def compute_local_element_loads_3D(
-    ele_info: dict, xi: float, yi: float, zi: float,
-    xj: float, yj: float, zj: float, u_dofs_global: np.ndarray,
+    ele_info: dict,
+    xi: float,
+    yi: float,
+    zi: float,
+    xj: float,
+    yj: float,
+    zj: float,
+    u_dofs_global: Sequence[float],
 ) -> np.ndarray:
     """
-    Internal end forces of one 3D beam element in its local axes.
+    Internal end forces and moments of one 3D Euler-Bernoulli beam element, in
+    the element's local coordinate system, for given global nodal displacements:
 
-    f_local = k_local @ (Gamma @ u_dofs_global), where k_local is the element's
-    local elastic stiffness (E, nu, A, I_y, I_z, J from ele_info and its length)
-    and Gamma its 12x12 transformation matrix built with ele_info.get("local_z")
-    as reference vector.
+        f_local = k_local @ (Gamma @ u_dofs_global)
 
     Parameters
     ----------
     ele_info : dict
-        Element dict with keys "E", "nu", "A", "I_y", "I_z", "J" and optional
-        "local_z" (other keys are ignored).
-    xi, yi, zi, xj, yj, zj : float
-        Coordinates of the element's node i and node j.
-    u_dofs_global : np.ndarray, shape (12,)
-        Global displacements/rotations of node i (6) then node j (6).
+        Element properties: "E" (Young's modulus), "nu" (Poisson's ratio),
+        "A" (cross-sectional area), "I_y" and "I_z" (second moments of area
+        about the local y and z axes), "J" (Saint-Venant torsion constant),
+        and optionally "local_z" (sequence of 3 floats, or None): the reference
+        vector fixing the local z axis. Any other keys (e.g. "node_i",
+        "node_j", "I_rho") are ignored. Consistent units throughout.
+    xi, yi, zi : float
+        Global coordinates of node i (local node 1).
+    xj, yj, zj : float
+        Global coordinates of node j (local node 2).
+    u_dofs_global : array-like of 12 floats
+        Global displacements and rotations of the element's DOFs:
+        [u_x, u_y, u_z, theta_x, theta_y, theta_z] of node i, then of node j.
 
     Returns
     -------
-    np.ndarray, shape (12,)
-        [Fx1, Fy1, Fz1, Mx1, My1, Mz1, Fx2, Fy2, Fz2, Mx2, My2, Mz2] in local axes
-        (forces the nodes exert on the element; Fx2 > 0 means tension).
+    np.ndarray of shape (12,)
+        Local end-force vector
+        [Fx1, Fy1, Fz1, Mx1, My1, Mz1, Fx2, Fy2, Fz2, Mx2, My2, Mz2]:
+        the forces and moments, along/about the local axes, that the nodes
+        exert on the element ends (so Fx2 > 0 means the member is in tension).
+
+    Conventions
+    -----------
+    DOFs: 6 per node, [u_x, u_y, u_z, theta_x, theta_y, theta_z]; an element
+    has 12, node i's six then node j's six. Local DOF / end-force order:
+        [u1, v1, w1, thx1, thy1, thz1, u2, v2, w2, thx2, thy2, thz2]
+        [Fx1, Fy1, Fz1, Mx1, My1, Mz1, Fx2, Fy2, Fz2, Mx2, My2, Mz2]
+    (node 1 = node i, node 2 = node j; rotations right-hand rule).
+
+    Local axes and transformation Gamma (12x12), d_local = Gamma @ d_global:
+      1. ex = (p_j - p_i) / L, L = |p_j - p_i|; ValueError if L < 1e-12.
+      2. Reference vector ref = the element's "local_z" when given (not None);
+         it must have unit length (|norm - 1| <= 1e-6) and must not be
+         parallel to the axis (|cross(ref, ex)| >= 1e-8), else ValueError.
+         When "local_z" is absent or None: ref = global Z = (0, 0, 1), except
+         for a vertical element (sqrt(ex_x^2 + ex_y^2) < 1e-8), where
+         ref = global Y = (0, 1, 0).
+      3. ey = cross(ref, ex) / |cross(ref, ex)|,  ez = cross(ex, ey).
+      4. R = 3x3 matrix with rows ex, ey, ez; Gamma = blockdiag(R, R, R, R).
+
+    Local elastic stiffness k_local (12x12, Euler-Bernoulli, symmetric), with
+    G = E / (2 (1 + nu)); all entries not listed are zero:
+      axial,   DOFs (0, 6):  E*A/L * [[1, -1], [-1, 1]]
+      torsion, DOFs (3, 9):  G*J/L * [[1, -1], [-1, 1]]
+      bending about local z (x-y plane), DOFs (1, 5, 7, 11): E*I_z/L^3 *
+          [[ 12,   6L,  -12,   6L ],
+           [ 6L,  4L^2, -6L,  2L^2],
+           [-12,  -6L,   12,  -6L ],
+           [ 6L,  2L^2, -6L,  4L^2]]
+      bending about local y (x-z plane), DOFs (2, 4, 8, 10): E*I_y/L^3 *
+          [[ 12,  -6L,  -12,  -6L ],
+           [-6L,  4L^2,  6L,  2L^2],
+           [-12,   6L,   12,   6L ],
+           [-6L,  2L^2,  6L,  4L^2]]
+
+    Raises
+    ------
+    ValueError
+        Zero-length element; "local_z" not of unit length or parallel to the
+        element axis (thresholds above).
     """
-    L = np.sqrt((xj - xi) ** 2 + (yj - yi) ** 2 + (zj - zi) ** 2)
+    # Gamma first: it validates the geometry before L is used as a divisor.
     Gamma = beam_transformation_matrix_3D(xi, yi, zi, xj, yj, zj, ele_info.get("local_z"))
+    L = float(np.linalg.norm([xj - xi, yj - yi, zj - zi]))
     k_local = local_elastic_stiffness_matrix_3D_beam(
         ele_info["E"], ele_info["nu"], ele_info["A"], L,
         ele_info["I_y"], ele_info["I_z"], ele_info["J"],
     )
-    return k_local @ (Gamma @ np.asarray(u_dofs_global, dtype=float))
+    u = np.asarray(u_dofs_global, dtype=float).reshape(12)
+    return k_local @ (Gamma @ u)
 
 
 def assemble_global_stiffness_matrix_3D(node_coords: np.ndarray, elements: list) -> np.ndarray:
     """
-    Global elastic stiffness matrix (6N x 6N) of a 3D frame.
+    Global elastic stiffness matrix of a 3D frame of two-node Euler-Bernoulli
+    beam elements.
 
-    For each element: L from its node coordinates, k_local from
-    local_elastic_stiffness_matrix_3D_beam(E, nu, A, L, I_y, I_z, J), Gamma from
-    beam_transformation_matrix_3D(..., element.get("local_z")), and
-    K[dofs, dofs] += Gamma.T @ k_local @ Gamma with dofs = [6i..6i+5, 6j..6j+5].
+    Each element contributes K_e = Gamma.T @ k_local @ Gamma (global axes),
+    added into the rows and columns of its 12 global DOFs
+    [6*i, ..., 6*i + 5, 6*j, ..., 6*j + 5] (i = node_i, j = node_j); entries
+    from several elements at the same DOFs are summed.
 
     Parameters
     ----------
-    node_coords : np.ndarray, shape (N, 3)
-        Node coordinates, node n at row n.
+    node_coords : np.ndarray of shape (N, 3)
+        Global coordinates of the nodes; node n is row n (0-based).
     elements : list of dict
-        Keys "node_i", "node_j", "E", "nu", "A", "I_y", "I_z", "J", optional "local_z".
+        One dict per element with keys "node_i", "node_j" (int node indices,
+        0-based, the element runs from node_i to node_j), "E" (Young's
+        modulus), "nu" (Poisson's ratio), "A" (area), "I_y", "I_z" (second
+        moments of area about the local y and z axes), "J" (torsion constant),
+        and optionally "local_z" (sequence of 3 floats, or None): the reference
+        vector fixing the element's local z axis. Other keys (e.g. "I_rho")
+        are ignored. Consistent units throughout.
 
     Returns
     -------
-    np.ndarray, shape (6N, 6N)
+    np.ndarray of shape (6N, 6N)
+        Global stiffness matrix; global DOF of node n, component c is 6*n + c,
+        components ordered [u_x, u_y, u_z, theta_x, theta_y, theta_z]. Rows and
+        columns of nodes not connected to any element are zero.
+
+    Conventions
+    -----------
+    DOFs: 6 per node, [u_x, u_y, u_z, theta_x, theta_y, theta_z]; an element
+    has 12, node i's six then node j's six. Local DOF / end-force order:
+        [u1, v1, w1, thx1, thy1, thz1, u2, v2, w2, thx2, thy2, thz2]
+        [Fx1, Fy1, Fz1, Mx1, My1, Mz1, Fx2, Fy2, Fz2, Mx2, My2, Mz2]
+    (node 1 = node i, node 2 = node j; rotations right-hand rule).
+
+    Local axes and transformation Gamma (12x12), d_local = Gamma @ d_global:
+      1. ex = (p_j - p_i) / L, L = |p_j - p_i|; ValueError if L < 1e-12.
+      2. Reference vector ref = the element's "local_z" when given (not None);
+         it must have unit length (|norm - 1| <= 1e-6) and must not be
+         parallel to the axis (|cross(ref, ex)| >= 1e-8), else ValueError.
+         When "local_z" is absent or None: ref = global Z = (0, 0, 1), except
+         for a vertical element (sqrt(ex_x^2 + ex_y^2) < 1e-8), where
+         ref = global Y = (0, 1, 0).
+      3. ey = cross(ref, ex) / |cross(ref, ex)|,  ez = cross(ex, ey).
+      4. R = 3x3 matrix with rows ex, ey, ez; Gamma = blockdiag(R, R, R, R).
+
+    Local elastic stiffness k_local (12x12, Euler-Bernoulli, symmetric), with
+    G = E / (2 (1 + nu)); all entries not listed are zero:
+      axial,   DOFs (0, 6):  E*A/L * [[1, -1], [-1, 1]]
+      torsion, DOFs (3, 9):  G*J/L * [[1, -1], [-1, 1]]
+      bending about local z (x-y plane), DOFs (1, 5, 7, 11): E*I_z/L^3 *
+          [[ 12,   6L,  -12,   6L ],
+           [ 6L,  4L^2, -6L,  2L^2],
+           [-12,  -6L,   12,  -6L ],
+           [ 6L,  2L^2, -6L,  4L^2]]
+      bending about local y (x-z plane), DOFs (2, 4, 8, 10): E*I_y/L^3 *
+          [[ 12,  -6L,  -12,  -6L ],
+           [-6L,  4L^2,  6L,  2L^2],
+           [-12,   6L,   12,   6L ],
+           [-6L,  2L^2,  6L,  4L^2]]
+
+    Raises
+    ------
+    ValueError
+        Any element of zero length, or with a "local_z" that is not of unit
+        length or is parallel to its axis (thresholds above).
     """
-    node_coords = np.asarray(node_coords, dtype=float)
-    n_nodes = node_coords.shape[0]
+    coords = np.asarray(node_coords, dtype=float)
+    n_nodes = coords.shape[0]
     K = np.zeros((6 * n_nodes, 6 * n_nodes))
     for ele in elements:
-        i, j = ele["node_i"], ele["node_j"]
-        xi, yi, zi = node_coords[i]
-        xj, yj, zj = node_coords[j]
-        L = np.linalg.norm(node_coords[j] - node_coords[i])
+        i, j = int(ele["node_i"]), int(ele["node_j"])
+        xi, yi, zi = coords[i]
+        xj, yj, zj = coords[j]
         Gamma = beam_transformation_matrix_3D(xi, yi, zi, xj, yj, zj, ele.get("local_z"))
+        L = float(np.linalg.norm(coords[j] - coords[i]))
         k_local = local_elastic_stiffness_matrix_3D_beam(
             ele["E"], ele["nu"], ele["A"], L, ele["I_y"], ele["I_z"], ele["J"]
         )
-        dofs = np.r_[6 * i: 6 * i + 6, 6 * j: 6 * j + 6]
+        dofs = np.concatenate([np.arange(6 * i, 6 * i + 6), np.arange(6 * j, 6 * j + 6)])
         K[np.ix_(dofs, dofs)] += Gamma.T @ k_local @ Gamma
     return K
 
 
 def assemble_global_geometric_stiffness_3D(
-    node_coords: np.ndarray, elements: list, u_global: np.ndarray
+    node_coords: np.ndarray, elements: list, u_global: Sequence[float]
 ) -> np.ndarray:
     """
-    Global geometric stiffness matrix (6N x 6N) of a 3D frame for a displacement state.
+    Global geometric (initial-stress) stiffness matrix K_g of a 3D frame of
+    two-node beam elements, for the member forces produced by a given global
+    displacement vector.
 
-    For each element: its 12 global displacements u_e = u_global[dofs], local
-    end forces f = compute_local_element_loads_3D(element, coords_i, coords_j, u_e),
-    k_g = local_geometric_stiffness_matrix_3D_beam(L, A, I_rho, Fx2=f[6],
-    Mx2=f[9], My1=f[4], Mz1=f[5], My2=f[10], Mz2=f[11]) and
-    K_g[dofs, dofs] += Gamma.T @ k_g @ Gamma (dofs = [6i..6i+5, 6j..6j+5]).
+    Per element e (nodes i -> j, global DOFs dofs_e = [6i..6i+5, 6j..6j+5]):
+      1. Local end forces from the element's part of u_global:
+             f = k_local @ (Gamma @ u_global[dofs_e])
+         (12 values [Fx1, Fy1, Fz1, Mx1, My1, Mz1, Fx2, Fy2, Fz2, Mx2, My2, Mz2];
+         Fx2 > 0 is tension).
+      2. Local geometric stiffness k_g(L, A, I_rho, Fx2, Mx2, My1, Mz1, My2, Mz2)
+         with Fx2 = f[6], Mx2 = f[9], My1 = f[4], Mz1 = f[5], My2 = f[10],
+         Mz2 = f[11] (table below).
+      3. K_g[dofs_e, dofs_e] += Gamma.T @ k_g @ Gamma (contributions of several
+         elements at the same DOFs are summed).
+    K_g is symmetric, linear in u_global, and zero for u_global = 0.
 
     Parameters
     ----------
-    node_coords : np.ndarray, shape (N, 3)
+    node_coords : np.ndarray of shape (N, 3)
+        Global coordinates of the nodes; node n is row n (0-based).
     elements : list of dict
-        As for the elastic assembly plus "I_rho" (polar moment of area).
-    u_global : np.ndarray, shape (6N,)
-        Global displacement vector.
+        One dict per element with keys "node_i", "node_j" (int node indices,
+        0-based; the element runs from node_i to node_j), "E" (Young's
+        modulus), "nu" (Poisson's ratio), "A" (area), "I_y", "I_z" (second
+        moments of area about the local y and z axes), "J" (torsion constant),
+        "I_rho" (polar moment of inertia, used in k_g), and optionally
+        "local_z" (sequence of 3 floats, or None): the reference vector fixing
+        the element's local z axis. Consistent units throughout.
+    u_global : array-like of 6N floats
+        Global displacement vector; global DOF of node n, component c is
+        6*n + c, components [u_x, u_y, u_z, theta_x, theta_y, theta_z].
 
     Returns
     -------
-    np.ndarray, shape (6N, 6N)
+    np.ndarray of shape (6N, 6N)
+        Global geometric stiffness matrix, same DOF numbering as u_global.
+        Rows and columns of nodes not connected to any element are zero.
+
+    Conventions
+    -----------
+    DOFs: 6 per node, [u_x, u_y, u_z, theta_x, theta_y, theta_z]; an element
+    has 12, node i's six then node j's six. Local DOF / end-force order:
+        [u1, v1, w1, thx1, thy1, thz1, u2, v2, w2, thx2, thy2, thz2]
+        [Fx1, Fy1, Fz1, Mx1, My1, Mz1, Fx2, Fy2, Fz2, Mx2, My2, Mz2]
+    (node 1 = node i, node 2 = node j; rotations right-hand rule).
+
+    Local axes and transformation Gamma (12x12), d_local = Gamma @ d_global:
+      1. ex = (p_j - p_i) / L, L = |p_j - p_i|; ValueError if L < 1e-12.
+      2. Reference vector ref = the element's "local_z" when given (not None);
+         it must have unit length (|norm - 1| <= 1e-6) and must not be
+         parallel to the axis (|cross(ref, ex)| >= 1e-8), else ValueError.
+         When "local_z" is absent or None: ref = global Z = (0, 0, 1), except
+         for a vertical element (sqrt(ex_x^2 + ex_y^2) < 1e-8), where
+         ref = global Y = (0, 1, 0).
+      3. ey = cross(ref, ex) / |cross(ref, ex)|,  ez = cross(ex, ey).
+      4. R = 3x3 matrix with rows ex, ey, ez; Gamma = blockdiag(R, R, R, R).
+
+    Local elastic stiffness k_local (12x12, Euler-Bernoulli, symmetric), with
+    G = E / (2 (1 + nu)); all entries not listed are zero:
+      axial,   DOFs (0, 6):  E*A/L * [[1, -1], [-1, 1]]
+      torsion, DOFs (3, 9):  G*J/L * [[1, -1], [-1, 1]]
+      bending about local z (x-y plane), DOFs (1, 5, 7, 11): E*I_z/L^3 *
+          [[ 12,   6L,  -12,   6L ],
+           [ 6L,  4L^2, -6L,  2L^2],
+           [-12,  -6L,   12,  -6L ],
+           [ 6L,  2L^2, -6L,  4L^2]]
+      bending about local y (x-z plane), DOFs (2, 4, 8, 10): E*I_y/L^3 *
+          [[ 12,  -6L,  -12,  -6L ],
+           [-6L,  4L^2,  6L,  2L^2],
+           [-12,   6L,   12,   6L ],
+           [-6L,  2L^2,  6L,  4L^2]]
+
+    Local geometric stiffness k_g (12x12, symmetric) of an element with length
+    L, area A, polar moment I_rho and end forces Fx2, Mx2, My1, Mz1, My2, Mz2.
+    Upper-triangle entries (row, col): value; all entries not listed are zero;
+    the lower triangle is the mirror image:
+      (0,6): -Fx2/L             (1,3): My1/L              (1,4): Mx2/L
+      (1,5): Fx2/10             (1,7): -6 Fx2/(5L)        (1,9): My2/L
+      (1,10): -Mx2/L            (1,11): Fx2/10            (2,3): Mz1/L
+      (2,4): -Fx2/10            (2,5): Mx2/L              (2,8): -6 Fx2/(5L)
+      (2,9): Mz2/L              (2,10): -Fx2/10           (2,11): -Mx2/L
+      (3,4): -(2 Mz1 - Mz2)/6   (3,5): (2 My1 - My2)/6    (3,7): -My1/L
+      (3,8): -Mz1/L             (3,9): -Fx2 I_rho/(A L)   (3,10): -(Mz1 + Mz2)/6
+      (3,11): (My1 + My2)/6     (4,7): -Mx2/L             (4,8): Fx2/10
+      (4,9): -(Mz1 + Mz2)/6     (4,10): -Fx2 L/30         (4,11): Mx2/2
+      (5,7): -Fx2/10            (5,8): -Mx2/L             (5,9): (My1 + My2)/6
+      (5,10): -Mx2/2            (5,11): -Fx2 L/30         (7,9): -My2/L
+      (7,10): Mx2/L             (7,11): -Fx2/10           (8,9): -Mz2/L
+      (8,10): Fx2/10            (8,11): Mx2/L             (9,10): (Mz1 - 2 Mz2)/6
+      (9,11): -(My1 - 2 My2)/6
+    Diagonal:
+      (0,0) = (6,6) = Fx2/L
+      (1,1) = (2,2) = (7,7) = (8,8) = 6 Fx2/(5L)
+      (3,3) = (9,9) = Fx2 I_rho/(A L)
+      (4,4) = (5,5) = (10,10) = (11,11) = 2 Fx2 L/15
+
+    Raises
+    ------
+    ValueError
+        Any element of zero length, or with a "local_z" that is not of unit
+        length or is parallel to its axis (thresholds above).
     """
-    node_coords = np.asarray(node_coords, dtype=float)
-    u_global = np.asarray(u_global, dtype=float)
-    n_nodes = node_coords.shape[0]
+    coords = np.asarray(node_coords, dtype=float)
+    n_nodes = coords.shape[0]
+    u = np.asarray(u_global, dtype=float).reshape(6 * n_nodes)
     K_g = np.zeros((6 * n_nodes, 6 * n_nodes))
     for ele in elements:
-        i, j = ele["node_i"], ele["node_j"]
-        xi, yi, zi = node_coords[i]
-        xj, yj, zj = node_coords[j]
-        L = np.linalg.norm(node_coords[j] - node_coords[i])
-        dofs = np.r_[6 * i: 6 * i + 6, 6 * j: 6 * j + 6]
-        f = compute_local_element_loads_3D(ele, xi, yi, zi, xj, yj, zj, u_global[dofs])
+        i, j = int(ele["node_i"]), int(ele["node_j"])
+        xi, yi, zi = coords[i]
+        xj, yj, zj = coords[j]
+        dofs = np.concatenate([np.arange(6 * i, 6 * i + 6), np.arange(6 * j, 6 * j + 6)])
+        f = compute_local_element_loads_3D(ele, xi, yi, zi, xj, yj, zj, u[dofs])
+        Gamma = beam_transformation_matrix_3D(xi, yi, zi, xj, yj, zj, ele.get("local_z"))
+        L = float(np.linalg.norm(coords[j] - coords[i]))
         k_g = local_geometric_stiffness_matrix_3D_beam(
             L, ele["A"], ele["I_rho"], f[6], f[9], f[4], f[5], f[10], f[11]
         )
-        Gamma = beam_transformation_matrix_3D(xi, yi, zi, xj, yj, zj, ele.get("local_z"))
         K_g[np.ix_(dofs, dofs)] += Gamma.T @ k_g @ Gamma
     return K_g
 
@@ -549,9 +917,9 @@ def elastic_critical_load_analysis_frame_3D(
     Fy2, Fz2, Mx2, My2, Mz2] in the same order.
 
     Local axes: ex = (p_j - p_i) / L (error if L < 1e-12). Reference vector ref =
-    the element's "local_z" when given (error if | |ref| - 1 | > 1e-8 or
+    the element's "local_z" when given (error if | |ref| - 1 | > 1e-6 or
     |ref x ex| < 1e-8); otherwise global Z = (0, 0, 1), or global Y = (0, 1, 0)
-    when |Z x ex| < 1e-8 (vertical member). ey = (ref x ex) / |ref x ex|,
+    for a vertical member (sqrt(ex_x^2 + ex_y^2) < 1e-8). ey = (ref x ex) / |ref x ex|,
     ez = ex x ey. R (3x3) has rows ex, ey, ez; Gamma (12x12) is block-diagonal
     with four copies of R, so u_local = Gamma @ u_global and an element's global
     stiffness is Gamma.T @ k_local @ Gamma.
@@ -878,7 +1246,7 @@ def task_info():
         "created_by": "fembench-agents",
         "main_fcn": elastic_critical_load_analysis_frame_3D,
         "required_imports": ["import numpy as np", "import scipy.linalg", "import pytest",
-                             "from typing import Optional, Sequence"],
+                             "from typing import Dict, Optional, Sequence, Tuple"],
         "fcn_dependencies": [
             local_elastic_stiffness_matrix_3D_beam,
             beam_transformation_matrix_3D,

@@ -284,7 +284,7 @@ def test_rigid_body_motion_gives_zero_end_forces(fcn):
     lz = np.cross(axis, [0.2, -0.5, 0.9])
     lz = lz / np.linalg.norm(lz)
     cases = [
-        ((0.3, -0.7, 1.1), (2.9, 1.6, 2.4), list(lz)),
+        ((0.3, -0.7, 1.1), (2.9, 1.6, 2.4), lz.tolist()),
         ((-1.2, 0.4, 0.9), (1.5, -0.8, -0.6), None),
         ((0.7, 1.9, -0.4), (0.7, 1.9, 2.8), None),
     ]
@@ -492,7 +492,7 @@ def task_info():
         "fcn_dependencies": [local_elastic_stiffness_matrix_3D_beam, beam_transformation_matrix_3D],
         "reference_verification_inputs": [
             # Inclined member, local_z given perpendicular to the axis (as a list).
-            [dict(steel, local_z=list(lz1)), 0.3, -0.7, 1.1, 2.9, 1.6, 2.4, scale * rng.standard_normal(12)],
+            [dict(steel, local_z=lz1.tolist()), 0.3, -0.7, 1.1, 2.9, 1.6, 2.4, scale * rng.standard_normal(12)],
             # Horizontal member off the axes, default reference (global Z); extra keys ignored.
             [{"node_i": 3, "node_j": 1, "E": 6.9e10, "nu": 0.33, "A": 1.9e-3, "I_y": 2.4e-6,
               "I_z": 7.7e-6, "J": 4.1e-6, "I_rho": 1.01e-5},

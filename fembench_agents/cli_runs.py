@@ -1,0 +1,229 @@
+"""`run`, `compare`, `report` and `replay`: the commands that call models."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.panel import Panel
+
+from fembench_agents.cli import DEFAULT_TASKS, TasksOpt, _load, _progress, app, console, err
+from fembench_agents.evaluator import Evaluator
+from fembench_agents.messages import ModelParams
+from fembench_agents.runs import RunConfig, execute_run, select_tasks
+from fembench_agents.sandbox import Sandbox
+
+CACHE_DIR = Path(".fembench-cache")
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-")
+
+
+def _params(temperature: float, max_tokens: int, reasoning: str | None, api_base: str | None) -> ModelParams:
+    try:
+        return ModelParams(temperature=temperature, max_tokens=max_tokens, reasoning_effort=reasoning,  # type: ignore[arg-type]
+                           api_base=api_base)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] bad model parameters: {exc}")
+        raise typer.Exit(2) from None
+
+
+def _show_report(run_dirs: list[Path], out: Path | None) -> None:
+    from fembench_agents.report import build_report, rich_tables, write_report
+
+    report = build_report(run_dirs)
+    for table in rich_tables(report):
+        console.print(table)
+    if out is not None:
+        paths = write_report(report, out)
+        err.print(f"report written to {paths['markdown']}")
+
+
+async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cache: Path | None) -> list[Path]:
+    from fembench_agents.models import ModelCallError, ResponseCache, open_client  # noqa: F401 - lazy: litellm import
+
+    response_cache = ResponseCache(cache) if cache else None
+    with Sandbox() as sandbox, ExitStack() as stack:
+        tasks = _load(tasks_path, sandbox)
+        for config, _ in configs:
+            select_tasks(tasks, config.tasks)  # fail before starting any model server
+        evaluator = Evaluator(sandbox)
+        clients = {}
+        for config, _ in configs:
+            if config.model not in clients:
+                clients[config.model] = stack.enter_context(open_client(config.model, config.params, cache=response_cache))
+        total = sum(len(select_tasks(tasks, c.tasks)) * c.repeats for c, _ in configs)
+        with _progress() as progress:
+            bar = progress.add_task("episodes", total=total)
+            def tick(_: object) -> None:
+                progress.advance(bar)
+            await asyncio.gather(*(execute_run(c, tasks, out, clients[c.model], evaluator, on_episode=tick)
+                                   for c, out in configs))
+        evaluator.close()
+    return [out for _, out in configs]
+
+
+@app.command("run")
+def run(
+    model: Annotated[str, typer.Option(help="litellm model name, `local` for the embedded model")] = "local",
+    agent: Annotated[str, typer.Option(help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH")] = "single-shot",
+    tasks: Annotated[str, typer.Option("--tasks", help="task ids or fnmatch patterns, comma-separated, or all")] = "all",
+    tasks_path: Annotated[str, typer.Option("--tasks-path", help="task file or directory")] = DEFAULT_TASKS,
+    track: Annotated[str, typer.Option(help="code | tests")] = "code",
+    repeats: Annotated[int, typer.Option(min=1)] = 1,
+    out: Annotated[Path | None, typer.Option(help="run directory (resumed if it exists)")] = None,
+    temperature: float = 0.0, max_tokens: int = 2048,
+    reasoning_effort: Annotated[str | None, typer.Option(help="low | medium | high")] = None,
+    api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL")] = None,
+    concurrency: Annotated[int, typer.Option(min=1)] = 2,
+    cache: Annotated[Path | None, typer.Option(help="response cache directory")] = CACHE_DIR,
+) -> None:
+    """One model x one agent x a task selection -> a resumable run directory."""
+    try:
+        config = RunConfig(model=model, agent=agent, tasks=tasks, track=track, repeats=repeats,  # type: ignore[arg-type]
+                           concurrency=concurrency, params=_params(temperature, max_tokens, reasoning_effort, api_base))
+        from fembench_agents.agents import make_agent
+
+        make_agent(agent)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    out = out or Path("runs") / f"{_safe(model)}__{_safe(agent)}__{track}"
+    try:
+        asyncio.run(_run_grid([(config, out)], tasks_path, cache))
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    _show_report([out], out / "report")
+
+
+@app.command("compare")
+def compare(
+    models: Annotated[str | None, typer.Option(help="comma-separated model names")] = None,
+    agents: Annotated[str | None, typer.Option(help="comma-separated agent specs")] = None,
+    tasks: Annotated[str, typer.Option("--tasks")] = "all",
+    tasks_path: Annotated[str, typer.Option("--tasks-path")] = DEFAULT_TASKS,
+    track: str = "code", repeats: Annotated[int, typer.Option(min=1)] = 1,
+    experiment: Annotated[Path | None, typer.Option(help="experiment file (TOML) in experiments/")] = None,
+    out: Annotated[Path | None, typer.Option(help="directory for the grid's run directories")] = None,
+    temperature: float = 0.0, max_tokens: int = 2048,
+    concurrency: Annotated[int, typer.Option(min=1)] = 2,
+    cache: Annotated[Path | None, typer.Option(help="response cache directory")] = CACHE_DIR,
+) -> None:
+    """Models x agents x tasks x repeats, concurrently; ends with the report."""
+    from fembench_agents.agents import make_agent
+    from fembench_agents.experiment import Experiment, load_experiment
+
+    try:
+        if experiment:
+            exp = load_experiment(experiment)
+        elif models and agents:
+            exp = Experiment(name="compare", models=models.split(","), agents=agents.split(","), tasks=tasks,
+                             tasks_path=tasks_path, track=track, repeats=repeats, concurrency=concurrency,  # type: ignore[arg-type]
+                             params=_params(temperature, max_tokens, None, None))
+        else:
+            raise ValueError("give --experiment FILE, or both --models and --agents")
+        for spec in exp.agents:
+            make_agent(spec)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    out = out or Path("runs") / _safe(exp.name)
+    configs = [(RunConfig(model=m, agent=a, tasks=exp.tasks, track=exp.track, repeats=exp.repeats,
+                          concurrency=exp.concurrency, params=exp.params), out / f"{_safe(m)}__{_safe(a)}")
+               for m in exp.models for a in exp.agents]
+    try:
+        run_dirs = asyncio.run(_run_grid(configs, exp.tasks_path, cache))
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    _show_report(run_dirs, out / "report")
+
+
+@app.command("report")
+def report(
+    runs: Annotated[list[Path], typer.Argument(help="run directories")],
+    out: Annotated[Path | None, typer.Option(help="write report.md, report.json and plots here")] = None,
+) -> None:
+    """Tables, confidence intervals, paired tests and plots for finished runs."""
+    for r in runs:
+        if not (r / "manifest.json").exists():
+            err.print(f"[red]error:[/red] {r} is not a run directory (no manifest.json)")
+            raise typer.Exit(2)
+    _show_report(runs, out)
+
+
+@app.command("replay")
+def replay(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+    rescore: Annotated[bool, typer.Option(help="re-evaluate stored attempts with the current evaluator")] = False,
+    show: Annotated[str | None, typer.Option(help="print this task's feedback loop turn by turn")] = None,
+    tasks_path: TasksOpt = DEFAULT_TASKS,
+) -> None:
+    """Re-run a recorded run from its log with no model calls."""
+    from fembench_agents.replay import compare_runs, episode_turns, rescore as rescore_run
+    from fembench_agents.runlog import read_log, read_manifest
+
+    try:
+        manifest = read_manifest(run_dir)
+    except (FileNotFoundError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    if show:
+        _print_turns(episode_turns(run_dir, show), show)
+        return
+    with Sandbox() as sandbox:
+        tasks = _load(tasks_path, sandbox)
+        evaluator = Evaluator(sandbox)
+        if rescore:
+            changes = rescore_run(run_dir, {t.task_id: t for t in tasks}, evaluator)
+        else:
+            from fembench_agents.models import ReplayModel
+
+            config = RunConfig(**{**manifest.config, "params": ModelParams(**manifest.config["params"])})
+            records = read_log(run_dir)
+            model = ReplayModel.from_records(records)
+            target = run_dir / "replay"
+            if target.exists():
+                import shutil
+
+                shutil.rmtree(target)
+            asyncio.run(execute_run(config, tasks, target, model, evaluator))
+            changes = compare_runs(records, read_log(target))
+        evaluator.close()
+    what = "re-scored" if rescore else "replayed"
+    if not changes:
+        console.print(f"[green]{what}: every attempt's outcome is identical[/green]")
+        return
+    console.print(f"[yellow]{what}: {len(changes)} attempts changed[/yellow]")
+    for c in changes[:50]:
+        console.print(f"{c.episode} #{c.attempt_index}\n  before: {c.before}\n  after:  {c.after}", markup=False)
+    raise typer.Exit(1)
+
+
+def _print_turns(episodes: list, task_id: str) -> None:
+    if not episodes:
+        err.print(f"[red]error:[/red] no attempts at {task_id!r} in this run")
+        raise typer.Exit(2)
+    for end, turns in episodes:
+        console.rule(turns[0].episode)
+        for a in turns:
+            console.print(Panel(a.messages[-1].content, title=f"attempt {a.attempt_index}: prompt", expand=False),
+                          markup=False)
+            console.print(Panel(a.reply or "(empty reply)", title="reply", expand=False), markup=False)
+            if a.outcome is not None:
+                verdict = "passed" if a.outcome.passed else f"failed at {a.outcome.failed_stage} ({a.outcome.reason})"
+                console.print(f"outcome: {verdict}")
+            if a.model_error:
+                console.print(f"model error: {a.model_error}", markup=False)
+            if a.feedback is not None and not a.outcome.passed:  # type: ignore[union-attr]
+                console.print(Panel(a.feedback.text, title=f"feedback (score {a.feedback.score:.2f})", expand=False),
+                              markup=False)
+        if end is not None:
+            console.print(f"episode: {'passed' if end.passed else 'failed'} after {end.attempts} attempts")
+

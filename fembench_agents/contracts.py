@@ -1,0 +1,67 @@
+"""The contracts every part plugs into. Small on purpose: a solver agent, the
+evaluator as agents see it, a feedback builder, a model client, an optimizer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
+
+if TYPE_CHECKING:
+    from fembench_agents.outcome import FunctionOutcome, TestSuiteOutcome
+    from fembench_agents.task_model import Task
+
+Track = Literal["code", "tests"]
+
+
+class Feedback(BaseModel):
+    """What a repairing agent (or a GEPA reflection step) sees about an attempt."""
+
+    model_config = ConfigDict(frozen=True)
+    score: float
+    text: str
+
+
+@runtime_checkable
+class ModelClient(Protocol):
+    model: str
+
+    async def complete(self, messages: list[Message], context: CallContext,
+                       params: ModelParams | None = None) -> ModelResponse: ...
+
+
+class AttemptScorer(Protocol):
+    """The shared evaluator as an agent uses it."""
+
+    async def score(self, task: Task, text: str, track: Track) -> FunctionOutcome | TestSuiteOutcome: ...
+
+
+class FeedbackBuilder(Protocol):
+    def __call__(self, outcome: FunctionOutcome | TestSuiteOutcome) -> Feedback: ...
+
+
+class SolverAgent(Protocol):
+    """Produces attempts at one task; every attempt is scored by the scorer and
+    recorded by the session before the next one is asked for."""
+
+    name: str
+
+    async def solve(self, task: Task, session: SolveSession) -> None: ...
+
+
+class SolveSession(Protocol):
+    """What an agent works with for one (task, repeat): a model, the scorer,
+    the feedback builder, the track, and `attempt` which records everything."""
+
+    track: Track
+    model: ModelClient
+    feedback: FeedbackBuilder
+
+    async def attempt(self, messages: list[Message]) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]: ...
+
+    async def submit(self, text: str, messages: list[Message], response: ModelResponse | None
+                     ) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]: ...
+
+    def last_reply(self) -> str: ...

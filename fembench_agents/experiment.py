@@ -1,0 +1,40 @@
+"""Experiment files (TOML in `experiments/`): a `compare` grid, reproducibly."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fembench_agents.messages import ModelParams
+
+
+class Experiment(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    models: list[str] = Field(min_length=1)
+    agents: list[str] = Field(min_length=1)
+    tasks: str = "all"
+    tasks_path: str = "tasks"
+    track: Literal["code", "tests"] = "code"
+    repeats: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=2, ge=1)
+    params: ModelParams = ModelParams()
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"experiment file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"{path}: {where}: {first['msg']}") from None

@@ -1,0 +1,79 @@
+"""Typed model requests and responses, shared by every model client."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ModelParams(BaseModel):
+    """Sampling and transport options. `timeout` and `api_base` do not change
+    the answer, so they are not part of the request hash."""
+
+    model_config = ConfigDict(frozen=True)
+    temperature: float | None = 0.0
+    max_tokens: int | None = 2048
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    seed: int | None = None
+    timeout: float = Field(default=300.0, gt=0)
+    api_base: str | None = None
+
+
+class ModelRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    model: str
+    messages: tuple[Message, ...]
+    params: ModelParams = ModelParams()
+
+    def request_hash(self) -> str:
+        """Stable across runs and machines: sha256 of canonical JSON."""
+        body = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in self.messages],
+            "params": self.params.model_dump(exclude={"timeout", "api_base"}),
+        }
+        return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    @property
+    def total_tokens(self) -> int | None:
+        if self.prompt_tokens is None and self.completion_tokens is None:
+            return None
+        return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+
+
+class ModelResponse(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    text: str
+    finish_reason: str | None = None
+    usage: Usage = Usage()
+    cost_usd: float | None = None  # None when the price is unknown, never a made-up zero
+    latency_seconds: float = 0.0
+    cached: bool = False
+    retries: int = 0
+    request_hash: str = ""
+    timestamp: str | None = None  # UTC ISO time the call (or cache lookup) started
+
+
+class CallContext(BaseModel):
+    """Who is asking: names the task and attempt in records and errors."""
+
+    model_config = ConfigDict(frozen=True)
+    task_id: str = ""
+    attempt: str = ""  # human-readable, e.g. "single-shot repeat 0 attempt 1"
+    episode: str = ""  # runlog.episode_key(...) when called from a run
+    attempt_index: int = 0

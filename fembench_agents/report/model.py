@@ -1,0 +1,116 @@
+"""The typed report: what `build_report` returns, `report.json` holds, and the
+Markdown, terminal and plot renderings read."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from fembench_agents.contracts import Track
+
+REPORT_SCHEMA_VERSION = 1
+
+# The order stages are shown in; anything else a log names follows, sorted.
+STAGE_ORDER = ("parse", "imports", "execute", "correct", "tests", "model_error", "error", "unknown")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class ReportSettings(_Frozen):
+    """How the statistics are computed. The seed makes every interval reproducible."""
+
+    resamples: int = Field(default=2000, ge=1)
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    seed: int = 0
+
+
+class Estimate(_Frozen):
+    """A mean over tasks with its bootstrap interval (tasks resampled)."""
+
+    value: float
+    low: float
+    high: float
+
+
+class RunInfo(_Frozen):
+    run_id: str
+    path: str
+    created: str
+    git_commit: str | None = None
+    episodes: int
+
+
+class GroupSummary(_Frozen):
+    """One model x agent x track over every task it ran."""
+
+    model: str
+    agent: str
+    track: Track
+    runs: list[str]
+    tasks: int
+    repeats_min: int
+    repeats_max: int
+    episodes: int
+    passed: int  # episodes that passed
+    errors: int  # episodes recorded with status "error" (counted as failures)
+    tasks_solved: int  # tasks a strict majority of whose repeats passed
+    correct: Estimate  # mean over tasks of the share of repeats that passed
+    joint_tests: Estimate | None = None  # tests track: mean over tasks of the joint test score
+    pass_at_k: dict[int, float]  # k = 1 .. repeats_min
+    k_of_n: dict[int, int]  # k -> tasks passed in at least k repeats
+    stage_failures: dict[str, int]  # failed stage -> failed episodes
+    failure_reasons: dict[str, int]  # "stage/reason" -> failed episodes
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None  # None when any episode's cost is unknown
+    seconds: float  # summed over episodes (not wall clock when episodes overlap)
+    model_seconds: float
+
+
+class TaskCell(_Frozen):
+    passes: int
+    repeats: int
+    score: float  # mean episode score
+
+
+class TaskRow(_Frozen):
+    task_id: str
+    cells: dict[str, TaskCell]  # agent -> cell; absent when the agent did not run the task
+
+
+class TaskTable(_Frozen):
+    """Per-task results of every agent for one model and track."""
+
+    model: str
+    track: Track
+    agents: list[str]
+    rows: list[TaskRow]
+
+
+class PairedTest(_Frozen):
+    """Exact McNemar test between two agents on the tasks both ran, with one
+    binary outcome per task: solved by a strict majority of its repeats."""
+
+    model: str
+    track: Track
+    agent_a: str
+    agent_b: str
+    pairing: Literal["task_majority"] = "task_majority"
+    tasks: int
+    both: int
+    a_only: int
+    b_only: int
+    neither: int
+    p_value: float
+
+
+class Report(_Frozen):
+    schema_version: int = REPORT_SCHEMA_VERSION
+    settings: ReportSettings = ReportSettings()
+    runs: list[RunInfo]
+    groups: list[GroupSummary]
+    task_tables: list[TaskTable]
+    paired: list[PairedTest]

@@ -1,0 +1,132 @@
+"""Text renderings of a `Report`: Markdown for files, rich tables for the
+terminal. Both read the same rows, so they never disagree."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rich.table import Table
+
+from fembench_agents.report.model import STAGE_ORDER, Estimate, GroupSummary, Report, TaskCell
+
+Rows = tuple[list[str], list[list[str]]]
+
+
+def fmt_estimate(e: Estimate | None) -> str:
+    return "-" if e is None else f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
+
+
+def fmt_cost(cost: float | None) -> str:
+    return "unknown" if cost is None else f"${cost:.4f}"
+
+
+def fmt_cell(cell: TaskCell | None, track: str) -> str:
+    """Y/N for a single repeat, passes/repeats with several; the tests track
+    adds the mean joint test score."""
+    if cell is None:
+        return "-"
+    text = ("Y" if cell.passes else "N") if cell.repeats == 1 else f"{cell.passes}/{cell.repeats}"
+    return f"{text} ({cell.score:.2f})" if track == "tests" else text
+
+
+def _pass_at_k(g: GroupSummary) -> str:
+    k = max(g.pass_at_k)
+    return "-" if k == 1 else f"{g.pass_at_k[k]:.3f} (k={k})"
+
+
+def summary_rows(report: Report) -> Rows:
+    conf = round(report.settings.confidence * 100)
+    headers = ["Model", "Agent", "Track", "Passed", "Solved", f"Correct [{conf}% CI]", "pass@1", "pass@k",
+               "k-of-n", f"Joint tests [{conf}% CI]", "Tokens (prompt/completion)", "Cost", "Time (s)"]
+    rows = [[g.model, g.agent, g.track, f"{g.passed}/{g.episodes}", f"{g.tasks_solved}/{g.tasks}",
+             fmt_estimate(g.correct), f"{g.pass_at_k[1]:.3f}", _pass_at_k(g),
+             " ".join(f"{k}:{v}" for k, v in g.k_of_n.items()), fmt_estimate(g.joint_tests),
+             f"{g.prompt_tokens:,} / {g.completion_tokens:,}", fmt_cost(g.cost_usd), f"{g.seconds:.1f}"]
+            for g in report.groups]
+    return headers, rows
+
+
+def stage_columns(report: Report) -> list[str]:
+    present = {s for g in report.groups for s in g.stage_failures}
+    return [s for s in STAGE_ORDER if s in present] + sorted(present - set(STAGE_ORDER))
+
+
+def stage_rows(report: Report) -> Rows:
+    stages = stage_columns(report)
+    headers = ["Model", "Agent", "Track", "Failed", *stages]
+    rows = [[g.model, g.agent, g.track, f"{g.episodes - g.passed}/{g.episodes}",
+             *(str(g.stage_failures.get(s, 0)) for s in stages)] for g in report.groups]
+    return headers, rows
+
+
+def reason_rows(report: Report) -> Rows:
+    headers = ["Model", "Agent", "Track", "Stage/reason", "Episodes"]
+    rows = [[g.model, g.agent, g.track, reason, str(n)]
+            for g in report.groups for reason, n in g.failure_reasons.items()]
+    return headers, rows
+
+
+def paired_rows(report: Report) -> Rows:
+    headers = ["Model", "Track", "Agent A", "Agent B", "Tasks", "Both", "A only", "B only", "Neither", "p"]
+    rows = [[p.model, p.track, p.agent_a, p.agent_b, str(p.tasks), str(p.both), str(p.a_only),
+             str(p.b_only), str(p.neither), f"{p.p_value:.4g}"] for p in report.paired]
+    return headers, rows
+
+
+def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    return [line(headers), "|" + "---|" * len(headers), *(line(r) for r in rows), ""]
+
+
+def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> str:
+    """The whole report as Markdown; `plots` maps a caption to an image path
+    relative to the Markdown file."""
+    s = report.settings
+    out = ["# Comparison report", ""]
+    out += _md_table(["Run", "Path", "Episodes", "Git commit"],
+                     [[r.run_id, r.path, str(r.episodes), r.git_commit or "-"] for r in report.runs])
+    if not report.groups:
+        return "\n".join([*out, "No finished episodes.", ""])
+    out += [f"Intervals: {round(s.confidence * 100)}% percentile bootstrap over tasks, {s.resamples} "
+            f"resamples, seed {s.seed}. Correct: mean over tasks of the share of repeats that passed. "
+            "Solved: tasks a strict majority of whose repeats passed. k-of-n: tasks passed in at least "
+            "k repeats. Cost is unknown when any call's price was unknown. Time is summed over episodes.",
+            "", "## Summary", ""]
+    out += _md_table(*summary_rows(report))
+    for t in report.task_tables:
+        out += [f"## Per task: {t.model}, {t.track} track", ""]
+        out += _md_table(["Task", *t.agents],
+                         [[r.task_id, *(fmt_cell(r.cells.get(a), t.track) for a in t.agents)] for r in t.rows])
+    out += ["## Stage failures", ""]
+    out += _md_table(*stage_rows(report))
+    if any(g.failure_reasons for g in report.groups):
+        out += _md_table(*reason_rows(report))
+    if report.paired:
+        out += ["## Paired tests", "",
+                "Exact two-sided McNemar test on the tasks both agents ran; a task counts as solved "
+                "when a strict majority of its repeats passed. A only / B only are the discordant tasks.",
+                ""]
+        out += _md_table(*paired_rows(report))
+    if plots:
+        out += ["## Plots", ""]
+        out += [f"![{caption}]({path})\n" for caption, path in plots.items()]
+    return "\n".join(out)
+
+
+def _rich_table(title: str, rows: Rows) -> Table:
+    headers, body = rows
+    table = Table(title=title)
+    for h in headers:
+        table.add_column(h)
+    for r in body:
+        table.add_row(*r)
+    return table
+
+
+def rich_tables(report: Report) -> list[Table]:
+    """Summary, stage failures and paired tests, for `Console.print`."""
+    tables = [_rich_table("Summary", summary_rows(report)), _rich_table("Stage failures", stage_rows(report))]
+    if report.paired:
+        tables.append(_rich_table("Paired tests (exact McNemar, tasks)", paired_rows(report)))
+    return tables

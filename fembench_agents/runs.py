@@ -1,0 +1,144 @@
+"""`run`: one model x one agent x a task selection -> a run directory.
+
+Resumable: episodes already finished in the log are skipped, so the same
+command after Ctrl-C or kill -9 continues where the run stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import importlib.metadata
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from fembench_agents.agents import make_agent
+from fembench_agents.contracts import FeedbackBuilder, ModelClient, SolverAgent, Track
+from fembench_agents.evaluator import Evaluator
+from fembench_agents.feedback import TemplateFeedback
+from fembench_agents.messages import ModelParams
+from fembench_agents.runlog import (
+    EpisodeRecord, RunLog, RunManifest, episode_key, finished_episodes, read_log, read_manifest,
+    write_manifest,
+)
+from fembench_agents.session import EpisodeSession, ModelUnavailable
+from fembench_agents.task_model import Task
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    model: str
+    agent: str
+    tasks: str = "all"
+    track: Track = "code"
+    repeats: int = 1
+    concurrency: int = 2
+    params: ModelParams = field(default_factory=ModelParams)
+
+    def __post_init__(self) -> None:
+        if self.track not in ("code", "tests"):
+            raise ValueError(f"track must be 'code' or 'tests', got {self.track!r}")
+        if self.repeats < 1:
+            raise ValueError(f"repeats must be >= 1, got {self.repeats}")
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
+
+    def identity(self) -> dict[str, object]:
+        """What must match for a run directory to be resumed with this config."""
+        d = asdict(self)
+        d["params"] = self.params.model_dump(exclude={"timeout", "api_base"})
+        d.pop("concurrency")
+        return d
+
+
+def select_tasks(tasks: list[Task], selector: str) -> list[Task]:
+    """Comma-separated task ids or fnmatch patterns; `all` selects everything."""
+    if selector.strip() in ("all", "*", ""):
+        return list(tasks)
+    chosen: dict[str, Task] = {}
+    for pattern in (p.strip() for p in selector.split(",") if p.strip()):
+        hits = [t for t in tasks if fnmatch.fnmatchcase(t.task_id, pattern)]
+        if not hits:
+            raise ValueError(f"task selector {pattern!r} matches no task")
+        chosen.update((t.task_id, t) for t in hits)
+    return sorted(chosen.values(), key=lambda t: t.task_id)
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).resolve().parent)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _versions() -> dict[str, str]:
+    found = {}
+    for pkg in ("fembench-agents", "numpy", "scipy", "litellm", "pydantic"):
+        try:
+            found[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def prepare_run_dir(out: Path, config: RunConfig, tasks: list[Task]) -> None:
+    """Write the manifest, or check that an existing run directory holds the same run."""
+    if (out / "manifest.json").exists():
+        old = read_manifest(out)
+        if old.config != config.identity():
+            raise ValueError(f"{out} holds a different run (config {old.config}); choose another --out")
+        drift = [t.task_id for t in tasks if old.task_hashes.get(t.task_id, t.content_hash) != t.content_hash]
+        if drift:
+            raise ValueError(f"{out}: tasks changed since the run started: {', '.join(drift)}")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    write_manifest(out, RunManifest(run_id=out.name, config=config.identity(),
+                                    task_hashes={t.task_id: t.content_hash for t in tasks},
+                                    versions=_versions(), git_commit=_git_commit()))
+
+
+async def run_episode(agent: SolverAgent, task: Task, config: RunConfig, model: ModelClient,
+                      evaluator: Evaluator, feedback: FeedbackBuilder, log: RunLog, repeat: int) -> EpisodeRecord:
+    key = episode_key(config.model, agent.name, config.track, task.task_id, repeat)
+    params = config.params.model_copy(update={"seed": repeat})
+    session = EpisodeSession(task=task, track=config.track, model=model, params=params, evaluator=evaluator,
+                             feedback=feedback, log=log, episode=key, agent=agent.name, repeat=repeat)
+    started = time.perf_counter()
+    error = None
+    try:
+        await agent.solve(task, session)
+    except ModelUnavailable as exc:
+        error = str(exc)
+    record = session.summary(started, error)
+    log.append(record)
+    return record
+
+
+async def execute_run(config: RunConfig, tasks: list[Task], out: Path, model: ModelClient,
+                      evaluator: Evaluator, agent: SolverAgent | None = None,
+                      feedback: FeedbackBuilder | None = None,
+                      on_episode: Callable[[EpisodeRecord], None] | None = None) -> list[EpisodeRecord]:
+    """Run every unfinished episode of `config` into `out`; returns all finished episodes."""
+    selected = select_tasks(tasks, config.tasks)
+    agent = agent or make_agent(config.agent)
+    feedback = feedback or TemplateFeedback()
+    prepare_run_dir(out, config, selected)
+    done = finished_episodes(read_log(out))
+    todo = [(t, r) for r in range(config.repeats) for t in selected
+            if episode_key(config.model, agent.name, config.track, t.task_id, r) not in done]
+    gate = asyncio.Semaphore(config.concurrency)
+    with RunLog(out) as log:
+        async def one(task: Task, repeat: int) -> EpisodeRecord:
+            async with gate:
+                record = await run_episode(agent, task, config, model, evaluator, feedback, log, repeat)
+            if on_episode:
+                on_episode(record)
+            return record
+
+        fresh = await asyncio.gather(*(one(t, r) for t, r in todo))
+    merged = {**done, **{r.episode: r for r in fresh}}
+    return sorted(merged.values(), key=lambda r: (r.task_id, r.repeat))

@@ -1,0 +1,95 @@
+"""One episode: an agent's attempts at one task (one repeat), each model call
+and each scored attempt appended to the run log as it happens."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from fembench_agents.contracts import Feedback, FeedbackBuilder, ModelClient, Track
+from fembench_agents.evaluator import Evaluator
+from fembench_agents.messages import CallContext, Message, ModelParams, ModelRequest, ModelResponse
+from fembench_agents.outcome import FunctionOutcome, TestSuiteOutcome
+from fembench_agents.runlog import AttemptRecord, EpisodeRecord, ModelCallRecord, RunLog
+from fembench_agents.task_model import Task
+
+
+class ModelUnavailable(RuntimeError):
+    """The model call failed after its retries; the episode ends as an error
+    (recorded, and retried when the run is resumed)."""
+
+
+class EpisodeSession:
+    def __init__(self, *, task: Task, track: Track, model: ModelClient, params: ModelParams,
+                 evaluator: Evaluator, feedback: FeedbackBuilder, log: RunLog, episode: str,
+                 agent: str, repeat: int) -> None:
+        self.task, self.track, self.model, self.params = task, track, model, params
+        self.evaluator, self.feedback, self.log = evaluator, feedback, log
+        self.episode, self.agent, self.repeat = episode, agent, repeat
+        self.attempts: list[AttemptRecord] = []
+
+    def last_reply(self) -> str:
+        return self.attempts[-1].reply if self.attempts else ""
+
+    async def score(self, text: str) -> FunctionOutcome | TestSuiteOutcome:
+        fn = self.evaluator.score_function if self.track == "code" else self.evaluator.score_tests
+        return await asyncio.to_thread(fn, self.task, text)
+
+    async def attempt(self, messages: list[Message]) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]:
+        index = len(self.attempts)
+        request = ModelRequest(model=self.model.model, messages=tuple(messages), params=self.params)
+        context = CallContext(task_id=self.task.task_id, episode=self.episode, attempt_index=index,
+                              attempt=f"{self.agent} repeat {self.repeat} attempt {index}")
+        try:
+            response = await self.model.complete(messages, context, self.params)
+        except Exception as exc:  # noqa: BLE001 - any provider failure is recorded, never fatal to the run
+            error = f"{type(exc).__name__}: {exc}"[:2000]
+            self.log.append(ModelCallRecord(episode=self.episode, task_id=self.task.task_id,
+                                            attempt_index=index, request=request,
+                                            request_hash=request.request_hash(), error=error))
+            self._record(index, messages, "", None, None, None, model_error=error)
+            raise ModelUnavailable(error) from exc
+        self.log.append(ModelCallRecord(episode=self.episode, task_id=self.task.task_id, attempt_index=index,
+                                        request=request, request_hash=response.request_hash or request.request_hash(),
+                                        response=response))
+        return await self.submit(response.text, messages, response)
+
+    async def submit(self, text: str, messages: list[Message], response: ModelResponse | None
+                     ) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]:
+        outcome = await self.score(text)
+        feedback = self.feedback(outcome)
+        self._record(len(self.attempts), messages, text, response, outcome, feedback)
+        return outcome, feedback
+
+    def _record(self, index: int, messages: list[Message], reply: str, response: ModelResponse | None,
+                outcome: FunctionOutcome | TestSuiteOutcome | None, feedback: Feedback | None,
+                model_error: str | None = None) -> None:
+        record = AttemptRecord(
+            episode=self.episode, task_id=self.task.task_id, track=self.track, agent=self.agent,
+            model=self.model.model, repeat=self.repeat, attempt_index=index, messages=tuple(messages),
+            reply=reply, request_hash=response.request_hash if response else None, response=response,
+            model_error=model_error, outcome=outcome, feedback=feedback)
+        self.attempts.append(record)
+        self.log.append(record)
+
+    def summary(self, started: float, error: str | None = None) -> EpisodeRecord:
+        scored = [a for a in self.attempts if a.outcome is not None]
+        passed_at = next((a.attempt_index for a in scored if a.outcome and a.outcome.passed), None)
+        last = scored[-1].outcome if scored else None
+        responses = [a.response for a in self.attempts if a.response is not None]
+        costs = [0.0 if r.cached else r.cost_usd for r in responses]
+        score = (last.joint_score if isinstance(last, TestSuiteOutcome) else float(bool(last and last.passed))) if last else 0.0
+        if passed_at is not None:
+            score = 1.0
+        return EpisodeRecord(
+            episode=self.episode, task_id=self.task.task_id, track=self.track, agent=self.agent,
+            model=self.model.model, repeat=self.repeat, status="error" if error else "done",
+            passed=passed_at is not None, score=score, attempts=len(self.attempts),
+            first_pass_attempt=passed_at, failed_stage=None if passed_at is not None else (
+                last.failed_stage if last else ("model" if error else None)),
+            reason=None if passed_at is not None else (last.reason if last else ("model_error" if error else None)),
+            prompt_tokens=sum(r.usage.prompt_tokens or 0 for r in responses),
+            completion_tokens=sum(r.usage.completion_tokens or 0 for r in responses),
+            cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
+            model_seconds=sum(r.latency_seconds for r in responses),
+            seconds=time.perf_counter() - started, error=error)
