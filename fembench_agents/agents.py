@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fembench_agents.contracts import SolveSession
+from fembench_agents.contracts import SolverAgent, SolveSession
 from fembench_agents.extract import parse_code
 from fembench_agents.messages import Message
 from fembench_agents.prompts import PromptRenderer
@@ -54,9 +54,13 @@ class PromptAgent:
             messages = first[:-1] + [Message(role="user", content=repaired)]
 
 
-def make_agent(spec: str, prompts: PromptRenderer | None = None) -> PromptAgent:
+def make_agent(spec: str, prompts: PromptRenderer | None = None) -> SolverAgent:
     prompts = prompts or PromptRenderer()
     kind, _, rest = spec.partition(":")
+    if kind == "openhands":
+        from fembench_agents.openhands_agent import make_openhands_agent  # lazy: slow import
+
+        return make_openhands_agent(rest)
     if kind == "single-shot" and not rest:
         return PromptAgent(name=spec, prompts=prompts)
     if kind == "feedback-loop":
@@ -73,7 +77,7 @@ def make_agent(spec: str, prompts: PromptRenderer | None = None) -> PromptAgent:
         return PromptAgent(name=f"prompt:{file.stem}" + (f":{n}" if n else ""), system_prompt=text,
                            max_attempts=int(n) if n else 1, prompts=prompts)
     raise ValueError(f"unknown agent {spec!r}; expected single-shot, feedback-loop[:N], "
-                     "template-guided or prompt:PATH[:N]")
+                     "template-guided, prompt:PATH[:N] or openhands[:OPTIONS]")
 
 
 def _read_prompt(file: Path) -> str:

@@ -132,6 +132,7 @@ def score(
 
 def main() -> None:
     import fembench_agents.cli_runs  # noqa: F401 - registers run, compare, report, replay
+    import fembench_agents.cli_optimize  # noqa: F401 - registers optimize
 
     try:
         app()

@@ -76,10 +76,6 @@ _SWAP: dict[type[ast.operator], type[ast.operator]] = {
 _SYMBOL: dict[type[ast.operator], str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _perturbed(value: int | float) -> int | float:
     if value == 0:
         return 1 if isinstance(value, int) else 1.0
@@ -124,9 +120,10 @@ class _Mutator(ast.NodeTransformer):
         return hit
 
     def visit_Constant(self, node: ast.Constant) -> ast.AST:
-        if _is_number(node.value):
-            new = _perturbed(node.value)
-            if self._hit("constant", lambda: f"constant {node.value!r} -> {new!r} (column {node.col_offset + 1})", node):
+        value = node.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            new = _perturbed(value)
+            if self._hit("constant", lambda: f"constant {value!r} -> {new!r} (column {node.col_offset + 1})", node):
                 return ast.copy_location(ast.Constant(new), node)
         return node
 
@@ -503,13 +500,13 @@ def print_report(report: SuiteMutationReport, console: Any, max_survivors: int |
         for col in ("function", "line", "mutation"):
             st.add_column(col)
         shown = t.survivors if max_survivors is None else t.survivors[:max_survivors]
-        for s in shown:
-            st.add_row(s.function, str(s.line), s.description)
+        for survivor in shown:
+            st.add_row(survivor.function, str(survivor.line), survivor.description)
         if len(shown) < len(t.survivors):
             st.add_row("...", "", f"{len(t.survivors) - len(shown)} more")
         console.print(st)
-    for s in report.skipped:
-        console.print(f"[yellow]skipped {s.path}: {s.reason}[/yellow]")
+    for skip in report.skipped:
+        console.print(f"[yellow]skipped {skip.path}: {skip.reason}[/yellow]")
     errors = sum(1 for t in report.tasks if t.error)
     console.print(f"[bold]Overall: {report.killed}/{report.total} mutants killed "
                   f"({100 * report.kill_rate:.1f}%) over {len(report.tasks) - errors} tasks[/bold]"

@@ -33,7 +33,7 @@ from fembench_agents.sandbox import Sandbox
 from fembench_agents.task_model import Task
 
 HOSTILE_IMPORTS = ("import os", "import sys", "import signal", "import socket", "import builtins",
-                   "import shutil", "import ctypes", "import resource", "import json", "import time")
+                   "import shutil", "import ctypes", "import resource", "import json", "import time", "import re")
 HOSTILE_INPUTS = "[[np.array([1.0, 2.0, 3.0]), 2.0], [np.array([1.0]), -1.0]]"
 CORRECT_VALUE = np.array([2.0, 4.0, 6.0])  # the reference's output on input 0; input 1 raises ValueError
 
@@ -372,7 +372,7 @@ def scale_vector(x, factor):
     Case("segfault", """
 import ctypes
 def scale_vector(x, factor):
-    return ctypes.string_at(0, 16)
+    return ctypes.string_at(8, 16)  # reads unmapped memory: SIGSEGV
 """, reasons=("crashed",)),
     Case("read_reference_task_file", """
 $stack
@@ -453,9 +453,9 @@ def scale_vector(x, factor):
     Case("stop_own_process_group", """
 import os, signal
 def scale_vector(x, factor):
-    os.kill(0, signal.SIGSTOP)
+    os.kill(0, signal.SIGSTOP)  # hangs the job, unless it runs as the init of its own PID namespace
     return x
-""", reasons=("timeout", "crashed")),
+"""),
     Case("read_inherited_descriptors", """
 import os
 import numpy as np

@@ -1,0 +1,1 @@
+"""`optimize`: GEPA prompt optimization (registered on the main app)."""
