@@ -64,34 +64,49 @@ def local_elastic_stiffness_matrix_3D_beam(
       dv/dx = +theta_z.
     """
     G = E / (2.0 * (1.0 + nu))
-    ka = E * A / L  # axial
-    kt = G * J / L  # torsion
-    cz = E * Iz / L**3  # bending in the local x-y plane
-    cy = E * Iy / L**3  # bending in the local x-z plane
     k = np.zeros((12, 12))
-    # Upper triangle (off-diagonal) entries; mirrored below.
-    k[0, 6] = -ka
-    k[3, 9] = -kt
-    k[1, 5] = 6.0 * L * cz
-    k[1, 7] = -12.0 * cz
-    k[1, 11] = 6.0 * L * cz
-    k[5, 7] = -6.0 * L * cz
-    k[5, 11] = 2.0 * L**2 * cz
-    k[7, 11] = -6.0 * L * cz
-    k[2, 4] = -6.0 * L * cy
-    k[2, 8] = -12.0 * cy
-    k[2, 10] = -6.0 * L * cy
-    k[4, 8] = 6.0 * L * cy
-    k[4, 10] = 2.0 * L**2 * cy
-    k[8, 10] = 6.0 * L * cy
-    k = k + k.T
-    # Diagonal.
-    k[0, 0] = k[6, 6] = ka
-    k[3, 3] = k[9, 9] = kt
-    k[1, 1] = k[7, 7] = 12.0 * cz
-    k[5, 5] = k[11, 11] = 4.0 * L**2 * cz
-    k[2, 2] = k[8, 8] = 12.0 * cy
-    k[4, 4] = k[10, 10] = 4.0 * L**2 * cy
+
+    # Axial bar part.
+    k_ax = E * A / L
+    k[0, 0] = k_ax
+    k[6, 6] = k_ax
+    k[0, 6] = -k_ax
+    k[6, 0] = -k_ax
+
+    # Saint-Venant torsion part.
+    k_tor = G * J / L
+    k[3, 3] = k_tor
+    k[9, 9] = k_tor
+    k[3, 9] = -k_tor
+    k[9, 3] = -k_tor
+
+    # Bending in the local x-y plane: v and theta_z, with dv/dx = +theta_z.
+    c_z = E * Iz / L**3
+    k_bz = c_z * np.array(
+        [
+            [12.0, 6.0 * L, -12.0, 6.0 * L],
+            [6.0 * L, 4.0 * L**2, -6.0 * L, 2.0 * L**2],
+            [-12.0, -6.0 * L, 12.0, -6.0 * L],
+            [6.0 * L, 2.0 * L**2, -6.0 * L, 4.0 * L**2],
+        ]
+    )
+    idx_z = [1, 5, 7, 11]
+    k[np.ix_(idx_z, idx_z)] = k_bz
+
+    # Bending in the local x-z plane: w and theta_y, with dw/dx = -theta_y,
+    # hence the flipped signs of the displacement-rotation couplings.
+    c_y = E * Iy / L**3
+    k_by = c_y * np.array(
+        [
+            [12.0, -6.0 * L, -12.0, -6.0 * L],
+            [-6.0 * L, 4.0 * L**2, 6.0 * L, 2.0 * L**2],
+            [-12.0, 6.0 * L, 12.0, 6.0 * L],
+            [-6.0 * L, 2.0 * L**2, 6.0 * L, 4.0 * L**2],
+        ]
+    )
+    idx_y = [2, 4, 8, 10]
+    k[np.ix_(idx_y, idx_y)] = k_by
+
     return k
 
 
@@ -151,135 +166,186 @@ def beam_transformation_matrix_3D(
         Zero-length element; reference_vector not of unit length; reference_vector
         parallel (or anti-parallel) to the element axis.
     """
-    axis = np.array([x2 - x1, y2 - y1, z2 - z1], dtype=float)
+    p1 = np.array([x1, y1, z1], dtype=float)
+    p2 = np.array([x2, y2, z2], dtype=float)
+    axis = p2 - p1
     L = np.linalg.norm(axis)
     if L < 1e-12:
         raise ValueError("Element has zero length: nodes coincide.")
     ex = axis / L
+
     if reference_vector is None:
         # Global Z is a valid reference unless the element itself is vertical.
         if np.hypot(ex[0], ex[1]) < 1e-8:
-            ref = np.array([0.0, 1.0, 0.0])
+            ref = np.eye(3)[1]
         else:
-            ref = np.array([0.0, 0.0, 1.0])
+            ref = np.eye(3)[2]
     else:
         ref = np.asarray(reference_vector, dtype=float).reshape(3)
         if abs(np.linalg.norm(ref) - 1.0) > 1e-6:
             raise ValueError("reference_vector must have unit length.")
         if np.linalg.norm(np.cross(ref, ex)) < 1e-8:
             raise ValueError("reference_vector must not be parallel to the element axis.")
+
     ey = np.cross(ref, ex)
     ey = ey / np.linalg.norm(ey)
     ez = np.cross(ex, ey)
+
     R = np.vstack([ex, ey, ez])
-    return np.kron(np.eye(4), R)
+    gamma = np.zeros((12, 12))
+    for b in range(4):
+        gamma[3 * b : 3 * b + 3, 3 * b : 3 * b + 3] = R
+    return gamma
 
 
 def local_geometric_stiffness_matrix_3D_beam(
-    L: float, A: float, I_rho: float, Fx2: float, Mx2: float,
-    My1: float, Mz1: float, My2: float, Mz2: float,
+    L: float,
+    A: float,
+    I_rho: float,
+    Fx2: float,
+    Mx2: float,
+    My1: float,
+    Mz1: float,
+    My2: float,
+    Mz2: float,
 ) -> np.ndarray:
     """
-    Local geometric (initial-stress) stiffness matrix of a 3D two-node beam
-    element, in the element's local axes, for the given element end forces.
-    It is linear in the forces: zero forces give the zero matrix.
+    Local geometric (initial-stress) stiffness matrix of a 3D two-node
+    Euler-Bernoulli beam element, including the coupling of torsion and
+    bending produced by end moments. Used in linearised buckling analysis,
+    (K_e + lambda * K_g) phi = 0.
+
+    Local DOF order (zero-based indices 0..11):
+        [u1, v1, w1, theta_x1, theta_y1, theta_z1,
+         u2, v2, w2, theta_x2, theta_y2, theta_z2]
+    (u, v, w translations along local x, y, z; theta rotations about local
+    x, y, z; node 1 at x = 0, node 2 at x = L).
 
     Parameters
     ----------
     L : float
-        Element length.
+        Element length (> 0; not validated).
     A : float
         Cross-sectional area.
     I_rho : float
-        Polar moment of inertia of the cross-section (about the local x axis).
+        Polar moment of inertia of the cross-section about the element axis.
     Fx2 : float
-        Axial force at node 2 (local end-force component 6); positive in tension.
+        Axial force at node 2 (local end force f_local[6]); tension positive,
+        compression negative.
     Mx2 : float
-        Torsional moment at node 2 (local end-force component 9).
+        Torsional moment at node 2 (f_local[9]).
     My1, Mz1 : float
-        Bending moments about local y and z at node 1 (components 4 and 5).
+        Bending moments about local y and local z at node 1 (f_local[4], f_local[5]).
     My2, Mz2 : float
-        Bending moments about local y and z at node 2 (components 10 and 11).
+        Bending moments about local y and local z at node 2 (f_local[10], f_local[11]).
 
     Returns
     -------
     np.ndarray of shape (12, 12)
-        Symmetric matrix acting on the local DOFs
-        [u1, v1, w1, thx1, thy1, thz1, u2, v2, w2, thx2, thy2, thz2].
+        Symmetric matrix K_g. Upper-triangle entries (row, col), all others zero
+        before mirroring:
 
-    Local geometric stiffness k_g (12x12, symmetric) of an element with length
-    L, area A, polar moment I_rho and end forces Fx2, Mx2, My1, Mz1, My2, Mz2.
-    Upper-triangle entries (row, col): value; all entries not listed are zero;
-    the lower triangle is the mirror image:
-      (0,6): -Fx2/L             (1,3): My1/L              (1,4): Mx2/L
-      (1,5): Fx2/10             (1,7): -6 Fx2/(5L)        (1,9): My2/L
-      (1,10): -Mx2/L            (1,11): Fx2/10            (2,3): Mz1/L
-      (2,4): -Fx2/10            (2,5): Mx2/L              (2,8): -6 Fx2/(5L)
-      (2,9): Mz2/L              (2,10): -Fx2/10           (2,11): -Mx2/L
-      (3,4): -(2 Mz1 - Mz2)/6   (3,5): (2 My1 - My2)/6    (3,7): -My1/L
-      (3,8): -Mz1/L             (3,9): -Fx2 I_rho/(A L)   (3,10): -(Mz1 + Mz2)/6
-      (3,11): (My1 + My2)/6     (4,7): -Mx2/L             (4,8): Fx2/10
-      (4,9): -(Mz1 + Mz2)/6     (4,10): -Fx2 L/30         (4,11): Mx2/2
-      (5,7): -Fx2/10            (5,8): -Mx2/L             (5,9): (My1 + My2)/6
-      (5,10): -Mx2/2            (5,11): -Fx2 L/30         (7,9): -My2/L
-      (7,10): Mx2/L             (7,11): -Fx2/10           (8,9): -Mz2/L
-      (8,10): Fx2/10            (8,11): Mx2/L             (9,10): (Mz1 - 2 Mz2)/6
-      (9,11): -(My1 - 2 My2)/6
-    Diagonal:
-      (0,0) = (6,6) = Fx2/L
-      (1,1) = (2,2) = (7,7) = (8,8) = 6 Fx2/(5L)
-      (3,3) = (9,9) = Fx2 I_rho/(A L)
-      (4,4) = (5,5) = (10,10) = (11,11) = 2 Fx2 L/15
+        (0,6)  = -Fx2/L
+        (1,3)  = My1/L            (1,4)  = Mx2/L          (1,5)  = Fx2/10
+        (1,7)  = -6*Fx2/(5*L)     (1,9)  = My2/L          (1,10) = -Mx2/L
+        (1,11) = Fx2/10
+        (2,3)  = Mz1/L            (2,4)  = -Fx2/10        (2,5)  = Mx2/L
+        (2,8)  = -6*Fx2/(5*L)     (2,9)  = Mz2/L          (2,10) = -Fx2/10
+        (2,11) = -Mx2/L
+        (3,4)  = -(2*Mz1 - Mz2)/6 (3,5)  = (2*My1 - My2)/6
+        (3,7)  = -My1/L           (3,8)  = -Mz1/L
+        (3,9)  = -Fx2*I_rho/(A*L) (3,10) = -(Mz1 + Mz2)/6 (3,11) = (My1 + My2)/6
+        (4,7)  = -Mx2/L           (4,8)  = Fx2/10
+        (4,9)  = -(Mz1 + Mz2)/6   (4,10) = -Fx2*L/30      (4,11) = Mx2/2
+        (5,7)  = -Fx2/10          (5,8)  = -Mx2/L
+        (5,9)  = (My1 + My2)/6    (5,10) = -Mx2/2         (5,11) = -Fx2*L/30
+        (7,9)  = -My2/L           (7,10) = Mx2/L          (7,11) = -Fx2/10
+        (8,9)  = -Mz2/L           (8,10) = Fx2/10         (8,11) = Mx2/L
+        (9,10) = (Mz1 - 2*Mz2)/6  (9,11) = -(My1 - 2*My2)/6
+
+        The lower triangle is the mirror image (K_g[c, r] = K_g[r, c]). The
+        diagonal is
+        (0,0) = (6,6) = Fx2/L;
+        (1,1) = (2,2) = (7,7) = (8,8) = 6*Fx2/(5*L);
+        (3,3) = (9,9) = Fx2*I_rho/(A*L);
+        (4,4) = (5,5) = (10,10) = (11,11) = 2*Fx2*L/15.
+
+        All entries are linear in (Fx2, Mx2, My1, Mz1, My2, Mz2); zero loads give
+        the zero matrix.
     """
-    k = np.zeros((12, 12))
-    # Upper-triangle off-diagonal entries; mirrored below.
-    k[0, 6] = -Fx2 / L
-    k[1, 3] = My1 / L
-    k[1, 4] = Mx2 / L
-    k[1, 5] = Fx2 / 10.0
-    k[1, 7] = -6.0 * Fx2 / (5.0 * L)
-    k[1, 9] = My2 / L
-    k[1, 10] = -Mx2 / L
-    k[1, 11] = Fx2 / 10.0
-    k[2, 3] = Mz1 / L
-    k[2, 4] = -Fx2 / 10.0
-    k[2, 5] = Mx2 / L
-    k[2, 8] = -6.0 * Fx2 / (5.0 * L)
-    k[2, 9] = Mz2 / L
-    k[2, 10] = -Fx2 / 10.0
-    k[2, 11] = -Mx2 / L
-    k[3, 4] = -(2.0 * Mz1 - Mz2) / 6.0
-    k[3, 5] = (2.0 * My1 - My2) / 6.0
-    k[3, 7] = -My1 / L
-    k[3, 8] = -Mz1 / L
-    k[3, 9] = -Fx2 * I_rho / (A * L)
-    k[3, 10] = -(Mz1 + Mz2) / 6.0
-    k[3, 11] = (My1 + My2) / 6.0
-    k[4, 7] = -Mx2 / L
-    k[4, 8] = Fx2 / 10.0
-    k[4, 9] = -(Mz1 + Mz2) / 6.0
-    k[4, 10] = -Fx2 * L / 30.0
-    k[4, 11] = Mx2 / 2.0
-    k[5, 7] = -Fx2 / 10.0
-    k[5, 8] = -Mx2 / L
-    k[5, 9] = (My1 + My2) / 6.0
-    k[5, 10] = -Mx2 / 2.0
-    k[5, 11] = -Fx2 * L / 30.0
-    k[7, 9] = -My2 / L
-    k[7, 10] = Mx2 / L
-    k[7, 11] = -Fx2 / 10.0
-    k[8, 9] = -Mz2 / L
-    k[8, 10] = Fx2 / 10.0
-    k[8, 11] = Mx2 / L
-    k[9, 10] = (Mz1 - 2.0 * Mz2) / 6.0
-    k[9, 11] = -(My1 - 2.0 * My2) / 6.0
-    k = k + k.T
-    # Diagonal.
-    k[0, 0] = k[6, 6] = Fx2 / L
-    k[1, 1] = k[2, 2] = k[7, 7] = k[8, 8] = 6.0 * Fx2 / (5.0 * L)
-    k[3, 3] = k[9, 9] = Fx2 * I_rho / (A * L)
-    k[4, 4] = k[5, 5] = k[10, 10] = k[11, 11] = 2.0 * Fx2 * L / 15.0
-    return k
+    kg = np.zeros((12, 12))
+
+    # Upper triangle, off-diagonal entries: (row, col, value).
+    upper = [
+        (0, 6, -Fx2 / L),
+        # transverse v1 row
+        (1, 3, My1 / L),
+        (1, 4, Mx2 / L),
+        (1, 5, Fx2 / 10.0),
+        (1, 7, -6.0 * Fx2 / (5.0 * L)),
+        (1, 9, My2 / L),
+        (1, 10, -Mx2 / L),
+        (1, 11, Fx2 / 10.0),
+        # transverse w1 row
+        (2, 3, Mz1 / L),
+        (2, 4, -Fx2 / 10.0),
+        (2, 5, Mx2 / L),
+        (2, 8, -6.0 * Fx2 / (5.0 * L)),
+        (2, 9, Mz2 / L),
+        (2, 10, -Fx2 / 10.0),
+        (2, 11, -Mx2 / L),
+        # twist theta_x1 row: torsion-bending coupling through the end moments
+        (3, 4, -(2.0 * Mz1 - Mz2) / 6.0),
+        (3, 5, (2.0 * My1 - My2) / 6.0),
+        (3, 7, -My1 / L),
+        (3, 8, -Mz1 / L),
+        (3, 9, -Fx2 * I_rho / (A * L)),
+        (3, 10, -(Mz1 + Mz2) / 6.0),
+        (3, 11, (My1 + My2) / 6.0),
+        # theta_y1 row
+        (4, 7, -Mx2 / L),
+        (4, 8, Fx2 / 10.0),
+        (4, 9, -(Mz1 + Mz2) / 6.0),
+        (4, 10, -Fx2 * L / 30.0),
+        (4, 11, Mx2 / 2.0),
+        # theta_z1 row
+        (5, 7, -Fx2 / 10.0),
+        (5, 8, -Mx2 / L),
+        (5, 9, (My1 + My2) / 6.0),
+        (5, 10, -Mx2 / 2.0),
+        (5, 11, -Fx2 * L / 30.0),
+        # node-2 rows
+        (7, 9, -My2 / L),
+        (7, 10, Mx2 / L),
+        (7, 11, -Fx2 / 10.0),
+        (8, 9, -Mz2 / L),
+        (8, 10, Fx2 / 10.0),
+        (8, 11, Mx2 / L),
+        (9, 10, (Mz1 - 2.0 * Mz2) / 6.0),
+        (9, 11, -(My1 - 2.0 * My2) / 6.0),
+    ]
+    for r, c, value in upper:
+        kg[r, c] = value
+    # Mirror before the diagonal is set, so the diagonal is not doubled.
+    kg = kg + kg.T
+
+    diagonal = [
+        (0, Fx2 / L),
+        (6, Fx2 / L),
+        (1, 6.0 * Fx2 / (5.0 * L)),
+        (2, 6.0 * Fx2 / (5.0 * L)),
+        (7, 6.0 * Fx2 / (5.0 * L)),
+        (8, 6.0 * Fx2 / (5.0 * L)),
+        (3, Fx2 * I_rho / (A * L)),
+        (9, Fx2 * I_rho / (A * L)),
+        (4, 2.0 * Fx2 * L / 15.0),
+        (5, 2.0 * Fx2 * L / 15.0),
+        (10, 2.0 * Fx2 * L / 15.0),
+        (11, 2.0 * Fx2 * L / 15.0),
+    ]
+    for i, value in diagonal:
+        kg[i, i] = value
+    return kg
 
 
 def compute_local_element_loads_3D(

@@ -64,34 +64,49 @@ def local_elastic_stiffness_matrix_3D_beam(
       dv/dx = +theta_z.
     """
     G = E / (2.0 * (1.0 + nu))
-    ka = E * A / L  # axial
-    kt = G * J / L  # torsion
-    cz = E * Iz / L**3  # bending in the local x-y plane
-    cy = E * Iy / L**3  # bending in the local x-z plane
     k = np.zeros((12, 12))
-    # Upper triangle (off-diagonal) entries; mirrored below.
-    k[0, 6] = -ka
-    k[3, 9] = -kt
-    k[1, 5] = 6.0 * L * cz
-    k[1, 7] = -12.0 * cz
-    k[1, 11] = 6.0 * L * cz
-    k[5, 7] = -6.0 * L * cz
-    k[5, 11] = 2.0 * L**2 * cz
-    k[7, 11] = -6.0 * L * cz
-    k[2, 4] = -6.0 * L * cy
-    k[2, 8] = -12.0 * cy
-    k[2, 10] = -6.0 * L * cy
-    k[4, 8] = 6.0 * L * cy
-    k[4, 10] = 2.0 * L**2 * cy
-    k[8, 10] = 6.0 * L * cy
-    k = k + k.T
-    # Diagonal.
-    k[0, 0] = k[6, 6] = ka
-    k[3, 3] = k[9, 9] = kt
-    k[1, 1] = k[7, 7] = 12.0 * cz
-    k[5, 5] = k[11, 11] = 4.0 * L**2 * cz
-    k[2, 2] = k[8, 8] = 12.0 * cy
-    k[4, 4] = k[10, 10] = 4.0 * L**2 * cy
+
+    # Axial bar part.
+    k_ax = E * A / L
+    k[0, 0] = k_ax
+    k[6, 6] = k_ax
+    k[0, 6] = -k_ax
+    k[6, 0] = -k_ax
+
+    # Saint-Venant torsion part.
+    k_tor = G * J / L
+    k[3, 3] = k_tor
+    k[9, 9] = k_tor
+    k[3, 9] = -k_tor
+    k[9, 3] = -k_tor
+
+    # Bending in the local x-y plane: v and theta_z, with dv/dx = +theta_z.
+    c_z = E * Iz / L**3
+    k_bz = c_z * np.array(
+        [
+            [12.0, 6.0 * L, -12.0, 6.0 * L],
+            [6.0 * L, 4.0 * L**2, -6.0 * L, 2.0 * L**2],
+            [-12.0, -6.0 * L, 12.0, -6.0 * L],
+            [6.0 * L, 2.0 * L**2, -6.0 * L, 4.0 * L**2],
+        ]
+    )
+    idx_z = [1, 5, 7, 11]
+    k[np.ix_(idx_z, idx_z)] = k_bz
+
+    # Bending in the local x-z plane: w and theta_y, with dw/dx = -theta_y,
+    # hence the flipped signs of the displacement-rotation couplings.
+    c_y = E * Iy / L**3
+    k_by = c_y * np.array(
+        [
+            [12.0, -6.0 * L, -12.0, -6.0 * L],
+            [-6.0 * L, 4.0 * L**2, 6.0 * L, 2.0 * L**2],
+            [-12.0, 6.0 * L, 12.0, 6.0 * L],
+            [-6.0 * L, 2.0 * L**2, 6.0 * L, 4.0 * L**2],
+        ]
+    )
+    idx_y = [2, 4, 8, 10]
+    k[np.ix_(idx_y, idx_y)] = k_by
+
     return k
 
 
@@ -151,28 +166,36 @@ def beam_transformation_matrix_3D(
         Zero-length element; reference_vector not of unit length; reference_vector
         parallel (or anti-parallel) to the element axis.
     """
-    axis = np.array([x2 - x1, y2 - y1, z2 - z1], dtype=float)
+    p1 = np.array([x1, y1, z1], dtype=float)
+    p2 = np.array([x2, y2, z2], dtype=float)
+    axis = p2 - p1
     L = np.linalg.norm(axis)
     if L < 1e-12:
         raise ValueError("Element has zero length: nodes coincide.")
     ex = axis / L
+
     if reference_vector is None:
         # Global Z is a valid reference unless the element itself is vertical.
         if np.hypot(ex[0], ex[1]) < 1e-8:
-            ref = np.array([0.0, 1.0, 0.0])
+            ref = np.eye(3)[1]
         else:
-            ref = np.array([0.0, 0.0, 1.0])
+            ref = np.eye(3)[2]
     else:
         ref = np.asarray(reference_vector, dtype=float).reshape(3)
         if abs(np.linalg.norm(ref) - 1.0) > 1e-6:
             raise ValueError("reference_vector must have unit length.")
         if np.linalg.norm(np.cross(ref, ex)) < 1e-8:
             raise ValueError("reference_vector must not be parallel to the element axis.")
+
     ey = np.cross(ref, ex)
     ey = ey / np.linalg.norm(ey)
     ez = np.cross(ex, ey)
+
     R = np.vstack([ex, ey, ez])
-    return np.kron(np.eye(4), R)
+    gamma = np.zeros((12, 12))
+    for b in range(4):
+        gamma[3 * b : 3 * b + 3, 3 * b : 3 * b + 3] = R
+    return gamma
 
 
 def compute_local_element_loads_3D(
