@@ -64,20 +64,31 @@ def make_agent(spec: str, prompts: PromptRenderer | None = None) -> SolverAgent:
     if kind == "single-shot" and not rest:
         return PromptAgent(name=spec, prompts=prompts)
     if kind == "feedback-loop":
-        n = int(rest) if rest else 3
+        n = _attempts(spec, rest) if rest else 3
         return PromptAgent(name=spec if rest else "feedback-loop", max_attempts=n, prompts=prompts)
     if kind == "template-guided" and not rest:
         return PromptAgent(name=spec, scaffold="template_guided", prompts=prompts)
     if kind == "prompt" and rest:
-        path, _, n = rest.partition(":") if not Path(rest).exists() else (rest, "", "")
+        # The attempt count follows the last colon; the path itself may contain colons.
+        path, sep, n = rest.rpartition(":")
+        if not sep or not path or Path(rest).exists() or not (n.isdigit() or Path(path).is_file()):
+            path, n = rest, ""
         file = Path(path)
         if not file.is_file():
             raise ValueError(f"agent {spec!r}: system prompt file {path!r} does not exist")
+        attempts = _attempts(spec, n) if n else 1
         text = _read_prompt(file)
         return PromptAgent(name=f"prompt:{file.stem}" + (f":{n}" if n else ""), system_prompt=text,
-                           max_attempts=int(n) if n else 1, prompts=prompts)
+                           max_attempts=attempts, prompts=prompts)
     raise ValueError(f"unknown agent {spec!r}; expected single-shot, feedback-loop[:N], "
                      "template-guided, prompt:PATH[:N] or openhands[:OPTIONS]")
+
+
+def _attempts(spec: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"agent {spec!r}: the number of attempts must be an integer, got {text!r}") from None
 
 
 def _read_prompt(file: Path) -> str:
@@ -86,7 +97,10 @@ def _read_prompt(file: Path) -> str:
 
     text = file.read_text()
     if file.suffix == ".json":
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{file}: not valid JSON: {exc}") from None
         if not isinstance(data, dict) or not isinstance(data.get("system_prompt"), str):
             raise ValueError(f"{file}: expected a JSON object with a string 'system_prompt'")
         return data["system_prompt"]

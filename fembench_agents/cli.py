@@ -20,7 +20,8 @@ from fembench_agents.sandbox import Sandbox
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 tasks_app = typer.Typer(no_args_is_help=True, help="Browse and check the function-task suite.")
 app.add_typer(tasks_app, name="tasks")
-console = Console()
+# Piped output (CI logs, files) gets wide tables instead of rich's 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 DEFAULT_TASKS = os.environ.get("FEMBENCH_TASKS", "tasks")

@@ -183,7 +183,9 @@ def replay(
         if rescore:
             changes = rescore_run(run_dir, {t.task_id: t for t in tasks}, evaluator)
         else:
-            from fembench_agents.models import ReplayModel
+            from rich.markup import escape
+
+            from fembench_agents.models import ReplayModel, UnrecordedRequestError
 
             config = RunConfig(**{**manifest.config, "params": ModelParams(**manifest.config["params"])})
             records = read_log(run_dir)
@@ -193,7 +195,12 @@ def replay(
                 import shutil
 
                 shutil.rmtree(target)
-            asyncio.run(execute_run(config, tasks, target, model, evaluator))
+            try:
+                asyncio.run(execute_run(config, tasks, target, model, evaluator))
+            except UnrecordedRequestError as exc:
+                evaluator.close()
+                err.print(f"[red]error:[/red] the replay diverged from the recording: {escape(str(exc))}")
+                raise typer.Exit(2) from None
             changes = compare_runs(records, read_log(target))
         evaluator.close()
     what = "re-scored" if rescore else "replayed"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fembench_agents.messages import ModelParams
 
@@ -22,6 +22,17 @@ class Experiment(BaseModel):
     repeats: int = Field(default=1, ge=1)
     concurrency: int = Field(default=2, ge=1)
     params: ModelParams = ModelParams()
+
+    @field_validator("params", mode="before")
+    @classmethod
+    def _known_params(cls, value: Any) -> Any:
+        # ModelParams ignores unknown keys; in a file, an unknown key is a typo.
+        if isinstance(value, dict):
+            unknown = sorted(set(value) - set(ModelParams.model_fields))
+            if unknown:
+                raise ValueError(f"unknown model parameter {unknown[0]!r} "
+                                 f"(known: {', '.join(ModelParams.model_fields)})")
+        return value
 
 
 def load_experiment(path: str | Path) -> Experiment:

@@ -64,11 +64,13 @@ def outcome_score(outcome: FunctionOutcome | TestSuiteOutcome) -> float:
 class TemplateFeedback:
     """The default feedback builder."""
 
-    def __init__(self, template_dir: str | Path = FEEDBACK_DIR, target: str = "the requested function") -> None:
+    def __init__(self, template_dir: str | Path = FEEDBACK_DIR, target: str = "the requested function",
+                 tests_target: str = "the requested test functions") -> None:
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir)),
                                       undefined=jinja2.StrictUndefined, autoescape=False,
                                       keep_trailing_newline=True)
         self.target = target
+        self.tests_target = tests_target
 
     def template_for(self, outcome: FunctionOutcome | TestSuiteOutcome) -> str:
         if outcome.passed:
@@ -82,13 +84,17 @@ class TemplateFeedback:
 
     def view(self, outcome: FunctionOutcome | TestSuiteOutcome) -> dict[str, Any]:
         failed = next((s for s in outcome.stages if not s.passed), None)
-        ctx: dict[str, Any] = {"kind": outcome.kind, "reason": outcome.reason, "target": self.target,
+        target = self.tests_target if isinstance(outcome, TestSuiteOutcome) else self.target
+        ctx: dict[str, Any] = {"kind": outcome.kind, "reason": outcome.reason, "target": target,
                                "detail": failed.detail if failed else None, "input_index": None,
                                "error_type": None, "error_message": None, "traceback": []}
         if isinstance(outcome, FunctionOutcome):
             bad = next((r for r in outcome.inputs if r.status in ("error", "timeout", "crashed")), None)
             if bad is not None:
                 ctx["input_index"] = bad.index
+                # the templates name the input themselves: "input 3: <what happened>" -> "<what happened>"
+                if ctx["detail"] and ctx["detail"].startswith(f"input {bad.index}: "):
+                    ctx["detail"] = ctx["detail"][len(f"input {bad.index}: "):]
                 if bad.error:
                     ctx.update(error_type=bad.error.type, error_message=bad.error.message,
                                traceback=list(bad.error.traceback))

@@ -139,6 +139,15 @@ async def execute_run(config: RunConfig, tasks: list[Task], out: Path, model: Mo
                 on_episode(record)
             return record
 
-        fresh = await asyncio.gather(*(one(t, r) for t, r in todo))
+        running = [asyncio.ensure_future(one(t, r)) for t, r in todo]
+        try:
+            fresh = await asyncio.gather(*running)
+        except BaseException:
+            # One episode failed the run (or it was interrupted): stop the others
+            # before the log closes, so none of them writes to a closed log.
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
     merged = {**done, **{r.episode: r for r in fresh}}
     return sorted(merged.values(), key=lambda r: (r.task_id, r.repeat))

@@ -4,6 +4,7 @@ and each scored attempt appended to the run log as it happens."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 
 from fembench_agents.contracts import Feedback, FeedbackBuilder, ModelClient, Track
@@ -17,6 +18,15 @@ from fembench_agents.task_model import Task
 class ModelUnavailable(RuntimeError):
     """The model call failed after its retries; the episode ends as an error
     (recorded, and retried when the run is resumed)."""
+
+
+def _diverged_replay(exc: Exception) -> bool:
+    """A replay asked something its recording never saw: the run must stop, not
+    record a model failure (which a resume would then retry as if the provider
+    had been flaky). Looked up in sys.modules, not imported: the models package
+    imports litellm, and if it was never imported no client raised its error."""
+    errors = sys.modules.get("fembench_agents.models.errors")
+    return errors is not None and isinstance(exc, errors.UnrecordedRequestError)
 
 
 class EpisodeSession:
@@ -43,6 +53,8 @@ class EpisodeSession:
         try:
             response = await self.model.complete(messages, context, self.params)
         except Exception as exc:  # noqa: BLE001 - any provider failure is recorded, never fatal to the run
+            if _diverged_replay(exc):
+                raise
             error = f"{type(exc).__name__}: {exc}"[:2000]
             self.log.append(ModelCallRecord(episode=self.episode, task_id=self.task.task_id,
                                             attempt_index=index, request=request,

@@ -194,8 +194,9 @@ def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory of small task modules, loaded once per session."""
     d = tmp_path_factory.mktemp("tasks")
     write_module(d, "scale_vector_CC0_H0_T0.py", scale_source())
-    write_module(d, "slow_scale_CC0_H0_T0.py",
-                 scale_source("slow_scale_CC0_H0_T0", extensions={"time_limit": "1"}))
+    write_module(d, "slow_scale_CC0_H0_T0.py",  # one input and 1 s: a timeout costs 1 s + the job overhead
+                 scale_source("slow_scale_CC0_H0_T0", inputs="[[np.array([1.0, 2.0]), 2.0]]",
+                              extensions={"time_limit": "1"}))
     for task_id, invariance, unnormalised in (("mode_sign_CC1_H0_T0", "sign", False),
                                               ("mode_plain_CC1_H0_T0", None, False),
                                               ("mode_scale_CC1_H0_T0", "scale", True)):

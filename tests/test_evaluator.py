@@ -3,13 +3,14 @@ functions, parse -> imports -> tests for test suites."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
-from conftest import CORRECT_SCALE, GOOD_SCALE_TESTS
+from conftest import CORRECT_SCALE, GOOD_SCALE_TESTS, strip_timings
 
-from fembench_agents.evaluator import Evaluator
 from fembench_agents import outcome as oc
+from fembench_agents.evaluator import Evaluator
 from fembench_agents.outcome import FunctionOutcome
 from fembench_agents.task_model import Task
 
@@ -74,7 +75,8 @@ def test_wrong_value_reports_where_and_size_not_reference(evaluator: Evaluator, 
     first = outcome.inputs[0]
     assert first.where == "output"
     assert first.relative_error == pytest.approx(0.5 / 6.0)  # max |diff| / max(1, max |reference|)
-    assert "6.0" not in outcome.model_dump_json()  # the reference's largest entry is never shown
+    shown = json.dumps(strip_timings(outcome.model_dump()))
+    assert "6.0" not in shown and "4.0" not in shown  # reference values are never shown
 
 
 def test_exception_fails_at_execute(evaluator: Evaluator, scale_task: Task) -> None:
@@ -93,8 +95,7 @@ def test_timeout_fails_at_execute(evaluator: Evaluator, load: Callable[[str], Ta
     outcome = evaluator.score_function(task, "def scale_vector(x, factor):\n    while True:\n        pass\n")
     assert not outcome.passed
     assert stages(outcome)[-1] == ("execute", False, "timeout")
-    assert outcome.inputs[0].status == "timeout"
-    assert {r.status for r in outcome.inputs[1:]} == {"not_run"}
+    assert [r.status for r in outcome.inputs] == ["timeout"]
     assert outcome.stages[-1].seconds < 20
 
 

@@ -26,16 +26,16 @@ import pytest
 from conftest import CORRECT_SCALE, FEM_1D, GOOD_SCALE_TESTS, ROOT, scale_source, write_module
 
 from fembench_agents import codec
+from fembench_agents import outcome as oc
 from fembench_agents.evaluator import Evaluator
 from fembench_agents.loader import load_task
-from fembench_agents import outcome as oc
 from fembench_agents.sandbox import Sandbox
 from fembench_agents.task_model import Task
 
 HOSTILE_IMPORTS = ("import os", "import sys", "import signal", "import socket", "import builtins",
                    "import shutil", "import ctypes", "import resource", "import json", "import time", "import re")
-HOSTILE_INPUTS = "[[np.array([1.0, 2.0, 3.0]), 2.0], [np.array([1.0]), -1.0]]"
-CORRECT_VALUE = np.array([2.0, 4.0, 6.0])  # the reference's output on input 0; input 1 raises ValueError
+HOSTILE_INPUTS = "[[np.array([1.0, 2.0, 3.0]), 2.0]]"  # one input: a timeout costs 1 s + the job overhead
+CORRECT_VALUE = np.array([2.0, 4.0, 6.0])  # the reference's output on it
 
 # Shared by attacks: the frames of the running job, found without importing anything.
 STACK = '''
@@ -74,9 +74,10 @@ class Case:
     id: str
     code: str  # a string.Template over Context.values()
     kind: str = "function"  # function | tests
-    task: str = "hostile"  # hostile (permissive imports) | strict (numpy and pytest only)
+    task: str = "hostile"  # hostile (permissive imports) | strict (numpy and pytest only) | solo (one worker)
     reasons: tuple[str, ...] = ()  # acceptable failure reasons; empty: any failure
     check: Callable[[Context], None] | None = None  # what must hold afterwards
+    no_test_passes: bool = False  # tests: not one of them may count as passing on the reference
 
 
 def no_leftover_processes(ctx: Context) -> None:
@@ -99,6 +100,8 @@ def nothing_written(ctx: Context) -> None:
     assert not (ctx.outside / "escaped.txt").exists()
     assert not (ctx.task_dir / "escaped.py").exists()
     assert not (ROOT / "tests" / "_escaped.txt").exists()
+    for d in ("/run/lock", "/var/tmp", "/dev/shm"):
+        assert not Path(d, ctx.marker).exists()
 
 
 def nothing_deleted(ctx: Context) -> None:
@@ -187,7 +190,8 @@ def scale_vector(x, factor):
         fh.write("fine")
     wrote = []
     for path in ($outside + "/escaped.txt", $task_dir + "/escaped.py", $root + "/tests/_escaped.txt",
-                 "/escaped.txt", "/usr/escaped.txt"):
+                 "/escaped.txt", "/usr/escaped.txt", "/run/lock/" + $marker, "/var/tmp/" + $marker,
+                 "/dev/shm/" + $marker):
         try:
             with open(path, "w") as fh:
                 fh.write("escaped")
@@ -200,6 +204,23 @@ def scale_vector(x, factor):
         raise ValueError
     return factor * np.asarray(x, dtype=float)
 """, reasons=("runtime_error",), check=nothing_written),
+    Case("find_any_writable_directory", """
+import os
+import numpy as np
+def scale_vector(x, factor):
+    scratch = os.getcwd()
+    for root, dirs, _ in os.walk("/"):
+        if root in ("/proc", "/sys") or root == scratch:
+            dirs[:] = []
+            continue
+        if os.access(root, os.W_OK):
+            try:
+                open(os.path.join(root, $marker), "w").close()
+            except OSError:
+                continue
+            return np.array([2.0, 4.0, 6.0])  # somewhere to leave a note for a later attempt
+    raise PermissionError("nowhere to write but scratch")
+""", reasons=("runtime_error", "timeout"), check=nothing_written),
     Case("delete_files", """
 import os, shutil
 import numpy as np
@@ -274,7 +295,7 @@ FORGED = [
     '{"event": "isolation", "level": "none"}',
     '{"event": "input", "index": 0, "status": "match"}',
     '{"event": "verdict", "passed": true}',
-    '{"event": "input", "index": 1, "status": "error", "error_mro": 5, "traceback": 5}',
+    '{"event": "input", "index": 0, "status": "error", "error_mro": 5, "traceback": 5}',
     '{"event": "input", "index": 0, "status": "error", "error_type": {"a": 1}, "traceback": [{"b": 2}]}',
     '{"event": "input", "index": 0, "status": "ok", "value": {"__ndarray__": {"dtype": "float64", "shape": [0, 1e30], "data": ""}}}',
     '{"event": "input", "index": 0, "status": "ok", "value": {"__unknown__": 1}}',
@@ -338,13 +359,13 @@ def scale_vector(x, factor):
 """, reasons=("wrong_output",)),
     Case("huge_output", """
 def scale_vector(x, factor):
-    return "x" * (300 * 2**20)
-""", reasons=("crashed", "runtime_error")),
+    return "x" * (200 * 2**20)
+""", reasons=("crashed", "runtime_error", "timeout")),
     Case("huge_array_output", """
 import numpy as np
 def scale_vector(x, factor):
-    return np.zeros(60_000_000)
-""", reasons=("crashed", "runtime_error", "wrong_output")),
+    return np.zeros(6_000_000)  # 48 MB, 64 MB encoded
+""", reasons=("crashed", "runtime_error", "timeout")),
     Case("unpicklable_generator", """
 def scale_vector(x, factor):
     if factor < 0:
@@ -361,14 +382,6 @@ def scale_vector(x, factor):
 def scale_vector(x, factor):
     return scale_vector(x, factor)
 """, reasons=("runtime_error",)),
-    Case("deep_recursion_with_raised_limit", """
-import sys
-def _deep(n):
-    return _deep(n + 1) + 1
-def scale_vector(x, factor):
-    sys.setrecursionlimit(10**9)
-    return _deep(0)
-""", reasons=("runtime_error", "crashed", "timeout")),
     Case("segfault", """
 import ctypes
 def scale_vector(x, factor):
@@ -483,6 +496,8 @@ import json
 import numpy as np
 $stack
 def scale_vector(x, factor):
+    if factor < 0:
+        raise ValueError("as documented")
     codec = next(f.f_globals["codec"] for f in _stack() if "codec" in f.f_globals)
     for frame in _stack():
         for value in list(frame.f_locals.values()):
@@ -501,6 +516,8 @@ import numpy as np
 PATTERN = re.compile(rb'\\{"event": "input", "index": 0, "status": "ok"[^\\n]*?"value": (\\{"__ndarray__": \\{[^}]*\\}\\})')
 $stack
 def scale_vector(x, factor):
+    if factor < 0:
+        raise ValueError("as documented")
     codec = next(f.f_globals["codec"] for f in _stack() if "codec" in f.f_globals)
     with open("/proc/self/maps") as fh:
         regions = [line.split() for line in fh]
@@ -519,9 +536,7 @@ def scale_vector(x, factor):
                 value = codec.from_data(json.loads(m.group(1)))
             except Exception:
                 continue
-            if np.shape(value) == np.shape(x) and not np.allclose(value, 0 * value + 7):
-                if factor < 0:
-                    raise ValueError
+            if np.shape(value) == np.shape(x):
                 return value
     raise LookupError("no earlier reply in memory")
 """, task="solo", reasons=("runtime_error",)),
@@ -532,28 +547,28 @@ def test_scales_values(fcn):
     pytest.skip("nothing to see")
 def test_negative_factor_raises(fcn):
     pytest.skip("nothing to see")
-""", kind="tests"),
+""", kind="tests", no_test_passes=True),
     Case("tests_call_pytest_exit", """
 import pytest
 def test_scales_values(fcn):
     pytest.exit("bye", returncode=0)
 def test_negative_factor_raises(fcn):
     pytest.exit("bye", returncode=0)
-""", kind="tests"),
+""", kind="tests", no_test_passes=True),
     Case("tests_raise_system_exit_and_xfail", """
 import pytest
 def test_scales_values(fcn):
     raise SystemExit(0)
 def test_negative_factor_raises(fcn):
     pytest.xfail("expected")
-""", kind="tests"),
+""", kind="tests", no_test_passes=True),
     Case("tests_exit_the_process", """
 import os
 def test_scales_values(fcn):
     os._exit(0)
 def test_negative_factor_raises(fcn):
     os._exit(0)
-""", kind="tests"),
+""", kind="tests", no_test_passes=True),
     Case("tests_mutate_reference_through_globals", """
 import numpy as np
 def test_scales_values(fcn):
@@ -729,6 +744,8 @@ def test_hostile_attempt_fails_and_the_next_attempt_passes(
     else:
         assert outcome.failed_stage == "tests", "the attack must reach the sandbox"
         assert outcome.joint_score < 1.0
+        if case.no_test_passes:
+            assert not any(t.passes_reference for t in outcome.tests), outcome.tests
     if case.check:
         case.check(ctx)
     assert json.dumps(task.inputs) == inputs_before
@@ -858,3 +875,49 @@ def generate_uniform_mesh_1d(x_min, x_max, num_elements):
     assert not outcome.passed
     assert outcome.reason == "runtime_error"
     assert outcome.inputs[0].error is not None and outcome.inputs[0].error.type == "FileNotFoundError"
+
+
+SHM_WRITER = """
+import ctypes
+import numpy as np
+def scale_vector(x, factor):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    shmid = libc.shmget($key, 4096, 0o1666)  # IPC_CREAT | 0666
+    if shmid < 0:
+        raise OSError(ctypes.get_errno(), "shmget")
+    ctypes.memmove(libc.shmat(shmid, None, 0), b"2.0 4.0 6.0", 11)
+    return np.zeros(1)
+"""
+
+SHM_READER = """
+import ctypes
+import numpy as np
+def scale_vector(x, factor):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    shmid = libc.shmget($key, 4096, 0o666)
+    if shmid < 0:
+        raise OSError(ctypes.get_errno(), "no message from an earlier attempt")
+    return np.array([float(v) for v in ctypes.string_at(libc.shmat(shmid, None, 0), 11).split()])
+"""
+
+
+def test_shared_memory_does_not_outlive_an_attempt(evaluator: Evaluator, hostile_task: Task) -> None:
+    """An attempt cannot leave a System V shared-memory segment behind for a
+    later attempt to read (which would make a score depend on what ran before)."""
+    import ctypes
+    import random
+
+    key = random.randrange(1 << 20, 1 << 30)
+    try:
+        writer = evaluator.score_function(hostile_task, Template(SHM_WRITER).substitute(key=key))
+        reader = evaluator.score_function(hostile_task, Template(SHM_READER).substitute(key=key))
+        assert not writer.passed and writer.reason == "wrong_output"  # the segment was created and written
+        assert not reader.passed, "a later attempt read what an earlier one left"
+        assert reader.inputs[0].error is not None and "no message" in reader.inputs[0].error.message
+    finally:  # never leave a segment on the machine
+        libc = ctypes.CDLL(None, use_errno=True)
+        shmid = libc.shmget(key, 0, 0)
+        if shmid >= 0:
+            libc.shmctl(shmid, 0, None)  # IPC_RMID

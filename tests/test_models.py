@@ -16,6 +16,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from fembench_agents.contracts import ModelClient
 from fembench_agents.messages import (
     CallContext,
     Message,
@@ -337,6 +338,22 @@ def test_replay_serves_repeats_of_one_request_in_order() -> None:
     assert run(thrice()) == ["r0", "r1", "r1"]
 
 
+def test_replay_gives_each_episode_its_own_answer_to_a_shared_prompt() -> None:
+    request = ModelRequest(model="m/x", messages=tuple(user("same prompt")))
+    records = [ModelCallRecord(episode=f"m/x|single|code|T|{rep}", task_id="T", attempt_index=0, request=request,
+                               request_hash=request.request_hash(),
+                               response=ModelResponse(text=f"repeat {rep}", request_hash=request.request_hash()))
+               for rep in (0, 1)]
+    replay = ReplayModel.from_records(records)
+
+    async def reversed_and_concurrent() -> list[str]:
+        contexts = [CallContext(task_id="T", episode=f"m/x|single|code|T|{rep}") for rep in (1, 0)]
+        answers = await asyncio.gather(*(replay.complete(user("same prompt"), c) for c in contexts))
+        return [a.text for a in answers]
+    assert run(reversed_and_concurrent()) == ["repeat 1", "repeat 0"]
+    assert len(replay) == 2
+
+
 # -- keys ----------------------------------------------------------------------------------------
 
 def test_keys_never_reach_records_or_errors(script_name: str, monkeypatch: pytest.MonkeyPatch,
@@ -377,6 +394,12 @@ def test_factory_rejects_bad_names_clearly() -> None:
     with pytest.raises(ValueError, match="provider"):
         make_client("definitely-not-a-model")
     assert make_client("openai/gpt-4o-mini").model == "openai/gpt-4o-mini"
+
+
+def test_clients_satisfy_the_model_client_contract(script_name: str) -> None:
+    register_script(script_name, ["x"])
+    assert isinstance(make_client(f"scripted/{script_name}"), ModelClient)
+    assert isinstance(ReplayModel("m/x", {}), ModelClient)
 
 
 # -- the embedded local model, over real HTTP ----------------------------------------------------

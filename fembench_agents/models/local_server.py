@@ -55,7 +55,9 @@ class LocalModelServer:
                  n_threads: int | None = None, startup_timeout: float = 120.0) -> None:
         self.model_path = Path(model_path) if model_path is not None else None
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or os.cpu_count() or 1
+        # Half the cores (llama.cpp's own default): with every core, generation slows ~10x as soon
+        # as anything else (the evaluator's sandboxes) wants CPU, since llama.cpp threads spin-wait.
+        self.n_threads = n_threads or max(1, (os.cpu_count() or 2) // 2)
         self.startup_timeout = startup_timeout
         self.host = "127.0.0.1"
         self.port: int | None = None

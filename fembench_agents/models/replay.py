@@ -14,19 +14,24 @@ from fembench_agents.runlog import ModelCallRecord, read_log
 
 
 class ReplayModel:
-    """Several recorded answers to one request hash (repeats of a task) are
-    served in recorded order; once used up, the last one is served again.
-    Responses come back exactly as recorded (usage, cost, latency)."""
+    """Answers are looked up by request hash, within the caller's episode
+    (CallContext.episode) when the recording has that episode, so that repeats
+    of one prompt get their own answers even when replayed concurrently.
+    Several answers under one key are served in recorded order; once used up,
+    the last one is served again. Responses come back exactly as recorded."""
 
     def __init__(self, model: str, responses: Mapping[str, Sequence[ModelResponse]], *,
                  params: ModelParams | None = None, system_prompt: str | None = None,
-                 on_call: OnCall | None = None) -> None:
+                 on_call: OnCall | None = None,
+                 by_episode: Mapping[tuple[str, str], Sequence[ModelResponse]] | None = None) -> None:
         self.model = model
         self.params = params or ModelParams()
         self.system_prompt = system_prompt
         self.on_call = on_call
-        self._responses = {h: list(rs) for h, rs in responses.items() if rs}
-        self._served: dict[str, int] = {}
+        self._responses: dict[tuple[str, str], list[ModelResponse]] = {
+            ("", h): list(rs) for h, rs in responses.items() if rs}
+        self._responses.update({k: list(rs) for k, rs in (by_episode or {}).items() if rs and k[0]})
+        self._served: dict[tuple[str, str], int] = {}
 
     @classmethod
     def from_records(cls, records: Iterable[object], model: str | None = None, *,
@@ -44,13 +49,17 @@ class ReplayModel:
             raise ValueError(f"recording holds no calls of model {model!r} (it has {models})")
         calls = [r for r in calls if r.request.model == model]
         responses: dict[str, list[ModelResponse]] = {}
+        by_episode: dict[tuple[str, str], list[ModelResponse]] = {}
         for r in calls:
             assert r.response is not None
-            responses.setdefault(r.request.request_hash(), []).append(r.response)
+            request_hash = r.request.request_hash()
+            responses.setdefault(request_hash, []).append(r.response)
+            by_episode.setdefault((r.episode, request_hash), []).append(r.response)
         used = {r.request.params.model_copy(update={"timeout": ModelParams().timeout, "api_base": None})
                 for r in calls}
         params = used.pop() if len(used) == 1 else None
-        return cls(model, responses, params=params, system_prompt=system_prompt, on_call=on_call)
+        return cls(model, responses, params=params, system_prompt=system_prompt, on_call=on_call,
+                   by_episode=by_episode)
 
     @classmethod
     def from_log(cls, run_dir: str | os.PathLike[str], model: str | None = None, *,
@@ -58,21 +67,25 @@ class ReplayModel:
         return cls.from_records(read_log(run_dir), model, system_prompt=system_prompt, on_call=on_call)
 
     def __len__(self) -> int:
-        return sum(len(rs) for rs in self._responses.values())
+        """How many recorded responses (each counted once)."""
+        return sum(len(rs) for (episode, _), rs in self._responses.items() if not episode)
 
     async def complete(self, messages: Sequence[Message], context: CallContext,
                        params: ModelParams | None = None) -> ModelResponse:
         request = ModelRequest(model=self.model, messages=with_system_prompt(messages, self.system_prompt),
                                params=params or self.params)
         request_hash = request.request_hash()
-        recorded = self._responses.get(request_hash)
+        key = (context.episode, request_hash)
+        if key not in self._responses:
+            key = ("", request_hash)
+        recorded = self._responses.get(key)
         if recorded is None:
             error = UnrecordedRequestError(self.model, context, request_hash)
             if self.on_call is not None:
                 self.on_call(request, None, str(error), context)
             raise error
-        index = self._served.get(request_hash, 0)
-        self._served[request_hash] = index + 1
+        index = self._served.get(key, 0)
+        self._served[key] = index + 1
         response = recorded[min(index, len(recorded) - 1)]
         if self.on_call is not None:
             self.on_call(request, response, None, context)

@@ -1,12 +1,13 @@
 """Confinement of a sandbox child, applied before any untrusted code runs.
 
 Layers, strongest first:
-- namespaces (when the kernel and privileges allow): a private mount, network
-  and PID namespace; every hidden path (home, the parent's working directory,
+- namespaces (when the kernel and privileges allow): a private mount, network,
+  PID and IPC namespace; every hidden path (home, the parent's working directory,
   task and run directories, /tmp) is covered by an empty tmpfs, the Python
   installation is bound back read-only, /tmp becomes a private size-limited
-  scratch, the network has no interfaces and every process the job spawns dies
-  with it;
+  scratch, the network has no interfaces, and every process the job spawns and
+  every System V IPC object it creates (shared memory a later job could read)
+  dies with it;
 - identity: a root worker drops to `nobody`, so files of the project are
   read-only and the process-count limit applies;
 - resource limits: address space, CPU time, processes, file size, open files;
@@ -24,6 +25,7 @@ import tempfile
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWPID = 0x20000000
+CLONE_NEWIPC = 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
@@ -45,9 +47,9 @@ def set_parent_death_signal(sig: int) -> None:
 
 def unshare_namespaces() -> bool:
     """Called in the trusted intermediate process; True when the job will run
-    in its own mount, network and PID namespaces."""
+    in its own mount, network, PID and IPC namespaces."""
     try:
-        os.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID)
+        os.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC)
         return True
     except (OSError, AttributeError):
         return False

@@ -35,7 +35,9 @@ class JobResult:
 
 
 def _default_hidden() -> list[str]:
-    hidden = [os.path.expanduser("~"), os.getcwd(), "/tmp", "/var/tmp", "/dev/shm"]
+    # The project and every world-writable directory: a job may write nowhere but
+    # its scratch, so it leaves nothing on the machine for a later job to find.
+    hidden = [os.path.expanduser("~"), os.getcwd(), "/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock"]
     return [h for h in hidden if h and h != "/"]
 
 

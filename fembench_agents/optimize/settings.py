@@ -1,0 +1,95 @@
+"""What an optimization is: models, split, budget and GEPA settings, from the
+command line or an experiment file (TOML in `experiments/`)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from fembench_agents.messages import ModelParams
+
+DEFAULT_SEED_PROMPT = ("You are an expert in computational mechanics and scientific Python. "
+                       "Write correct, self-contained code that follows the requested signature and docstring exactly.")
+# Settings that may change when a run is resumed; everything else must match.
+RESUMABLE = frozenset({"name", "budget", "concurrency", "tasks_path", "heldout_repeats", "final_train_eval"})
+
+
+class OptimizeSettings(BaseModel):
+    """GEPA settings not named here are GEPA's defaults (Pareto candidate
+    selection, per-instance frontier, strict-improvement acceptance, skipping
+    perfect minibatches)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    model: str = Field(min_length=1)
+    reflection_model: str = Field(min_length=1)
+    budget: str = "light"
+    heldout: str = Field(min_length=1)
+    val_fraction: float = 0.3
+    seed: int = 0
+    tasks_path: str = "tasks"
+    include_reference: bool = True
+    use_merge: bool = True
+    max_merge_invocations: int = Field(default=5, ge=0)
+    reflection_minibatch_size: int = Field(default=3, ge=1)
+    seed_prompt: str = DEFAULT_SEED_PROMPT
+    params: ModelParams = ModelParams(temperature=0.0, max_tokens=2048)
+    reflection_params: ModelParams = ModelParams(temperature=1.0, max_tokens=8192)
+    concurrency: int = Field(default=4, ge=1)
+    final_train_eval: bool = True
+    heldout_repeats: int = Field(default=5, ge=1)
+
+    @field_validator("budget", mode="before")
+    @classmethod
+    def _budget_text(cls, v: Any) -> str:
+        return str(v)
+
+    def identity(self) -> dict[str, Any]:
+        """What must match for an out directory to be resumed with these settings."""
+        data = self.model_dump(mode="json", exclude=set(RESUMABLE))
+        for key in ("params", "reflection_params"):
+            data[key] = {k: v for k, v in data[key].items() if k not in ("timeout", "api_base")}
+        return data
+
+
+def default_name(model: str, budget: str) -> str:
+    return "gepa_" + re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{model}_{budget}").strip("-")
+
+
+def load_settings(path: str | Path | None, overrides: dict[str, Any]) -> OptimizeSettings:
+    """Settings from an experiment file (if any) with `overrides` (the options
+    given on the command line, None meaning not given) on top; a clear
+    ValueError names a bad or missing key."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text())
+        except FileNotFoundError:
+            raise ValueError(f"experiment file {path} does not exist") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: not valid TOML: {exc}") from None
+        if data.pop("kind", "optimize") != "optimize":
+            raise ValueError(f"{path}: not an optimize experiment (kind must be 'optimize')")
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key in ("params", "reflection_params"):
+            data[key] = {**data.get(key, {}), **{k: v for k, v in value.items() if v is not None}}
+        else:
+            data[key] = value
+    if "name" not in data and data.get("model"):
+        data["name"] = default_name(str(data["model"]), str(data.get("budget", "light")))
+    try:
+        return OptimizeSettings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "settings"
+        option = {"model": " (--model)", "reflection_model": " (--reflection-model)",
+                  "heldout": " (--heldout)", "name": " (--name)"}.get(where, "")
+        source = f"{path}: " if path is not None else ""
+        raise ValueError(f"{source}{where}{option}: {first['msg']}") from None
