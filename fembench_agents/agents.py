@@ -70,15 +70,15 @@ def make_agent(spec: str, prompts: PromptRenderer | None = None) -> SolverAgent:
         return PromptAgent(name=spec, scaffold="template_guided", prompts=prompts)
     if kind == "prompt" and rest:
         # The attempt count follows the last colon; the path itself may contain colons.
-        path, sep, n = rest.rpartition(":")
-        if not sep or not path or Path(rest).exists() or not (n.isdigit() or Path(path).is_file()):
-            path, n = rest, ""
+        path, sep, count = rest.rpartition(":")
+        if not sep or not path or Path(rest).exists() or not (count.isdigit() or Path(path).is_file()):
+            path, count = rest, ""
         file = Path(path)
         if not file.is_file():
             raise ValueError(f"agent {spec!r}: system prompt file {path!r} does not exist")
-        attempts = _attempts(spec, n) if n else 1
+        attempts = _attempts(spec, count) if count else 1
         text = _read_prompt(file)
-        return PromptAgent(name=f"prompt:{file.stem}" + (f":{n}" if n else ""), system_prompt=text,
+        return PromptAgent(name=f"prompt:{file.stem}" + (f":{count}" if count else ""), system_prompt=text,
                            max_attempts=attempts, prompts=prompts)
     raise ValueError(f"unknown agent {spec!r}; expected single-shot, feedback-loop[:N], "
                      "template-guided, prompt:PATH[:N] or openhands[:OPTIONS]")

@@ -55,7 +55,8 @@ class EpisodeSession:
         except Exception as exc:  # noqa: BLE001 - any provider failure is recorded, never fatal to the run
             if _diverged_replay(exc):
                 raise
-            error = f"{type(exc).__name__}: {exc}"[:2000]
+            # A replayed failure carries the recorded text, so replay logs it identically.
+            error = getattr(exc, "recorded", None) or f"{type(exc).__name__}: {exc}"[:2000]
             self.log.append(ModelCallRecord(episode=self.episode, task_id=self.task.task_id,
                                             attempt_index=index, request=request,
                                             request_hash=request.request_hash(), error=error))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -95,7 +94,7 @@ class Task(BaseModel):
             raise ValueError("time_limit must be positive")
         return v
 
-    @cached_property
+    @property
     def content_hash(self) -> str:
         return hashlib.sha256(self.module_source.encode()).hexdigest()[:16]
 

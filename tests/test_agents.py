@@ -23,7 +23,13 @@ from fembench_agents.agents import PromptAgent, make_agent
 from fembench_agents.evaluator import Evaluator
 from fembench_agents.extract import parse_code
 from fembench_agents.messages import Message
-from fembench_agents.models import ClientOptions, RetryPolicy, make_client, register_script, unregister_script
+from fembench_agents.models import (
+    ClientOptions,
+    RetryPolicy,
+    make_client,
+    register_script,
+    unregister_script,
+)
 from fembench_agents.models._litellm import litellm
 from fembench_agents.prompts import PromptRenderer
 from fembench_agents.runlog import AttemptRecord, EpisodeRecord, ModelCallRecord, read_log

@@ -19,7 +19,13 @@ import pytest
 from conftest import ROOT
 
 from fembench_agents.evaluator import DEFAULT_CALL_SECONDS, TEST_SECONDS, Evaluator, EvaluatorConfig
-from fembench_agents.feedback import FEEDBACK_DIR, TemplateFeedback, describe_mismatch, magnitude, outcome_score
+from fembench_agents.feedback import (
+    FEEDBACK_DIR,
+    TemplateFeedback,
+    describe_mismatch,
+    magnitude,
+    outcome_score,
+)
 from fembench_agents.loader import load_tasks
 from fembench_agents.outcome import FunctionOutcome, InputResult, StageResult
 from fembench_agents.outcome import TestResult as CaseResult  # aliased: pytest would collect Test*
@@ -226,7 +232,7 @@ def scored(suite: list[Task], evaluator: Evaluator) -> dict[str, list[tuple[str,
     assert all(any(line.strip() == "import numpy as np" for line in t.required_imports) for t in suite)
     assert all(len(t.tests) >= 2 for t in suite)
     results: dict[str, list[tuple[str, Any]]] = {t.task_id: [] for t in suite}
-    with Sandbox(workers=8) as slow_box, ThreadPoolExecutor(max_workers=8) as slow_pool, \
+    with Sandbox(workers=12) as slow_box, ThreadPoolExecutor(max_workers=12) as slow_pool, \
             ThreadPoolExecutor(max_workers=2) as pool:
         slow = Evaluator(slow_box, EvaluatorConfig(call_seconds=SLOW_CALL_SECONDS))
         timeouts = {t.task_id: slow_pool.submit(slow.score_function, t, SLEEP.format(m=t.main_name)) for t in suite}

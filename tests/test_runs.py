@@ -29,12 +29,24 @@ from fembench_agents.experiment import load_experiment
 from fembench_agents.loader import load_task
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import (
-    ClientOptions, ReplayModel, ResponseCache, RetryPolicy, UnrecordedRequestError, make_client,
-    register_script, unregister_script,
+    ClientOptions,
+    ReplayModel,
+    ResponseCache,
+    RetryPolicy,
+    UnrecordedRequestError,
+    make_client,
+    register_script,
+    unregister_script,
 )
 from fembench_agents.replay import compare_runs, episode_turns, rescore
 from fembench_agents.runlog import (
-    LOG_NAME, AttemptRecord, EpisodeRecord, ModelCallRecord, RunLog, episode_key, finished_episodes, read_log,
+    LOG_NAME,
+    AttemptRecord,
+    EpisodeRecord,
+    ModelCallRecord,
+    episode_key,
+    finished_episodes,
+    read_log,
     read_manifest,
 )
 from fembench_agents.runs import RunConfig, execute_run, select_tasks
@@ -429,10 +441,6 @@ def test_a_failing_episode_stops_the_others_of_its_run(recorded: Path, evaluator
     assert all(json.loads(line) for line in (out / LOG_NAME).read_text().splitlines())
 
 
-@pytest.mark.xfail(strict=True, raises=UnrecordedRequestError, reason=(
-    "models/replay.py: ReplayModel.from_records skips ModelCallRecords that hold an error, so a "
-    "recorded provider failure replays as 'never asked'; it should re-raise the recorded failure "
-    "(a ModelCallError carrying the recorded error text) so that the error episode is reproduced"))
 def test_replay_reproduces_a_recorded_provider_failure(evaluator: Evaluator, two_tasks: list[Task],
                                                        script_name: str, tmp_path: Path) -> None:
     from fembench_agents.models._litellm import litellm

@@ -20,15 +20,16 @@ class ReplayModel:
     Several answers under one key are served in recorded order; once used up,
     the last one is served again. Responses come back exactly as recorded."""
 
-    def __init__(self, model: str, responses: Mapping[str, Sequence[ModelResponse]], *,
+    def __init__(self, model: str, responses: Mapping[str, Sequence[ModelResponse | str]], *,
                  params: ModelParams | None = None, system_prompt: str | None = None,
                  on_call: OnCall | None = None,
-                 by_episode: Mapping[tuple[str, str], Sequence[ModelResponse]] | None = None) -> None:
+                 by_episode: Mapping[tuple[str, str], Sequence[ModelResponse | str]] | None = None) -> None:
         self.model = model
         self.params = params or ModelParams()
         self.system_prompt = system_prompt
         self.on_call = on_call
-        self._responses: dict[tuple[str, str], list[ModelResponse]] = {
+        # A str entry is a recorded failure: replayed as the same failure.
+        self._responses: dict[tuple[str, str], list[ModelResponse | str]] = {
             ("", h): list(rs) for h, rs in responses.items() if rs}
         self._responses.update({k: list(rs) for k, rs in (by_episode or {}).items() if rs and k[0]})
         self._served: dict[tuple[str, str], int] = {}
@@ -39,7 +40,7 @@ class ReplayModel:
         """From run-log records (other record types are skipped). Without
         `model`, the recording must hold exactly one model. Default params are
         the ones the recording used, when it used one set."""
-        calls = [r for r in records if isinstance(r, ModelCallRecord) and r.response is not None]
+        calls = [r for r in records if isinstance(r, ModelCallRecord) and (r.response is not None or r.error)]
         models = sorted({r.request.model for r in calls})
         if model is None:
             if len(models) != 1:
@@ -48,13 +49,13 @@ class ReplayModel:
         elif model not in models:
             raise ValueError(f"recording holds no calls of model {model!r} (it has {models})")
         calls = [r for r in calls if r.request.model == model]
-        responses: dict[str, list[ModelResponse]] = {}
-        by_episode: dict[tuple[str, str], list[ModelResponse]] = {}
+        responses: dict[str, list[ModelResponse | str]] = {}
+        by_episode: dict[tuple[str, str], list[ModelResponse | str]] = {}
         for r in calls:
-            assert r.response is not None
+            answer: ModelResponse | str = r.response if r.response is not None else str(r.error)
             request_hash = r.request.request_hash()
-            responses.setdefault(request_hash, []).append(r.response)
-            by_episode.setdefault((r.episode, request_hash), []).append(r.response)
+            responses.setdefault(request_hash, []).append(answer)
+            by_episode.setdefault((r.episode, request_hash), []).append(answer)
         used = {r.request.params.model_copy(update={"timeout": ModelParams().timeout, "api_base": None})
                 for r in calls}
         params = used.pop() if len(used) == 1 else None
@@ -87,6 +88,19 @@ class ReplayModel:
         index = self._served.get(key, 0)
         self._served[key] = index + 1
         response = recorded[min(index, len(recorded) - 1)]
+        if isinstance(response, str):
+            if self.on_call is not None:
+                self.on_call(request, None, response, context)
+            raise ReplayedFailure(response)
         if self.on_call is not None:
             self.on_call(request, response, None, context)
         return response
+
+
+class ReplayedFailure(RuntimeError):
+    """A model call that failed in the recorded run fails the same way on replay;
+    `recorded` is the error text exactly as the run log holds it."""
+
+    def __init__(self, recorded: str) -> None:
+        super().__init__(recorded)
+        self.recorded = recorded

@@ -156,6 +156,8 @@ class OpenHandsAgent:
                 bridge.start_attempt(index)
                 result = await self._turn(oh, text, bridge)
                 if result.model_error is not None:
+                    if _diverged_replay(result.model_exception):
+                        raise result.model_exception  # a replay that diverges stops, as for every agent
                     raise ModelUnavailable(result.model_error)
                 final = ws.final_text()
                 response = bridge.attempt_totals.as_response(final, result.stop_reason)
@@ -207,6 +209,14 @@ class OpenHandsAgent:
         if run_log is not None and getattr(run_log, "dir", None) is not None:
             hidden.append(str(Path(run_log.dir).resolve()))
         return hidden
+
+
+def _diverged_replay(exc: BaseException | None) -> bool:
+    """The session's own rule, when it has one (a replay asked something never recorded)."""
+    import fembench_agents.session as session_module
+
+    rule = getattr(session_module, "_diverged_replay", None)
+    return exc is not None and callable(rule) and bool(rule(exc))
 
 
 def _import_runtime() -> Any:

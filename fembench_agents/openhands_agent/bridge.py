@@ -33,7 +33,12 @@ class CapReached(Exception):
 
 
 class ModelFailure(Exception):
-    """The model call failed for good (after the client's retries)."""
+    """The model call failed for good (after the client's retries); `original`
+    is what the client raised."""
+
+    def __init__(self, error: str, original: BaseException) -> None:
+        self.original = original
+        super().__init__(error)
 
 
 @dataclass
@@ -128,11 +133,12 @@ class Bridge:
         try:
             response = await self.session.model.complete(messages, context, self.params)
         except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"[:2000]
+            # a replayed failure carries the recorded text, so a replay logs it identically
+            error = getattr(exc, "recorded", None) or f"{type(exc).__name__}: {exc}"[:2000]
             if log is not None:
                 log.append(ModelCallRecord(episode=episode, task_id=task_id, attempt_index=self.attempt_index,
                                            request=request, request_hash=request.request_hash(), error=error))
-            raise ModelFailure(error) from exc
+            raise ModelFailure(error, exc) from exc
         if log is not None:
             log.append(ModelCallRecord(episode=episode, task_id=task_id, attempt_index=self.attempt_index,
                                        request=request,

@@ -5,6 +5,7 @@ worker thread, never on the event loop."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,10 @@ from fembench_agents.openhands_agent.workspace import Workspace
 
 LLMFactory = Callable[[Bridge], LLM]
 
+# The SDK logs every tool load and terminal start at INFO; keep the CLI quiet.
+if logging.getLogger("openhands").level == logging.NOTSET:
+    logging.getLogger("openhands").setLevel(logging.WARNING)
+
 
 def bridged_llm(bridge: Bridge) -> LLM:
     # A neutral name: the SDK keys model quirks (responses API, prompt
@@ -33,6 +38,7 @@ class TurnResult:
     stop_reason: str  # finished | iteration_cap | cost_cap | time_cap | stuck | agent_error
     detail: str = ""
     model_error: str | None = None
+    model_exception: BaseException | None = None
 
 
 class OpenHandsSession:
@@ -60,7 +66,7 @@ class OpenHandsSession:
             crash = exc
         failure = self.bridge.failure
         if isinstance(failure, ModelFailure):
-            return TurnResult("model_error", model_error=str(failure))
+            return TurnResult("model_error", model_error=str(failure), model_exception=failure.original)
         if isinstance(failure, CapReached):
             return TurnResult(failure.kind, str(failure))
         status = conv.state.execution_status
