@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from rich.table import Table
 
-from fembench_agents.report.model import STAGE_ORDER, Estimate, GroupSummary, Report, TaskCell
+from fembench_agents.report.model import STAGE_ORDER, Estimate, GroupSummary, Report, TaskCell, TaskTable
 
 Rows = tuple[list[str], list[list[str]]]
 
@@ -73,6 +73,11 @@ def paired_rows(report: Report) -> Rows:
     return headers, rows
 
 
+def task_rows(t: TaskTable) -> Rows:
+    return (["Task", *t.agents],
+            [[r.task_id, *(fmt_cell(r.cells.get(a), t.track) for a in t.agents)] for r in t.rows])
+
+
 def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
@@ -96,8 +101,7 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
     out += _md_table(*summary_rows(report))
     for t in report.task_tables:
         out += [f"## Per task: {t.model}, {t.track} track", ""]
-        out += _md_table(["Task", *t.agents],
-                         [[r.task_id, *(fmt_cell(r.cells.get(a), t.track) for a in t.agents)] for r in t.rows])
+        out += _md_table(*task_rows(t))
     out += ["## Stage failures", ""]
     out += _md_table(*stage_rows(report))
     if any(g.failure_reasons for g in report.groups):
@@ -125,8 +129,9 @@ def _rich_table(title: str, rows: Rows) -> Table:
 
 
 def rich_tables(report: Report) -> list[Table]:
-    """Summary, stage failures and paired tests, for `Console.print`."""
-    tables = [_rich_table("Summary", summary_rows(report)), _rich_table("Stage failures", stage_rows(report))]
+    """Per-task results, summary, stage failures and paired tests, for `Console.print`."""
+    tables = [_rich_table(f"Per task: {t.model}, {t.track} track", task_rows(t)) for t in report.task_tables]
+    tables += [_rich_table("Summary", summary_rows(report)), _rich_table("Stage failures", stage_rows(report))]
     if report.paired:
         tables.append(_rich_table("Paired tests (exact McNemar, tasks)", paired_rows(report)))
     return tables
