@@ -32,7 +32,7 @@ def optimize(
         help="show training tasks' reference implementations to the reflection model")] = None,
     name: Annotated[str | None, typer.Option(help="name of the result (optimizers/<name>.json)")] = None,
     prompt_out: Annotated[Path | None, typer.Option(help="where the optimized prompt goes "
-                                                         "[default: optimizers/<name>.json]")] = None,
+                                                         "(default: optimizers/<name>.json)")] = None,
     seed_prompt: Annotated[str | None, typer.Option(help="the system prompt GEPA starts from")] = None,
     temperature: Annotated[float | None, typer.Option(help="task model temperature")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="task model max tokens")] = None,

@@ -29,6 +29,11 @@ stamp=".venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)-${extras/
 if [ ! -f "$stamp" ]; then
   # llama-cpp-python builds from source: keep it off CUDA and portable.
   export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_CUDA=OFF -DGGML_NATIVE=OFF}"
-  .venv/bin/python -m pip install --quiet -e ".[${extras}]"
+  echo "installing fembench-agents[${extras}] into .venv (log: .venv/install.log)" >&2
+  if ! .venv/bin/python -m pip install -e ".[${extras}]" > .venv/install.log 2>&1; then
+    tail -40 .venv/install.log >&2
+    echo "error: installation failed; the full log is .venv/install.log" >&2
+    exit 1
+  fi
   touch "$stamp"
 fi

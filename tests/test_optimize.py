@@ -45,6 +45,7 @@ from fembench_agents.optimize.leak import (
     heldout_values,
     logged_heldout,
     normalize,
+    normalized_text,
     reference_material,
     written_numbers,
 )
@@ -155,6 +156,10 @@ def test_protocol_experiment_file() -> None:
                         "MSA_3D_elastic_critical_load_CC1_H10_T3"
     assert (s.val_fraction, s.reflection_minibatch_size, s.use_merge, s.include_reference) == (0.3, 3, True, True)
     assert s.budget == "heavy" and s.heldout_repeats == 5
+    partial = load_settings(None, {"model": "m", "reflection_model": "r", "heldout": "x",
+                                   "reflection_params": {"max_tokens": 64, "temperature": None}})
+    assert (partial.reflection_params.temperature, partial.reflection_params.max_tokens) == (1.0, 64)
+    assert partial.name == "gepa_m_light"
     with pytest.raises(ValueError, match="reflection_model"):
         load_settings(None, {"model": "m", "heldout": "x"})
 
@@ -329,11 +334,11 @@ def test_log_check_finds_a_heldout_episode(fem_tasks: list[Task], tmp_path: Path
 
 
 def _heldout_only_line(heldout: list[Task], seen: list[Task]) -> str:
-    seen_lines = {normalize(x) for t in seen for x in t.module_source.splitlines()}
+    seen_text = "".join(normalized_text(t.module_source) for t in seen)
     for task in heldout:
         for line in reference_material(task).splitlines():
             n = normalize(line)
-            if len(n.split()) >= 8 and n not in seen_lines and '"' not in line:
+            if len(n.split()) >= 8 and f" {n} " not in seen_text and '"' not in line:
                 return line.strip()
     raise AssertionError("no held-out-only line")
 

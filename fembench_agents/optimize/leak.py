@@ -7,15 +7,16 @@
 2. The optimized prompt holds no held-out reference source: each line of the
    held-out reference and its helpers is normalized (comments dropped,
    lower-cased, split into identifier, number and punctuation tokens); a line
-   of at least `MIN_TOKENS` tokens found inside the normalized prompt is a hit.
+   of at least `MIN_TOKENS` tokens (`MIN_WORDS` of them identifiers or
+   numbers) found inside the normalized prompt is a hit.
 3. The optimized prompt holds no number from the held-out reference outputs
    (the evaluator's `reference_outputs`): every distinctive output value
    (>= 4 significant digits) is compared with every number written in the
    prompt, whatever its format (plain, scientific, with thousands separators,
    `a x 10^k`), at the precision the prompt wrote it, when that is >= 4 digits.
 
-A hit whose line or number also appears in a training or validation task's
-source is an *overlap*: material the optimizer was allowed to see (tasks share
+A hit whose line (anywhere in a line) or number also appears in a training or
+validation task's source is an *overlap*: material the optimizer was allowed to see (tasks share
 helpers; with `include_reference` the reflection step sees training
 references), reported but not counted as a leak. Anything else is a *leak*.
 """
@@ -36,7 +37,8 @@ from fembench_agents.evaluator import Evaluator, ReferenceFailure, ReferenceOutp
 from fembench_agents.runlog import AttemptRecord, ModelCallRecord, read_log
 from fembench_agents.task_model import Task
 
-MIN_TOKENS = 6
+MIN_TOKENS = 6  # a held-out line shorter than this is too generic to mean anything
+MIN_WORDS = 4  # ... and so is one made mostly of punctuation
 MIN_DIGITS = 4
 NOISE_FLOOR = 1e-10  # output values smaller than this are round-off, not constants
 
@@ -127,19 +129,29 @@ def reference_material(task: Task) -> str:
     return "\n".join(parts)
 
 
+def _distinctive(line: str) -> bool:
+    tokens = line.split()
+    return len(tokens) >= MIN_TOKENS and sum(t[0].isalnum() or t[0] == "_" for t in tokens) >= MIN_WORDS
+
+
 def _lines(text: str) -> set[str]:
-    return {n for n in (normalize(x) for x in text.splitlines()) if len(n.split()) >= MIN_TOKENS}
+    return {n for n in (normalize(x) for x in text.splitlines()) if _distinctive(n)}
+
+
+def normalized_text(text: str) -> str:
+    """Normalized lines, padded so that `f" {line} " in normalized_text(...)` matches whole tokens only."""
+    return " " + " \n ".join(normalize(x) for x in text.splitlines()) + " "
 
 
 def source_hits(prompt: str, heldout: list[Task], seen: list[Task]) -> tuple[list[LeakHit], int]:
-    text = " " + " \n ".join(normalize(x) for x in prompt.splitlines()) + " "
-    seen_lines = {t.task_id: {normalize(x) for x in t.module_source.splitlines()} for t in seen}
+    text = normalized_text(prompt)
+    seen_texts = {t.task_id: normalized_text(t.module_source) for t in seen}
     hits, checked = [], 0
     for task in heldout:
         for line in sorted(_lines(reference_material(task))):
             checked += 1
             if f" {line} " in text:
-                also = tuple(sorted(tid for tid, lines in seen_lines.items() if line in lines))
+                also = tuple(sorted(tid for tid, src in seen_texts.items() if f" {line} " in src))
                 hits.append(LeakHit(kind="source_line", task_id=task.task_id, text=line, also_in=also,
                                     detail="a line of the held-out reference or its helpers"))
     return hits, checked

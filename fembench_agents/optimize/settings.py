@@ -75,11 +75,15 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any]) -> Optimiz
             raise ValueError(f"{path}: not valid TOML: {exc}") from None
         if data.pop("kind", "optimize") != "optimize":
             raise ValueError(f"{path}: not an optimize experiment (kind must be 'optimize')")
+    for key in ("params", "reflection_params"):  # a partial table keeps this field's other defaults
+        given = data.get(key, {})
+        if isinstance(given, dict):
+            data[key] = {**OptimizeSettings.model_fields[key].default.model_dump(), **given}
     for key, value in overrides.items():
         if value is None:
             continue
-        if key in ("params", "reflection_params"):
-            data[key] = {**data.get(key, {}), **{k: v for k, v in value.items() if v is not None}}
+        if key in ("params", "reflection_params") and isinstance(data[key], dict):
+            data[key] = {**data[key], **{k: v for k, v in value.items() if v is not None}}
         else:
             data[key] = value
     if "name" not in data and data.get("model"):
