@@ -133,11 +133,8 @@ class Evaluator:
         if parsed.error:
             return FunctionOutcome(task_id=task.task_id, passed=False, stages=tuple(stages),
                                    seconds=time.perf_counter() - start)
-        imports = check_imports(parsed.code, task.required_imports)
-        stages.append(StageResult(stage="imports", passed=imports.ok,
-                                  reason=None if imports.ok else "disallowed_import",
-                                  detail=None if imports.ok else "; ".join(imports.disallowed)))
-        if not imports.ok:
+        stages.append(_imports_stage(parsed.code, task))
+        if not stages[-1].passed:
             return FunctionOutcome(task_id=task.task_id, passed=False, stages=tuple(stages),
                                    seconds=time.perf_counter() - start)
         reference = self.reference_outputs(task)
@@ -228,11 +225,8 @@ class Evaluator:
         if parsed.error:
             return TestSuiteOutcome(task_id=task.task_id, passed=False, stages=tuple(stages), tests=missing,
                                     seconds=time.perf_counter() - start)
-        imports = check_imports(parsed.code, task.required_imports)
-        stages.append(StageResult(stage="imports", passed=imports.ok,
-                                  reason=None if imports.ok else "disallowed_import",
-                                  detail=None if imports.ok else "; ".join(imports.disallowed)))
-        if not imports.ok:
+        stages.append(_imports_stage(parsed.code, task))
+        if not stages[-1].passed:
             return TestSuiteOutcome(task_id=task.task_id, passed=False, stages=tuple(stages), tests=missing,
                                     seconds=time.perf_counter() - start)
         present = [t for t in task.tests if t.name in parsed.functions]
@@ -293,6 +287,12 @@ def implementation_source(module_source: str, function: str, main_name: str, dro
             chosen.body = chosen.body[1:] or [ast.Pass()]
         body.append(chosen)
     return ast.unparse(ast.Module(body=body, type_ignores=[]))
+
+
+def _imports_stage(code: str, task: Task) -> StageResult:
+    imports = check_imports(code, task.required_imports)
+    return StageResult(stage="imports", passed=imports.ok, reason=None if imports.ok else "disallowed_import",
+                       detail=None if imports.ok else "; ".join(imports.disallowed))
 
 
 def _tests_reason(tests: list[TestResult]) -> str:
