@@ -16,33 +16,32 @@ environment is a whitelist, and the shell dies with the terminal.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import resource
 import signal
 import sys
 
-from fembench_agents.sandbox.confine import (  # one implementation of the mount plumbing
-    CLONE_NEWNET,
-    CLONE_NEWNS,
-    CLONE_NEWPID,
-    MS_BIND,
-    MS_NODEV,
-    MS_NOEXEC,
-    MS_NOSUID,
-    MS_PRIVATE,
-    MS_RDONLY,
-    MS_REC,
-    MS_REMOUNT,
-    NOBODY,
-    PR_SET_NO_NEW_PRIVS,
-    PR_SET_PDEATHSIG,
-    _libc,
-    _mount,
-    _within,
-)
+CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUSER = 0x00020000, 0x40000000, 0x20000000, 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+NOBODY = 65534
 
-CLONE_NEWUSER = 0x10000000
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    def enc(s: str | None) -> bytes | None:
+        return s.encode() if s is not None else None
+    if _libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {target}: {os.strerror(err)}")
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _write(path: str, text: str) -> None:
