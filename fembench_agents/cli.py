@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -132,8 +131,8 @@ def score(
 
 
 def main() -> None:
-    import fembench_agents.cli_runs  # noqa: F401 - registers run, compare, report, replay
     import fembench_agents.cli_optimize  # noqa: F401 - registers optimize
+    import fembench_agents.cli_runs  # noqa: F401 - registers run, compare, report, replay
 
     try:
         app()

@@ -166,7 +166,8 @@ def replay(
     tasks_path: TasksOpt = DEFAULT_TASKS,
 ) -> None:
     """Re-run a recorded run from its log with no model calls."""
-    from fembench_agents.replay import compare_runs, episode_turns, rescore as rescore_run
+    from fembench_agents.replay import compare_runs, episode_turns
+    from fembench_agents.replay import rescore as rescore_run
     from fembench_agents.runlog import read_log, read_manifest
 
     try:

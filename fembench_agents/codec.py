@@ -103,12 +103,12 @@ def from_data(data: Any, depth: int = 0) -> Any:
         raise ValueError("malformed encoded value: expected a single-key tagged object")
     (tag, body), = data.items()
     if tag == "__ndarray__":
-        dtype = _DTYPES.get(body.get("dtype")) if isinstance(body, dict) else None
+        dtype = _DTYPES.get(str(body.get("dtype"))) if isinstance(body, dict) else None
         if dtype is None:
             raise ValueError("malformed ndarray: unknown dtype")
         shape = tuple(int(s) for s in body["shape"])
         raw = base64.b64decode(body["data"], validate=True)
-        arr = np.frombuffer(raw, dtype=dtype)
+        arr: np.ndarray = np.frombuffer(raw, dtype=dtype)
         if arr.size != math.prod(shape):
             raise ValueError("malformed ndarray: size does not match shape")
         return arr.reshape(shape).copy()

@@ -16,7 +16,12 @@ from fembench_agents import codec
 from fembench_agents.compare import compare_outputs
 from fembench_agents.extract import check_imports, parse_code
 from fembench_agents.outcome import (
-    ErrorInfo, FunctionOutcome, InputResult, StageResult, TestResult, TestSuiteOutcome,
+    ErrorInfo,
+    FunctionOutcome,
+    InputResult,
+    StageResult,
+    TestResult,
+    TestSuiteOutcome,
 )
 from fembench_agents.sandbox import JobResult, Sandbox, SandboxPolicy
 from fembench_agents.task_model import Task
@@ -166,7 +171,7 @@ class Evaluator:
             frame = frames.get(i)
             if frame is None:
                 status = ended_reason if execute_reason is None else "not_run"
-                inputs.append(InputResult(index=i, status=status))
+                inputs.append(InputResult(index=i, status=status))  # type: ignore[arg-type]
                 execute_reason = execute_reason or ended_reason
                 continue
             seconds = float(frame.get("seconds", 0.0)) if isinstance(frame.get("seconds"), (int, float)) else None

@@ -63,9 +63,9 @@ def parse_code(text: str, required: tuple[str, ...], prefix: str | None = None) 
         tree = ast.parse(source)
     except SyntaxError as exc:
         return ParsedCode(source, (), f"SyntaxError: {exc.msg} (line {exc.lineno})", "syntax_error", exc.lineno)
-    kept = [node for node in tree.body if isinstance(node, _KEEP)]
+    kept: list[ast.stmt] = [node for node in tree.body if isinstance(node, _KEEP)]
     module = ast.Module(body=kept, type_ignores=[])
-    names = tuple(n.name for n in kept if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    names = tuple(n.name for n in kept if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
     missing = [r for r in required if r not in names]
     if missing:
         return ParsedCode(ast.unparse(module), names, f"no function named {missing[0]!r} is defined",

@@ -20,7 +20,13 @@ from fembench_agents.evaluator import Evaluator
 from fembench_agents.feedback import TemplateFeedback
 from fembench_agents.messages import ModelParams
 from fembench_agents.runlog import (
-    EpisodeRecord, RunLog, RunManifest, episode_key, finished_episodes, read_log, read_manifest,
+    EpisodeRecord,
+    RunLog,
+    RunManifest,
+    episode_key,
+    finished_episodes,
+    read_log,
+    read_manifest,
     write_manifest,
 )
 from fembench_agents.session import EpisodeSession, ModelUnavailable

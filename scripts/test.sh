@@ -4,4 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh dev,local,optimize,openhands
 export LITELLM_LOCAL_MODEL_COST_MAP=True
+.venv/bin/ruff check fembench_agents tests benchmarks
+.venv/bin/mypy fembench_agents
 PATH="$PWD/.venv/bin:$PATH" exec .venv/bin/python -m pytest "$@"

@@ -7,7 +7,14 @@ from collections.abc import Mapping, Sequence
 
 from rich.table import Table
 
-from fembench_agents.report.model import STAGE_ORDER, Estimate, GroupSummary, Report, TaskCell, TaskTable
+from fembench_agents.report.model import (
+    STAGE_ORDER,
+    Estimate,
+    GroupSummary,
+    Report,
+    TaskCell,
+    TaskTable,
+)
 
 Rows = tuple[list[str], list[list[str]]]
 

@@ -28,7 +28,7 @@ def _function(value: Any, key: str, ns: dict[str, Any]) -> types.FunctionType:
         raise TaskKeyError(key, f"expected a function object, got {type(value).__name__}")
     if ns.get(value.__name__) is not value:
         raise TaskKeyError(key, f"function {value.__name__!r} must be defined at module level")
-    return value
+    return value  # type: ignore[return-value]
 
 
 def _source(fn: types.FunctionType) -> str:
@@ -41,6 +41,7 @@ def _signature(source: str) -> str:
     import textwrap
 
     node = ast.parse(textwrap.dedent(source)).body[0]
+    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     node.body = [ast.Expr(ast.Constant(...))]
     node.decorator_list = []
     return ast.unparse(node).rsplit("\n", 1)[0]

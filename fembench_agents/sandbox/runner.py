@@ -16,7 +16,8 @@ import random
 import time
 import traceback
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -12,7 +12,14 @@ Protocol on stdin/stdout: one JSON request per line
 
 from __future__ import annotations
 
+import collections  # noqa: F401
+import functools  # noqa: F401
+import itertools  # noqa: F401
 import json
+
+# Warm imports: everything a task or an attempt may plausibly import, loaded
+# before fork so that children share the pages and never re-import.
+import math  # noqa: F401
 import os
 import select
 import shutil
@@ -20,24 +27,18 @@ import signal
 import sys
 import tempfile
 import time
+import typing  # noqa: F401
 from typing import Any
 
-# Warm imports: everything a task or an attempt may plausibly import, loaded
-# before fork so that children share the pages and never re-import.
-import math  # noqa: F401
-import typing  # noqa: F401
-import itertools  # noqa: F401
-import functools  # noqa: F401
-import collections  # noqa: F401
 import numpy  # noqa: F401
 import numpy.linalg  # noqa: F401
+import pytest  # noqa: F401
 import scipy  # noqa: F401
+import scipy.integrate  # noqa: F401
 import scipy.linalg  # noqa: F401
 import scipy.sparse  # noqa: F401
 import scipy.sparse.linalg  # noqa: F401
-import scipy.integrate  # noqa: F401
 import scipy.special  # noqa: F401
-import pytest  # noqa: F401
 
 from fembench_agents.sandbox import confine, describe, runner  # noqa: F401
 
