@@ -272,11 +272,11 @@ class Evaluator:
 def implementation_source(module_source: str, function: str, main_name: str, drop: tuple[str, ...]) -> str:
     """The task module without the module-level functions in `drop` (tests,
     expected failures, task_info, the reference), with `function` renamed to
-    `main_name`, stripped of its docstring and defined last. A generated test
-    runs in the same process as the implementation it checks: this way that
-    process holds nothing but imports, constants, helpers and the one
-    implementation, so every implementation of a task looks alike from inside
-    and none of the others (nor the reference) can be reached."""
+    `main_name`, stripped of its docstring and defined last. The process that
+    runs it (apart from the generated test's: see `runner.run_test`) holds
+    nothing but imports, constants, helpers and the one implementation, so
+    every implementation of a task looks alike from inside and none of the
+    others (nor the reference) can be reached."""
     tree = ast.parse(module_source)
     body: list[ast.stmt] = []
     chosen: ast.FunctionDef | ast.AsyncFunctionDef | None = None

@@ -28,7 +28,7 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWIPC = 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
 NOBODY = 65534
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -143,3 +143,9 @@ def confine(policy: dict, namespaced: bool, hidden: list[str], exposed: list[str
     os.environ["TMPDIR"] = scratch
     tempfile.tempdir = scratch
     return level
+
+
+def set_dumpable(dumpable: bool) -> None:
+    """PR_SET_DUMPABLE: an undumpable process cannot be ptraced, nor its
+    /proc/<pid>/mem read, by another process of the same uid."""
+    _libc.prctl(PR_SET_DUMPABLE, 1 if dumpable else 0, 0, 0, 0)

@@ -4,12 +4,15 @@ produced; frames are JSON and values stay tagged data until decoded."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +42,27 @@ def _default_hidden() -> list[str]:
     # its scratch, so it leaves nothing on the machine for a later job to find.
     hidden = [os.path.expanduser("~"), os.getcwd(), "/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock"]
     return [h for h in hidden if h and h != "/"]
+
+
+@contextlib.contextmanager
+def _payload(job: dict[str, Any], policy: SandboxPolicy, hidden: list[str]) -> Iterator[dict[str, Any]]:
+    """The request for a job. The implementation of a test job does not travel
+    in the request, which every process of the job reads, test process
+    included: it goes in a private file that the job's trusted intermediate
+    process opens and unlinks, and only the process that runs the
+    implementation reads (see `runner.run_test`)."""
+    path = None
+    if job.get("kind") == "test":
+        fd, path = tempfile.mkstemp(prefix="fembench-impl-", suffix=".json")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(job["implementation"], fh)
+        job = {**job, "implementation": {"file": path}}
+    try:
+        yield {"job": job, "policy": policy.as_dict(), "hidden": hidden}
+    finally:
+        if path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
 
 class _Worker:
@@ -92,17 +116,18 @@ class Sandbox:
 
     def run(self, job: dict[str, Any], policy: SandboxPolicy) -> JobResult:
         # No request id: nothing that tells one job from another reaches the child.
-        payload = {"job": job, "policy": policy.as_dict(), "hidden": self.hidden}
         worker = self._acquire()
         try:
-            reply = worker.request(payload)
+            with _payload(job, policy, self.hidden) as payload:
+                reply = worker.request(payload)
         except (OSError, RuntimeError, ValueError):
             worker.close()
             with self._lock:
                 self._all.remove(worker)
                 worker = _Worker()
                 self._all.append(worker)
-            reply = worker.request(payload)
+            with _payload(job, policy, self.hidden) as payload:
+                reply = worker.request(payload)
         finally:
             self._idle.put(worker)
         return _decode(reply)

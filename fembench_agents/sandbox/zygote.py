@@ -54,13 +54,27 @@ def _child(job: dict, policy: dict, hidden: list[str], exposed: list[str], env: 
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     namespaced = confine.unshare_namespaces()
+    keep = {pipes["result_w"]}
+    implementation = job.get("implementation")
+    if isinstance(implementation, dict) and "file" in implementation:
+        # A test job's implementation: open its file for the process that will
+        # run it, and unlink it so that no other process of the job can.
+        path = str(implementation["file"])
+        try:
+            job["implementation"] = {"fd": os.open(path, os.O_RDONLY)}
+            keep.add(job["implementation"]["fd"])
+        except OSError:
+            job["implementation"] = {"fd": -1}
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
     pid = os.fork()
     if pid == 0:
         try:
             os.close(pipes["status_w"])
             confine.set_parent_death_signal(signal.SIGKILL)
             os.dup2(pipes["err_w"], 2)
-            keep = {pipes["result_w"]}
             for fd in range(3, 1024):
                 if fd not in keep:
                     try:
