@@ -35,7 +35,9 @@ class Experiment(BaseModel):
         return value
 
 
-def load_experiment(path: str | Path) -> Experiment:
+def read_experiment_file(path: str | Path, kind: str) -> dict[str, Any]:
+    """The TOML table of an experiment file of `kind` (compare or optimize);
+    `kind` in the file defaults to compare. ValueError names the file."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
@@ -43,6 +45,16 @@ def load_experiment(path: str | Path) -> Experiment:
         raise ValueError(f"experiment file {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: not valid TOML: {exc}") from None
+    found = data.pop("kind", "compare" if kind == "compare" else kind)
+    if found != kind:
+        raise ValueError(f"{path}: a {found!r} experiment, not a {kind!r} one "
+                         f"(use `fembench-agents {found}` with it)")
+    return data
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    path = Path(path)
+    data = read_experiment_file(path, "compare")
     try:
         return Experiment.model_validate(data)
     except ValidationError as exc:

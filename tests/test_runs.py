@@ -643,3 +643,8 @@ def test_experiment_file_syntax_and_missing_file_errors(tmp_path: Path) -> None:
         load_experiment(path)
     with pytest.raises(ValueError, match=r"missing\.toml does not exist"):
         load_experiment(tmp_path / "missing.toml")
+
+
+def test_compare_refuses_an_optimize_experiment_by_name() -> None:
+    with pytest.raises(ValueError, match=r"gepa_fembench_protocol\.toml: a 'optimize' experiment.*fembench-agents optimize"):
+        load_experiment(ROOT / "experiments" / "gepa_fembench_protocol.toml")

@@ -4,12 +4,12 @@ command line or an experiment file (TOML in `experiments/`)."""
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from fembench_agents.experiment import read_experiment_file
 from fembench_agents.messages import ModelParams
 
 DEFAULT_SEED_PROMPT = ("You are an expert in computational mechanics and scientific Python. "
@@ -66,15 +66,7 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any]) -> Optimiz
     ValueError names a bad or missing key."""
     data: dict[str, Any] = {}
     if path is not None:
-        path = Path(path)
-        try:
-            data = tomllib.loads(path.read_text())
-        except FileNotFoundError:
-            raise ValueError(f"experiment file {path} does not exist") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path}: not valid TOML: {exc}") from None
-        if data.pop("kind", "optimize") != "optimize":
-            raise ValueError(f"{path}: not an optimize experiment (kind must be 'optimize')")
+        data = read_experiment_file(path, "optimize")
     for key in ("params", "reflection_params"):  # a partial table keeps this field's other defaults
         given = data.get(key, {})
         if isinstance(given, dict):
