@@ -65,10 +65,19 @@ def _payload(job: dict[str, Any], policy: SandboxPolicy, hidden: list[str]) -> I
                 os.unlink(path)
 
 
+# The directory holding the package this process imported. The worker runs
+# isolated (-I: no environment, no current directory on its path) yet must
+# load the same code as the parent (a checkout other than the installed one,
+# or a mutation-testing copy), so it is given exactly this directory.
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_WORKER_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+                "from fembench_agents.sandbox import zygote; zygote.main()")
+
+
 class _Worker:
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", "fembench_agents.sandbox.zygote"],
+            [sys.executable, "-I", "-c", _WORKER_BOOT, _PACKAGE_PARENT],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=sandbox_env(), cwd="/", start_new_session=True,
         )
