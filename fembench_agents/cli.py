@@ -5,16 +5,17 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from fembench_agents.evaluator import Evaluator
 from fembench_agents.loader import TaskFormatError, load_tasks
-from fembench_agents.sandbox import Sandbox
+from fembench_agents.sandbox import Sandbox, WeakIsolationRefused
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 tasks_app = typer.Typer(no_args_is_help=True, help="Browse and check the function-task suite.")
@@ -25,6 +26,30 @@ err = Console(stderr=True)
 
 DEFAULT_TASKS = os.environ.get("FEMBENCH_TASKS", "tasks")
 TasksOpt = Annotated[str, typer.Option("--tasks", help="task file or directory")]
+AllowWeakOpt = Annotated[bool, typer.Option(
+    "--allow-weak-isolation",
+    help="run generated code even where this machine cannot confine it in namespaces "
+         "(recorded in the run and printed in every report; see `sandbox check`)")]
+
+
+def open_sandbox(allow_weak_isolation: bool = False) -> Sandbox:
+    """The sandbox for commands that run generated code: stops the command,
+    before any attempt runs, where the isolation is weaker than namespaced and
+    the user did not accept that."""
+    sandbox = Sandbox(allow_weak_isolation=allow_weak_isolation)
+    try:
+        report = sandbox.require_isolation()
+    except WeakIsolationRefused as exc:
+        sandbox.close()
+        _refused(exc)
+    if not report.confined:
+        err.print(f"[yellow]warning:[/yellow] {escape(report.summary())}")
+    return sandbox
+
+
+def _refused(exc: WeakIsolationRefused) -> NoReturn:
+    err.print(f"[red]error:[/red] {escape(str(exc))}")
+    raise typer.Exit(2)
 
 
 def _progress() -> Progress:
@@ -43,7 +68,7 @@ def _load(path: str, sandbox: Sandbox) -> list:
 @tasks_app.command("list")
 def tasks_list(tasks: TasksOpt = DEFAULT_TASKS) -> None:
     """One line per task: id, tier, helpers given, inputs, tests."""
-    with Sandbox() as sandbox:
+    with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
         loaded = _load(tasks, sandbox)
     table = Table(title=f"{len(loaded)} tasks in {tasks}")
     for col in ("task id", "tier", "given", "inputs", "tests", "description"):
@@ -59,7 +84,7 @@ def tasks_show(task_id: str, tasks: TasksOpt = DEFAULT_TASKS) -> None:
     """The prompt-facing view of one task."""
     from fembench_agents.views import task_card
 
-    with Sandbox() as sandbox:
+    with Sandbox(allow_weak_isolation=True) as sandbox:
         loaded = {t.task_id: t for t in _load(tasks, sandbox)}
     if task_id not in loaded:
         err.print(f"[red]error:[/red] no task {task_id!r} in {tasks}; try `fembench-agents tasks list`")
@@ -74,7 +99,7 @@ def tasks_validate(path: Annotated[str, typer.Argument(help="task file or direct
 
     from fembench_agents.validate import validate_task
 
-    with Sandbox() as sandbox:
+    with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
         loaded = _load(path, sandbox)
         evaluator = Evaluator(sandbox)
         with _progress() as progress, ThreadPoolExecutor(max_workers=sandbox.size) as pool:
@@ -100,6 +125,7 @@ def score(
     folder: Annotated[Path, typer.Argument(help="folder of {task_id}_code_{label}.py / _test_ files")],
     tasks: TasksOpt = DEFAULT_TASKS,
     json_out: Annotated[Path | None, typer.Option("--json", help="write outcomes and summary here")] = None,
+    allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """Score saved completions: functions correct and mean joint test success per label."""
     from fembench_agents.score_folder import find_completions, score_folder
@@ -107,7 +133,7 @@ def score(
     if not folder.is_dir():
         err.print(f"[red]error:[/red] {folder} is not a directory")
         raise typer.Exit(2)
-    with Sandbox() as sandbox:
+    with open_sandbox(allow_weak_isolation) as sandbox:
         loaded = _load(tasks, sandbox)
         evaluator = Evaluator(sandbox)
         total = len(find_completions(folder, loaded)[0])
@@ -115,7 +141,7 @@ def score(
             bar = progress.add_task("scoring", total=total)
             result = score_folder(folder, loaded, evaluator, progress=lambda _: progress.advance(bar))
         evaluator.close()
-    table = Table(title=f"{folder} ({len(loaded)} tasks)")
+    table = Table(title=f"{folder} ({len(loaded)} tasks)", caption=result.isolation.summary())
     for col in ("label", "functions correct", "joint test success", "tests pass reference", "failures detected"):
         table.add_column(col)
     for s in result.summaries:
@@ -130,12 +156,40 @@ def score(
         err.print(f"wrote {json_out}")
 
 
+sandbox_app = typer.Typer(no_args_is_help=True, help="The sandbox that runs generated code.")
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.command("check")
+def sandbox_check() -> None:
+    """Print the isolation this machine gives generated code, and why; exit 1 below namespaced."""
+    from fembench_agents.sandbox.isolation import remedies
+
+    with Sandbox(allow_weak_isolation=True) as sandbox:
+        report = sandbox.isolation()
+    console.print(escape(report.summary()), highlight=False)
+    if report.confined:
+        console.print("each job: private mount, network, PID and IPC namespaces; every inherited mount "
+                      "read-only; home, project, task and run directories, /run and /tmp hidden; a private "
+                      "/tmp; no network interfaces; no capabilities; limits on memory, CPU time, processes "
+                      "and file size", highlight=False)
+        return
+    console.print("generated code is refused here unless a command is given --allow-weak-isolation. To fix:",
+                  highlight=False)
+    for line in remedies():
+        console.print(f"  - {escape(line)}", highlight=False)
+    raise typer.Exit(1)
+
+
 def main() -> None:
     import fembench_agents.cli_optimize  # noqa: F401 - registers optimize
     import fembench_agents.cli_runs  # noqa: F401 - registers run, compare, report, replay
 
     try:
         app()
+    except WeakIsolationRefused as exc:  # a job's confinement failed after the first check passed
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        sys.exit(2)
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)

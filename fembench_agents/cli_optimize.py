@@ -10,7 +10,7 @@ import typer
 from rich.panel import Panel
 from rich.table import Table
 
-from fembench_agents.cli import _load, _progress, app, console, err
+from fembench_agents.cli import AllowWeakOpt, _load, _progress, app, console, err, open_sandbox
 
 LOCAL_REFLECTION_MAX_TOKENS = 1024  # the embedded model's context is 4096 tokens
 
@@ -42,6 +42,7 @@ def optimize(
     final_train_eval: Annotated[bool | None, typer.Option(
         "--final-train-eval/--no-final-train-eval", help="score the best and the seed prompt on all training tasks")] = None,
     cache: Annotated[Path | None, typer.Option(help="response cache directory")] = Path(".fembench-cache"),
+    allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """GEPA on a training split: tune a single-shot agent's system prompt, never touching held-out tasks."""
     from fembench_agents.evaluator import Evaluator
@@ -56,7 +57,6 @@ def optimize(
         split_tasks,
     )
     from fembench_agents.optimize.progress import RichProgress
-    from fembench_agents.sandbox import Sandbox
 
     overrides: dict[str, Any] = {
         "model": model, "reflection_model": reflection_model, "budget": budget, "heldout": heldout,
@@ -78,7 +78,7 @@ def optimize(
     out = out or Path("runs") / "optimize" / settings.name
     prompt_out = prompt_out or Path("optimizers") / f"{settings.name}.json"
     stop = StopFlag()
-    with Sandbox() as sandbox, ExitStack() as stack:
+    with open_sandbox(allow_weak_isolation) as sandbox, ExitStack() as stack:
         tasks = _load(settings.tasks_path, sandbox)
         try:
             split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed)

@@ -11,11 +11,20 @@ from typing import Annotated
 import typer
 from rich.panel import Panel
 
-from fembench_agents.cli import DEFAULT_TASKS, TasksOpt, _load, _progress, app, console, err
+from fembench_agents.cli import (
+    DEFAULT_TASKS,
+    AllowWeakOpt,
+    TasksOpt,
+    _load,
+    _progress,
+    app,
+    console,
+    err,
+    open_sandbox,
+)
 from fembench_agents.evaluator import Evaluator
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs import RunConfig, execute_run, select_tasks
-from fembench_agents.sandbox import Sandbox
 
 CACHE_DIR = Path(".fembench-cache")
 
@@ -34,21 +43,24 @@ def _params(temperature: float, max_tokens: int, reasoning: str | None, api_base
 
 
 def _show_report(run_dirs: list[Path], out: Path | None) -> None:
-    from fembench_agents.report import build_report, rich_tables, write_report
+    from fembench_agents.report import build_report, isolation_warnings, rich_tables, write_report
 
     report = build_report(run_dirs)
     for table in rich_tables(report):
         console.print(table)
+    for warning in isolation_warnings(report):
+        err.print(f"[yellow]warning:[/yellow] {warning}", markup=True, highlight=False)
     if out is not None:
         paths = write_report(report, out)
         err.print(f"report written to {paths['markdown']}")
 
 
-async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cache: Path | None) -> list[Path]:
+async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cache: Path | None,
+                    allow_weak_isolation: bool = False) -> list[Path]:
     from fembench_agents.models import ModelCallError, ResponseCache, open_client  # noqa: F401 - lazy: litellm import
 
     response_cache = ResponseCache(cache) if cache else None
-    with Sandbox() as sandbox, ExitStack() as stack:
+    with open_sandbox(allow_weak_isolation) as sandbox, ExitStack() as stack:
         tasks = _load(tasks_path, sandbox)
         for config, _ in configs:
             select_tasks(tasks, config.tasks)  # fail before starting any model server
@@ -82,6 +94,7 @@ def run(
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL")] = None,
     concurrency: Annotated[int, typer.Option(min=1)] = 2,
     cache: Annotated[Path | None, typer.Option(help="response cache directory")] = CACHE_DIR,
+    allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """One model x one agent x a task selection -> a resumable run directory."""
     try:
@@ -95,7 +108,7 @@ def run(
         raise typer.Exit(2) from None
     out = out or Path("runs") / f"{_safe(model)}__{_safe(agent)}__{track}"
     try:
-        asyncio.run(_run_grid([(config, out)], tasks_path, cache))
+        asyncio.run(_run_grid([(config, out)], tasks_path, cache, allow_weak_isolation))
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -114,6 +127,7 @@ def compare(
     temperature: float = 0.0, max_tokens: int = 2048,
     concurrency: Annotated[int, typer.Option(min=1)] = 2,
     cache: Annotated[Path | None, typer.Option(help="response cache directory")] = CACHE_DIR,
+    allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """Models x agents x tasks x repeats, concurrently; ends with the report."""
     from fembench_agents.agents import make_agent
@@ -138,7 +152,7 @@ def compare(
                           concurrency=exp.concurrency, params=exp.params), out / f"{_safe(m)}__{_safe(a)}")
                for m in exp.models for a in exp.agents]
     try:
-        run_dirs = asyncio.run(_run_grid(configs, exp.tasks_path, cache))
+        run_dirs = asyncio.run(_run_grid(configs, exp.tasks_path, cache, allow_weak_isolation))
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -164,6 +178,7 @@ def replay(
     rescore: Annotated[bool, typer.Option(help="re-evaluate stored attempts with the current evaluator")] = False,
     show: Annotated[str | None, typer.Option(help="print this task's feedback loop turn by turn")] = None,
     tasks_path: TasksOpt = DEFAULT_TASKS,
+    allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """Re-run a recorded run from its log with no model calls."""
     from fembench_agents.replay import compare_runs, episode_turns
@@ -178,7 +193,7 @@ def replay(
     if show:
         _print_turns(episode_turns(run_dir, show), show)
         return
-    with Sandbox() as sandbox:
+    with open_sandbox(allow_weak_isolation) as sandbox:
         tasks = _load(tasks_path, sandbox)
         evaluator = Evaluator(sandbox)
         if rescore:

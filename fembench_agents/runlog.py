@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from fembench_agents.contracts import Feedback, Track
 from fembench_agents.messages import Message, ModelRequest, ModelResponse
 from fembench_agents.outcome import Outcome
+from fembench_agents.sandbox.isolation import IsolationReport
 
 LOG_SCHEMA_VERSION = 1
 LOG_NAME = "log.jsonl"
@@ -98,6 +99,9 @@ class RunManifest(BaseModel):
     task_hashes: dict[str, str]
     versions: dict[str, str]
     git_commit: str | None = None
+    # The weakest isolation any session of this run scored under; None in
+    # runs recorded before it was kept.
+    isolation: IsolationReport | None = None
 
 
 class RunLog:

@@ -29,6 +29,7 @@ from fembench_agents.runlog import (
     read_manifest,
     write_manifest,
 )
+from fembench_agents.sandbox import IsolationReport
 from fembench_agents.session import EpisodeSession, ModelUnavailable
 from fembench_agents.task_model import Task
 
@@ -91,8 +92,11 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def prepare_run_dir(out: Path, config: RunConfig, tasks: list[Task]) -> None:
-    """Write the manifest, or check that an existing run directory holds the same run."""
+def prepare_run_dir(out: Path, config: RunConfig, tasks: list[Task],
+                    isolation: IsolationReport | None = None) -> None:
+    """Write the manifest, or check that an existing run directory holds the
+    same run. A resumed run that scores under weaker isolation than before
+    records the weaker one: the run's scores are only as confined as that."""
     if (out / "manifest.json").exists():
         old = read_manifest(out)
         if old.config != config.identity():
@@ -100,11 +104,13 @@ def prepare_run_dir(out: Path, config: RunConfig, tasks: list[Task]) -> None:
         drift = [t.task_id for t in tasks if old.task_hashes.get(t.task_id, t.content_hash) != t.content_hash]
         if drift:
             raise ValueError(f"{out}: tasks changed since the run started: {', '.join(drift)}")
+        if isolation is not None and not isolation.confined and (old.isolation is None or old.isolation.confined):
+            write_manifest(out, old.model_copy(update={"isolation": isolation}))
         return
     out.mkdir(parents=True, exist_ok=True)
     write_manifest(out, RunManifest(run_id=out.name, config=config.identity(),
                                     task_hashes={t.task_id: t.content_hash for t in tasks},
-                                    versions=_versions(), git_commit=_git_commit()))
+                                    versions=_versions(), git_commit=_git_commit(), isolation=isolation))
 
 
 async def run_episode(agent: SolverAgent, task: Task, config: RunConfig, model: ModelClient,
@@ -132,7 +138,7 @@ async def execute_run(config: RunConfig, tasks: list[Task], out: Path, model: Mo
     selected = select_tasks(tasks, config.tasks)
     agent = agent or make_agent(config.agent)
     feedback = feedback or TemplateFeedback()
-    prepare_run_dir(out, config, selected)
+    prepare_run_dir(out, config, selected, evaluator.sandbox.isolation())
     done = finished_episodes(read_log(out))
     todo = [(t, r) for r in range(config.repeats) for t in selected
             if episode_key(config.model, agent.name, config.track, t.task_id, r) not in done]

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from fembench_agents.evaluator import Evaluator
 from fembench_agents.outcome import FunctionOutcome, TestSuiteOutcome
+from fembench_agents.sandbox import IsolationReport
 from fembench_agents.task_model import Task
 
 
@@ -37,6 +38,7 @@ class FolderScore(BaseModel):
     function_outcomes: dict[str, dict[str, FunctionOutcome]]  # label -> task id -> outcome
     test_outcomes: dict[str, dict[str, TestSuiteOutcome]]
     unmatched_files: list[str]
+    isolation: IsolationReport
 
 
 def find_completions(folder: Path, tasks: list[Task]) -> tuple[list[Completion], list[str]]:
@@ -89,4 +91,5 @@ def score_folder(folder: Path, tasks: list[Task], evaluator: Evaluator,
             mean_reference_pass=sum(o.reference_pass_share for o in t.values()) / n,
             mean_failure_detection=sum(o.detection_share for o in t.values()) / n,
         ))
-    return FolderScore(summaries=summaries, function_outcomes=fn, test_outcomes=ts, unmatched_files=unmatched)
+    return FolderScore(summaries=summaries, function_outcomes=fn, test_outcomes=ts, unmatched_files=unmatched,
+                       isolation=evaluator.sandbox.isolation())

@@ -853,8 +853,8 @@ def scale_vector(x, factor):
 
 
 def test_sandbox_reports_namespaced_isolation(evaluator: Evaluator, scale_task: Task) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("namespaced isolation needs root (or user namespaces) to create mount/PID/network namespaces")
+    report = evaluator.sandbox.isolation()
+    assert (report.level, report.detail) == ("namespaced", "root" if os.geteuid() == 0 else "user namespace")
     outcome = evaluator.score_function(scale_task, CORRECT_SCALE)
     assert outcome.passed
     assert outcome.isolation == "namespaced"

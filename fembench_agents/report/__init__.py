@@ -22,7 +22,7 @@ from fembench_agents.report.model import (
     TaskTable,
 )
 from fembench_agents.report.plots import write_plots
-from fembench_agents.report.render import render_markdown, rich_tables
+from fembench_agents.report.render import isolation_warnings, render_markdown, rich_tables
 from fembench_agents.report.tables import build_report
 
 JSON_NAME = "report.json"
@@ -45,5 +45,5 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
 
 __all__ = [
     "Estimate", "GroupSummary", "PairedTest", "Report", "ReportSettings", "RunInfo", "TaskCell",
-    "TaskRow", "TaskTable", "build_report", "render_markdown", "rich_tables", "write_report",
+    "TaskRow", "TaskTable", "build_report", "isolation_warnings", "render_markdown", "rich_tables", "write_report",
 ]

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from fembench_agents.contracts import Track
+from fembench_agents.sandbox.isolation import IsolationReport
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -41,6 +42,7 @@ class RunInfo(_Frozen):
     created: str
     git_commit: str | None = None
     episodes: int
+    isolation: IsolationReport | None = None  # None: recorded before isolation was kept
 
 
 class GroupSummary(_Frozen):

@@ -12,6 +12,7 @@ from fembench_agents.report.model import (
     Estimate,
     GroupSummary,
     Report,
+    RunInfo,
     TaskCell,
     TaskTable,
 )
@@ -91,13 +92,28 @@ def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str
     return [line(headers), "|" + "---|" * len(headers), *(line(r) for r in rows), ""]
 
 
+def isolation_warnings(report: Report) -> list[str]:
+    """One line per run whose generated code ran with less than namespaced isolation."""
+    return [f"run {r.run_id}: {r.isolation.summary()}" for r in report.runs
+            if r.isolation is not None and not r.isolation.confined]
+
+
+def _isolation_cell(run: RunInfo) -> str:
+    if run.isolation is None:
+        return "not recorded"
+    accepted = " (accepted)" if run.isolation.accepted_weak else ""
+    return f"{run.isolation.level}{accepted}"
+
+
 def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> str:
     """The whole report as Markdown; `plots` maps a caption to an image path
     relative to the Markdown file."""
     s = report.settings
     out = ["# Comparison report", ""]
-    out += _md_table(["Run", "Path", "Episodes", "Git commit"],
-                     [[r.run_id, r.path, str(r.episodes), r.git_commit or "-"] for r in report.runs])
+    out += _md_table(["Run", "Path", "Episodes", "Git commit", "Isolation"],
+                     [[r.run_id, r.path, str(r.episodes), r.git_commit or "-", _isolation_cell(r)]
+                      for r in report.runs])
+    out += [f"**Warning**: {w}\n" for w in isolation_warnings(report)]
     if not report.groups:
         return "\n".join([*out, "No finished episodes.", ""])
     out += [f"Intervals: {round(s.confidence * 100)}% percentile bootstrap over tasks, {s.resamples} "

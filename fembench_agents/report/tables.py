@@ -60,7 +60,7 @@ def collect_episodes(run_dirs: Iterable[str | os.PathLike[str]]
             seen[key] = manifest.run_id
             episodes.append((manifest.run_id, record))
         runs.append(RunInfo(run_id=manifest.run_id, path=str(Path(directory)), created=manifest.created,
-                            git_commit=manifest.git_commit, episodes=len(chosen)))
+                            git_commit=manifest.git_commit, episodes=len(chosen), isolation=manifest.isolation))
     return runs, episodes
 
 

@@ -1,37 +1,82 @@
-"""Confinement of a sandbox child, applied before any untrusted code runs.
+"""Confinement of a sandbox job, applied before any untrusted code runs.
 
-Layers, strongest first:
-- namespaces (when the kernel and privileges allow): a private mount, network,
-  PID and IPC namespace; every hidden path (home, the parent's working directory,
-  task and run directories, /tmp) is covered by an empty tmpfs, the Python
-  installation is bound back read-only, /tmp becomes a private size-limited
-  scratch, the network has no interfaces, and every process the job spawns and
-  every System V IPC object it creates (shared memory a later job could read)
-  dies with it;
-- identity: a root worker drops to `nobody`, so files of the project are
-  read-only and the process-count limit applies;
-- resource limits: address space, CPU time, processes, file size, open files;
-- a clean environment (whitelist) and a scratch working directory.
+Two processes take part (see `zygote`): the trusted intermediate A enters the
+namespaces (`enter_namespaces`), the job process B, PID 1 of the new PID
+namespace, confines itself (`confine`) and then runs the job.
+
+Namespaces come from privilege when the scorer runs as root, and from an
+unprivileged user namespace (the user mapped to itself) otherwise; both give
+the same confinement:
+- a private mount namespace in which every inherited mount is read-only, every
+  hidden path (home, the parent's working directory, task and run
+  directories, /tmp, /run) is covered by an empty read-only tmpfs, the Python
+  installation is bound back read-only, and /tmp is a private size-limited
+  scratch, the only writable place;
+- private network (no interfaces), PID (every process of the job dies with
+  it; /proc shows the job's processes only) and IPC namespaces, and a new
+  session keyring;
+- no capabilities left and no way to gain any (`no_new_privs`): the covering
+  mounts cannot be removed;
+- a root scorer's job runs as `nobody`; every job's process count is its own:
+  RLIMIT_NPROC is set inside a user namespace of the job, where it counts the
+  job's processes and threads only, not the user's other programs;
+- resource limits (address space, CPU time, processes, file size, open
+  files), a clean environment (whitelist) and a scratch working directory.
+
+Where no namespace can be made, the level is "basic" (limits, environment and
+scratch directory only) and `detail` says why; the parent refuses to run
+untrusted code at that level unless the user accepted it.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
+import platform
 import resource
 import sys
 import tempfile
+from dataclasses import dataclass
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+PR_SET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 3, 4, 24, 38
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 NOBODY = 65534
+ROOT_MECHANISM = "root"
+USERNS_MECHANISM = "user namespace"
+
+# Syscalls without a libc wrapper everywhere (glibc < 2.36 has no mount_setattr).
+_SYSCALLS = {"x86_64": {"mount_setattr": 442, "keyctl": 250, "capset": 126},
+             "aarch64": {"mount_setattr": 442, "keyctl": 219, "capset": 91}}
+AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
+KEYCTL_JOIN_SESSION_KEYRING = 1
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 _libc = ctypes.CDLL(None, use_errno=True)
+
+
+@dataclass(frozen=True)
+class Namespaces:
+    """What `enter_namespaces` achieved: `mechanism` is None when nothing
+    could be unshared, and `detail` then says why."""
+
+    mechanism: str | None
+    detail: str = ""
+
+
+def _syscall(name: str, *args: object) -> int:
+    number = _SYSCALLS.get(platform.machine(), {}).get(name)
+    if number is None:
+        ctypes.set_errno(errno.ENOSYS)
+        return -1
+    return int(_libc.syscall(number, *args))
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
@@ -41,18 +86,53 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
         raise OSError(err, f"mount {target}: {os.strerror(err)}")
 
 
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
 def set_parent_death_signal(sig: int) -> None:
     _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
 
 
-def unshare_namespaces() -> bool:
-    """Called in the trusted intermediate process; True when the job will run
-    in its own mount, network, PID and IPC namespaces."""
+def enter_namespaces() -> Namespaces:
+    """Called in the trusted intermediate process A, before it forks the job:
+    new mount, network, PID and IPC namespaces, inside a user namespace that
+    maps the user to itself unless A is root."""
+    if not hasattr(os, "unshare"):
+        return Namespaces(None, f"namespaces are a Linux feature; this is {platform.system()}")
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC
+    if os.geteuid() == 0:
+        try:
+            os.unshare(flags)
+            return Namespaces(ROOT_MECHANISM)
+        except OSError as exc:
+            return Namespaces(None, f"unshare as root failed: {_reason(exc)}")
+    uid, gid = os.geteuid(), os.getegid()
     try:
-        os.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC)
-        return True
-    except (OSError, AttributeError):
-        return False
+        os.unshare(flags | CLONE_NEWUSER)
+    except OSError as exc:
+        return Namespaces(None, f"creating a user namespace failed: {_reason(exc)}")
+    try:
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    except OSError as exc:
+        # The namespaces exist but without a mapping nothing can be mounted:
+        # the job would be neither confined nor able to run. Say so.
+        return Namespaces(None, f"mapping the user into its namespace failed: {_reason(exc)}")
+    return Namespaces(USERNS_MECHANISM)
+
+
+def _reason(exc: OSError) -> str:
+    name = errno.errorcode.get(exc.errno or 0, "error")
+    return f"{name} ({exc.strerror or exc})"
+
+
+def join_new_session_keyring() -> None:
+    """Keys in the scorer's session keyring (tokens some tools keep there) are
+    readable by every process that possesses the keyring: the job gets its own."""
+    _syscall("keyctl", KEYCTL_JOIN_SESSION_KEYRING, None)
 
 
 def python_paths() -> list[str]:
@@ -66,30 +146,103 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _hide_filesystem(hidden: list[str], exposed: list[str], scratch_mb: int) -> str:
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+def _all_read_only() -> None:
+    """Every mount the job inherits becomes read-only (in its namespace only):
+    whatever the user could write outside the hidden paths, the job cannot."""
+
+    class MountAttr(ctypes.Structure):
+        _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                    ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    if _syscall("mount_setattr", AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)) == 0:
+        return
+    # Kernels before 5.12: one remount per mount point, keeping the flags
+    # that a user namespace may not clear.
+    with open("/proc/self/mountinfo") as fh:
+        points = [line.split()[4].encode().decode("unicode_escape") for line in fh]
+    for point in points:
+        try:
+            keep = os.statvfs(point).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            _mount(None, point, None, MS_BIND | MS_REMOUNT | MS_RDONLY | keep)
+        except OSError:
+            continue
+
+
+def _mount_proc(private_pid_view: bool) -> None:
+    """A /proc of the job's PID namespace. Where the kernel refuses a new one
+    (a container that masks parts of /proc), a job running as the user itself
+    must not see the inherited one, with every process of the user in it: it
+    gets an empty /proc instead. A job running as nobody keeps the inherited
+    view, where it can read nothing of the user's processes."""
     try:
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     except OSError:
-        pass  # keep the inherited /proc; the job runs as nobody and cannot read others' environ
+        if private_pid_view:
+            _mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k")
+
+
+def _hide_filesystem(hidden: list[str], exposed: list[str], scratch_mb: int, as_user: bool) -> str:
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
     hidden = sorted({os.path.realpath(h) for h in hidden if os.path.isdir(h)}, key=len)
     tops = [h for i, h in enumerate(hidden) if not any(_within(h, o) for o in hidden[:i])]
     # An exposure that contains a hidden path (a project root on sys.path) is
     # not brought back: everything needed from it was imported before fork.
     exposed = [p for p in exposed if os.path.isdir(p) and not any(_within(h, p) for h in hidden)]
     fds = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in exposed}
+    _all_read_only()
+    _mount_proc(private_pid_view=as_user)
     for h in tops:
-        size = f"{scratch_mb}m" if h == "/tmp" else "1m"
-        _mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=755,size={size}")
+        _mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
     for p, fd in sorted(fds.items()):
         if any(_within(p, h) for h in tops):
             os.makedirs(p, exist_ok=True)
             _mount(f"/proc/self/fd/{fd}", p, None, MS_BIND | MS_REC)
-            _mount(None, p, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+            keep = os.statvfs(p).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            _mount(None, p, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | keep)
         os.close(fd)
     scratch = "/tmp/scratch"
     os.makedirs(scratch, exist_ok=True)
+    for h in tops:  # the covers hold nothing, and nothing may be left in them
+        _mount(None, h, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    # The one writable place, of its own size.
+    _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,size={scratch_mb}m")
     return scratch
+
+
+def _own_process_count() -> bool:
+    """Run the rest of the job in a user namespace of its own, so that
+    RLIMIT_NPROC counts the job's processes and threads, not every process of
+    the same uid on the machine (the kernel counts per user namespace)."""
+    uid, gid = os.geteuid(), os.getegid()
+    # Dropping from root made the process undumpable, which makes its /proc
+    # files root's: it could not write its own maps.
+    dumpable = _libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    try:
+        os.unshare(CLONE_NEWUSER)
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        return True
+    except OSError:
+        return False
+    finally:
+        _libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
+
+
+def _drop_capabilities() -> None:
+    """A process that made a user namespace holds every capability in it;
+    none may reach untrusted code (with CAP_SYS_ADMIN it could unmount the
+    covers). Bounding set first (needs CAP_SETPCAP), then ambient, then the rest."""
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            break  # past the last capability this kernel knows
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    if _syscall("capset", ctypes.byref(header), ctypes.byref(data)) != 0:
+        raise OSError(ctypes.get_errno(), "capset: cannot drop capabilities")
 
 
 def _drop_identity(scratch: str) -> None:
@@ -101,12 +254,7 @@ def _drop_identity(scratch: str) -> None:
     os.setuid(NOBODY)
 
 
-def _limit_resources(memory_mb: int, cpu_seconds: int, max_processes: int) -> None:
-    vm_kb = 0
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmSize:"):
-                vm_kb = int(line.split()[1])
+def _limit_resources(vm_kb: int, memory_mb: int, cpu_seconds: int, max_processes: int) -> None:
     address_space = vm_kb * 1024 + memory_mb * 1024 * 1024
     for limit, value in (
         (resource.RLIMIT_AS, address_space),
@@ -120,21 +268,40 @@ def _limit_resources(memory_mb: int, cpu_seconds: int, max_processes: int) -> No
         resource.setrlimit(limit, (value, hard))
 
 
-def confine(policy: dict, namespaced: bool, hidden: list[str], exposed: list[str],
-            env: dict[str, str], fallback_scratch: str) -> str:
-    """Confine the current process; returns the isolation level achieved."""
-    level = "basic"
+def _virtual_memory_kb() -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1])
+    return 0
+
+
+def confine(policy: dict, namespaces: Namespaces, hidden: list[str], exposed: list[str],
+            env: dict[str, str], fallback_scratch: str) -> tuple[str, str]:
+    """Confine the current process (B); returns the isolation level achieved
+    ("namespaced" or "basic") and how, or why not."""
+    vm_kb = _virtual_memory_kb()  # before /proc is replaced
+    level, detail = "basic", namespaces.detail
     scratch = None
-    if namespaced:
+    if namespaces.mechanism is not None:
         try:
-            scratch = _hide_filesystem(hidden + list(policy["hidden_paths"]), exposed, policy["scratch_mb"])
-            level = "namespaced"
-        except OSError:
-            scratch = None
+            scratch = _hide_filesystem(hidden + list(policy["hidden_paths"]), exposed, policy["scratch_mb"],
+                                       as_user=namespaces.mechanism == USERNS_MECHANISM)
+            level, detail = "namespaced", namespaces.mechanism
+        except OSError as exc:
+            # Nothing of the job has run yet; a partly hidden filesystem is
+            # reported as basic, and the parent refuses it unless accepted.
+            scratch, detail = None, f"hiding the filesystem failed: {exc}"
     if scratch is None:
         scratch = fallback_scratch
-    _limit_resources(policy["memory_mb"], policy["cpu_seconds"], policy["max_processes"])
     _drop_identity(scratch)
+    if namespaces.mechanism == ROOT_MECHANISM and level == "namespaced":
+        # A user's job is in a user namespace of its own already (A made it).
+        if not _own_process_count():
+            detail += "; the process limit counts every process of uid nobody"
+    if namespaces.mechanism is not None:
+        _drop_capabilities()
+    _limit_resources(vm_kb, policy["memory_mb"], policy["cpu_seconds"], policy["max_processes"])
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     os.chdir(scratch)
     os.environ.clear()
@@ -142,7 +309,7 @@ def confine(policy: dict, namespaced: bool, hidden: list[str], exposed: list[str
     os.environ["HOME"] = scratch
     os.environ["TMPDIR"] = scratch
     tempfile.tempdir = scratch
-    return level
+    return level, detail
 
 
 def set_dumpable(dumpable: bool) -> None:

@@ -445,7 +445,12 @@ def run_describe(job: dict[str, Any], out: FrameWriter) -> None:
         out.emit({"event": "invalid", **_error_frame(exc, ()), "key": getattr(exc, "key", None)})
 
 
-RUNNERS = {"call": run_call, "test": run_test, "describe": run_describe}
+def run_probe(job: dict[str, Any], out: FrameWriter) -> None:
+    """An empty job: its isolation frame says what confinement this machine gives."""
+    out.emit({"event": "done"})
+
+
+RUNNERS = {"call": run_call, "test": run_test, "describe": run_describe, "probe": run_probe}
 
 
 def run_job(job: dict[str, Any], out: FrameWriter) -> None:

@@ -46,14 +46,15 @@ STDERR_TAIL = 8192
 
 
 def _child(job: dict, policy: dict, hidden: list[str], exposed: list[str], env: dict[str, str],
-           pipes: dict[str, int], scratch: str) -> None:
+           pipes: dict[str, int], scratch: str, require_namespaces: bool) -> None:
     """Runs in the trusted intermediate process A: creates namespaces, forks the
     job process B, enforces the wall clock on it, reports B's fate."""
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
-    namespaced = confine.unshare_namespaces()
+    namespaces = confine.enter_namespaces()
+    confine.join_new_session_keyring()
     keep = {pipes["result_w"]}
     implementation = job.get("implementation")
     if isinstance(implementation, dict) and "file" in implementation:
@@ -81,9 +82,11 @@ def _child(job: dict, policy: dict, hidden: list[str], exposed: list[str], env: 
                         os.close(fd)
                     except OSError:
                         pass
-            level = confine.confine(policy, namespaced, hidden, exposed, env, scratch)
+            level, detail = confine.confine(policy, namespaces, hidden, exposed, env, scratch)
             out = runner.FrameWriter(pipes["result_w"])
-            out.emit({"event": "isolation", "level": level})
+            out.emit({"event": "isolation", "level": level, "detail": detail})
+            if require_namespaces and level != "namespaced":
+                os._exit(0)  # never run the job weaker than asked: the parent reports the refusal
             runner.run_job(job, out)
         except BaseException as exc:  # the job itself reports its errors; this is our own failure
             try:
@@ -121,7 +124,8 @@ def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root
             for fd in (result_r, err_r, status_r):
                 os.close(fd)
             _child(request["job"], policy, request.get("hidden", []), exposed, env,
-                   {"result_w": result_w, "err_w": err_w, "status_w": status_w}, scratch)
+                   {"result_w": result_w, "err_w": err_w, "status_w": status_w}, scratch,
+                   bool(request.get("require_namespaces", True)))
         finally:
             os._exit(71)
     for fd in (result_w, err_w, status_w):
