@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -166,7 +167,7 @@ def sandbox_check() -> None:
     from fembench_agents.sandbox.isolation import remedies
 
     with Sandbox(allow_weak_isolation=True) as sandbox:
-        report = sandbox.isolation()
+        report = replace(sandbox.isolation(), accepted_weak=False)  # probing accepts nothing
     console.print(escape(report.summary()), highlight=False)
     if report.confined:
         console.print("each job: private mount, network, PID and IPC namespaces; every inherited mount "

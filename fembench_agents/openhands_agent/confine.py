@@ -1,10 +1,11 @@
 """The confined shell of the agent's terminal. Run by path as a script (stdlib
-only, so it starts fast and imports nothing of the project):
+only, so it starts fast; of the project it loads only the sandbox's
+`confine.py`, by path, for the namespace and mount helpers):
 
     python -I -S confine.py CONFIG.json -i
 
 It starts the shell in new mount, network and PID namespaces, where every
-hidden path (the repository, task and run directories, home directories,
+inherited mount is read-only, every hidden path (the repository, task and run directories, home directories,
 /tmp) is covered by an empty tmpfs; the Python installation is bound back
 read-only and the workspace read-write at a fixed path (`virtual_root`,
 inside the private /tmp). As root it then drops to `nobody` (no capabilities,
@@ -16,37 +17,33 @@ environment is a whitelist, and the shell dies with the terminal.
 
 from __future__ import annotations
 
-import ctypes
+import importlib.util
 import json
 import os
 import resource
 import signal
 import sys
-
-CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUSER = 0x00020000, 0x40000000, 0x20000000, 0x10000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
-NOBODY = 65534
-
-_libc = ctypes.CDLL(None, use_errno=True)
+from types import ModuleType
 
 
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    def enc(s: str | None) -> bytes | None:
-        return s.encode() if s is not None else None
-    if _libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount {target}: {os.strerror(err)}")
+def _sandbox_confinement() -> ModuleType:
+    """The sandbox's namespace and mount helpers (stdlib only), loaded by
+    path: this script runs with -I -S and imports nothing of the package."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sandbox", "confine.py")
+    spec = importlib.util.spec_from_file_location("fembench_sandbox_confine", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
 
 
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def _write(path: str, text: str) -> None:
-    with open(path, "w") as fh:
-        fh.write(text)
+sc = _sandbox_confinement()
+_mount, _within, _write = sc.mount, sc.within, sc.write_file
+CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUSER = sc.CLONE_NEWNS, sc.CLONE_NEWNET, sc.CLONE_NEWPID, sc.CLONE_NEWUSER
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = sc.MS_RDONLY, sc.MS_NOSUID, sc.MS_NODEV, sc.MS_NOEXEC
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = sc.MS_REMOUNT, sc.MS_BIND, sc.MS_REC, sc.MS_PRIVATE
+NOBODY = sc.NOBODY
 
 
 def enter_namespaces(as_root: bool) -> None:
@@ -70,6 +67,7 @@ def hide_filesystem(config: dict) -> None:
     exposed = [p for p in config["exposed"] if os.path.isdir(p) and not any(_within(h, p) for h in tops)]
     fds = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in exposed}
     workspace_fd = os.open(config["workspace"], os.O_PATH | os.O_DIRECTORY)
+    sc.make_inherited_mounts_read_only()  # the user's files elsewhere too: the shell writes only its workspace
     for h in tops:
         size = "64m" if h == "/tmp" else "1m"
         _mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=755,size={size}")
@@ -95,7 +93,7 @@ def drop_privileges(as_root: bool) -> None:
         os.setuid(NOBODY)
     else:  # a nested user namespace: the mounts above become locked
         os.unshare(CLONE_NEWUSER | CLONE_NEWNS)
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    sc.forbid_new_privileges()
     for limit, value in ((resource.RLIMIT_NPROC, 512), (resource.RLIMIT_FSIZE, 256 * 1024 * 1024),
                          (resource.RLIMIT_CORE, 0)):
         try:
@@ -146,7 +144,7 @@ def main(argv: list[str]) -> int:
         _, status = os.waitpid(child, 0)
         return os.waitstatus_to_exitcode(status) & 0xFF
     try:  # PID 1 of the new namespace
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        sc.set_parent_death_signal(signal.SIGKILL)
         hide_filesystem(config)
         drop_privileges(as_root)
         os.chdir(config["virtual_root"])

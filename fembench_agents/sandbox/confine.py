@@ -79,16 +79,21 @@ def _syscall(name: str, *args: object) -> int:
     return int(_libc.syscall(number, *args))
 
 
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
     enc = lambda s: s.encode() if s is not None else None  # noqa: E731
     if _libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount {target}: {os.strerror(err)}")
 
 
-def _write(path: str, text: str) -> None:
+def write_file(path: str, text: str) -> None:
     with open(path, "w") as fh:
         fh.write(text)
+
+
+def forbid_new_privileges() -> None:
+    """No exec can give back a privilege (setuid binaries, file capabilities)."""
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
 def set_parent_death_signal(sig: int) -> None:
@@ -114,9 +119,9 @@ def enter_namespaces() -> Namespaces:
     except OSError as exc:
         return Namespaces(None, f"creating a user namespace failed: {_reason(exc)}")
     try:
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"{uid} {uid} 1")
-        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        write_file("/proc/self/setgroups", "deny")
+        write_file("/proc/self/uid_map", f"{uid} {uid} 1")
+        write_file("/proc/self/gid_map", f"{gid} {gid} 1")
     except OSError as exc:
         # The namespaces exist but without a mapping nothing can be mounted:
         # the job would be neither confined nor able to run. Say so.
@@ -142,11 +147,11 @@ def python_paths() -> list[str]:
     return sorted({os.path.realpath(p) for p in paths})
 
 
-def _within(path: str, root: str) -> bool:
+def within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _all_read_only() -> None:
+def make_inherited_mounts_read_only() -> None:
     """Every mount the job inherits becomes read-only (in its namespace only):
     whatever the user could write outside the hidden paths, the job cannot."""
 
@@ -164,7 +169,7 @@ def _all_read_only() -> None:
     for point in points:
         try:
             keep = os.statvfs(point).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
-            _mount(None, point, None, MS_BIND | MS_REMOUNT | MS_RDONLY | keep)
+            mount(None, point, None, MS_BIND | MS_REMOUNT | MS_RDONLY | keep)
         except OSError:
             continue
 
@@ -176,37 +181,37 @@ def _mount_proc(private_pid_view: bool) -> None:
     gets an empty /proc instead. A job running as nobody keeps the inherited
     view, where it can read nothing of the user's processes."""
     try:
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     except OSError:
         if private_pid_view:
-            _mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k")
+            mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k")
 
 
 def _hide_filesystem(hidden: list[str], exposed: list[str], scratch_mb: int, as_user: bool) -> str:
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
     hidden = sorted({os.path.realpath(h) for h in hidden if os.path.isdir(h)}, key=len)
-    tops = [h for i, h in enumerate(hidden) if not any(_within(h, o) for o in hidden[:i])]
+    tops = [h for i, h in enumerate(hidden) if not any(within(h, o) for o in hidden[:i])]
     # An exposure that contains a hidden path (a project root on sys.path) is
     # not brought back: everything needed from it was imported before fork.
-    exposed = [p for p in exposed if os.path.isdir(p) and not any(_within(h, p) for h in hidden)]
+    exposed = [p for p in exposed if os.path.isdir(p) and not any(within(h, p) for h in hidden)]
     fds = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in exposed}
-    _all_read_only()
+    make_inherited_mounts_read_only()
     _mount_proc(private_pid_view=as_user)
     for h in tops:
-        _mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
+        mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
     for p, fd in sorted(fds.items()):
-        if any(_within(p, h) for h in tops):
+        if any(within(p, h) for h in tops):
             os.makedirs(p, exist_ok=True)
-            _mount(f"/proc/self/fd/{fd}", p, None, MS_BIND | MS_REC)
+            mount(f"/proc/self/fd/{fd}", p, None, MS_BIND | MS_REC)
             keep = os.statvfs(p).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
-            _mount(None, p, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | keep)
+            mount(None, p, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | keep)
         os.close(fd)
     scratch = "/tmp/scratch"
     os.makedirs(scratch, exist_ok=True)
     for h in tops:  # the covers hold nothing, and nothing may be left in them
-        _mount(None, h, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        mount(None, h, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     # The one writable place, of its own size.
-    _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,size={scratch_mb}m")
+    mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,size={scratch_mb}m")
     return scratch
 
 
@@ -221,9 +226,9 @@ def _own_process_count() -> bool:
     _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
         os.unshare(CLONE_NEWUSER)
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"{uid} {uid} 1")
-        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        write_file("/proc/self/setgroups", "deny")
+        write_file("/proc/self/uid_map", f"{uid} {uid} 1")
+        write_file("/proc/self/gid_map", f"{gid} {gid} 1")
         return True
     except OSError:
         return False
@@ -302,7 +307,7 @@ def confine(policy: dict, namespaces: Namespaces, hidden: list[str], exposed: li
     if namespaces.mechanism is not None:
         _drop_capabilities()
     _limit_resources(vm_kb, policy["memory_mb"], policy["cpu_seconds"], policy["max_processes"])
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    forbid_new_privileges()
     os.chdir(scratch)
     os.environ.clear()
     os.environ.update(env)
