@@ -33,11 +33,11 @@ AllowWeakOpt = Annotated[bool, typer.Option(
          "(recorded in the run and printed in every report; see `sandbox check`)")]
 
 
-def open_sandbox(allow_weak_isolation: bool = False) -> Sandbox:
+def open_sandbox(allow_weak_isolation: bool = False, workers: int | None = None) -> Sandbox:
     """The sandbox for commands that run generated code: stops the command,
     before any attempt runs, where the isolation is weaker than namespaced and
     the user did not accept that."""
-    sandbox = Sandbox(allow_weak_isolation=allow_weak_isolation)
+    sandbox = Sandbox(workers=workers, allow_weak_isolation=allow_weak_isolation)
     try:
         report = sandbox.require_isolation()
     except WeakIsolationRefused as exc:

@@ -27,6 +27,11 @@ from fembench_agents.messages import ModelParams
 from fembench_agents.runs import RunConfig, execute_run, select_tasks
 
 CACHE_DIR = Path(".fembench-cache")
+ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="episodes at once (per run)")]
+ModelConcurrencyOpt = Annotated[int | None, typer.Option(
+    min=1, help="model calls in flight at once per provider [default: --concurrency]")]
+SandboxWorkersOpt = Annotated[int | None, typer.Option(
+    min=1, help="sandbox workers: attempts scored at once [default: one per CPU]")]
 
 
 def _safe(name: str) -> str:
@@ -56,11 +61,18 @@ def _show_report(run_dirs: list[Path], out: Path | None) -> None:
 
 
 async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cache: Path | None,
-                    allow_weak_isolation: bool = False) -> list[Path]:
-    from fembench_agents.models import ModelCallError, ResponseCache, open_client  # noqa: F401 - lazy: litellm import
+                    allow_weak_isolation: bool = False, sandbox_workers: int | None = None) -> list[Path]:
+    from fembench_agents.models import (  # lazy: litellm import
+        ClientOptions,
+        ModelCallError,  # noqa: F401
+        ResponseCache,
+        is_local,
+        open_client,
+        provider_of,
+    )
 
     response_cache = ResponseCache(cache) if cache else None
-    with open_sandbox(allow_weak_isolation) as sandbox, ExitStack() as stack:
+    with open_sandbox(allow_weak_isolation, sandbox_workers) as sandbox, ExitStack() as stack:
         tasks = _load(tasks_path, sandbox)
         for config, _ in configs:
             select_tasks(tasks, config.tasks)  # fail before starting any model server
@@ -68,7 +80,15 @@ async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cach
         clients = {}
         for config, _ in configs:
             if config.model not in clients:
-                clients[config.model] = stack.enter_context(open_client(config.model, config.params, cache=response_cache))
+                options = ClientOptions(concurrency=config.model_calls_at_once,
+                                        concurrency_group=provider_of(config.model, config.params))
+                clients[config.model] = stack.enter_context(
+                    open_client(config.model, config.params, options=options, cache=response_cache))
+        first = configs[0][0]
+        local = " (1 for the embedded model, which answers one at a time)" if any(
+            is_local(c.model) for c, _ in configs) else ""
+        err.print(f"limits: {first.concurrency} episodes at once per run, {first.model_calls_at_once} model calls "
+                  f"at once per provider{local}, {sandbox.size} sandbox workers", highlight=False)
         total = sum(len(select_tasks(tasks, c.tasks)) * c.repeats for c, _ in configs)
         with _progress() as progress:
             bar = progress.add_task("episodes", total=total)
@@ -92,14 +112,17 @@ def run(
     temperature: float = 0.0, max_tokens: int = 2048,
     reasoning_effort: Annotated[str | None, typer.Option(help="low | medium | high")] = None,
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL")] = None,
-    concurrency: Annotated[int, typer.Option(min=1)] = 2,
+    concurrency: ConcurrencyOpt = 2,
+    model_concurrency: ModelConcurrencyOpt = None,
+    sandbox_workers: SandboxWorkersOpt = None,
     cache: Annotated[Path | None, typer.Option(help="response cache directory")] = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """One model x one agent x a task selection -> a resumable run directory."""
     try:
         config = RunConfig(model=model, agent=agent, tasks=tasks, track=track, repeats=repeats,  # type: ignore[arg-type]
-                           concurrency=concurrency, params=_params(temperature, max_tokens, reasoning_effort, api_base))
+                           concurrency=concurrency, model_concurrency=model_concurrency,
+                           params=_params(temperature, max_tokens, reasoning_effort, api_base))
         from fembench_agents.agents import make_agent
 
         make_agent(agent)
@@ -108,7 +131,7 @@ def run(
         raise typer.Exit(2) from None
     out = out or Path("runs") / f"{_safe(model)}__{_safe(agent)}__{track}"
     try:
-        asyncio.run(_run_grid([(config, out)], tasks_path, cache, allow_weak_isolation))
+        asyncio.run(_run_grid([(config, out)], tasks_path, cache, allow_weak_isolation, sandbox_workers))
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -125,7 +148,9 @@ def compare(
     experiment: Annotated[Path | None, typer.Option(help="experiment file (TOML) in experiments/")] = None,
     out: Annotated[Path | None, typer.Option(help="directory for the grid's run directories")] = None,
     temperature: float = 0.0, max_tokens: int = 2048,
-    concurrency: Annotated[int, typer.Option(min=1)] = 2,
+    concurrency: ConcurrencyOpt = 2,
+    model_concurrency: ModelConcurrencyOpt = None,
+    sandbox_workers: SandboxWorkersOpt = None,
     cache: Annotated[Path | None, typer.Option(help="response cache directory")] = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
@@ -139,6 +164,7 @@ def compare(
         elif models and agents:
             exp = Experiment(name="compare", models=models.split(","), agents=agents.split(","), tasks=tasks,
                              tasks_path=tasks_path, track=track, repeats=repeats, concurrency=concurrency,  # type: ignore[arg-type]
+                             model_concurrency=model_concurrency, sandbox_workers=sandbox_workers,
                              params=_params(temperature, max_tokens, None, None))
         else:
             raise ValueError("give --experiment FILE, or both --models and --agents")
@@ -149,10 +175,12 @@ def compare(
         raise typer.Exit(2) from None
     out = out or Path("runs") / _safe(exp.name)
     configs = [(RunConfig(model=m, agent=a, tasks=exp.tasks, track=exp.track, repeats=exp.repeats,
-                          concurrency=exp.concurrency, params=exp.params), out / f"{_safe(m)}__{_safe(a)}")
+                          concurrency=exp.concurrency, model_concurrency=exp.model_concurrency,
+                          params=exp.params), out / f"{_safe(m)}__{_safe(a)}")
                for m in exp.models for a in exp.agents]
     try:
-        run_dirs = asyncio.run(_run_grid(configs, exp.tasks_path, cache, allow_weak_isolation))
+        run_dirs = asyncio.run(_run_grid(configs, exp.tasks_path, cache, allow_weak_isolation,
+                                         exp.sandbox_workers))
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None

@@ -20,7 +20,9 @@ class Experiment(BaseModel):
     tasks_path: str = "tasks"
     track: Literal["code", "tests"] = "code"
     repeats: int = Field(default=1, ge=1)
-    concurrency: int = Field(default=2, ge=1)
+    concurrency: int = Field(default=2, ge=1)  # episodes at once
+    model_concurrency: int | None = Field(default=None, ge=1)  # model calls at once per provider
+    sandbox_workers: int | None = Field(default=None, ge=1)  # default: one per CPU
     params: ModelParams = ModelParams()
 
     @field_validator("params", mode="before")

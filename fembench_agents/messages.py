@@ -29,18 +29,26 @@ class ModelParams(BaseModel):
 
 
 class ModelRequest(BaseModel):
+    """`sample` names which model sample the request is (an episode's
+    attempt): two attempts that send identical messages are two samples, and the response cache must not answer one with the
+    other. None for requests that are the same sample whoever sends them."""
+
     model_config = ConfigDict(frozen=True)
     model: str
     messages: tuple[Message, ...]
     params: ModelParams = ModelParams()
+    sample: str | None = None
 
     def request_hash(self) -> str:
-        """Stable across runs and machines: sha256 of canonical JSON."""
-        body = {
+        """Stable across runs and machines: sha256 of canonical JSON. Without
+        a sample, the hash recordings made before samples were named used."""
+        body: dict[str, object] = {
             "model": self.model,
             "messages": [m.model_dump() for m in self.messages],
             "params": self.params.model_dump(exclude={"timeout", "api_base"}),
         }
+        if self.sample is not None:
+            body["sample"] = self.sample
         return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
@@ -63,7 +71,8 @@ class ModelResponse(BaseModel):
     usage: Usage = Usage()
     cost_usd: float | None = None  # None when the price is unknown, never a made-up zero
     latency_seconds: float = 0.0
-    cached: bool = False
+    cached: bool = False  # served by the response cache: the same sample, asked again
+    replayed: bool = False  # served from a recorded run (`replay`): no model was asked
     retries: int = 0
     request_hash: str = ""
     timestamp: str | None = None  # UTC ISO time the call (or cache lookup) started
@@ -77,3 +86,4 @@ class CallContext(BaseModel):
     attempt: str = ""  # human-readable, e.g. "single-shot repeat 0 attempt 1"
     episode: str = ""  # runlog.episode_key(...) when called from a run
     attempt_index: int = 0
+    sample: str | None = None  # becomes ModelRequest.sample

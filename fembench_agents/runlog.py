@@ -85,6 +85,8 @@ class EpisodeRecord(_Record):
     model_seconds: float = 0.0
     seconds: float = 0.0
     error: str | None = None
+    model_calls: int = 0  # answered calls, one per sample
+    reused_calls: int = 0  # of those, served by the response cache or a recording, not asked this time
 
 
 LogRecord = Annotated[ModelCallRecord | AttemptRecord | EpisodeRecord, Field(discriminator="type")]
@@ -102,6 +104,8 @@ class RunManifest(BaseModel):
     # The weakest isolation any session of this run scored under; None in
     # runs recorded before it was kept.
     isolation: IsolationReport | None = None
+    # episodes, model_calls (per provider) and sandbox_workers at once, in the latest session
+    limits: dict[str, int] | None = None
 
 
 class RunLog:

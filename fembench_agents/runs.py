@@ -41,8 +41,9 @@ class RunConfig:
     tasks: str = "all"
     track: Track = "code"
     repeats: int = 1
-    concurrency: int = 2
+    concurrency: int = 2  # episodes at once
     params: ModelParams = field(default_factory=ModelParams)
+    model_concurrency: int | None = None  # model calls at once per provider; None: `concurrency`
 
     def __post_init__(self) -> None:
         if self.track not in ("code", "tests"):
@@ -51,12 +52,19 @@ class RunConfig:
             raise ValueError(f"repeats must be >= 1, got {self.repeats}")
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
+        if self.model_concurrency is not None and self.model_concurrency < 1:
+            raise ValueError(f"model concurrency must be >= 1, got {self.model_concurrency}")
+
+    @property
+    def model_calls_at_once(self) -> int:
+        return self.model_concurrency or self.concurrency
 
     def identity(self) -> dict[str, object]:
         """What must match for a run directory to be resumed with this config."""
         d = asdict(self)
         d["params"] = self.params.model_dump(exclude={"timeout", "api_base"})
-        d.pop("concurrency")
+        d.pop("concurrency")  # how fast, not what: a resume may change them
+        d.pop("model_concurrency")
         return d
 
 
@@ -92,8 +100,14 @@ def _versions() -> dict[str, str]:
     return found
 
 
+def run_limits(config: RunConfig, evaluator: Evaluator) -> dict[str, int]:
+    """The limits a session of a run works under, as the manifest records them."""
+    return {"episodes": config.concurrency, "model_calls": config.model_calls_at_once,
+            "sandbox_workers": evaluator.sandbox.size}
+
+
 def prepare_run_dir(out: Path, config: RunConfig, tasks: list[Task],
-                    isolation: IsolationReport | None = None) -> None:
+                    isolation: IsolationReport | None = None, limits: dict[str, int] | None = None) -> None:
     """Write the manifest, or check that an existing run directory holds the
     same run. A resumed run that scores under weaker isolation than before
     records the weaker one: the run's scores are only as confined as that."""
@@ -104,13 +118,19 @@ def prepare_run_dir(out: Path, config: RunConfig, tasks: list[Task],
         drift = [t.task_id for t in tasks if old.task_hashes.get(t.task_id, t.content_hash) != t.content_hash]
         if drift:
             raise ValueError(f"{out}: tasks changed since the run started: {', '.join(drift)}")
+        update: dict[str, object] = {}
         if isolation is not None and not isolation.confined and (old.isolation is None or old.isolation.confined):
-            write_manifest(out, old.model_copy(update={"isolation": isolation}))
+            update["isolation"] = isolation
+        if limits is not None and limits != old.limits:
+            update["limits"] = limits  # the latest session's
+        if update:
+            write_manifest(out, old.model_copy(update=update))
         return
     out.mkdir(parents=True, exist_ok=True)
     write_manifest(out, RunManifest(run_id=out.name, config=config.identity(),
                                     task_hashes={t.task_id: t.content_hash for t in tasks},
-                                    versions=_versions(), git_commit=_git_commit(), isolation=isolation))
+                                    versions=_versions(), git_commit=_git_commit(), isolation=isolation,
+                                    limits=limits))
 
 
 async def run_episode(agent: SolverAgent, task: Task, config: RunConfig, model: ModelClient,
@@ -138,7 +158,7 @@ async def execute_run(config: RunConfig, tasks: list[Task], out: Path, model: Mo
     selected = select_tasks(tasks, config.tasks)
     agent = agent or make_agent(config.agent)
     feedback = feedback or TemplateFeedback()
-    prepare_run_dir(out, config, selected, evaluator.sandbox.isolation())
+    prepare_run_dir(out, config, selected, evaluator.sandbox.isolation(), run_limits(config, evaluator))
     done = finished_episodes(read_log(out))
     todo = [(t, r) for r in range(config.repeats) for t in selected
             if episode_key(config.model, agent.name, config.track, t.task_id, r) not in done]

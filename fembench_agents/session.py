@@ -47,9 +47,13 @@ class EpisodeSession:
 
     async def attempt(self, messages: list[Message]) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]:
         index = len(self.attempts)
-        request = ModelRequest(model=self.model.model, messages=tuple(messages), params=self.params)
+        # Every attempt is a sample of its own, even when its prompt repeats
+        # an earlier one word for word (a model that repeats its wrong code,
+        # two tasks that read alike, two agents that open alike).
+        sample = f"{self.episode} attempt {index}"
+        request = ModelRequest(model=self.model.model, messages=tuple(messages), params=self.params, sample=sample)
         context = CallContext(task_id=self.task.task_id, episode=self.episode, attempt_index=index,
-                              attempt=f"{self.agent} repeat {self.repeat} attempt {index}")
+                              attempt=f"{self.agent} repeat {self.repeat} attempt {index}", sample=sample)
         try:
             response = await self.model.complete(messages, context, self.params)
         except Exception as exc:  # noqa: BLE001 - any provider failure is recorded, never fatal to the run
@@ -90,7 +94,7 @@ class EpisodeSession:
         passed_at = next((a.attempt_index for a in scored if a.outcome and a.outcome.passed), None)
         last = scored[-1].outcome if scored else None
         responses = [a.response for a in self.attempts if a.response is not None]
-        costs = [0.0 if r.cached else r.cost_usd for r in responses]
+        costs = [r.cost_usd for r in responses]  # a cached response is the same sample, at its recorded cost
         score = (last.joint_score if isinstance(last, TestSuiteOutcome) else float(bool(last and last.passed))) if last else 0.0
         if passed_at is not None:
             score = 1.0
@@ -105,4 +109,5 @@ class EpisodeSession:
             completion_tokens=sum(r.usage.completion_tokens or 0 for r in responses),
             cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
             model_seconds=sum(r.latency_seconds for r in responses),
-            seconds=time.perf_counter() - started, error=error)
+            seconds=time.perf_counter() - started, error=error, model_calls=len(responses),
+            reused_calls=sum(r.cached or r.replayed for r in responses))

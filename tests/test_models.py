@@ -246,7 +246,8 @@ def test_cache_serves_repeats_without_calling_the_provider(script_name: str, tmp
     second = run(client.complete(user("same"), CTX))
     assert script.calls == 1
     assert not first.cached and (first.cost_usd or 0) > 0
-    assert second.cached and second.cost_usd == 0.0 and second.text == "one"
+    # the same sample asked again: its recorded cost, marked as not spent again
+    assert second.cached and second.cost_usd == first.cost_usd and second.text == "one"
     assert second.usage == first.usage and second.request_hash == first.request_hash
     assert [c[1].cached for c in calls if c[1]] == [False, True]
     # a new client on the same directory (a resumed run) hits too; a different request misses
@@ -254,6 +255,22 @@ def test_cache_serves_repeats_without_calling_the_provider(script_name: str, tmp
     assert run(other.complete(user("same"), CTX)).cached
     assert run(other.complete(user("different"), CTX)).text == "two"
     assert script.calls == 2
+
+
+def test_two_samples_of_one_prompt_are_two_requests(script_name: str, tmp_path: Path) -> None:
+    script = register_script(script_name, ["first", "second"])
+    client = make_client(f"scripted/{script_name}", cache=ResponseCache(tmp_path))
+    answers = [run(client.complete(user("same"), CallContext(sample=s))).text for s in ("e attempt 1", "e attempt 2")]
+    assert answers == ["first", "second"] and script.calls == 2
+    assert run(client.complete(user("same"), CallContext(sample="e attempt 2"))).text == "second"  # resumed
+    assert script.calls == 2
+
+
+def test_a_recording_made_before_samples_were_named_still_replays() -> None:
+    unnamed = ModelRequest(model="scripted/x", messages=(Message(role="user", content="q"),))
+    replay = ReplayModel("scripted/x", {unnamed.request_hash(): [ModelResponse(text="old")]})
+    answer = run(replay.complete([Message(role="user", content="q")], CallContext(sample="e attempt 0")))
+    assert answer.text == "old" and answer.replayed
 
 
 def test_cache_key_ignores_timeout_but_not_sampling(script_name: str, tmp_path: Path) -> None:
@@ -312,7 +329,7 @@ def test_replay_reproduces_a_recorded_run_without_calls(script_name: str, tmp_pa
 
     async def again() -> list[ModelResponse]:
         return [await replay.complete(user(p), CallContext(task_id=p, attempt="0")) for p in ("t2", "t1")]
-    assert run(again()) == [original[1], original[0]]
+    assert run(again()) == [r.model_copy(update={"replayed": True}) for r in (original[1], original[0])]
 
 
 def test_replay_fails_loudly_on_an_unseen_request(script_name: str, tmp_path: Path) -> None:

@@ -190,7 +190,8 @@ def test_repeated_identical_run_is_served_from_the_cache(evaluator: Evaluator, t
     assert script.calls == calls  # no provider call the second time
     responses = [r.response for r in read_log(tmp_path / "b") if isinstance(r, ModelCallRecord)]
     assert len(responses) == 3 and all(r is not None and r.cached for r in responses)
-    assert all(e.cost_usd == 0.0 for e in second)
+    assert [e.cost_usd for e in second] == [e.cost_usd for e in first]  # each sample at its recorded cost
+    assert [(e.model_calls, e.reused_calls) for e in second] == [(e.model_calls, e.model_calls) for e in first]
     assert [(e.task_id, e.passed, e.attempts) for e in first] == [(e.task_id, e.passed, e.attempts) for e in second]
     assert compare_runs(read_log(tmp_path / "a"), read_log(tmp_path / "b")) == []
 

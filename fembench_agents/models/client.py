@@ -36,6 +36,10 @@ RETRYABLE: tuple[type[Exception], ...] = (
 )
 
 
+# Limits shared by every client of one concurrency group (a provider), per event loop.
+_GROUP_LIMITS: dict[tuple[str, int], tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = {}
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -78,7 +82,7 @@ class LiteLLMClient:
         if params.api_base is None and self.params.api_base is not None:
             params = params.model_copy(update={"api_base": self.params.api_base})
         request = ModelRequest(model=self.model, messages=with_system_prompt(messages, self.system_prompt),
-                               params=params)
+                               params=params, sample=context.sample)
         request_hash = request.request_hash()
         if self.cache is None:
             return await self._call(request, request_hash, context)
@@ -86,8 +90,12 @@ class LiteLLMClient:
             started, stamp = time.perf_counter(), utc_now()
             hit = self.cache.get(request_hash)
             if hit is not None:
+                # The same sample asked again (a resumed attempt, or a run repeated
+                # into another directory): it keeps its recorded tokens and cost, so
+                # a resumed run reports what the uninterrupted one would; `cached`
+                # says nothing was spent this time.
                 response = hit.model_copy(update={
-                    "cached": True, "cost_usd": 0.0, "retries": 0, "timestamp": stamp,
+                    "cached": True, "retries": 0, "timestamp": stamp,
                     "latency_seconds": time.perf_counter() - started, "request_hash": request_hash})
                 self._report(request, response, None, context)
                 return response
@@ -151,8 +159,16 @@ class LiteLLMClient:
             timestamp=stamp)
 
     def _limit(self) -> asyncio.Semaphore:
-        """The concurrency limit, one semaphore per event loop."""
+        """The concurrency limit, one semaphore per event loop (and group)."""
         loop = asyncio.get_running_loop()
+        group = self.options.concurrency_group
+        if group is not None:
+            key = (group, self.options.concurrency)
+            shared = _GROUP_LIMITS.get(key)
+            if shared is None or shared[0] is not loop:
+                shared = (loop, asyncio.Semaphore(self.options.concurrency))
+                _GROUP_LIMITS[key] = shared
+            return shared[1]
         if self._semaphore is None or self._semaphore_loop is not loop:
             self._semaphore = asyncio.Semaphore(self.options.concurrency)
             self._semaphore_loop = loop

@@ -37,7 +37,10 @@ class ClientOptions(BaseModel):
     the model's own litellm price is used; an unpriced model costs None."""
 
     model_config = ConfigDict(frozen=True)
+    # Calls in flight at once. Clients with the same `concurrency_group` (the
+    # provider, for a run) share one limit; without a group each has its own.
     concurrency: int = Field(default=8, ge=1)
+    concurrency_group: str | None = None
     retry: RetryPolicy = RetryPolicy()
     price_as: str | None = None
     token_prices: tuple[float, float] | None = None

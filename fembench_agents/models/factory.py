@@ -40,7 +40,8 @@ def make_client(model_name: str, params: ModelParams | None = None, *,
                              "use open_client(...) or pass local_server=")
         name, litellm_model, api_key = LOCAL_MODEL, local_server.litellm_model, local_server.api_key
         params = (params or ModelParams()).model_copy(update={"api_base": local_server.api_base})
-        options = options or ClientOptions(concurrency=1)  # the server answers one request at a time
+        # The server answers one request at a time: more in flight only queue there.
+        options = (options or ClientOptions()).model_copy(update={"concurrency": 1})
         if options.token_prices is None and options.price_as is None:
             options = options.model_copy(update={"token_prices": (0.0, 0.0)})  # it is free, not unpriced
     elif name.startswith(f"{SCRIPTED}/"):
@@ -52,6 +53,20 @@ def make_client(model_name: str, params: ModelParams | None = None, *,
         load_env()
     return LiteLLMClient(name, params, options=options, cache=cache, on_call=on_call,
                          system_prompt=system_prompt, litellm_model=litellm_model, api_key=api_key)
+
+
+def provider_of(model_name: str, params: ModelParams | None = None) -> str:
+    """The provider that serves `model_name` (`local`, `scripted`, `openai`, ...),
+    which a run's model-call limit is shared by."""
+    name = model_name.strip()
+    if name in LOCAL_NAMES:
+        return "local"
+    if name.startswith(f"{SCRIPTED}/"):
+        return SCRIPTED
+    try:
+        return str(litellm.get_llm_provider(name, api_base=params.api_base if params else None)[1])
+    except Exception:
+        return name.split("/", 1)[0]
 
 
 def _check_provider(name: str, params: ModelParams | None) -> None:

@@ -18,7 +18,8 @@ class ReplayModel:
     (CallContext.episode) when the recording has that episode, so that repeats
     of one prompt get their own answers even when replayed concurrently.
     Several answers under one key are served in recorded order; once used up,
-    the last one is served again. Responses come back exactly as recorded."""
+    the last one is served again. Responses come back as recorded, marked
+    `replayed`."""
 
     def __init__(self, model: str, responses: Mapping[str, Sequence[ModelResponse | str]], *,
                  params: ModelParams | None = None, system_prompt: str | None = None,
@@ -74,11 +75,12 @@ class ReplayModel:
     async def complete(self, messages: Sequence[Message], context: CallContext,
                        params: ModelParams | None = None) -> ModelResponse:
         request = ModelRequest(model=self.model, messages=with_system_prompt(messages, self.system_prompt),
-                               params=params or self.params)
+                               params=params or self.params, sample=context.sample)
         request_hash = request.request_hash()
-        key = (context.episode, request_hash)
-        if key not in self._responses:
-            key = ("", request_hash)
+        key = self._key(context.episode, request_hash)
+        if key not in self._responses and request.sample is not None:
+            # Recorded before samples were named: the hash had no sample in it.
+            key = self._key(context.episode, request.model_copy(update={"sample": None}).request_hash())
         recorded = self._responses.get(key)
         if recorded is None:
             error = UnrecordedRequestError(self.model, context, request_hash)
@@ -92,9 +94,15 @@ class ReplayModel:
             if self.on_call is not None:
                 self.on_call(request, None, response, context)
             raise ReplayedFailure(response)
+        response = response.model_copy(update={"replayed": True})
         if self.on_call is not None:
             self.on_call(request, response, None, context)
         return response
+
+
+    def _key(self, episode: str, request_hash: str) -> tuple[str, str]:
+        key = (episode, request_hash)
+        return key if key in self._responses else ("", request_hash)
 
 
 class ReplayedFailure(RuntimeError):

@@ -70,6 +70,8 @@ class GroupSummary(_Frozen):
     cost_usd: float | None  # None when any episode's cost is unknown
     seconds: float  # summed over episodes (not wall clock when episodes overlap)
     model_seconds: float
+    model_calls: int = 0  # one per model sample
+    reused_calls: int = 0  # of those, served by the response cache or a recording
 
 
 class TaskCell(_Frozen):

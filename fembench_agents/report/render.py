@@ -45,11 +45,12 @@ def _pass_at_k(g: GroupSummary) -> str:
 def summary_rows(report: Report) -> Rows:
     conf = round(report.settings.confidence * 100)
     headers = ["Model", "Agent", "Track", "Passed", "Solved", f"Correct [{conf}% CI]", "pass@1", "pass@k",
-               "k-of-n", f"Joint tests [{conf}% CI]", "Tokens (prompt/completion)", "Cost", "Time (s)"]
+               "k-of-n", f"Joint tests [{conf}% CI]", "Model calls (reused)", "Tokens (prompt/completion)",
+               "Cost", "Time (s)"]
     rows = [[g.model, g.agent, g.track, f"{g.passed}/{g.episodes}", f"{g.tasks_solved}/{g.tasks}",
              fmt_estimate(g.correct), f"{g.pass_at_k[1]:.3f}", _pass_at_k(g),
              " ".join(f"{k}:{v}" for k, v in g.k_of_n.items()), fmt_estimate(g.joint_tests),
-             f"{g.prompt_tokens:,} / {g.completion_tokens:,}", fmt_cost(g.cost_usd), f"{g.seconds:.1f}"]
+             f"{g.model_calls} ({g.reused_calls})", f"{g.prompt_tokens:,} / {g.completion_tokens:,}", fmt_cost(g.cost_usd), f"{g.seconds:.1f}"]
             for g in report.groups]
     return headers, rows
 
@@ -119,7 +120,9 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
     out += [f"Intervals: {round(s.confidence * 100)}% percentile bootstrap over tasks, {s.resamples} "
             f"resamples, seed {s.seed}. Correct: mean over tasks of the share of repeats that passed. "
             "Solved: tasks a strict majority of whose repeats passed. k-of-n: tasks passed in at least "
-            "k repeats. Cost is unknown when any call's price was unknown. Time is summed over episodes.",
+            "k repeats. Model calls: one per model sample; reused: served by the response cache (the "
+            "same sample asked again, e.g. after a resume) or a recording, not asked again; tokens and "
+            "cost count each sample once, at its recorded figures. Cost is unknown when any call's price was unknown. Time is summed over episodes.",
             "", "## Summary", ""]
     out += _md_table(*summary_rows(report))
     for t in report.task_tables:

@@ -119,6 +119,7 @@ def summarize_group(key: GroupKey, eps: Sequence[EpisodeRecord], runs: list[str]
         completion_tokens=sum(e.completion_tokens for e in eps),
         cost_usd=None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None)),
         seconds=sum(e.seconds for e in eps), model_seconds=sum(e.model_seconds for e in eps),
+        model_calls=sum(e.model_calls for e in eps), reused_calls=sum(e.reused_calls for e in eps),
     )
 
 
