@@ -84,6 +84,7 @@ class EpisodeRecord(_Record):
     model_seconds: float = 0.0
     seconds: float = 0.0
     error: str | None = None
+    error_kind: str | None = None  # the kind of an error retrying cannot fix ("authentication", ...)
 
 
 LogRecord = Annotated[ModelCallRecord | AttemptRecord | EpisodeRecord, Field(discriminator="type")]
