@@ -342,8 +342,10 @@ def test_cli_refuses_a_missing_key_before_anything_starts(tmp_path: Path) -> Non
         "run": (["run", "--model", "openai/gpt-4o-mini", "--tasks", "FEM_1D_*", "--out", tmp_path / "run"], {}),
         "compare": (["compare", "--models", "openai/gpt-4o-mini,anthropic/claude-3-5-haiku-20241022,scripted/echo",
                      "--agents", "single-shot", "--out", tmp_path / "grid"], {}),
+        "optimize": (["optimize", "--model", "local", "--reflection-model", "anthropic/claude-3-5-haiku-20241022",
+                      "--heldout", "FEM_1D_*", "--out", tmp_path / "opt"], {"OPENAI_API_KEY": SECRET}),
     }, tmp_path)
-    run, both = done["run"], done["compare"]
+    run, both, optimize = done["run"], done["compare"], done["optimize"]
     assert run.returncode == 2
     assert run.stderr.splitlines() == [
         "error: model 'openai/gpt-4o-mini' needs OPENAI_API_KEY, which is not set: put it in the environment "
@@ -356,6 +358,11 @@ def test_cli_refuses_a_missing_key_before_anything_starts(tmp_path: Path) -> Non
         "error: model 'anthropic/claude-3-5-haiku-20241022' needs ANTHROPIC_API_KEY, which is not set: put it in "
         "the environment or in a .env file"]
     assert not (tmp_path / "grid").exists()
+    assert optimize.returncode == 2
+    assert optimize.stderr.splitlines() == [
+        "error: model 'anthropic/claude-3-5-haiku-20241022' needs ANTHROPIC_API_KEY, which is not set: put it in "
+        "the environment or in a .env file"]
+    assert not (tmp_path / "opt").exists()
 
 
 def test_cli_run_stops_early_says_why_exits_1_and_resumes(stand_in: StandIn, task_dir: Path,
