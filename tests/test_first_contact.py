@@ -136,6 +136,9 @@ def test_a_missing_key_is_named_with_where_it_can_go(no_keys: Path) -> None:
 def test_models_that_need_no_key_are_not_blocked(no_keys: Path) -> None:
     assert credential_problems(["local", "local/smollm2", "scripted/echo"]) == []
     assert credential_problems(["openai/gpt-4o-mini"], api_base="http://127.0.0.1:9/v1") == []
+    # credentials from an AWS profile or gcloud, or a server on this machine: litellm cannot see them
+    assert credential_problems(["bedrock/anthropic.claude-3-haiku-20240307-v1:0", "vertex_ai/gemini-1.5-flash",
+                                "ollama/llama3"]) == []
 
 
 def test_a_key_in_a_dotenv_file_counts(no_keys: Path, monkeypatch: pytest.MonkeyPatch) -> None:
