@@ -48,6 +48,7 @@ from fembench_agents.task_model import Task
 FAST = ClientOptions(retry=RetryPolicy(max_retries=4, initial_delay=0.001, max_delay=0.01))
 CTX = CallContext(task_id="FEM_1D_demo", attempt="r0/a0")
 SCALE = "scale_vector_CC0_H0_T0"
+MODE = "mode_plain_CC1_H0_T0"
 SECRET = "sk-test-SECRET-0123456789abcdef"
 KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
@@ -253,12 +254,14 @@ def test_model_check_lines() -> None:
 
 class StandIn:
     """An OpenAI-compatible chat server on a loopback port. `refuse` makes it
-    answer 401 (echoing the key it was sent, as careless providers do);
-    `requests` holds the Authorization header of every request received."""
+    answer 401 (echoing the key it was sent, as careless providers do),
+    `too_long` 400 to the prompts holding that text; `requests` holds the
+    Authorization header of every request received."""
 
-    def __init__(self, reply: str, refuse: bool = False) -> None:
+    def __init__(self, reply: str, refuse: bool = False, too_long: str | None = None) -> None:
         self.reply = reply
         self.refuse = refuse
+        self.too_long = too_long  # a prompt holding this text exceeds the context window
         self.requests: list[str] = []
         stand_in = self
 
@@ -270,6 +273,10 @@ class StandIn:
                 if stand_in.refuse:
                     self._send(401, {"error": {"message": f"Incorrect API key provided: {key.removeprefix('Bearer ')}",
                                                "type": "invalid_request_error", "code": "invalid_api_key"}})
+                    return
+                if stand_in.too_long and stand_in.too_long in json.dumps(body.get("messages")):
+                    self._send(400, {"error": {"message": "This model's maximum context length is 4096 tokens",
+                                               "type": "invalid_request_error", "code": "context_length_exceeded"}})
                     return
                 self._send(200, {
                     "id": "chatcmpl-standin", "object": "chat.completion", "created": 0, "model": body.get("model"),
@@ -392,6 +399,22 @@ def test_cli_run_stops_early_says_why_exits_1_and_resumes(stand_in: StandIn, tas
     assert resumed.returncode == 0, resumed.stderr
     assert len(stand_in.requests) == 3 + 5  # the three failed episodes and the two never run
     assert "model error" not in resumed.stderr and "5/5" in resumed.stdout
+
+
+def test_cli_partial_run_exits_1_and_names_the_error(stand_in: StandIn, task_dir: Path, tmp_path: Path) -> None:
+    stand_in.too_long = "smallest_mode"  # one task's prompt is too long, the other's is fine
+    run = cli("run", "--model", "openai/stand-in", "--api-base", stand_in.api_base, "--tasks", f"{SCALE},{MODE}",
+              "--tasks-path", task_dir, "--repeats", "2", "--concurrency", "1", "--out", tmp_path / "run", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert len(stand_in.requests) == 4  # the context window is not retried either
+    assert "run stopped early" not in run.stderr  # a success came between the failures
+    assert run.stderr.splitlines()[-3:] == [
+        "2 episodes ended in a model error:",
+        "  ContextWindowExceededError: litellm.ContextWindowExceededError: litellm.BadRequestError: "
+        "ContextWindowExceededError: OpenAIException - This model's maximum context length is 4096 tokens "
+        "(2 episodes)",
+        "run the same command again to resume: failed and unstarted episodes are retried",
+    ]
 
 
 def test_cli_models_check_against_a_server(stand_in: StandIn, refusing_stand_in: StandIn, tmp_path: Path) -> None:
