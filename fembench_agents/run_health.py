@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fembench_agents.runlog import EpisodeRecord
 
 STOP_AFTER = 3  # consecutive episodes failing with the same permanent error
+# ModelCallError's message (models/errors.py) as an episode records it: the task and attempt differ per episode.
 _CALL_CONTEXT = re.compile(r"^ModelCallError: model call failed \(.*?\) after \d+ retr(?:y|ies): ")
 _VARYING = re.compile(r"\S*\d\S*")  # counts, request ids, timestamps: differ between identical failures
 _SHOWN_CHARS = 300
@@ -23,8 +24,8 @@ _SHOWN_CHARS = 300
 def provider_message(error: str) -> str:
     """An episode's error without the task and attempt it happened in: the
     provider's own words, the same for every episode that failed alike."""
-    first = _CALL_CONTEXT.sub("", error.strip()).splitlines()
-    text = first[0] if first else ""
+    lines = _CALL_CONTEXT.sub("", error.strip()).splitlines()
+    text = lines[0] if lines else ""
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "..."
 
 
@@ -50,8 +51,8 @@ class FailureStreak:
     permanent error; any other ending breaks the streak."""
 
     stop_after: int = STOP_AFTER
-    _key: tuple[str, str] | None = None
-    _count: int = 0
+    _key: tuple[str, str] | None = field(default=None, init=False)
+    _count: int = field(default=0, init=False)
 
     def observe(self, record: EpisodeRecord, not_ended: int) -> None:
         """Raise RunStopped when `record` makes the streak long enough;

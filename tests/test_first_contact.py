@@ -40,7 +40,7 @@ from fembench_agents.models._litellm import litellm
 from fembench_agents.models.check import ModelCheck
 from fembench_agents.models.cost import prices_per_million
 from fembench_agents.models.credentials import PLACEHOLDER_KEY, credential_problems
-from fembench_agents.run_health import FailureStreak, RunStopped, error_summary
+from fembench_agents.run_health import FailureStreak, RunStopped, error_summary, provider_message
 from fembench_agents.runlog import EpisodeRecord, finished_episodes, read_log
 from fembench_agents.runs import RunConfig, execute_run
 from fembench_agents.task_model import Task
@@ -183,6 +183,13 @@ def test_the_streak_counts_only_the_same_permanent_error_in_a_row() -> None:
     assert (stop.kind, stop.failed, stop.not_run, stop.message) == ("authentication", 3, 4, "bad key req_7")
     assert str(stop) == ("run stopped early: 3 episodes in a row failed with the same authentication error; "
                          "4 episodes not run")
+
+
+@pytest.mark.parametrize("retries", [0, 1, 4])
+def test_provider_message_strips_the_task_and_attempt_of_a_recorded_model_error(retries: int) -> None:
+    exc = ModelCallError("m/x", CallContext(task_id="T (big)", attempt="single-shot repeat 0 attempt 0"), "h",
+                         retries, "AuthenticationError: bad key (code 401)")
+    assert provider_message(f"{type(exc).__name__}: {exc}") == "AuthenticationError: bad key (code 401)"
 
 
 def test_error_summary_counts_and_shows_the_first_distinct_messages() -> None:
