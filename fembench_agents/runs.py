@@ -19,7 +19,7 @@ from fembench_agents.contracts import FeedbackBuilder, ModelClient, SolverAgent,
 from fembench_agents.evaluator import Evaluator
 from fembench_agents.feedback import TemplateFeedback
 from fembench_agents.messages import ModelParams
-from fembench_agents.run_health import STOP_AFTER, FailureStreak
+from fembench_agents.run_health import STOP_AFTER, FailureStreak, RunStopped
 from fembench_agents.runlog import (
     EpisodeRecord,
     RunLog,
@@ -158,12 +158,14 @@ async def execute_run(config: RunConfig, tasks: list[Task], out: Path, model: Mo
         running = [asyncio.ensure_future(one(t, r)) for t, r in todo]
         try:
             fresh = await asyncio.gather(*running)
-        except BaseException:
+        except BaseException as exc:
             # One episode failed the run (or it was interrupted): stop the others
             # before the log closes, so none of them writes to a closed log.
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+            if isinstance(exc, RunStopped):  # an episode may have ended while the stop was on its way
+                raise RunStopped(exc.kind, exc.message, exc.failed, len(todo) - ended) from None
             raise
     merged = {**done, **{r.episode: r for r in fresh}}
     return sorted(merged.values(), key=lambda r: (r.task_id, r.repeat))

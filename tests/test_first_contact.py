@@ -227,6 +227,36 @@ def test_a_run_stops_after_three_alike_failures_and_resumes_them(evaluator: Eval
     assert [e.passed for e in resumed] == [True] * 6
 
 
+def test_a_stop_under_concurrency_cancels_the_episodes_in_flight(evaluator: Evaluator, scale_task: Task,
+                                                                  script_name: str, tmp_path: Path) -> None:
+    async def refuse(messages: list[Message]) -> str:
+        await asyncio.sleep(0.05)
+        raise litellm.AuthenticationError(message="invalid x-api-key", llm_provider="scripted", model=script_name)
+
+    script = register_script(script_name, refuse)
+    config = RunConfig(model=f"scripted/{script_name}", agent="single-shot", tasks=SCALE, repeats=8, concurrency=2)
+    out = tmp_path / "run"
+    loop_errors: list[dict[str, Any]] = []
+
+    async def main() -> RunStopped:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: loop_errors.append(ctx))
+        with pytest.raises(RunStopped) as info:
+            await execute_run(config, [scale_task], out, make_client(config.model, options=FAST), evaluator)
+        calls = script.calls
+        await asyncio.sleep(0.5)  # nothing goes on calling the model after the stop
+        assert script.calls == calls <= 4  # the third failure's partner may have been in flight
+        return info.value
+
+    stop = asyncio.run(main())
+    assert not loop_errors
+    ended = [r for r in read_log(out) if isinstance(r, EpisodeRecord)]
+    assert len(ended) in (3, 4)  # the partner may have ended too
+    assert (stop.failed, stop.not_run) == (3, 8 - len(ended))
+    register_script(script_name, lambda m: fenced(CORRECT_SCALE))
+    resumed = asyncio.run(execute_run(config, [scale_task], out, make_client(config.model, options=FAST), evaluator))
+    assert [e.passed for e in resumed] == [True] * 8
+
+
 def test_transient_failures_do_not_stop_a_run(evaluator: Evaluator, scale_task: Task, script_name: str,
                                               tmp_path: Path) -> None:
     script = register_script(script_name, ["never served"], fail_first=100, failure="server_error")
