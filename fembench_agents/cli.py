@@ -183,6 +183,7 @@ def sandbox_check() -> None:
 
 
 def main() -> None:
+    import fembench_agents.cli_models  # noqa: F401 - registers models check
     import fembench_agents.cli_optimize  # noqa: F401 - registers optimize
     import fembench_agents.cli_runs  # noqa: F401 - registers run, compare, report, replay
 

@@ -47,6 +47,7 @@ def optimize(
     """GEPA on a training split: tune a single-shot agent's system prompt, never touching held-out tasks."""
     from fembench_agents.evaluator import Evaluator
     from fembench_agents.models import ResponseCache, is_local, open_client
+    from fembench_agents.models.credentials import credential_problems
     from fembench_agents.optimize import (
         Models,
         StopFlag,
@@ -71,6 +72,13 @@ def optimize(
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    problems = list(dict.fromkeys(credential_problems([settings.model], settings.params.api_base)
+                                  + credential_problems([settings.reflection_model],
+                                                        settings.reflection_params.api_base)))
+    for problem in problems:
+        err.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
+    if problems:
+        raise typer.Exit(2)
     if is_local(settings.reflection_model) and (settings.reflection_params.max_tokens or 0) > LOCAL_REFLECTION_MAX_TOKENS:
         settings = settings.model_copy(update={"reflection_params": settings.reflection_params.model_copy(
             update={"max_tokens": LOCAL_REFLECTION_MAX_TOKENS})})

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Coroutine
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.panel import Panel
@@ -24,6 +25,7 @@ from fembench_agents.cli import (
 )
 from fembench_agents.evaluator import Evaluator
 from fembench_agents.messages import ModelParams
+from fembench_agents.run_health import RunStopped, error_summary
 from fembench_agents.runs import RunConfig, execute_run, select_tasks
 
 CACHE_DIR = Path(".fembench-cache")
@@ -61,7 +63,9 @@ def _show_report(run_dirs: list[Path], out: Path | None) -> None:
 
 
 async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cache: Path | None,
-                    allow_weak_isolation: bool = False, sandbox_workers: int | None = None) -> list[Path]:
+                    allow_weak_isolation: bool = False, sandbox_workers: int | None = None
+                    ) -> tuple[list[Path], list[RunStopped]]:
+    """Every run of the grid to its end, or to its early stop (returned, not raised)."""
     from fembench_agents.models import (  # lazy: litellm import
         ClientOptions,
         ModelCallError,  # noqa: F401
@@ -71,6 +75,7 @@ async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cach
         provider_of,
     )
 
+    _require_credentials(configs)
     response_cache = ResponseCache(cache) if cache else None
     with open_sandbox(allow_weak_isolation, sandbox_workers) as sandbox, ExitStack() as stack:
         tasks = _load(tasks_path, sandbox)
@@ -94,10 +99,46 @@ async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cach
             bar = progress.add_task("episodes", total=total)
             def tick(_: object) -> None:
                 progress.advance(bar)
-            await asyncio.gather(*(execute_run(c, tasks, out, clients[c.model], evaluator, on_episode=tick)
-                                   for c, out in configs))
+            stops = await asyncio.gather(*(_until_stopped(execute_run(c, tasks, out, clients[c.model], evaluator,
+                                                                      on_episode=tick)) for c, out in configs))
         evaluator.close()
-    return [out for _, out in configs]
+    return [out for _, out in configs], [s for s in stops if s is not None]
+
+
+async def _until_stopped(run: Coroutine[Any, Any, object]) -> RunStopped | None:
+    """One run stopping early leaves the other runs of a grid going."""
+    try:
+        await run
+    except RunStopped as stop:
+        return stop
+    return None
+
+
+def _require_credentials(configs: list[tuple[RunConfig, Path]]) -> None:
+    """Before any episode: exit 2 with one line per model whose provider key is missing."""
+    from fembench_agents.models.credentials import credential_problems
+
+    problems = list(dict.fromkeys(p for c, _ in configs for p in credential_problems([c.model], c.params.api_base)))
+    for problem in problems:
+        err.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
+    if problems:
+        raise typer.Exit(2)
+
+
+def _exit_on_model_errors(run_dirs: list[Path], stops: list[RunStopped]) -> None:
+    """After the report: say how many episodes ended in a model error and why
+    (keys redacted), and exit 1, so a script tells a partial run from a clean one."""
+    from fembench_agents.models import redact
+    from fembench_agents.report.tables import collect_episodes
+
+    lines = error_summary(record for _, record in collect_episodes(run_dirs)[1])
+    lines += [str(stop) for stop in stops]
+    if not lines:
+        return
+    lines.append("run the same command again to resume: failed and unstarted episodes are retried")
+    for line in lines:
+        err.print(redact(line), markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(1)
 
 
 @app.command("run")
@@ -131,11 +172,13 @@ def run(
         raise typer.Exit(2) from None
     out = out or Path("runs") / f"{_safe(model)}__{_safe(agent)}__{track}"
     try:
-        asyncio.run(_run_grid([(config, out)], tasks_path, cache, allow_weak_isolation, sandbox_workers))
+        _, stops = asyncio.run(_run_grid([(config, out)], tasks_path, cache, allow_weak_isolation,
+                                         sandbox_workers))
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     _show_report([out], out / "report")
+    _exit_on_model_errors([out], stops)
 
 
 @app.command("compare")
@@ -179,12 +222,13 @@ def compare(
                           params=exp.params), out / f"{_safe(m)}__{_safe(a)}")
                for m in exp.models for a in exp.agents]
     try:
-        run_dirs = asyncio.run(_run_grid(configs, exp.tasks_path, cache, allow_weak_isolation,
-                                         exp.sandbox_workers))
+        run_dirs, stops = asyncio.run(_run_grid(configs, exp.tasks_path, cache, allow_weak_isolation,
+                                                exp.sandbox_workers))
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     _show_report(run_dirs, out / "report")
+    _exit_on_model_errors(run_dirs, stops)
 
 
 @app.command("report")

@@ -87,6 +87,7 @@ class EpisodeRecord(_Record):
     error: str | None = None
     model_calls: int = 0  # answered calls, one per sample
     reused_calls: int = 0  # of those, served by the response cache or a recording, not asked this time
+    error_kind: str | None = None  # the kind of an error retrying cannot fix ("authentication", ...)
 
 
 LogRecord = Annotated[ModelCallRecord | AttemptRecord | EpisodeRecord, Field(discriminator="type")]

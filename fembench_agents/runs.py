@@ -19,6 +19,7 @@ from fembench_agents.contracts import FeedbackBuilder, ModelClient, SolverAgent,
 from fembench_agents.evaluator import Evaluator
 from fembench_agents.feedback import TemplateFeedback
 from fembench_agents.messages import ModelParams
+from fembench_agents.run_health import STOP_AFTER, FailureStreak, RunStopped
 from fembench_agents.runlog import (
     EpisodeRecord,
     RunLog,
@@ -140,12 +141,12 @@ async def run_episode(agent: SolverAgent, task: Task, config: RunConfig, model: 
     session = EpisodeSession(task=task, track=config.track, model=model, params=params, evaluator=evaluator,
                              feedback=feedback, log=log, episode=key, agent=agent.name, repeat=repeat)
     started = time.perf_counter()
-    error = None
+    error, error_kind = None, None
     try:
         await agent.solve(task, session)
     except ModelUnavailable as exc:
-        error = str(exc)
-    record = session.summary(started, error)
+        error, error_kind = str(exc), exc.permanent
+    record = session.summary(started, error, error_kind)
     log.append(record)
     return record
 
@@ -153,8 +154,11 @@ async def run_episode(agent: SolverAgent, task: Task, config: RunConfig, model: 
 async def execute_run(config: RunConfig, tasks: list[Task], out: Path, model: ModelClient,
                       evaluator: Evaluator, agent: SolverAgent | None = None,
                       feedback: FeedbackBuilder | None = None,
-                      on_episode: Callable[[EpisodeRecord], None] | None = None) -> list[EpisodeRecord]:
-    """Run every unfinished episode of `config` into `out`; returns all finished episodes."""
+                      on_episode: Callable[[EpisodeRecord], None] | None = None,
+                      stop_after: int | None = STOP_AFTER) -> list[EpisodeRecord]:
+    """Run every unfinished episode of `config` into `out`; returns all finished episodes.
+    Raises RunStopped once `stop_after` episodes in a row fail with the same error
+    that retrying cannot fix (None: never stop early)."""
     selected = select_tasks(tasks, config.tasks)
     agent = agent or make_agent(config.agent)
     feedback = feedback or TemplateFeedback()
@@ -163,23 +167,31 @@ async def execute_run(config: RunConfig, tasks: list[Task], out: Path, model: Mo
     todo = [(t, r) for r in range(config.repeats) for t in selected
             if episode_key(config.model, agent.name, config.track, t.task_id, r) not in done]
     gate = asyncio.Semaphore(config.concurrency)
+    streak = FailureStreak(stop_after) if stop_after else None
+    ended = 0
     with RunLog(out) as log:
         async def one(task: Task, repeat: int) -> EpisodeRecord:
             async with gate:
                 record = await run_episode(agent, task, config, model, evaluator, feedback, log, repeat)
+            nonlocal ended
+            ended += 1
             if on_episode:
                 on_episode(record)
+            if streak is not None:
+                streak.observe(record, len(todo) - ended)
             return record
 
         running = [asyncio.ensure_future(one(t, r)) for t, r in todo]
         try:
             fresh = await asyncio.gather(*running)
-        except BaseException:
+        except BaseException as exc:
             # One episode failed the run (or it was interrupted): stop the others
             # before the log closes, so none of them writes to a closed log.
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+            if isinstance(exc, RunStopped):  # an episode may have ended while the stop was on its way
+                raise RunStopped(exc.kind, exc.message, exc.failed, len(todo) - ended) from None
             raise
     merged = {**done, **{r.episode: r for r in fresh}}
     return sorted(merged.values(), key=lambda r: (r.task_id, r.repeat))

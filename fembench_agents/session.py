@@ -17,7 +17,12 @@ from fembench_agents.task_model import Task
 
 class ModelUnavailable(RuntimeError):
     """The model call failed after its retries; the episode ends as an error
-    (recorded, and retried when the run is resumed)."""
+    (recorded, and retried when the run is resumed). `permanent` is the kind
+    of error retrying cannot fix ("authentication", ...), None otherwise."""
+
+    def __init__(self, error: str, permanent: str | None = None) -> None:
+        super().__init__(error)
+        self.permanent = permanent
 
 
 def _diverged_replay(exc: Exception) -> bool:
@@ -65,7 +70,8 @@ class EpisodeSession:
                                             attempt_index=index, request=request,
                                             request_hash=request.request_hash(), error=error))
             self._record(index, messages, "", None, None, None, model_error=error)
-            raise ModelUnavailable(error) from exc
+            # Read off the exception, not imported: see _diverged_replay.
+            raise ModelUnavailable(error, getattr(exc, "permanent", None)) from exc
         self.log.append(ModelCallRecord(episode=self.episode, task_id=self.task.task_id, attempt_index=index,
                                         request=request, request_hash=response.request_hash or request.request_hash(),
                                         response=response))
@@ -89,7 +95,7 @@ class EpisodeSession:
         self.attempts.append(record)
         self.log.append(record)
 
-    def summary(self, started: float, error: str | None = None) -> EpisodeRecord:
+    def summary(self, started: float, error: str | None = None, error_kind: str | None = None) -> EpisodeRecord:
         scored = [a for a in self.attempts if a.outcome is not None]
         passed_at = next((a.attempt_index for a in scored if a.outcome and a.outcome.passed), None)
         last = scored[-1].outcome if scored else None
@@ -109,5 +115,5 @@ class EpisodeSession:
             completion_tokens=sum(r.usage.completion_tokens or 0 for r in responses),
             cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
             model_seconds=sum(r.latency_seconds for r in responses),
-            seconds=time.perf_counter() - started, error=error, model_calls=len(responses),
-            reused_calls=sum(r.cached or r.replayed for r in responses))
+            seconds=time.perf_counter() - started, error=error, error_kind=error_kind,
+            model_calls=len(responses), reused_calls=sum(r.cached or r.replayed for r in responses))

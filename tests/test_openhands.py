@@ -368,6 +368,7 @@ def test_a_failing_model_ends_the_episode_as_an_error(runtime: Any, scale_task: 
         config = RunConfig(model=f"scripted/{script_name}", agent="openhands", tasks=scale_task.task_id)
         [record] = asyncio.run(execute_run(config, [scale_task], tmp_path, make_client(config.model), evaluator))
         assert record.status == "error" and "provider exploded" in (record.error or "")
+        assert record.error_kind == "bad request"  # the script's crash is a bad request: not retried, may stop a run
         failed = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
         assert failed and failed[0].error and failed[0].response is None
 

@@ -22,7 +22,7 @@ from fembench_agents.models._litellm import litellm
 from fembench_agents.models.cache import ResponseCache
 from fembench_agents.models.config import ClientOptions
 from fembench_agents.models.cost import call_cost
-from fembench_agents.models.errors import ModelCallError
+from fembench_agents.models.errors import ModelCallError, permanent_failure
 from fembench_agents.models.keys import REDACTED, redact
 
 OnCall = Callable[[ModelRequest, ModelResponse | None, str | None, CallContext], None]
@@ -114,13 +114,14 @@ class LiteLLMClient:
                     raw = await self._attempt(request)
                 break
             except Exception as exc:
-                if isinstance(exc, RETRYABLE) and retries < policy.max_retries:
+                permanent = permanent_failure(exc)
+                if permanent is None and isinstance(exc, RETRYABLE) and retries < policy.max_retries:
                     await asyncio.sleep(policy.delay(retries, self._rng))
                     retries += 1
                     continue
                 error = self._redact(f"{type(exc).__name__}: {exc}")
                 self._report(request, None, error, context)
-                raise ModelCallError(self.model, context, request_hash, retries, error) from None
+                raise ModelCallError(self.model, context, request_hash, retries, error, permanent) from None
         response = self._response(raw, request_hash, retries, time.perf_counter() - started, stamp)
         self._report(request, response, None, context)
         return response

@@ -28,3 +28,21 @@ def call_cost(model: str, usage: Usage, options: ClientOptions | None = None,
     except Exception:  # litellm raises several types for "not in the price map"
         return None
     return float(cost_in) + float(cost_out)
+
+
+def prices_per_million(model: str, options: ClientOptions | None = None) -> tuple[float, float] | None:
+    """(input, output) USD per million tokens for `model` as calls are billed
+    (explicit prices, else `price_as`, else litellm's price map); None when unpriced."""
+    options = options or ClientOptions()
+    if options.token_prices is not None:
+        per_in, per_out = options.token_prices
+    else:
+        try:
+            info = litellm.get_model_info(options.price_as or model)
+        except Exception:  # litellm raises several types for "not in the price map"
+            return None
+        cost_in, cost_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+        if cost_in is None or cost_out is None:
+            return None
+        per_in, per_out = float(cost_in), float(cost_out)
+    return per_in * 1e6, per_out * 1e6

@@ -1,8 +1,36 @@
-"""Typed failures of a model call."""
+"""Typed failures of a model call, and which of them retrying cannot fix."""
 
 from __future__ import annotations
 
+import openai
+
 from fembench_agents.messages import CallContext
+from fembench_agents.models._litellm import litellm
+
+# Checked in order: a context-window error is also a bad request.
+_PERMANENT: tuple[tuple[type[Exception], str], ...] = (
+    (openai.AuthenticationError, "authentication"),
+    (openai.PermissionDeniedError, "permission"),
+    (openai.NotFoundError, "unknown model"),
+    (litellm.ContextWindowExceededError, "context window exceeded"),
+    (openai.BadRequestError, "bad request"),
+    (openai.UnprocessableEntityError, "bad request"),
+)
+# The OpenAI SDK refuses to send a request without a key, and litellm reports
+# that refusal as an internal server error (which would be retried).
+_MISSING_KEY_SIGNS = ("Missing credentials", "api_key client option must be set")
+
+
+def permanent_failure(exc: BaseException) -> str | None:
+    """The kind of a provider error that retrying cannot fix ("authentication",
+    "permission", "unknown model", "context window exceeded", "bad request"),
+    or None for one that may pass (rate limit, server error, timeout, ...)."""
+    for error_type, kind in _PERMANENT:
+        if isinstance(exc, error_type):
+            return kind
+    if isinstance(exc, openai.APIError) and any(sign in str(exc) for sign in _MISSING_KEY_SIGNS):
+        return "authentication"
+    return None
 
 
 def _who(model: str, context: CallContext) -> str:
@@ -10,11 +38,14 @@ def _who(model: str, context: CallContext) -> str:
 
 
 class ModelCallError(RuntimeError):
-    """A call that failed for good: not retryable, or retries exhausted."""
+    """A call that failed for good: not retryable, or retries exhausted.
+    `permanent` is the kind of error retrying cannot fix (see
+    permanent_failure), None when retries ran out on a transient one."""
 
     def __init__(self, model: str, context: CallContext, request_hash: str, retries: int,
-                 last_error: str) -> None:
+                 last_error: str, permanent: str | None = None) -> None:
         self.model = model
+        self.permanent = permanent
         self.context = context
         self.request_hash = request_hash
         self.retries = retries

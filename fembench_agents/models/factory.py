@@ -13,17 +13,12 @@ from fembench_agents.models._litellm import litellm
 from fembench_agents.models.cache import ResponseCache
 from fembench_agents.models.client import LiteLLMClient, OnCall
 from fembench_agents.models.config import ClientOptions
+from fembench_agents.models.credentials import PLACEHOLDER_KEY, missing_keys
 from fembench_agents.models.keys import load_env
 from fembench_agents.models.local_server import LocalModelServer
+from fembench_agents.models.names import LOCAL_MODEL, LOCAL_NAMES, is_local, is_scripted
 from fembench_agents.models.scripted import PROVIDER as SCRIPTED
 from fembench_agents.models.scripted import get_script
-
-LOCAL_MODEL = "local/smollm2"
-LOCAL_NAMES = frozenset({"local", LOCAL_MODEL})
-
-
-def is_local(model_name: str) -> bool:
-    return model_name.strip() in LOCAL_NAMES
 
 
 def make_client(model_name: str, params: ModelParams | None = None, *,
@@ -44,13 +39,15 @@ def make_client(model_name: str, params: ModelParams | None = None, *,
         options = (options or ClientOptions()).model_copy(update={"concurrency": 1})
         if options.token_prices is None and options.price_as is None:
             options = options.model_copy(update={"token_prices": (0.0, 0.0)})  # it is free, not unpriced
-    elif name.startswith(f"{SCRIPTED}/"):
+    elif is_scripted(name):
         script = name.removeprefix(f"{SCRIPTED}/")
         if get_script(script) is None:
             raise ValueError(f"no script named {script!r}: register it first with register_script({script!r}, ...)")
     else:
         _check_provider(name, params)
         load_env()
+        if params is not None and params.api_base is not None and missing_keys(name):
+            api_key = PLACEHOLDER_KEY  # a server that needs a key answers 401, which is not retried
     return LiteLLMClient(name, params, options=options, cache=cache, on_call=on_call,
                          system_prompt=system_prompt, litellm_model=litellm_model, api_key=api_key)
 

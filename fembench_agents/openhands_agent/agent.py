@@ -158,7 +158,7 @@ class OpenHandsAgent:
                 if result.model_error is not None:
                     if _diverged_replay(result.model_exception):
                         raise result.model_exception  # a replay that diverges stops, as for every agent
-                    raise ModelUnavailable(result.model_error)
+                    raise ModelUnavailable(result.model_error, getattr(result.model_exception, "permanent", None))
                 final = ws.final_text()
                 response = bridge.attempt_totals.as_response(final, result.stop_reason)
                 outcome, feedback = await session.submit(final, list(sent), response)
