@@ -8,21 +8,19 @@ a loopback HTTP server speaking the OpenAI chat API."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from conftest import CORRECT_SCALE, ROOT
+from standin import StandIn
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -288,62 +286,6 @@ def test_model_check_lines() -> None:
 
 
 # ----------------------------------------------------------------- the CLI against a loopback stand-in
-
-class StandIn:
-    """An OpenAI-compatible chat server on a loopback port. `refuse` makes it
-    answer 401 (echoing the key it was sent, as careless providers do),
-    `too_long` 400 to the prompts holding that text; `requests` holds the
-    Authorization header of every request received."""
-
-    def __init__(self, reply: str, refuse: bool = False, too_long: str | None = None) -> None:
-        self.reply = reply
-        self.refuse = refuse
-        self.too_long = too_long  # a prompt holding this text exceeds the context window
-        self.requests: list[str] = []
-        stand_in = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                key = self.headers.get("Authorization", "")
-                stand_in.requests.append(key)
-                if stand_in.refuse:
-                    self._send(401, {"error": {"message": f"Incorrect API key provided: {key.removeprefix('Bearer ')}",
-                                               "type": "invalid_request_error", "code": "invalid_api_key"}})
-                    return
-                if stand_in.too_long and stand_in.too_long in json.dumps(body.get("messages")):
-                    self._send(400, {"error": {"message": "This model's maximum context length is 4096 tokens",
-                                               "type": "invalid_request_error", "code": "context_length_exceeded"}})
-                    return
-                self._send(200, {
-                    "id": "chatcmpl-standin", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": stand_in.reply}}],
-                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def api_base(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
 
 @pytest.fixture
 def stand_in() -> Iterator[StandIn]:

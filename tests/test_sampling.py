@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import scale_source, write_module
+from conftest import ROOT, scale_source, write_module
+from standin import StandIn
 
 from fembench_agents.evaluator import Evaluator
 from fembench_agents.loader import load_task
-from fembench_agents.messages import Message
+from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import (
     ClientOptions,
     ReplayModel,
@@ -197,3 +201,52 @@ def test_clients_of_one_provider_share_its_limit(tmp_path: Path) -> None:
     finally:
         for n in names:
             unregister_script(n)
+
+
+WRONG_REPLY = "```python\ndef scale_vector(x, factor):\n    return x\n```\n"
+
+
+def test_episodes_at_once_keep_as_many_requests_in_flight(tasks: list[Task], evaluator: Evaluator,
+                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """16 episodes at once against a server that takes 0.3 s: 16 requests in
+    flight, no hidden cap below; the model-call limit caps them where set."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    server = StandIn(WRONG_REPLY, latency=0.3)
+    try:
+        for concurrency, model_concurrency, expected in ((16, None, 16), (16, 4, 4)):
+            server.max_in_flight = 0
+            config = RunConfig(model="openai/standin", agent="single-shot", tasks=tasks[0].task_id, repeats=32,
+                               concurrency=concurrency, model_concurrency=model_concurrency,
+                               params=ModelParams(api_base=server.api_base))
+            options = ClientOptions(concurrency=config.model_calls_at_once, concurrency_group="openai",
+                                    retry=RetryPolicy(max_retries=0))
+            client = make_client(config.model, config.params, options=options)
+            episodes = run(config, tasks, tmp_path / f"c{expected}", evaluator, ResponseCache(tmp_path / "c"),
+                           client=client)
+            assert len(episodes) == 32 and not any(e.status == "error" for e in episodes)
+            assert server.max_in_flight == expected
+    finally:
+        server.close()
+
+
+def test_run_prints_and_records_its_limits(tmp_path: Path, sandbox: Sandbox) -> None:
+    directory = tmp_path / "tasks"
+    directory.mkdir()
+    write_module(directory, "scale_a_CC0_H0_T0.py", scale_source("scale_a_CC0_H0_T0"))
+    server = StandIn(WRONG_REPLY, latency=0.2)
+    try:
+        env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "PYTHONPATH": str(ROOT),
+               "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "250"}
+        done = subprocess.run(
+            [sys.executable, "-c", "from fembench_agents.cli import main; main()", "run", "--model",
+             "openai/standin", "--api-base", server.api_base, "--tasks-path", str(directory), "--repeats", "8",
+             "--concurrency", "8", "--model-concurrency", "3", "--sandbox-workers", "1", "--out",
+             str(tmp_path / "run"), "--cache", str(tmp_path / "cache")], cwd=tmp_path, env=env, capture_output=True, text=True,
+            timeout=300)
+    finally:
+        server.close()
+    assert done.returncode == 0, done.stderr
+    assert ("limits: 8 episodes at once per run, 3 model calls at once per provider, 1 sandbox workers"
+            in done.stderr.splitlines())
+    assert server.max_in_flight == 3
+    assert read_manifest(tmp_path / "run").limits == {"episodes": 8, "model_calls": 3, "sandbox_workers": 1}
