@@ -35,6 +35,21 @@ def fem_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
+def _commands(help_text: str) -> list[str]:
+    return [line.split()[1] for line in help_text.splitlines() if line.startswith("│ ") and line.split()[1].isalpha()
+            and not line.split()[1].startswith("-")]
+
+
+def test_the_script_and_python_m_list_the_same_commands(tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "250", "NO_COLOR": "1", "TERM": "dumb"}
+    script = subprocess.run([CLI, "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    module = subprocess.run([sys.executable, "-m", "fembench_agents.cli", "--help"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert script.returncode == module.returncode == 0
+    assert _commands(script.stdout) == _commands(module.stdout) == [
+        "optimize", "run", "compare", "report", "replay", "score", "models", "sandbox", "tasks"]
+
+
 def test_tasks_list_and_show(fem_copy: Path) -> None:
     run = cli("tasks", "list", "--tasks", fem_copy, cwd=fem_copy.parent)
     assert run.returncode == 0, run.stderr

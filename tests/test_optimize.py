@@ -393,8 +393,6 @@ def test_cli_optimize_from_the_protocol_file_then_compare(fem_tasks: list[Task],
                                                           tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    import fembench_agents.cli_optimize  # noqa: F401 - registers optimize
-    import fembench_agents.cli_runs  # noqa: F401 - registers compare
     from fembench_agents.cli import app
 
     tasks_dir = tmp_path / "tasks"
@@ -426,7 +424,6 @@ def test_cli_optimize_from_the_protocol_file_then_compare(fem_tasks: list[Task],
 def test_cli_optimize_names_a_bad_option(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    import fembench_agents.cli_optimize  # noqa: F401
     from fembench_agents.cli import app
 
     res = CliRunner().invoke(app, ["optimize", "--model", "scripted/x", "--heldout", "X"])

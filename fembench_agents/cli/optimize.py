@@ -10,7 +10,15 @@ import typer
 from rich.panel import Panel
 from rich.table import Table
 
-from fembench_agents.cli import AllowWeakOpt, _load, _progress, app, console, err, open_sandbox
+from fembench_agents.cli.app import (
+    AllowWeakOpt,
+    app,
+    console,
+    err,
+    load_suite,
+    open_sandbox,
+    progress_bar,
+)
 
 LOCAL_REFLECTION_MAX_TOKENS = 1024  # the embedded model's context is 4096 tokens
 
@@ -87,7 +95,7 @@ def optimize(
     prompt_out = prompt_out or Path("optimizers") / f"{settings.name}.json"
     stop = StopFlag()
     with open_sandbox(allow_weak_isolation) as sandbox, ExitStack() as stack:
-        tasks = _load(settings.tasks_path, sandbox)
+        tasks = load_suite(settings.tasks_path, sandbox)
         try:
             split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed)
             total = resolve_budget(settings.budget, len(split.val)).max_metric_calls
@@ -105,7 +113,7 @@ def optimize(
         evaluator = Evaluator(sandbox)
         stack.callback(evaluator.close)
         try:
-            with _progress() as progress, graceful_interrupts(stop, on_first=lambda: err.print(
+            with progress_bar() as progress, graceful_interrupts(stop, on_first=lambda: err.print(
                     "[yellow]stopping after the current iteration (Ctrl-C again to abort now)[/yellow]")):
                 result = optimize_prompt(settings, tasks, evaluator, out, Models(task_client, reflection_client),
                                          prompt_out=prompt_out, callbacks=[RichProgress(progress, total)], stop=stop)

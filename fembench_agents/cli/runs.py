@@ -12,16 +12,16 @@ from typing import Annotated, Any
 import typer
 from rich.panel import Panel
 
-from fembench_agents.cli import (
+from fembench_agents.cli.app import (
     DEFAULT_TASKS,
     AllowWeakOpt,
     TasksOpt,
-    _load,
-    _progress,
     app,
     console,
     err,
+    load_suite,
     open_sandbox,
+    progress_bar,
 )
 from fembench_agents.evaluator import Evaluator
 from fembench_agents.messages import ModelParams
@@ -78,7 +78,7 @@ async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cach
     _require_credentials(configs)
     response_cache = ResponseCache(cache) if cache else None
     with open_sandbox(allow_weak_isolation, sandbox_workers) as sandbox, ExitStack() as stack:
-        tasks = _load(tasks_path, sandbox)
+        tasks = load_suite(tasks_path, sandbox)
         for config, _ in configs:
             select_tasks(tasks, config.tasks)  # fail before starting any model server
         evaluator = Evaluator(sandbox)
@@ -95,7 +95,7 @@ async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cach
         err.print(f"limits: {first.concurrency} episodes at once per run, {first.model_calls_at_once} model calls "
                   f"at once per provider{local}, {sandbox.size} sandbox workers", highlight=False)
         total = sum(len(select_tasks(tasks, c.tasks)) * c.repeats for c, _ in configs)
-        with _progress() as progress:
+        with progress_bar() as progress:
             bar = progress.add_task("episodes", total=total)
             def tick(_: object) -> None:
                 progress.advance(bar)
@@ -266,7 +266,7 @@ def replay(
         _print_turns(episode_turns(run_dir, show), show)
         return
     with open_sandbox(allow_weak_isolation) as sandbox:
-        tasks = _load(tasks_path, sandbox)
+        tasks = load_suite(tasks_path, sandbox)
         evaluator = Evaluator(sandbox)
         if rescore:
             changes = rescore_run(run_dir, {t.task_id: t for t in tasks}, evaluator)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from fembench_agents.cli import app, console
+from fembench_agents.cli.app import app, console
 
 models_app = typer.Typer(no_args_is_help=True, help="Check models before a long run.")
 app.add_typer(models_app, name="models")

@@ -1,0 +1,5 @@
+"""`python -m fembench_agents.cli`."""
+
+from fembench_agents.cli import main
+
+main()

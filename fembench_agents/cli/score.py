@@ -1,0 +1,58 @@
+"""`score`: saved completions in a folder, scored like attempts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from fembench_agents.cli.app import (
+    DEFAULT_TASKS,
+    AllowWeakOpt,
+    TasksOpt,
+    app,
+    console,
+    err,
+    load_suite,
+    open_sandbox,
+    progress_bar,
+)
+from fembench_agents.evaluator import Evaluator
+
+
+@app.command("score")
+def score(
+    folder: Annotated[Path, typer.Argument(help="folder of {task_id}_code_{label}.py / _test_ files")],
+    tasks: TasksOpt = DEFAULT_TASKS,
+    json_out: Annotated[Path | None, typer.Option("--json", help="write outcomes and summary here")] = None,
+    allow_weak_isolation: AllowWeakOpt = False,
+) -> None:
+    """Score saved completions: functions correct and mean joint test success per label."""
+    from fembench_agents.score_folder import find_completions, score_folder
+
+    if not folder.is_dir():
+        err.print(f"[red]error:[/red] {folder} is not a directory")
+        raise typer.Exit(2)
+    with open_sandbox(allow_weak_isolation) as sandbox:
+        loaded = load_suite(tasks, sandbox)
+        evaluator = Evaluator(sandbox)
+        total = len(find_completions(folder, loaded)[0])
+        with progress_bar() as progress:
+            bar = progress.add_task("scoring", total=total)
+            result = score_folder(folder, loaded, evaluator, progress=lambda _: progress.advance(bar))
+        evaluator.close()
+    table = Table(title=f"{folder} ({len(loaded)} tasks)", caption=result.isolation.summary())
+    for col in ("label", "functions correct", "joint test success", "tests pass reference", "failures detected"):
+        table.add_column(col)
+    for s in result.summaries:
+        table.add_row(s.label, f"{s.functions_correct}/{s.tasks}", f"{s.mean_joint_test_success:.3f}",
+                      f"{s.mean_reference_pass:.3f}", f"{s.mean_failure_detection:.3f}")
+    console.print(table)
+    if result.unmatched_files:
+        err.print(f"[yellow]{len(result.unmatched_files)} files matched no task:[/yellow] "
+                  + ", ".join(result.unmatched_files[:10]))
+    if json_out:
+        json_out.write_text(result.model_dump_json(indent=1))
+        err.print(f"wrote {json_out}")

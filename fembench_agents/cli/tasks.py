@@ -1,0 +1,78 @@
+"""`tasks list/show/validate`: browse and check the function-task suite."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from fembench_agents.cli.app import (
+    DEFAULT_TASKS,
+    TasksOpt,
+    app,
+    console,
+    err,
+    load_suite,
+    progress_bar,
+)
+from fembench_agents.evaluator import Evaluator
+from fembench_agents.sandbox import Sandbox
+
+tasks_app = typer.Typer(no_args_is_help=True, help="Browse and check the function-task suite.")
+app.add_typer(tasks_app, name="tasks")
+
+
+@tasks_app.command("list")
+def tasks_list(tasks: TasksOpt = DEFAULT_TASKS) -> None:
+    """One line per task: id, tier, helpers given, inputs, tests."""
+    with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
+        loaded = load_suite(tasks, sandbox)
+    table = Table(title=f"{len(loaded)} tasks in {tasks}")
+    for col in ("task id", "tier", "given", "inputs", "tests", "description"):
+        table.add_column(col)
+    for t in loaded:
+        table.add_row(t.task_id, t.tier.label if t.tier else "-", str(len(t.helpers)), str(len(t.inputs)),
+                      str(len(t.tests)), t.short_description)
+    console.print(table)
+
+
+@tasks_app.command("show")
+def tasks_show(task_id: str, tasks: TasksOpt = DEFAULT_TASKS) -> None:
+    """The prompt-facing view of one task."""
+    from fembench_agents.views import task_card
+
+    with Sandbox(allow_weak_isolation=True) as sandbox:
+        loaded = {t.task_id: t for t in load_suite(tasks, sandbox)}
+    if task_id not in loaded:
+        err.print(f"[red]error:[/red] no task {task_id!r} in {tasks}; try `fembench-agents tasks list`")
+        raise typer.Exit(2)
+    console.print(task_card(loaded[task_id]), markup=False, highlight=False, soft_wrap=True)
+
+
+@tasks_app.command("validate")
+def tasks_validate(path: Annotated[str, typer.Argument(help="task file or directory")] = DEFAULT_TASKS) -> None:
+    """Prove every task internally consistent; non-zero exit and a table of problems otherwise."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fembench_agents.validate import validate_task
+
+    with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
+        loaded = load_suite(path, sandbox)
+        evaluator = Evaluator(sandbox)
+        with progress_bar() as progress, ThreadPoolExecutor(max_workers=sandbox.size) as pool:
+            bar = progress.add_task("validating", total=len(loaded))
+            problems = []
+            for found in pool.map(lambda t: validate_task(t, evaluator), loaded):
+                problems += found
+                progress.advance(bar)
+        evaluator.close()
+    if problems:
+        table = Table(title=f"{len(problems)} problems")
+        for col in ("task id", "check", "problem"):
+            table.add_column(col)
+        for p in problems:
+            table.add_row(p.task_id, p.check, p.message)
+        console.print(table)
+        raise typer.Exit(1)
+    console.print(f"[green]{len(loaded)} tasks valid[/green]")
