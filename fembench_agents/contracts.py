@@ -32,12 +32,6 @@ class ModelClient(Protocol):
                        params: ModelParams | None = None) -> ModelResponse: ...
 
 
-class AttemptScorer(Protocol):
-    """The shared evaluator as an agent uses it."""
-
-    async def score(self, task: Task, text: str, track: Track) -> FunctionOutcome | TestSuiteOutcome: ...
-
-
 class FeedbackBuilder(Protocol):
     def __call__(self, outcome: FunctionOutcome | TestSuiteOutcome) -> Feedback: ...
 

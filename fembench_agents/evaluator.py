@@ -10,10 +10,11 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 from fembench_agents import codec
 from fembench_agents.compare import compare_outputs
+from fembench_agents.contracts import Track
 from fembench_agents.extract import check_imports, parse_code
 from fembench_agents.outcome import (
     ErrorInfo,
@@ -129,6 +130,23 @@ class Evaluator:
         return outputs
 
     # ----- function attempts -------------------------------------------------
+    @overload
+    def score(self, task: Task, track: Literal["code"], text: str) -> FunctionOutcome: ...
+    @overload
+    def score(self, task: Task, track: Literal["tests"], text: str) -> TestSuiteOutcome: ...
+    @overload
+    def score(self, task: Task, track: Track, text: str) -> FunctionOutcome | TestSuiteOutcome: ...
+
+    def score(self, task: Task, track: Track, text: str) -> FunctionOutcome | TestSuiteOutcome:
+        """The one scoring entry, for every caller (runs, `score`, rescoring,
+        the optimizer, validation): the attempt `text` at `task` on `track`,
+        through that track's stages."""
+        if track == "code":
+            return self.score_function(task, text)
+        if track == "tests":
+            return self.score_tests(task, text)
+        raise ValueError(f"unknown track {track!r}; expected 'code' or 'tests'")
+
     def score_function(self, task: Task, text: str) -> FunctionOutcome:
         start = time.perf_counter()
         stages: list[StageResult] = []

@@ -447,12 +447,6 @@ def mutation_report(tasks: list[Task], evaluator: Evaluator, *, per_call_seconds
     return SuiteMutationReport(tasks=results, skipped=skipped, seconds=time.perf_counter() - start)
 
 
-def mutate_task(task: Task, evaluator: Evaluator, *, per_call_seconds: float | None = None) -> TaskMutationResult:
-    return mutation_report([task], evaluator, per_call_seconds=per_call_seconds).tasks[0]
-
-
-# ----- script ------------------------------------------------------------------------
-
 def _load_each(path: str, sandbox: Any) -> tuple[list[Task], list[SkippedTask]]:
     """Every task under `path` that loads; the others are skipped with the reason."""
     from fembench_agents.loader import load_task, task_files

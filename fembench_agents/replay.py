@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from fembench_agents.evaluator import Evaluator
-from fembench_agents.runlog import AttemptRecord, EpisodeRecord, ModelCallRecord, read_log
+from fembench_agents.runlog import AttemptRecord, EpisodeRecord, read_log
 from fembench_agents.task_model import Task
 
 
@@ -29,10 +29,6 @@ def outcome_signature(record: AttemptRecord) -> str:
     for item in data.get("inputs", []):
         item.pop("seconds", None)
     return repr(data)
-
-
-def recorded_responses(records: list) -> dict[str, ModelCallRecord]:
-    return {r.request_hash: r for r in records if isinstance(r, ModelCallRecord) and r.response is not None}
 
 
 def compare_runs(original: list, replayed: list) -> list[Change]:
@@ -59,8 +55,7 @@ def rescore(run_dir: Path, tasks: dict[str, Task], evaluator: Evaluator) -> list
         task = tasks.get(record.task_id)
         if task is None:
             raise ValueError(f"{run_dir}: task {record.task_id!r} from the log is not in the task set")
-        fn = evaluator.score_function if record.track == "code" else evaluator.score_tests
-        new = record.model_copy(update={"outcome": fn(task, record.reply)})
+        new = record.model_copy(update={"outcome": evaluator.score(task, record.track, record.reply)})
         before, after = outcome_signature(record), outcome_signature(new)
         if before != after:
             changes.append(Change(episode=record.episode, attempt_index=record.attempt_index,

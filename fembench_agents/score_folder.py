@@ -68,7 +68,7 @@ def score_folder(folder: Path, tasks: list[Task], evaluator: Evaluator,
     def score(c: Completion) -> tuple[Completion, FunctionOutcome | TestSuiteOutcome]:
         text = c.path.read_text(errors="replace")
         task = by_id[c.task_id]
-        outcome = evaluator.score_function(task, text) if c.track == "code" else evaluator.score_tests(task, text)
+        outcome = evaluator.score(task, "code" if c.track == "code" else "tests", text)
         if progress:
             progress(c)
         return c, outcome

@@ -47,8 +47,7 @@ class EpisodeSession:
         return self.attempts[-1].reply if self.attempts else ""
 
     async def score(self, text: str) -> FunctionOutcome | TestSuiteOutcome:
-        fn = self.evaluator.score_function if self.track == "code" else self.evaluator.score_tests
-        return await asyncio.to_thread(fn, self.task, text)
+        return await asyncio.to_thread(self.evaluator.score, self.task, self.track, text)
 
     async def attempt(self, messages: list[Message]) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]:
         index = len(self.attempts)

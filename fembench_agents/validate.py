@@ -53,12 +53,12 @@ def validate_task(task: Task, evaluator: Evaluator) -> list[Problem]:
         same = a.raises == b.raises and (a.raises is not None or compare_outputs(a.value, b.value, _EXACT) is None)
         if not same:
             problem("deterministic", f"the reference gives different outputs on input {i} in two runs")
-    outcome = evaluator.score_function(task, ideal_answer(task))
+    outcome = evaluator.score(task, "code", ideal_answer(task))
     if not outcome.passed:
         detail = next((s.detail or s.reason for s in outcome.stages if not s.passed), "")
         problem("ideal_answer", f"the reference, as a solver would submit it, fails at "
                                 f"{outcome.failed_stage}: {detail}")
-    suite = evaluator.score_tests(task, "\n\n".join(t.source for t in task.tests))
+    suite = evaluator.score(task, "tests", "\n\n".join(t.source for t in task.tests))
     if suite.failed_stage in ("parse", "imports"):
         detail = next((s.detail or s.reason for s in suite.stages if not s.passed), "")
         problem("tests", f"the task's tests fail the {suite.failed_stage} stage: {detail}")
