@@ -22,12 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from standin import StandIn  # noqa: E402
 
-from fembench_agents.evaluator import Evaluator  # noqa: E402
-from fembench_agents.loader import load_task  # noqa: E402
 from fembench_agents.messages import ModelParams  # noqa: E402
 from fembench_agents.models import ClientOptions, RetryPolicy, make_client  # noqa: E402
-from fembench_agents.runs import RunConfig, execute_run  # noqa: E402
-from fembench_agents.sandbox import Sandbox  # noqa: E402
+from fembench_agents.runs.run import RunConfig, execute_run  # noqa: E402
+from fembench_agents.scoring.evaluator import Evaluator  # noqa: E402
+from fembench_agents.scoring.sandbox import Sandbox  # noqa: E402
+from fembench_agents.suite.loader import load_task  # noqa: E402
 
 TASK = Path(__file__).resolve().parents[1] / "tasks" / "fem_1d" / "FEM_1D_uniform_mesh_CC0_H0_T0.py"
 REPLY = "```python\ndef generate_uniform_mesh_1d(x_min, x_max, num_elements):\n    return None\n```\n"

@@ -12,8 +12,8 @@ import subprocess
 import sys
 import time
 
-from fembench_agents import codec
-from fembench_agents.sandbox import Sandbox, SandboxPolicy
+from fembench_agents.scoring import codec
+from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
 
 CODE = "import numpy as np\ndef f(x):\n    return np.linalg.solve(np.eye(3) * x, np.ones(3))\n"
 

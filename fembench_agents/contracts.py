@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
 
 if TYPE_CHECKING:
-    from fembench_agents.outcome import FunctionOutcome, TestSuiteOutcome
-    from fembench_agents.task_model import Task
+    from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
+    from fembench_agents.suite.model import Task
 
 Track = Literal["code", "tests"]
 

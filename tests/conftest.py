@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.loader import load_task
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.task_model import Task
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_task
+from fembench_agents.suite.model import Task
 
 ROOT = Path(__file__).resolve().parents[1]
 FEM_1D = ROOT / "tasks" / "fem_1d"

@@ -19,9 +19,9 @@ from conftest import CORRECT_SCALE, GOOD_SCALE_TESTS, ROOT
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from fembench_agents.agents import PromptAgent, make_agent
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.extract import parse_code
+from fembench_agents.agents import make_agent
+from fembench_agents.agents.prompted import PromptAgent
+from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.messages import Message
 from fembench_agents.models import (
     ClientOptions,
@@ -31,10 +31,11 @@ from fembench_agents.models import (
     unregister_script,
 )
 from fembench_agents.models._litellm import litellm
-from fembench_agents.prompts import PromptRenderer
-from fembench_agents.runlog import AttemptRecord, EpisodeRecord, ModelCallRecord, read_log
-from fembench_agents.runs import RunConfig, execute_run
-from fembench_agents.task_model import Task
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, ModelCallRecord, read_log
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.extraction import parse_code
+from fembench_agents.suite.model import Task
 
 FAST = ClientOptions(retry=RetryPolicy(max_retries=2, initial_delay=0.001, max_delay=0.01))
 
@@ -338,7 +339,7 @@ def test_prompt_path_containing_a_colon(tmp_path: Path) -> None:
     ("feedback-loop:0", ["feedback-loop:0", ">= 1"]),
     ("feedback-loop:three", ["feedback-loop:three", "three"]),
     ("prompt:{txt}:many", ["many"]),
-    ("single-shot:2", ["unknown agent", "single-shot:2"]),
+    ("single-shot:2", ["single-shot:2", "takes no options"]),
     ("best-agent", ["unknown agent", "best-agent"]),
 ])
 def test_bad_agent_specs_are_clear_errors(spec: str, words: list[str], tmp_path: Path) -> None:
@@ -427,8 +428,8 @@ def test_rendered_prompt_is_saved_with_every_attempt(evaluator: Evaluator, scale
 
 RENDER_SCRIPT = """
 import json, sys
-from fembench_agents.prompts import PromptRenderer
-from fembench_agents.task_model import Task
+from fembench_agents.agents.prompts import PromptRenderer
+from fembench_agents.suite.model import Task
 task = Task.model_validate_json(sys.stdin.read())
 r = PromptRenderer()
 out = {f"{s}/{t}": r.task_prompt(task, t, s) for s in ("single_shot", "template_guided") for t in ("code", "tests")}

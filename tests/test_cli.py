@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import FEM_1D, GOOD_SCALE_TESTS, scale_source, write_module
 
-from fembench_agents.loader import load_tasks
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.validate import ideal_answer
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_tasks
+from fembench_agents.suite.validation import ideal_answer
 
 CLI = str(Path(sys.executable).with_name("fembench-agents"))
 MESH = "FEM_1D_uniform_mesh_CC0_H0_T0"

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.loader import load_tasks
 from fembench_agents.messages import ModelParams
-from fembench_agents.replay import compare_runs
 from fembench_agents.report import build_report
-from fembench_agents.runlog import AttemptRecord, EpisodeRecord, ModelCallRecord, read_log
-from fembench_agents.runs import RunConfig, execute_run
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, ModelCallRecord, read_log
+from fembench_agents.runs.replay import compare_runs
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.suite.loader import load_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 

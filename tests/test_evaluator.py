@@ -9,10 +9,10 @@ from collections.abc import Callable
 import pytest
 from conftest import CORRECT_SCALE, GOOD_SCALE_TESTS, strip_timings
 
-from fembench_agents import outcome as oc
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.outcome import FunctionOutcome
-from fembench_agents.task_model import Task
+from fembench_agents.scoring import outcomes as oc
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.outcomes import FunctionOutcome
+from fembench_agents.suite.model import Task
 
 
 def stages(outcome: FunctionOutcome | oc.TestSuiteOutcome) -> list[tuple[str, bool, str | None]]:
@@ -213,7 +213,7 @@ def test_good_suite_reaches_joint_success(evaluator: Evaluator, scale_task: Task
 def test_task_own_tests_reach_joint_success_on_real_tasks(evaluator: Evaluator, sandbox) -> None:
     from conftest import FEM_1D
 
-    from fembench_agents.loader import load_tasks
+    from fembench_agents.suite.loader import load_tasks
 
     for task in load_tasks(FEM_1D, sandbox):
         outcome = evaluator.score_tests(task, "\n\n".join(t.source for t in task.tests))
@@ -290,7 +290,7 @@ def test_joint_score_arithmetic() -> None:
 def test_outcomes_round_trip_through_json(evaluator: Evaluator, scale_task: Task) -> None:
     from pydantic import TypeAdapter
 
-    from fembench_agents.outcome import Outcome
+    from fembench_agents.scoring.outcomes import Outcome
 
     adapter = TypeAdapter(Outcome)
     for outcome in (evaluator.score_function(scale_task, CORRECT_SCALE),

@@ -18,21 +18,28 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from fembench_agents.evaluator import DEFAULT_CALL_SECONDS, TEST_SECONDS, Evaluator, EvaluatorConfig
-from fembench_agents.feedback import (
+from fembench_agents.agents.prompts import PromptRenderer, function_stub
+from fembench_agents.scoring.evaluator import (
+    DEFAULT_CALL_SECONDS,
+    TEST_SECONDS,
+    Evaluator,
+    EvaluatorConfig,
+)
+from fembench_agents.scoring.feedback import (
     FEEDBACK_DIR,
     TemplateFeedback,
     describe_mismatch,
     magnitude,
     outcome_score,
 )
-from fembench_agents.loader import load_tasks
-from fembench_agents.outcome import FunctionOutcome, InputResult, StageResult
-from fembench_agents.outcome import TestResult as CaseResult  # aliased: pytest would collect Test*
-from fembench_agents.outcome import TestSuiteOutcome as SuiteOutcome
-from fembench_agents.prompts import PromptRenderer, function_stub
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.task_model import Task
+from fembench_agents.scoring.outcomes import FunctionOutcome, InputResult, StageResult
+from fembench_agents.scoring.outcomes import (
+    TestResult as CaseResult,  # aliased: pytest would collect Test*
+)
+from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_tasks
+from fembench_agents.suite.model import Task
 
 TEMPLATES = {p.name for p in FEEDBACK_DIR.glob("*.j2")}
 SLOW_CALL_SECONDS = 0.0371  # distinctive, so that it can be searched for

@@ -24,7 +24,6 @@ from standin import StandIn
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from fembench_agents.evaluator import Evaluator
 from fembench_agents.messages import CallContext, Message, ModelParams, Usage
 from fembench_agents.models import (
     ClientOptions,
@@ -38,10 +37,11 @@ from fembench_agents.models._litellm import litellm
 from fembench_agents.models.check import ModelCheck
 from fembench_agents.models.cost import prices_per_million
 from fembench_agents.models.credentials import PLACEHOLDER_KEY, credential_problems
-from fembench_agents.run_health import FailureStreak, RunStopped, error_summary, provider_message
-from fembench_agents.runlog import EpisodeRecord, finished_episodes, read_log
-from fembench_agents.runs import RunConfig, execute_run
-from fembench_agents.task_model import Task
+from fembench_agents.runs.health import FailureStreak, RunStopped, error_summary, provider_message
+from fembench_agents.runs.log import EpisodeRecord, finished_episodes, read_log
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.suite.model import Task
 
 FAST = ClientOptions(retry=RetryPolicy(max_retries=4, initial_delay=0.001, max_delay=0.01))
 CTX = CallContext(task_id="FEM_1D_demo", attempt="r0/a0")

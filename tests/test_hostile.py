@@ -25,12 +25,12 @@ import numpy as np
 import pytest
 from conftest import CORRECT_SCALE, FEM_1D, GOOD_SCALE_TESTS, ROOT, scale_source, write_module
 
-from fembench_agents import codec
-from fembench_agents import outcome as oc
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.loader import load_task
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.task_model import Task
+from fembench_agents.scoring import codec
+from fembench_agents.scoring import outcomes as oc
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_task
+from fembench_agents.suite.model import Task
 
 HOSTILE_IMPORTS = ("import os", "import sys", "import signal", "import socket", "import builtins",
                    "import shutil", "import ctypes", "import resource", "import json", "import time", "import re")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from fembench_agents.messages import ModelParams
 from fembench_agents.report import build_report, isolation_warnings, render_markdown
-from fembench_agents.runlog import RunManifest, read_manifest, write_manifest
-from fembench_agents.runs import RunConfig, prepare_run_dir
-from fembench_agents.sandbox import IsolationReport
+from fembench_agents.runs.log import RunManifest, read_manifest, write_manifest
+from fembench_agents.runs.run import RunConfig, prepare_run_dir
+from fembench_agents.scoring.sandbox import IsolationReport
 
 CONFIG = RunConfig(model="scripted/echo", agent="single-shot", tasks="all", track="code", repeats=1,
                    concurrency=1, params=ModelParams())

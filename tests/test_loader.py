@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import FEM_1D, scale_source, write_module
 
-from fembench_agents.loader import TaskFormatError, load_task, load_tasks
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.task_model import Tier
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import TaskFormatError, load_task, load_tasks
+from fembench_agents.suite.model import Tier
 
 BEAM = '''
 import numpy as np

@@ -41,7 +41,7 @@ from fembench_agents.models import (
     unregister_script,
 )
 from fembench_agents.models._litellm import litellm
-from fembench_agents.runlog import ModelCallRecord, RunLog, episode_key
+from fembench_agents.runs.log import ModelCallRecord, RunLog, episode_key
 
 FAST = ClientOptions(retry=RetryPolicy(max_retries=3, initial_delay=0.001, max_delay=0.01))
 CTX = CallContext(task_id="FEM_1D_demo", attempt="r0/a1")

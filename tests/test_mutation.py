@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.loader import load_task, load_tasks
-from fembench_agents.mutation import generate_mutants, main, mutated_functions, mutation_report
-from fembench_agents.sandbox import Sandbox
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_task, load_tasks
+from fembench_agents.suite.mutants import generate_mutants, mutated_functions
+from fembench_agents.suite.mutation import main, mutation_report
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,8 +19,10 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from fembench_agents.agents import make_agent
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.feedback import TemplateFeedback
+from fembench_agents.agents.openhands import OpenHandsOptions, make_openhands_agent
+from fembench_agents.agents.openhands.agent import EpisodeTrace, OpenHandsAgent
+from fembench_agents.agents.openhands.workspace import VIRTUAL_ROOT, create_workspace
+from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import (
     ClientOptions,
@@ -29,12 +31,7 @@ from fembench_agents.models import (
     register_script,
     unregister_script,
 )
-from fembench_agents.openhands_agent import OpenHandsOptions, make_openhands_agent
-from fembench_agents.openhands_agent.agent import EpisodeTrace, OpenHandsAgent
-from fembench_agents.openhands_agent.workspace import VIRTUAL_ROOT, create_workspace
-from fembench_agents.prompts import PromptRenderer
-from fembench_agents.replay import compare_runs
-from fembench_agents.runlog import (
+from fembench_agents.runs.log import (
     AttemptRecord,
     EpisodeRecord,
     ModelCallRecord,
@@ -42,9 +39,12 @@ from fembench_agents.runlog import (
     episode_key,
     read_log,
 )
-from fembench_agents.runs import RunConfig, execute_run
-from fembench_agents.session import EpisodeSession
-from fembench_agents.task_model import Task
+from fembench_agents.runs.replay import compare_runs
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.runs.session import EpisodeSession
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.feedback import TemplateFeedback
+from fembench_agents.suite.model import Task
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = str(Path(sys.prefix) / "bin" / "python")
@@ -86,7 +86,7 @@ def turns(messages: list[Message]) -> int:
 @pytest.fixture(scope="module")
 def runtime() -> Any:
     """The OpenHands import, once for the module."""
-    from fembench_agents.openhands_agent import runtime as rt
+    from fembench_agents.agents.openhands import runtime as rt
 
     return rt
 
@@ -125,7 +125,7 @@ async def run_one(agent: OpenHandsAgent, task: Task, model: Any, evaluator: Eval
 
 
 def test_cli_and_agents_do_not_import_openhands() -> None:
-    code = ("import sys, fembench_agents.cli, fembench_agents.agents, fembench_agents.openhands_agent\n"
+    code = ("import sys, fembench_agents.cli, fembench_agents.agents.prompted, fembench_agents.agents.openhands\n"
             "from fembench_agents.agents import make_agent\n"
             "make_agent('openhands:attempts=2')\n"
             "bad = sorted(m for m in sys.modules if m == 'openhands' or m.startswith('openhands.'))\n"

@@ -16,9 +16,9 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from fembench_agents.agents import PromptAgent, make_agent
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.loader import load_tasks
+from fembench_agents.agents import make_agent
+from fembench_agents.agents.prompted import PromptAgent
+from fembench_agents.agents.prompts import function_stub
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import (
     ReplayModel,
@@ -40,7 +40,7 @@ from fembench_agents.optimize import (
     scan_prompt,
     split_tasks,
 )
-from fembench_agents.optimize.evaluate import PromptEvaluations, candidate_id
+from fembench_agents.optimize.candidates import PromptEvaluations, candidate_id
 from fembench_agents.optimize.leak import (
     heldout_values,
     logged_heldout,
@@ -50,9 +50,7 @@ from fembench_agents.optimize.leak import (
     written_numbers,
 )
 from fembench_agents.optimize.loop import LoopThread
-from fembench_agents.prompts import function_stub
-from fembench_agents.replay import compare_runs
-from fembench_agents.runlog import (
+from fembench_agents.runs.log import (
     AttemptRecord,
     EpisodeRecord,
     ModelCallRecord,
@@ -60,10 +58,13 @@ from fembench_agents.runlog import (
     read_log,
     read_manifest,
 )
-from fembench_agents.runs import RunConfig, execute_run
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.task_model import Task
-from fembench_agents.validate import ideal_answer
+from fembench_agents.runs.replay import compare_runs
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_tasks
+from fembench_agents.suite.model import Task
+from fembench_agents.suite.validation import ideal_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYWORD = "CHECK-EVERY-INDEX"

@@ -17,11 +17,11 @@ from conftest import (
     write_module,
 )
 
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.loader import load_task
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.task_model import Task
-from fembench_agents.validate import ideal_answer
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_task
+from fembench_agents.suite.model import Task
+from fembench_agents.suite.validation import ideal_answer
 
 PERMISSIVE_ID = "permissive_scale_CC0_H0_T0"
 

@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from conftest import ROOT, strip_timings
 
-from fembench_agents.loader import load_task
-from fembench_agents.sandbox import Sandbox
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_task
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0,
@@ -344,7 +344,7 @@ def test_the_attacks_of_an_ordinary_users_report_are_contained(home: Path, liste
 
 
 def load_reference(sandbox: Sandbox) -> list[list[float]]:
-    from fembench_agents.evaluator import Evaluator
+    from fembench_agents.scoring.evaluator import Evaluator
 
     task = load_task(TASK_FILES[MSA], sandbox)
     evaluator = Evaluator(sandbox)
@@ -401,8 +401,8 @@ def test_the_openhands_terminal_is_confined_for_an_ordinary_user(home: Path) -> 
     """The agent's terminal as an ordinary user: in its workspace, which it
     can write; the repository, home directories and the user's other files
     out of reach or read-only; no network; only its own processes."""
-    from fembench_agents.openhands_agent.confinement import write_launcher
-    from fembench_agents.openhands_agent.workspace import VIRTUAL_ROOT, Workspace
+    from fembench_agents.agents.openhands.terminal import write_launcher
+    from fembench_agents.agents.openhands.workspace import VIRTUAL_ROOT, Workspace
 
     workspace = Workspace(_user_dir(home, "episode"), "code")
     for path in (workspace.dir, workspace.control):

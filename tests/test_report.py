@@ -27,7 +27,7 @@ from fembench_agents.report.stats import (
     mcnemar_exact,
     pass_at_k,
 )
-from fembench_agents.runlog import EpisodeRecord, RunLog, RunManifest, episode_key, write_manifest
+from fembench_agents.runs.log import EpisodeRecord, RunLog, RunManifest, episode_key, write_manifest
 
 MODEL = "mock/model"
 TASKS = ["t1", "t2", "t3", "t4", "t5"]

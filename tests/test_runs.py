@@ -24,9 +24,6 @@ from conftest import CORRECT_SCALE, ROOT, scale_source, write_module
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.experiment import load_experiment
-from fembench_agents.loader import load_task
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import (
     ClientOptions,
@@ -38,8 +35,8 @@ from fembench_agents.models import (
     register_script,
     unregister_script,
 )
-from fembench_agents.replay import compare_runs, episode_turns, rescore
-from fembench_agents.runlog import (
+from fembench_agents.runs.experiments import load_experiment
+from fembench_agents.runs.log import (
     LOG_NAME,
     AttemptRecord,
     EpisodeRecord,
@@ -49,9 +46,12 @@ from fembench_agents.runlog import (
     read_log,
     read_manifest,
 )
-from fembench_agents.runs import RunConfig, execute_run, select_tasks
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.task_model import Task
+from fembench_agents.runs.replay import compare_runs, episode_turns, rescore
+from fembench_agents.runs.run import RunConfig, execute_run, select_tasks
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_task
+from fembench_agents.suite.model import Task
 
 FAST = ClientOptions(retry=RetryPolicy(max_retries=1, initial_delay=0.001, max_delay=0.01))
 SCALE = "scale_vector_CC0_H0_T0"
@@ -267,11 +267,11 @@ def test_a_malformed_line_inside_the_log_is_an_error_naming_the_line(tmp_path: P
 DRIVER = r"""
 import asyncio, sys
 from pathlib import Path
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.loader import load_task
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.suite.loader import load_task
 from fembench_agents.models import make_client, register_script
-from fembench_agents.runs import RunConfig, execute_run
-from fembench_agents.sandbox import Sandbox
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.scoring.sandbox import Sandbox
 
 task_path, out, name, calls_path, reply, repeats = sys.argv[1:]
 

@@ -18,8 +18,6 @@ import pytest
 from conftest import ROOT, scale_source, write_module
 from standin import StandIn
 
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.loader import load_task
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import (
     ClientOptions,
@@ -31,7 +29,7 @@ from fembench_agents.models import (
     unregister_script,
 )
 from fembench_agents.report import build_report
-from fembench_agents.runlog import (
+from fembench_agents.runs.log import (
     LOG_NAME,
     AttemptRecord,
     EpisodeRecord,
@@ -39,9 +37,11 @@ from fembench_agents.runlog import (
     read_log,
     read_manifest,
 )
-from fembench_agents.runs import RunConfig, execute_run
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.task_model import Task
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_task
+from fembench_agents.suite.model import Task
 
 # Priced, so that a cost counted twice or not at all shows.
 PRICED = ClientOptions(retry=RetryPolicy(max_retries=0), token_prices=(1e-6, 2e-6))

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fembench_agents.loader import load_tasks
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.task_model import Task
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_tasks
+from fembench_agents.suite.model import Task
 
 ROOT = Path(__file__).resolve().parents[1]
 

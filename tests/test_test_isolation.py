@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from conftest import SCALE_INPUTS, scale_source, write_module
 
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.loader import load_task
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.sandbox.runner import _rebuild_exception
-from fembench_agents.task_model import Task
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.scoring.sandbox.proxy import _rebuild_exception
+from fembench_agents.suite.loader import load_task
+from fembench_agents.suite.model import Task
 
 # The implementation calls a helper the solver never sees; the helper and a
 # module global carry a marker the attacks look for (written here in two

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from fembench_agents.cli import models, optimize, runs, sandbox, score, tasks  # noqa: F401 - register commands
 from fembench_agents.cli.app import app, err
-from fembench_agents.sandbox import WeakIsolationRefused
+from fembench_agents.scoring.sandbox import WeakIsolationRefused
 
 __all__ = ["app", "main"]
 

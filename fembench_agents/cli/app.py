@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fembench_agents.loader import TaskFormatError, load_tasks
-from fembench_agents.sandbox import Sandbox, WeakIsolationRefused
+from fembench_agents.scoring.sandbox import Sandbox, WeakIsolationRefused
+from fembench_agents.suite.loader import TaskFormatError, load_tasks
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Compare, repair and optimize LLM solver agents on computational-mechanics code.")

@@ -53,7 +53,6 @@ def optimize(
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """GEPA on a training split: tune a single-shot agent's system prompt, never touching held-out tasks."""
-    from fembench_agents.evaluator import Evaluator
     from fembench_agents.models import ResponseCache, is_local, open_client
     from fembench_agents.models.credentials import credential_problems
     from fembench_agents.optimize import (
@@ -66,6 +65,7 @@ def optimize(
         split_tasks,
     )
     from fembench_agents.optimize.progress import RichProgress
+    from fembench_agents.scoring.evaluator import Evaluator
 
     overrides: dict[str, Any] = {
         "model": model, "reflection_model": reflection_model, "budget": budget, "heldout": heldout,

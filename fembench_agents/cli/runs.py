@@ -23,10 +23,10 @@ from fembench_agents.cli.app import (
     open_sandbox,
     progress_bar,
 )
-from fembench_agents.evaluator import Evaluator
 from fembench_agents.messages import ModelParams
-from fembench_agents.run_health import RunStopped, error_summary
-from fembench_agents.runs import RunConfig, execute_run, select_tasks
+from fembench_agents.runs.health import RunStopped, error_summary
+from fembench_agents.runs.run import RunConfig, execute_run, select_tasks
+from fembench_agents.scoring.evaluator import Evaluator
 
 CACHE_DIR = Path(".fembench-cache")
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="episodes at once (per run)")]
@@ -199,7 +199,7 @@ def compare(
 ) -> None:
     """Models x agents x tasks x repeats, concurrently; ends with the report."""
     from fembench_agents.agents import make_agent
-    from fembench_agents.experiment import Experiment, load_experiment
+    from fembench_agents.runs.experiments import Experiment, load_experiment
 
     try:
         if experiment:
@@ -253,9 +253,9 @@ def replay(
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """Re-run a recorded run from its log with no model calls."""
-    from fembench_agents.replay import compare_runs, episode_turns
-    from fembench_agents.replay import rescore as rescore_run
-    from fembench_agents.runlog import read_log, read_manifest
+    from fembench_agents.runs.log import read_log, read_manifest
+    from fembench_agents.runs.replay import compare_runs, episode_turns
+    from fembench_agents.runs.replay import rescore as rescore_run
 
     try:
         manifest = read_manifest(run_dir)

@@ -8,8 +8,8 @@ import typer
 from rich.markup import escape
 
 from fembench_agents.cli.app import app, console
-from fembench_agents.sandbox import Sandbox
-from fembench_agents.sandbox.isolation import remedies
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.scoring.sandbox.isolation import remedies
 
 sandbox_app = typer.Typer(no_args_is_help=True, help="The sandbox that runs generated code.")
 app.add_typer(sandbox_app, name="sandbox")

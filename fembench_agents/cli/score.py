@@ -19,7 +19,7 @@ from fembench_agents.cli.app import (
     open_sandbox,
     progress_bar,
 )
-from fembench_agents.evaluator import Evaluator
+from fembench_agents.scoring.evaluator import Evaluator
 
 
 @app.command("score")
@@ -30,7 +30,7 @@ def score(
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """Score saved completions: functions correct and mean joint test success per label."""
-    from fembench_agents.score_folder import find_completions, score_folder
+    from fembench_agents.scoring.folder import find_completions, score_folder
 
     if not folder.is_dir():
         err.print(f"[red]error:[/red] {folder} is not a directory")

@@ -16,8 +16,8 @@ from fembench_agents.cli.app import (
     load_suite,
     progress_bar,
 )
-from fembench_agents.evaluator import Evaluator
-from fembench_agents.sandbox import Sandbox
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.sandbox import Sandbox
 
 tasks_app = typer.Typer(no_args_is_help=True, help="Browse and check the function-task suite.")
 app.add_typer(tasks_app, name="tasks")
@@ -40,7 +40,7 @@ def tasks_list(tasks: TasksOpt = DEFAULT_TASKS) -> None:
 @tasks_app.command("show")
 def tasks_show(task_id: str, tasks: TasksOpt = DEFAULT_TASKS) -> None:
     """The prompt-facing view of one task."""
-    from fembench_agents.views import task_card
+    from fembench_agents.suite.views import task_card
 
     with Sandbox(allow_weak_isolation=True) as sandbox:
         loaded = {t.task_id: t for t in load_suite(tasks, sandbox)}
@@ -55,7 +55,7 @@ def tasks_validate(path: Annotated[str, typer.Argument(help="task file or direct
     """Prove every task internally consistent; non-zero exit and a table of problems otherwise."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from fembench_agents.validate import validate_task
+    from fembench_agents.suite.validation import validate_task
 
     with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
         loaded = load_suite(path, sandbox)

@@ -19,7 +19,7 @@ from fembench_agents.models.factory import (  # noqa: E402
 )
 from fembench_agents.models.keys import load_env, redact  # noqa: E402
 from fembench_agents.models.local_server import LocalModelServer, smollm2_gguf  # noqa: E402
-from fembench_agents.models.replay import ReplayModel  # noqa: E402
+from fembench_agents.models.recorded import ReplayModel  # noqa: E402
 from fembench_agents.models.scripted import Script, register_script, unregister_script  # noqa: E402
 
 __all__ = [

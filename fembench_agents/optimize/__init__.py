@@ -9,7 +9,7 @@ leak (the leak guard), artifacts, progress, runner (start to finish)."""
 
 from fembench_agents.optimize.budget import Budget, dspy_auto_budget, resolve_budget
 from fembench_agents.optimize.leak import LeakReport, scan_prompt
-from fembench_agents.optimize.runner import (
+from fembench_agents.optimize.search import (
     Models,
     OptimizeResult,
     StopFlag,

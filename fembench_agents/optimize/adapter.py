@@ -15,11 +15,11 @@ from typing import Any
 
 from gepa.core.adapter import EvaluationBatch
 
-from fembench_agents.optimize.evaluate import EpisodeResult, PromptEvaluations
+from fembench_agents.agents.prompts import excerpt
+from fembench_agents.optimize.candidates import EpisodeResult, PromptEvaluations
 from fembench_agents.optimize.loop import LoopThread
-from fembench_agents.prompts import excerpt
-from fembench_agents.task_model import Task
-from fembench_agents.validate import ideal_answer
+from fembench_agents.suite.model import Task
+from fembench_agents.suite.validation import ideal_answer
 
 COMPONENT = "system_prompt"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from gepa.core.result import GEPAResult
 
-from fembench_agents.optimize.evaluate import candidate_id
+from fembench_agents.optimize.candidates import candidate_id
 from fembench_agents.optimize.split import Split
 
 RESULT_SCHEMA_VERSION = 1

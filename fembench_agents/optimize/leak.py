@@ -33,9 +33,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from fembench_agents.evaluator import Evaluator, ReferenceFailure, ReferenceOutput
-from fembench_agents.runlog import AttemptRecord, ModelCallRecord, read_log
-from fembench_agents.task_model import Task
+from fembench_agents.runs.log import AttemptRecord, ModelCallRecord, read_log
+from fembench_agents.scoring.evaluator import Evaluator, ReferenceFailure, ReferenceOutput
+from fembench_agents.suite.model import Task
 
 MIN_TOKENS = 6  # a held-out line shorter than this is too generic to mean anything
 MIN_WORDS = 4  # ... and so is one made mostly of punctuation

@@ -9,7 +9,7 @@ from typing import Any
 from fembench_agents.contracts import ModelClient
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelRequest
 from fembench_agents.optimize.loop import LoopThread
-from fembench_agents.runlog import ModelCallRecord, RunLog, read_log
+from fembench_agents.runs.log import ModelCallRecord, RunLog, read_log
 
 EPISODE = "reflection"
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from fembench_agents.experiment import read_experiment_file
 from fembench_agents.messages import ModelParams
+from fembench_agents.runs.experiments import read_experiment_file
 
 DEFAULT_SEED_PROMPT = ("You are an expert in computational mechanics and scientific Python. "
                        "Write correct, self-contained code that follows the requested signature and docstring exactly.")

@@ -7,8 +7,8 @@ import random
 
 from pydantic import BaseModel, ConfigDict
 
-from fembench_agents.runs import select_tasks
-from fembench_agents.task_model import Task
+from fembench_agents.runs.run import select_tasks
+from fembench_agents.suite.model import Task
 
 
 class Split(BaseModel):

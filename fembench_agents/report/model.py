@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from fembench_agents.contracts import Track
-from fembench_agents.sandbox.isolation import IsolationReport
+from fembench_agents.scoring.sandbox.isolation import IsolationReport
 
 REPORT_SCHEMA_VERSION = 1
 

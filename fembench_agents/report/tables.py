@@ -30,7 +30,7 @@ from fembench_agents.report.stats import (
     mcnemar_exact,
     mean_pass_at_k,
 )
-from fembench_agents.runlog import EpisodeRecord, episode_key, read_log, read_manifest
+from fembench_agents.runs.log import EpisodeRecord, episode_key, read_log, read_manifest
 
 GroupKey = tuple[str, str, Track]  # model, agent, track
 

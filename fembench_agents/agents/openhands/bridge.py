@@ -1,0 +1,149 @@
+"""The agent's model calls, from the conversation's worker thread to our
+ModelClient on the episode's event loop: each call is checked against the
+caps, made through `session.model` with the session's params (so it is
+retried, cached, priced and hashed like every other agent's call), and
+recorded as a ModelCallRecord in the run log as it happens."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import time
+from dataclasses import dataclass, field
+
+from fembench_agents.contracts import SolveSession
+from fembench_agents.messages import (
+    CallContext,
+    Message,
+    ModelParams,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+)
+from fembench_agents.runs.log import ModelCallRecord, now
+
+
+class CapReached(Exception):
+    """A budget ran out before a model call: an outcome, not a failure."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        self.kind = kind  # "cost_cap" or "time_cap"
+        super().__init__(detail)
+
+
+class ModelFailure(Exception):
+    """The model call failed for good (after the client's retries); `original`
+    is what the client raised."""
+
+    def __init__(self, error: str, original: BaseException) -> None:
+        self.original = original
+        super().__init__(error)
+
+
+@dataclass
+class Caps:
+    deadline: float  # time.monotonic() value
+    max_cost_usd: float | None = None
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+@dataclass
+class CallTotals:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0  # None once any call's price is unknown
+    latency_seconds: float = 0.0
+    first_timestamp: str | None = None
+    last_hash: str = ""
+
+    def add(self, response: ModelResponse) -> None:
+        self.calls += 1
+        self.prompt_tokens += response.usage.prompt_tokens or 0
+        self.completion_tokens += response.usage.completion_tokens or 0
+        cost = 0.0 if response.cached else response.cost_usd
+        self.cost_usd = None if cost is None or self.cost_usd is None else self.cost_usd + cost
+        self.latency_seconds += response.latency_seconds
+        self.first_timestamp = self.first_timestamp or response.timestamp
+        self.last_hash = response.request_hash
+
+    def as_response(self, text: str, stop_reason: str) -> ModelResponse:
+        """One response standing for all calls of an attempt: the attempt record
+        and the episode summary count the agent's tokens, cost and time from it."""
+        return ModelResponse(text=text, finish_reason=stop_reason,
+                             usage=Usage(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens),
+                             cost_usd=self.cost_usd, latency_seconds=self.latency_seconds,
+                             request_hash=self.last_hash, timestamp=self.first_timestamp or now())
+
+
+@dataclass
+class Bridge:
+    """Callable from any thread but the loop's own: `bridge(messages)`."""
+
+    session: SolveSession
+    loop: asyncio.AbstractEventLoop
+    caps: Caps
+    label: str  # e.g. "openhands repeat 0"
+    attempt_index: int = 0
+    episode_totals: CallTotals = field(default_factory=CallTotals)
+    attempt_totals: CallTotals = field(default_factory=CallTotals)
+    failure: BaseException | None = None  # the first cap or model failure of the current turn
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start_attempt(self, index: int) -> None:
+        self.attempt_index, self.attempt_totals, self.failure = index, CallTotals(), None
+
+    def __call__(self, messages: list[Message]) -> ModelResponse:
+        with self._lock:
+            try:
+                return self._call(messages)
+            except BaseException as exc:
+                self.failure = self.failure or exc
+                raise
+
+    def _call(self, messages: list[Message]) -> ModelResponse:
+        spent = self.episode_totals.cost_usd
+        if self.caps.max_cost_usd is not None and spent is not None and spent >= self.caps.max_cost_usd:
+            raise CapReached("cost_cap", f"cost cap reached: ${spent:.4f} of ${self.caps.max_cost_usd:.4f}")
+        remaining = self.caps.remaining()
+        if remaining <= 0:
+            raise CapReached("time_cap", "wall-clock cap reached")
+        future = asyncio.run_coroutine_threadsafe(self._complete(messages), self.loop)
+        try:
+            return future.result(timeout=remaining)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise CapReached("time_cap", "wall-clock cap reached during a model call") from None
+
+    @property
+    def params(self) -> ModelParams:
+        return getattr(self.session, "params", None) or ModelParams()
+
+    async def _complete(self, messages: list[Message]) -> ModelResponse:
+        task_id = getattr(getattr(self.session, "task", None), "task_id", "")
+        episode = getattr(self.session, "episode", "")
+        log = getattr(self.session, "log", None)
+        index = self.episode_totals.calls
+        context = CallContext(task_id=task_id, episode=episode, attempt_index=self.attempt_index,
+                              attempt=f"{self.label} attempt {self.attempt_index} call {index}")
+        request = ModelRequest(model=self.session.model.model, messages=tuple(messages), params=self.params)
+        try:
+            response = await self.session.model.complete(messages, context, self.params)
+        except Exception as exc:
+            # a replayed failure carries the recorded text, so a replay logs it identically
+            error = getattr(exc, "recorded", None) or f"{type(exc).__name__}: {exc}"[:2000]
+            if log is not None:
+                log.append(ModelCallRecord(episode=episode, task_id=task_id, attempt_index=self.attempt_index,
+                                           request=request, request_hash=request.request_hash(), error=error))
+            raise ModelFailure(error, exc) from exc
+        if log is not None:
+            log.append(ModelCallRecord(episode=episode, task_id=task_id, attempt_index=self.attempt_index,
+                                       request=request,
+                                       request_hash=response.request_hash or request.request_hash(),
+                                       response=response))
+        self.episode_totals.add(response)
+        self.attempt_totals.add(response)
+        return response

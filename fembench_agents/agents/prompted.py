@@ -1,0 +1,73 @@
+"""The prompt-driven solver agents (single-shot, feedback loop, template
+guided, a system prompt from a file): each renders prompts and asks the
+session for attempts; the session calls the model, scores and records every
+attempt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fembench_agents.agents.prompts import PromptRenderer
+from fembench_agents.contracts import SolveSession
+from fembench_agents.messages import Message
+from fembench_agents.scoring.extraction import parse_code
+from fembench_agents.suite.model import Task
+
+
+@dataclass
+class PromptAgent:
+    """Renders the task prompt of a scaffold and makes up to `max_attempts`
+    attempts; after a failed one, the feedback text and an excerpt of the
+    previous code are prepended to the original prompt. Stops at the first pass."""
+
+    name: str
+    scaffold: str = "single_shot"
+    max_attempts: int = 1
+    system_prompt: str | None = None
+    prompts: PromptRenderer = field(default_factory=PromptRenderer)
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"agent {self.name!r}: max_attempts must be >= 1, got {self.max_attempts}")
+
+    def first_messages(self, task: Task, track: str) -> list[Message]:
+        messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
+        return messages + [Message(role="user", content=self.prompts.task_prompt(task, track, self.scaffold))]  # type: ignore[arg-type]
+
+    async def solve(self, task: Task, session: SolveSession) -> None:
+        first = self.first_messages(task, session.track)
+        messages = first
+        for _ in range(self.max_attempts):
+            outcome, feedback = await session.attempt(messages)
+            if outcome.passed:
+                return
+            reply = session.last_reply()
+            wanted = (task.main_name,) if session.track == "code" else ()
+            parsed = parse_code(reply, wanted, prefix=None if session.track == "code" else "test_")
+            previous = parsed.code if parsed.code.strip() else reply
+            repaired = self.prompts.repair_prompt(first[-1].content, feedback.text, previous)
+            messages = first[:-1] + [Message(role="user", content=repaired)]
+
+
+def attempts_from(spec: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"agent {spec!r}: the number of attempts must be an integer, got {text!r}") from None
+
+
+def read_prompt_file(file: Path) -> str:
+    """A prompt file is plain text, or JSON with a `system_prompt` key (what `optimize` writes)."""
+    import json
+
+    text = file.read_text()
+    if file.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{file}: not valid JSON: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("system_prompt"), str):
+            raise ValueError(f"{file}: expected a JSON object with a string 'system_prompt'")
+        return data["system_prompt"]
+    return text.strip()

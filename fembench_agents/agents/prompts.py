@@ -1,0 +1,70 @@
+"""Renders prompts from the jinja2 templates in `scaffolds/`.
+
+Only prompt-facing parts of a task reach a template: signature, docstring,
+given helpers, allowed imports, test names and docstrings.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from fembench_agents.contracts import Track
+from fembench_agents.suite.model import Task
+
+SCAFFOLD_DIR = Path(__file__).resolve().parents[2] / "scaffolds"
+EXCERPT_CHARS = 4000
+
+
+def function_stub(task: Task) -> str:
+    doc = textwrap.indent(task.main_docstring, "    ")
+    return f'{task.main_signature}\n    """\n{doc}\n    """'
+
+
+def returns_hint(task: Task) -> str | None:
+    try:
+        node = ast.parse(task.main_signature + "\n    ...").body[0]
+    except SyntaxError:
+        return None
+    returns = getattr(node, "returns", None)
+    return ast.unparse(returns) if returns is not None else None
+
+
+def excerpt(code: str, limit: int = EXCERPT_CHARS) -> tuple[str, bool]:
+    if len(code) <= limit:
+        return code, False
+    return code[:limit].rsplit("\n", 1)[0] + "\n# ... (truncated)", True
+
+
+class PromptRenderer:
+    def __init__(self, scaffold_dir: str | Path = SCAFFOLD_DIR) -> None:
+        self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(scaffold_dir)),
+                                      undefined=jinja2.StrictUndefined, autoescape=False,
+                                      keep_trailing_newline=False)
+
+    def _context(self, task: Task) -> dict[str, Any]:
+        return {
+            "task_id": task.task_id, "stub": function_stub(task), "imports": list(task.required_imports),
+            "helpers": "\n\n".join(h.source.rstrip() for h in task.helpers),
+            "tests": [{"name": t.name, "docstring": t.docstring} for t in task.tests],
+            "returns": returns_hint(task),
+        }
+
+    def skeleton(self, task: Task) -> str:
+        return self.env.get_template("template_guided/skeleton.py.j2").render(**self._context(task))
+
+    def task_prompt(self, task: Task, track: Track, scaffold: str = "single_shot") -> str:
+        ctx = self._context(task)
+        if scaffold == "template_guided":
+            ctx["skeleton"] = self.skeleton(task)
+        name = f"{scaffold}/{'code' if track == 'code' else 'tests'}.j2"
+        return self.env.get_template(name).render(**ctx).strip() + "\n"
+
+    def repair_prompt(self, original: str, feedback: str, previous_code: str) -> str:
+        code, truncated = excerpt(previous_code)
+        return self.env.get_template("feedback_loop/repair.j2").render(
+            feedback=feedback, previous_code=code, truncated=truncated, original=original).strip() + "\n"

@@ -1,0 +1,83 @@
+"""Agent specs on the command line, resolved through a registry:
+
+  single-shot | feedback-loop[:N] | template-guided | prompt:PATH[:N] | openhands[:OPTIONS]
+
+(`prompt:PATH` is single-shot with a system prompt from PATH; `:N` makes it a
+feedback loop of N attempts.) A new agent adds one entry with `register_agent`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from fembench_agents.agents.prompted import PromptAgent, attempts_from, read_prompt_file
+from fembench_agents.agents.prompts import PromptRenderer
+from fembench_agents.contracts import SolverAgent
+
+# kind -> factory(spec, options after the first colon, prompt renderer)
+AgentFactory = Callable[[str, str, PromptRenderer], SolverAgent]
+_REGISTRY: dict[str, AgentFactory] = {}
+_USAGE: dict[str, str] = {}
+
+
+def register_agent(kind: str, usage: str, factory: AgentFactory) -> None:
+    """Make `kind[:OPTIONS]` an agent spec; `usage` is how the spec is written."""
+    _REGISTRY[kind] = factory
+    _USAGE[kind] = usage
+
+
+def make_agent(spec: str, prompts: PromptRenderer | None = None) -> SolverAgent:
+    kind, _, rest = spec.partition(":")
+    factory = _REGISTRY.get(kind)
+    if factory is None:
+        raise ValueError(f"unknown agent {spec!r}; expected {', '.join(_USAGE.values())}")
+    return factory(spec, rest, prompts or PromptRenderer())
+
+
+def _no_options(spec: str, rest: str) -> None:
+    if rest:
+        raise ValueError(f"agent {spec!r} takes no options")
+
+
+def _single_shot(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
+    _no_options(spec, rest)
+    return PromptAgent(name=spec, prompts=prompts)
+
+
+def _feedback_loop(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
+    n = attempts_from(spec, rest) if rest else 3
+    return PromptAgent(name=spec if rest else "feedback-loop", max_attempts=n, prompts=prompts)
+
+
+def _template_guided(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
+    _no_options(spec, rest)
+    return PromptAgent(name=spec, scaffold="template_guided", prompts=prompts)
+
+
+def _from_prompt_file(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
+    if not rest:
+        raise ValueError(f"agent {spec!r}: give the system prompt file, prompt:PATH[:N]")
+    # The attempt count follows the last colon; the path itself may contain colons.
+    path, sep, count = rest.rpartition(":")
+    if not sep or not path or Path(rest).exists() or not (count.isdigit() or Path(path).is_file()):
+        path, count = rest, ""
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"agent {spec!r}: system prompt file {path!r} does not exist")
+    attempts = attempts_from(spec, count) if count else 1
+    return PromptAgent(name=f"prompt:{file.stem}" + (f":{count}" if count else ""),
+                       system_prompt=read_prompt_file(file), max_attempts=attempts, prompts=prompts)
+
+
+def _openhands(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
+    from fembench_agents.agents.openhands import make_openhands_agent  # lazy: slow import
+
+    return make_openhands_agent(rest)
+
+
+register_agent("single-shot", "single-shot", _single_shot)
+register_agent("feedback-loop", "feedback-loop[:N]", _feedback_loop)
+register_agent("template-guided", "template-guided", _template_guided)
+register_agent("prompt", "prompt:PATH[:N]", _from_prompt_file)
+register_agent("openhands", "openhands[:OPTIONS]", _openhands)

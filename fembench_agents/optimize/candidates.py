@@ -1,0 +1,168 @@
+"""Evaluating a candidate system prompt on tasks: the single-shot prompt agent
+with that system prompt, each episode run through the shared evaluator into a
+run log, exactly as `fembench-agents run --agent prompt:FILE` would.
+
+Layout under the optimization's out directory:
+  candidates/<id>.json   {"system_prompt": ...}: the candidate, usable as `--agent prompt:FILE`
+  evals/<id>/            a run directory (manifest.json + log.jsonl) per candidate;
+                         `fembench-agents replay evals/<id>` replays it with no model calls
+
+An episode finished in a candidate's log is not run again: evaluating the same
+prompt on the same task twice (GEPA does, and a resumed run does) reads the
+recorded outcome. GEPA still counts it as a metric call, so budgets mean what
+they mean in GEPA; only the model and the sandbox are spared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fembench_agents.agents import make_agent
+from fembench_agents.contracts import FeedbackBuilder, ModelClient
+from fembench_agents.messages import ModelParams
+from fembench_agents.optimize.environment import environment
+from fembench_agents.optimize.split import HeldOutViolation
+from fembench_agents.runs.log import (
+    AttemptRecord,
+    EpisodeRecord,
+    RunLog,
+    RunManifest,
+    episode_key,
+    read_log,
+    write_manifest,
+)
+from fembench_agents.runs.run import RunConfig, run_episode
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.extraction import parse_code
+from fembench_agents.suite.model import Task
+
+REPEAT = 0  # one episode per (candidate, task): params.seed = 0
+
+
+def candidate_id(system_prompt: str) -> str:
+    return "c" + hashlib.sha256(system_prompt.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """One task attempted under one candidate: what GEPA scores and reflects on."""
+
+    task_id: str
+    score: float  # the feedback builder's score (graded by how far the attempt got)
+    passed: bool
+    prompt: str  # the task prompt the model was given (the system prompt is the candidate)
+    reply: str
+    code: str  # the code parsed from the reply, or the reply when none parsed
+    feedback: str
+    error: str | None = None  # the model call failed (after retries)
+    reused: bool = False  # read from the log, not run now
+
+
+class PromptEvaluations:
+    """Runs candidates on tasks. Refuses any task outside `allowed` (the
+    training and validation tasks): held-out tasks never reach a model here."""
+
+    def __init__(self, root: Path, tasks: dict[str, Task], allowed: frozenset[str], model: ModelClient,
+                 evaluator: Evaluator, feedback: FeedbackBuilder, params: ModelParams,
+                 concurrency: int = 4) -> None:
+        self.root = root
+        self.tasks, self.allowed = tasks, allowed
+        self.model, self.evaluator, self.feedback, self.params = model, evaluator, feedback, params
+        self.concurrency = concurrency
+        self.new_episodes = 0
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def candidate_file(self, system_prompt: str) -> Path:
+        path = self.root / "candidates" / f"{candidate_id(system_prompt)}.json"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"system_prompt": system_prompt}, indent=1))
+            os.replace(tmp, path)
+        return path
+
+    def run_dir(self, system_prompt: str) -> Path:
+        return self.root / "evals" / candidate_id(system_prompt)
+
+    async def evaluate(self, system_prompt: str, task_ids: list[str]) -> list[EpisodeResult]:
+        outside = sorted(set(task_ids) - self.allowed)
+        if outside:
+            raise HeldOutViolation(f"refusing to evaluate tasks outside the training and validation sets: "
+                                   f"{', '.join(outside)}")
+        cid = candidate_id(system_prompt)
+        lock = self._locks.setdefault(cid, asyncio.Lock())
+        async with lock:  # one writer per candidate run directory
+            return await self._evaluate(system_prompt, task_ids)
+
+    async def _evaluate(self, system_prompt: str, task_ids: list[str]) -> list[EpisodeResult]:
+        spec = f"prompt:{self.candidate_file(system_prompt).resolve()}"
+        agent = make_agent(spec)
+        out = self.run_dir(system_prompt)
+        out.mkdir(parents=True, exist_ok=True)
+        key = {t: episode_key(self.model.model, agent.name, "code", t, REPEAT) for t in task_ids}
+        records = read_log(out)
+        done = _index(records)[1]
+        todo = [t for t in dict.fromkeys(task_ids) if key[t] not in done]
+        attempted = {r.task_id for r in records if isinstance(r, AttemptRecord)}
+        config = self._config(spec, sorted({*attempted, *task_ids}))
+        self._write_manifest(out, config)
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(task_id: str) -> None:
+            async with gate:
+                await run_episode(agent, self.tasks[task_id], config, self.model, self.evaluator,
+                                  self.feedback, log, REPEAT)
+
+        with RunLog(out) as log:
+            await asyncio.gather(*(one(t) for t in todo))
+        self.new_episodes += len(todo)
+        attempts, episodes = _index(read_log(out))
+        return [self._result(t, attempts.get(key[t]), episodes.get(key[t]), reused=t not in todo)
+                for t in task_ids]
+
+    def _config(self, spec: str, task_ids: list[str]) -> RunConfig:
+        return RunConfig(model=self.model.model, agent=spec, tasks=",".join(task_ids), track="code",
+                         repeats=1, concurrency=self.concurrency, params=self.params)
+
+    def _write_manifest(self, out: Path, config: RunConfig) -> None:
+        """The manifest names every task attempted in this directory, so that
+        `replay` re-runs exactly those."""
+        ids = config.tasks.split(",")
+        write_manifest(out, RunManifest(run_id=out.name, config=config.identity(),
+                                        task_hashes={t: self.tasks[t].content_hash for t in ids},
+                                        versions=environment()["versions"],
+                                        git_commit=environment()["git_commit"]))
+
+    def _result(self, task_id: str, attempt: AttemptRecord | None, episode: EpisodeRecord | None,
+                reused: bool) -> EpisodeResult:
+        if attempt is None or attempt.outcome is None or attempt.feedback is None:
+            error = (attempt.model_error if attempt else None) or (episode.error if episode else None) or "no attempt"
+            prompt = attempt.messages[-1].content if attempt and attempt.messages else ""
+            return EpisodeResult(task_id=task_id, score=0.0, passed=False, prompt=prompt, reply="", code="",
+                                 feedback=f"The model call failed, so there is no answer to score ({error}).",
+                                 error=error, reused=reused)
+        task = self.tasks[task_id]
+        parsed = parse_code(attempt.reply, (task.main_name,))
+        return EpisodeResult(task_id=task_id, score=attempt.feedback.score, passed=attempt.outcome.passed,
+                             prompt=attempt.messages[-1].content, reply=attempt.reply,
+                             code=parsed.code if parsed.code.strip() else attempt.reply,
+                             feedback=attempt.feedback.text, reused=reused)
+
+
+def _index(records: Sequence[object]) -> tuple[dict[str, AttemptRecord], dict[str, EpisodeRecord]]:
+    """The last attempt of each episode, and each finished (done) episode."""
+    attempts: dict[str, AttemptRecord] = {}
+    done: dict[str, EpisodeRecord] = {}
+    for r in records:
+        if isinstance(r, AttemptRecord):
+            attempts[r.episode] = r
+        elif isinstance(r, EpisodeRecord) and r.status == "done":
+            done[r.episode] = r
+    return attempts, done
+

@@ -1,0 +1,189 @@
+"""The run log: a versioned, append-only JSONL file of typed records, flushed
+as written, plus a manifest. A run can be resumed (finished episodes are
+skipped), re-scored and replayed from it."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from fembench_agents.contracts import Feedback, Track
+from fembench_agents.messages import Message, ModelRequest, ModelResponse
+from fembench_agents.scoring.outcomes import Outcome
+from fembench_agents.scoring.sandbox.isolation import IsolationReport
+
+LOG_SCHEMA_VERSION = 1
+LOG_NAME = "log.jsonl"
+MANIFEST_NAME = "manifest.json"
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def episode_key(model: str, agent: str, track: str, task_id: str, repeat: int) -> str:
+    return f"{model}|{agent}|{track}|{task_id}|{repeat}"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    schema_version: int = LOG_SCHEMA_VERSION
+    timestamp: str = Field(default_factory=now)
+    episode: str  # episode_key(...)
+    task_id: str
+
+
+class ModelCallRecord(_Record):
+    type: Literal["model_call"] = "model_call"
+    attempt_index: int
+    request: ModelRequest
+    request_hash: str
+    response: ModelResponse | None = None
+    error: str | None = None
+
+
+class AttemptRecord(_Record):
+    type: Literal["attempt"] = "attempt"
+    track: Track
+    agent: str
+    model: str
+    repeat: int
+    attempt_index: int
+    messages: tuple[Message, ...]  # the rendered prompt, exactly as sent
+    reply: str
+    request_hash: str | None = None
+    response: ModelResponse | None = None
+    model_error: str | None = None
+    outcome: Outcome | None = None
+    feedback: Feedback | None = None
+
+
+class EpisodeRecord(_Record):
+    """One (model, agent, track, task, repeat) finished: the unit of resume and report."""
+
+    type: Literal["episode"] = "episode"
+    track: Track
+    agent: str
+    model: str
+    repeat: int
+    status: Literal["done", "error"]
+    passed: bool
+    score: float  # 1/0 for functions, joint score for test suites
+    attempts: int
+    first_pass_attempt: int | None = None
+    failed_stage: str | None = None
+    reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None  # None when any call's price was unknown
+    model_seconds: float = 0.0
+    seconds: float = 0.0
+    error: str | None = None
+    model_calls: int = 0  # answered calls, one per sample
+    reused_calls: int = 0  # of those, served by the response cache or a recording, not asked this time
+    error_kind: str | None = None  # the kind of an error retrying cannot fix ("authentication", ...)
+
+
+LogRecord = Annotated[ModelCallRecord | AttemptRecord | EpisodeRecord, Field(discriminator="type")]
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(LogRecord)
+
+
+class RunManifest(BaseModel):
+    schema_version: int = LOG_SCHEMA_VERSION
+    run_id: str
+    created: str = Field(default_factory=now)
+    config: dict[str, Any]
+    task_hashes: dict[str, str]
+    versions: dict[str, str]
+    git_commit: str | None = None
+    # The weakest isolation any session of this run scored under; None in
+    # runs recorded before it was kept.
+    isolation: IsolationReport | None = None
+    # episodes, model_calls (per provider) and sandbox_workers at once, in the latest session
+    limits: dict[str, int] | None = None
+
+
+class RunLog:
+    """Appends records to `<dir>/log.jsonl`, one JSON object per line, flushed
+    and fsynced per record so that kill -9 loses at most the line being written."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / LOG_NAME
+        self._lock = threading.Lock()
+        _drop_torn_tail(self.path)
+        self._fh = open(self.path, "a", encoding="utf-8")
+
+    def append(self, record: ModelCallRecord | AttemptRecord | EpisodeRecord) -> None:
+        line = record.model_dump_json() + "\n"
+        with self._lock:
+            self._fh.write(line)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            self._fh.close()
+
+    def __enter__(self) -> RunLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """A writer killed mid-line leaves a partial last line; cut it so that the
+    next record starts on a line of its own."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as fh:
+        data = fh.read()
+        if data.endswith(b"\n"):
+            return
+        fh.truncate(data.rfind(b"\n") + 1)
+
+
+def read_log(directory: str | os.PathLike[str]) -> list[ModelCallRecord | AttemptRecord | EpisodeRecord]:
+    """Every complete record; a torn last line (a killed writer) is skipped,
+    a malformed line elsewhere is an error naming the line."""
+    path = Path(directory) / LOG_NAME
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    records = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(_ADAPTER.validate_json(line))
+        except ValidationError as exc:
+            if n == len(lines):
+                break  # torn final write
+            raise ValueError(f"{path}:{n}: not a valid log record: {exc.errors()[0]['msg']}") from None
+    return records
+
+
+def finished_episodes(records: list[Any]) -> dict[str, EpisodeRecord]:
+    return {r.episode: r for r in records if isinstance(r, EpisodeRecord) and r.status == "done"}
+
+
+def write_manifest(directory: str | os.PathLike[str], manifest: RunManifest) -> None:
+    path = Path(directory) / MANIFEST_NAME
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(manifest.model_dump_json(indent=1))
+    os.replace(tmp, path)
+
+
+def read_manifest(directory: str | os.PathLike[str]) -> RunManifest:
+    path = Path(directory) / MANIFEST_NAME
+    if not path.exists():
+        raise FileNotFoundError(f"{directory} is not a run directory (no {MANIFEST_NAME})")
+    return RunManifest.model_validate(json.loads(path.read_text()))

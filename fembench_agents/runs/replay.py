@@ -1,0 +1,76 @@
+"""`replay`: re-run a recorded run with no model calls, re-score stored
+attempts under the current evaluator, or show a feedback loop turn by turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log
+from fembench_agents.suite.model import Task
+
+
+class Change(BaseModel):
+    episode: str
+    attempt_index: int
+    before: str
+    after: str
+
+
+def outcome_signature(record: AttemptRecord) -> str:
+    """Everything about an attempt's verdict, without timings."""
+    if record.outcome is None:
+        return f"model_error:{record.model_error}"
+    data = record.outcome.model_dump(exclude={"seconds", "isolation"})
+    for stage in data["stages"]:
+        stage.pop("seconds", None)
+    for item in data.get("inputs", []):
+        item.pop("seconds", None)
+    return repr(data)
+
+
+def compare_runs(original: list, replayed: list) -> list[Change]:
+    """Attempts whose outcome differs between two logs of the same run."""
+    def latest(records: list) -> dict[tuple[str, int], AttemptRecord]:
+        return {(r.episode, r.attempt_index): r for r in records if isinstance(r, AttemptRecord)}
+
+    a, b = latest(original), latest(replayed)
+    changes = []
+    for key in sorted(set(a) | set(b)):
+        before = outcome_signature(a[key]) if key in a else "absent"
+        after = outcome_signature(b[key]) if key in b else "absent"
+        if before != after:
+            changes.append(Change(episode=key[0], attempt_index=key[1], before=before[:300], after=after[:300]))
+    return changes
+
+
+def rescore(run_dir: Path, tasks: dict[str, Task], evaluator: Evaluator) -> list[Change]:
+    """Re-evaluate every stored attempt's reply with the current evaluator."""
+    changes = []
+    for record in read_log(run_dir):
+        if not isinstance(record, AttemptRecord) or record.outcome is None:
+            continue
+        task = tasks.get(record.task_id)
+        if task is None:
+            raise ValueError(f"{run_dir}: task {record.task_id!r} from the log is not in the task set")
+        new = record.model_copy(update={"outcome": evaluator.score(task, record.track, record.reply)})
+        before, after = outcome_signature(record), outcome_signature(new)
+        if before != after:
+            changes.append(Change(episode=record.episode, attempt_index=record.attempt_index,
+                                  before=before[:300], after=after[:300]))
+    return changes
+
+
+def episode_turns(run_dir: Path, task_id: str) -> list[tuple[EpisodeRecord | None, list[AttemptRecord]]]:
+    records = read_log(run_dir)
+    episodes: dict[str, list[AttemptRecord]] = {}
+    for r in records:
+        if isinstance(r, AttemptRecord) and r.task_id == task_id:
+            turns = episodes.setdefault(r.episode, [])
+            if r.attempt_index == 0:
+                turns.clear()  # a resumed episode starts over; show its last try
+            turns.append(r)
+    ends = {r.episode: r for r in records if isinstance(r, EpisodeRecord)}
+    return [(ends.get(k), v) for k, v in sorted(episodes.items())]

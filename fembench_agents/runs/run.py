@@ -1,0 +1,197 @@
+"""`run`: one model x one agent x a task selection -> a run directory.
+
+Resumable: episodes already finished in the log are skipped, so the same
+command after Ctrl-C or kill -9 continues where the run stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import importlib.metadata
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from fembench_agents.agents import make_agent
+from fembench_agents.contracts import FeedbackBuilder, ModelClient, SolverAgent, Track
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.feedback import TemplateFeedback
+from fembench_agents.messages import ModelParams
+from fembench_agents.runs.health import STOP_AFTER, FailureStreak, RunStopped
+from fembench_agents.runs.log import (
+    EpisodeRecord,
+    RunLog,
+    RunManifest,
+    episode_key,
+    finished_episodes,
+    read_log,
+    read_manifest,
+    write_manifest,
+)
+from fembench_agents.scoring.sandbox import IsolationReport
+from fembench_agents.runs.session import EpisodeSession, ModelUnavailable
+from fembench_agents.suite.model import Task
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    model: str
+    agent: str
+    tasks: str = "all"
+    track: Track = "code"
+    repeats: int = 1
+    concurrency: int = 2  # episodes at once
+    params: ModelParams = field(default_factory=ModelParams)
+    model_concurrency: int | None = None  # model calls at once per provider; None: `concurrency`
+
+    def __post_init__(self) -> None:
+        if self.track not in ("code", "tests"):
+            raise ValueError(f"track must be 'code' or 'tests', got {self.track!r}")
+        if self.repeats < 1:
+            raise ValueError(f"repeats must be >= 1, got {self.repeats}")
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
+        if self.model_concurrency is not None and self.model_concurrency < 1:
+            raise ValueError(f"model concurrency must be >= 1, got {self.model_concurrency}")
+
+    @property
+    def model_calls_at_once(self) -> int:
+        return self.model_concurrency or self.concurrency
+
+    def identity(self) -> dict[str, object]:
+        """What must match for a run directory to be resumed with this config."""
+        d = asdict(self)
+        d["params"] = self.params.model_dump(exclude={"timeout", "api_base"})
+        d.pop("concurrency")  # how fast, not what: a resume may change them
+        d.pop("model_concurrency")
+        return d
+
+
+def select_tasks(tasks: list[Task], selector: str) -> list[Task]:
+    """Comma-separated task ids or fnmatch patterns; `all` selects everything."""
+    if selector.strip() in ("all", "*", ""):
+        return list(tasks)
+    chosen: dict[str, Task] = {}
+    for pattern in (p.strip() for p in selector.split(",") if p.strip()):
+        hits = [t for t in tasks if fnmatch.fnmatchcase(t.task_id, pattern)]
+        if not hits:
+            raise ValueError(f"task selector {pattern!r} matches no task")
+        chosen.update((t.task_id, t) for t in hits)
+    return sorted(chosen.values(), key=lambda t: t.task_id)
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).resolve().parent)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _versions() -> dict[str, str]:
+    found = {}
+    for pkg in ("fembench-agents", "numpy", "scipy", "litellm", "pydantic"):
+        try:
+            found[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def run_limits(config: RunConfig, evaluator: Evaluator) -> dict[str, int]:
+    """The limits a session of a run works under, as the manifest records them."""
+    return {"episodes": config.concurrency, "model_calls": config.model_calls_at_once,
+            "sandbox_workers": evaluator.sandbox.size}
+
+
+def prepare_run_dir(out: Path, config: RunConfig, tasks: list[Task],
+                    isolation: IsolationReport | None = None, limits: dict[str, int] | None = None) -> None:
+    """Write the manifest, or check that an existing run directory holds the
+    same run. A resumed run that scores under weaker isolation than before
+    records the weaker one: the run's scores are only as confined as that."""
+    if (out / "manifest.json").exists():
+        old = read_manifest(out)
+        if old.config != config.identity():
+            raise ValueError(f"{out} holds a different run (config {old.config}); choose another --out")
+        drift = [t.task_id for t in tasks if old.task_hashes.get(t.task_id, t.content_hash) != t.content_hash]
+        if drift:
+            raise ValueError(f"{out}: tasks changed since the run started: {', '.join(drift)}")
+        update: dict[str, object] = {}
+        if isolation is not None and not isolation.confined and (old.isolation is None or old.isolation.confined):
+            update["isolation"] = isolation
+        if limits is not None and limits != old.limits:
+            update["limits"] = limits  # the latest session's
+        if update:
+            write_manifest(out, old.model_copy(update=update))
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    write_manifest(out, RunManifest(run_id=out.name, config=config.identity(),
+                                    task_hashes={t.task_id: t.content_hash for t in tasks},
+                                    versions=_versions(), git_commit=_git_commit(), isolation=isolation,
+                                    limits=limits))
+
+
+async def run_episode(agent: SolverAgent, task: Task, config: RunConfig, model: ModelClient,
+                      evaluator: Evaluator, feedback: FeedbackBuilder, log: RunLog, repeat: int) -> EpisodeRecord:
+    key = episode_key(config.model, agent.name, config.track, task.task_id, repeat)
+    params = config.params.model_copy(update={"seed": repeat})
+    session = EpisodeSession(task=task, track=config.track, model=model, params=params, evaluator=evaluator,
+                             feedback=feedback, log=log, episode=key, agent=agent.name, repeat=repeat)
+    started = time.perf_counter()
+    error, error_kind = None, None
+    try:
+        await agent.solve(task, session)
+    except ModelUnavailable as exc:
+        error, error_kind = str(exc), exc.permanent
+    record = session.summary(started, error, error_kind)
+    log.append(record)
+    return record
+
+
+async def execute_run(config: RunConfig, tasks: list[Task], out: Path, model: ModelClient,
+                      evaluator: Evaluator, agent: SolverAgent | None = None,
+                      feedback: FeedbackBuilder | None = None,
+                      on_episode: Callable[[EpisodeRecord], None] | None = None,
+                      stop_after: int | None = STOP_AFTER) -> list[EpisodeRecord]:
+    """Run every unfinished episode of `config` into `out`; returns all finished episodes.
+    Raises RunStopped once `stop_after` episodes in a row fail with the same error
+    that retrying cannot fix (None: never stop early)."""
+    selected = select_tasks(tasks, config.tasks)
+    agent = agent or make_agent(config.agent)
+    feedback = feedback or TemplateFeedback()
+    prepare_run_dir(out, config, selected, evaluator.sandbox.isolation(), run_limits(config, evaluator))
+    done = finished_episodes(read_log(out))
+    todo = [(t, r) for r in range(config.repeats) for t in selected
+            if episode_key(config.model, agent.name, config.track, t.task_id, r) not in done]
+    gate = asyncio.Semaphore(config.concurrency)
+    streak = FailureStreak(stop_after) if stop_after else None
+    ended = 0
+    with RunLog(out) as log:
+        async def one(task: Task, repeat: int) -> EpisodeRecord:
+            async with gate:
+                record = await run_episode(agent, task, config, model, evaluator, feedback, log, repeat)
+            nonlocal ended
+            ended += 1
+            if on_episode:
+                on_episode(record)
+            if streak is not None:
+                streak.observe(record, len(todo) - ended)
+            return record
+
+        running = [asyncio.ensure_future(one(t, r)) for t, r in todo]
+        try:
+            fresh = await asyncio.gather(*running)
+        except BaseException as exc:
+            # One episode failed the run (or it was interrupted): stop the others
+            # before the log closes, so none of them writes to a closed log.
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            if isinstance(exc, RunStopped):  # an episode may have ended while the stop was on its way
+                raise RunStopped(exc.kind, exc.message, exc.failed, len(todo) - ended) from None
+            raise
+    merged = {**done, **{r.episode: r for r in fresh}}
+    return sorted(merged.values(), key=lambda r: (r.task_id, r.repeat))

@@ -1,0 +1,332 @@
+"""The shared evaluator: scores function attempts and test-suite attempts the
+same way for every agent, in stages, in the sandbox. Verdicts are computed
+here, in the parent, from data the children return."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal, overload
+
+from fembench_agents.contracts import Track
+from fembench_agents.scoring import codec
+from fembench_agents.scoring.comparison import compare_outputs
+from fembench_agents.scoring.extraction import check_imports, parse_code
+from fembench_agents.scoring.outcomes import (
+    ErrorInfo,
+    FunctionOutcome,
+    InputResult,
+    StageResult,
+    TestResult,
+    TestSuiteOutcome,
+)
+from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
+from fembench_agents.suite.model import Task
+
+DEFAULT_CALL_SECONDS = 10.0
+TEST_SECONDS = 30.0
+
+
+class ReferenceFailure(RuntimeError):
+    """The task's own reference cannot produce outputs: the task is broken."""
+
+
+@dataclass(frozen=True)
+class ReferenceOutput:
+    """What the reference did on one input: returned `value` or raised `raises`."""
+
+    value: Any = None
+    raises: tuple[str, ...] | None = None  # exception type names, most specific first
+
+
+@dataclass(frozen=True)
+class EvaluatorConfig:
+    call_seconds: float = DEFAULT_CALL_SECONDS
+    test_seconds: float = TEST_SECONDS
+    memory_mb: int = 2048
+
+
+def _error(frame: dict[str, Any], with_message: bool = True) -> ErrorInfo:
+    return ErrorInfo(type=str(frame.get("error_type", "Error"))[:100],
+                     message=str(frame.get("message", ""))[:600] if with_message else "",
+                     traceback=tuple(str(x)[:300] for x in frame.get("traceback", [])[:8]))
+
+
+def _ended_how(result: JobResult) -> tuple[str, str]:
+    if result.timed_out:
+        return "timeout", "the code did not finish within the time limit"
+    if result.truncated:
+        return "crashed", "the output was larger than the sandbox accepts"
+    if result.signal:
+        return "crashed", f"the process was killed by signal {result.signal} (memory or CPU limit, or a crash)"
+    return "crashed", f"the process exited (code {result.exit_code}) before returning a result"
+
+
+class Evaluator:
+    """Scores attempts against tasks. Safe to share between threads."""
+
+    def __init__(self, sandbox: Sandbox, config: EvaluatorConfig | None = None) -> None:
+        self.sandbox = sandbox
+        self.config = config or EvaluatorConfig()
+        self._references: dict[str, list[ReferenceOutput]] = {}
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=sandbox.size)
+
+    # ----- policies and jobs -------------------------------------------------
+    def _call_policy(self, task: Task) -> SandboxPolicy:
+        per_call = task.time_limit or self.config.call_seconds
+        wall = min(per_call * len(task.inputs) + 5.0, 900.0)
+        return SandboxPolicy(wall_seconds=wall, memory_mb=self.config.memory_mb,
+                             hidden_paths=(_task_dir(task),))
+
+    def _test_policy(self, task: Task) -> SandboxPolicy:
+        return SandboxPolicy(wall_seconds=self.config.test_seconds, memory_mb=self.config.memory_mb,
+                             hidden_paths=(_task_dir(task),))
+
+    @staticmethod
+    def _preamble(task: Task) -> list[str]:
+        return ["\n".join(task.required_imports), *(h.source for h in task.helpers)]
+
+    @staticmethod
+    def task_implementation(task: Task, function: str) -> dict[str, Any]:
+        """A reference or expected-failure implementation, built from the module
+        reduced to what it needs (see `implementation_source`)."""
+        drop = (*task.test_names, *task.expected_failure_names, "task_info", task.main_name)
+        return {"module_source": implementation_source(task.module_source, function, task.main_name, drop),
+                "function": task.main_name}
+
+    # ----- reference outputs -------------------------------------------------
+    def reference_outputs(self, task: Task) -> list[ReferenceOutput]:
+        key = task.content_hash
+        with self._lock:
+            cached = self._references.get(key)
+        if cached is not None:
+            return cached
+        outputs = self.run_reference(task)
+        with self._lock:
+            self._references[key] = outputs
+        return outputs
+
+    def run_reference(self, task: Task, function: str | None = None) -> list[ReferenceOutput]:
+        job = {"kind": "call", "implementation": self.task_implementation(task, function or task.main_name),
+               "inputs": list(task.inputs)}
+        result = self.sandbox.run(job, self._call_policy(task))
+        frames = {f.get("index"): f for f in result.events("input")}
+        if result.events("build_error"):
+            raise ReferenceFailure(f"{task.task_id}: the module failed to build: {result.events('build_error')[0].get('message')}")
+        outputs = []
+        for i in range(len(task.inputs)):
+            frame = frames.get(i)
+            if frame is None:
+                raise ReferenceFailure(f"{task.task_id}: reference gave no result on input {i} ({_ended_how(result)[1]})")
+            if frame["status"] == "ok":
+                outputs.append(ReferenceOutput(value=codec.from_data(frame["value"])))
+            else:
+                outputs.append(ReferenceOutput(raises=tuple(frame.get("error_mro", [frame.get("error_type")]))))
+        return outputs
+
+    # ----- function attempts -------------------------------------------------
+    @overload
+    def score(self, task: Task, track: Literal["code"], text: str) -> FunctionOutcome: ...
+    @overload
+    def score(self, task: Task, track: Literal["tests"], text: str) -> TestSuiteOutcome: ...
+    @overload
+    def score(self, task: Task, track: Track, text: str) -> FunctionOutcome | TestSuiteOutcome: ...
+
+    def score(self, task: Task, track: Track, text: str) -> FunctionOutcome | TestSuiteOutcome:
+        """The one scoring entry, for every caller (runs, `score`, rescoring,
+        the optimizer, validation): the attempt `text` at `task` on `track`,
+        through that track's stages."""
+        if track == "code":
+            return self.score_function(task, text)
+        if track == "tests":
+            return self.score_tests(task, text)
+        raise ValueError(f"unknown track {track!r}; expected 'code' or 'tests'")
+
+    def score_function(self, task: Task, text: str) -> FunctionOutcome:
+        start = time.perf_counter()
+        stages: list[StageResult] = []
+        parsed = parse_code(text, (task.main_name,))
+        stages.append(StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason,
+                                  detail=parsed.error, seconds=time.perf_counter() - start))
+        if parsed.error:
+            return FunctionOutcome(task_id=task.task_id, passed=False, stages=tuple(stages),
+                                   seconds=time.perf_counter() - start)
+        stages.append(_imports_stage(parsed.code, task))
+        if not stages[-1].passed:
+            return FunctionOutcome(task_id=task.task_id, passed=False, stages=tuple(stages),
+                                   seconds=time.perf_counter() - start)
+        reference = self.reference_outputs(task)
+        job = {"kind": "call", "inputs": list(task.inputs),
+               "implementation": {"preamble": self._preamble(task), "code": parsed.code,
+                                  "function": task.main_name}}
+        t0 = time.perf_counter()
+        result = self.sandbox.run(job, self._call_policy(task))
+        inputs, execute, correct = self._judge_calls(task, result, reference)
+        stages.append(execute.model_copy(update={"seconds": time.perf_counter() - t0}))
+        if correct is not None:
+            stages.append(correct)
+        passed = all(s.passed for s in stages) and correct is not None
+        return FunctionOutcome(task_id=task.task_id, passed=passed, stages=tuple(stages), inputs=tuple(inputs),
+                               isolation=result.isolation, seconds=time.perf_counter() - start)
+
+    def _judge_calls(self, task: Task, result: JobResult, reference: list[ReferenceOutput]
+                     ) -> tuple[list[InputResult], StageResult, StageResult | None]:
+        build = result.events("build_error")
+        if build:
+            err = _error(build[0])
+            return [], StageResult(stage="execute", passed=False, reason="load_error",
+                                   detail=f"{err.type}: {err.message}"), None
+        frames = {f.get("index"): f for f in result.events("input") if isinstance(f.get("index"), int)}
+        inputs: list[InputResult] = []
+        execute_reason: str | None = None
+        ended_reason, ended_detail = _ended_how(result)
+        for i, ref in enumerate(reference):
+            frame = frames.get(i)
+            if frame is None:
+                status = ended_reason if execute_reason is None else "not_run"
+                inputs.append(InputResult(index=i, status=status))  # type: ignore[arg-type]
+                execute_reason = execute_reason or ended_reason
+                continue
+            seconds = float(frame.get("seconds", 0.0)) if isinstance(frame.get("seconds"), (int, float)) else None
+            if frame.get("status") == "error":
+                err = _error(frame)
+                if ref.raises is None:
+                    inputs.append(InputResult(index=i, status="error", error=err, seconds=seconds))
+                    execute_reason = execute_reason or "runtime_error"
+                elif ref.raises[0] in frame.get("error_mro", []):
+                    inputs.append(InputResult(index=i, status="match", seconds=seconds))
+                else:
+                    inputs.append(InputResult(index=i, status="mismatch", mismatch="wrong_exception",
+                                              error=err, seconds=seconds))
+                continue
+            if ref.raises is not None:
+                inputs.append(InputResult(index=i, status="mismatch", mismatch="expected_exception",
+                                          where=f"an exception of type {ref.raises[0]}", seconds=seconds))
+                continue
+            try:
+                value = codec.from_data(frame.get("value"))
+            except Exception:  # whatever the child sent, a value that does not decode is not an answer
+                inputs.append(InputResult(index=i, status="mismatch", mismatch="unsupported_output", seconds=seconds))
+                continue
+            found = compare_outputs(value, ref.value, task.comparison)
+            inputs.append(InputResult(index=i, status="match", seconds=seconds) if found is None else
+                          InputResult(index=i, status="mismatch", mismatch=found.kind, where=found.where,
+                                      relative_error=found.relative_error, seconds=seconds))
+        if execute_reason:
+            bad = next(r for r in inputs if r.status in ("error", "timeout", "crashed"))
+            detail = (f"input {bad.index}: {bad.error.type}: {bad.error.message}" if bad.error
+                      else f"input {bad.index}: {ended_detail}")
+            return inputs, StageResult(stage="execute", passed=False, reason=execute_reason, detail=detail), None
+        wrong = [r for r in inputs if r.status == "mismatch"]
+        correct = StageResult(stage="correct", passed=not wrong, reason="wrong_output" if wrong else None,
+                              detail=f"{len(wrong)} of {len(inputs)} verification inputs differ" if wrong else None)
+        return inputs, StageResult(stage="execute", passed=True), correct
+
+    # ----- test-suite attempts -----------------------------------------------
+    def run_test(self, task: Task, implementation: dict[str, Any], test: dict[str, Any]) -> JobResult:
+        return self.sandbox.run({"kind": "test", "implementation": implementation, "test": test},
+                                self._test_policy(task))
+
+    @staticmethod
+    def test_passed(result: JobResult) -> bool:
+        frames = result.events("test")
+        return bool(frames) and frames[0].get("status") == "passed" and not result.timed_out
+
+    def score_tests(self, task: Task, text: str) -> TestSuiteOutcome:
+        start = time.perf_counter()
+        stages: list[StageResult] = []
+        parsed = parse_code(text, (), prefix="test_")
+        stages.append(StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason,
+                                  detail=parsed.error))
+        missing = tuple(TestResult(name=t.name, present=False,
+                                   detected={f.name: False for f in t.expected_failures}) for t in task.tests)
+        if parsed.error:
+            return TestSuiteOutcome(task_id=task.task_id, passed=False, stages=tuple(stages), tests=missing,
+                                    seconds=time.perf_counter() - start)
+        stages.append(_imports_stage(parsed.code, task))
+        if not stages[-1].passed:
+            return TestSuiteOutcome(task_id=task.task_id, passed=False, stages=tuple(stages), tests=missing,
+                                    seconds=time.perf_counter() - start)
+        present = [t for t in task.tests if t.name in parsed.functions]
+        jobs = []
+        for t in present:
+            spec = {"preamble": self._preamble(task), "code": parsed.code, "name": t.name}
+            for impl in (task.main_name, *(f.name for f in t.expected_failures)):
+                jobs.append((t.name, impl, self.task_implementation(task, impl), spec))
+        futures = [self._pool.submit(self.run_test, task, impl_spec, spec) for _, _, impl_spec, spec in jobs]
+        results = {(name, impl): f.result() for (name, impl, _, _), f in zip(jobs, futures, strict=True)}
+        isolation = next((r.isolation for r in results.values()), "unknown")
+        tests = []
+        for t in task.tests:
+            if t not in present:
+                tests.append(next(m for m in missing if m.name == t.name))
+                continue
+            ref = results[(t.name, task.main_name)]
+            ref_frames = ref.events("test") or ref.events("build_error")
+            ref_error = (_error(ref_frames[0], with_message=False)
+                         if ref_frames and ref_frames[0].get("status") != "passed" else
+                         None if ref_frames else ErrorInfo(type=_ended_how(ref)[0]))
+            tests.append(TestResult(
+                name=t.name, present=True, passes_reference=self.test_passed(ref), reference_error=ref_error,
+                detected={f.name: not self.test_passed(results[(t.name, f.name)]) for f in t.expected_failures},
+            ))
+        all_joint = all(r.joint for r in tests)
+        stages.append(StageResult(stage="tests", passed=all_joint,
+                                  reason=None if all_joint else _tests_reason(tests),
+                                  seconds=time.perf_counter() - start))
+        return TestSuiteOutcome(task_id=task.task_id, passed=all_joint, stages=tuple(stages),
+                                tests=tuple(tests), isolation=isolation, seconds=time.perf_counter() - start)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+@functools.lru_cache(maxsize=256)
+def implementation_source(module_source: str, function: str, main_name: str, drop: tuple[str, ...]) -> str:
+    """The task module without the module-level functions in `drop` (tests,
+    expected failures, task_info, the reference), with `function` renamed to
+    `main_name`, stripped of its docstring and defined last. The process that
+    runs it (apart from the generated test's: see `runner.run_test`) holds
+    nothing but imports, constants, helpers and the one implementation, so
+    every implementation of a task looks alike from inside and none of the
+    others (nor the reference) can be reached."""
+    tree = ast.parse(module_source)
+    body: list[ast.stmt] = []
+    chosen: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in (*drop, function):
+            if node.name == function:
+                chosen = node  # a later definition wins, as when the module runs
+            continue
+        body.append(node)
+    if chosen is not None:
+        chosen.name = main_name
+        if ast.get_docstring(chosen, clean=False) is not None:
+            chosen.body = chosen.body[1:] or [ast.Pass()]
+        body.append(chosen)
+    return ast.unparse(ast.Module(body=body, type_ignores=[]))
+
+
+def _imports_stage(code: str, task: Task) -> StageResult:
+    imports = check_imports(code, task.required_imports)
+    return StageResult(stage="imports", passed=imports.ok, reason=None if imports.ok else "disallowed_import",
+                       detail=None if imports.ok else "; ".join(imports.disallowed))
+
+
+def _tests_reason(tests: list[TestResult]) -> str:
+    if any(not t.present for t in tests):
+        return "missing_test"
+    if any(not t.passes_reference for t in tests):
+        return "fails_on_reference"
+    return "failure_not_detected"
+
+
+def _task_dir(task: Task) -> str:
+    import os
+
+    return os.path.dirname(task.path)

@@ -1,0 +1,101 @@
+"""What every job kind shares inside the confined child: building an
+implementation from source, reporting an exception as plain data, seeding,
+and the frame writer of the result channel."""
+
+from __future__ import annotations
+
+import builtins
+import linecache
+import os
+import random
+import traceback
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+ATTEMPT_FILE = "<attempt>"
+TEST_FILE = "<test>"
+GIVEN_FILE = "<given>"
+TASK_FILE = "<task>"
+MESSAGE_LIMIT = 600
+
+
+class FrameWriter:
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def emit(self, frame: dict[str, Any]) -> None:
+        import json
+
+        data = (json.dumps(frame, allow_nan=False) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            n = os.write(self._fd, view)
+            view = view[n:]
+
+
+def register_source(filename: str, source: str) -> None:
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+
+def fresh_namespace(name: str) -> dict[str, Any]:
+    return {"__name__": name, "__builtins__": builtins}
+
+
+def exec_source(source: str, filename: str, ns: dict[str, Any]) -> None:
+    exec(compile(source, filename, "exec", dont_inherit=True), ns)
+
+
+def build_implementation(spec: dict[str, Any]) -> Callable[..., Any]:
+    """The function under test. A task implementation (reference or expected
+    failure) comes as a module the parent reduced to imports, helpers and that
+    one implementation under the main name (`Evaluator.task_implementation`),
+    so this process never holds the others; an attempt comes as its code
+    after the allowed imports and given helpers."""
+    name = spec["function"]
+    if spec.get("module_source") is not None:
+        ns = fresh_namespace("__task__")
+        exec_source(spec["module_source"], TASK_FILE, ns)
+        fn = ns.get(name)
+        if not isinstance(fn, types.FunctionType):
+            raise NameError(f"the task module does not define a function named {name!r}")
+        return fn
+    ns = fresh_namespace("__candidate__")
+    for source in spec.get("preamble", ()):
+        exec_source(source, GIVEN_FILE, ns)
+    register_source(ATTEMPT_FILE, spec["code"])
+    exec_source(spec["code"], ATTEMPT_FILE, ns)
+    fn = ns.get(name)
+    if not callable(fn):
+        raise NameError(f"the code does not define a function named {name!r}")
+    return fn
+
+
+def error_frame(exc: BaseException, own_files: tuple[str, ...]) -> dict[str, Any]:
+    frames = traceback.extract_tb(exc.__traceback__)
+    lines = [f"{f.filename}, line {f.lineno}, in {f.name}: {(f.line or '').strip()}"
+             for f in frames if f.filename in own_files]
+    mro = [c.__name__ for c in type(exc).__mro__]
+    try:
+        message = str(exc)[:MESSAGE_LIMIT]
+    except BaseException:  # a hostile __str__
+        message = "<unprintable message>"
+    return {"error_type": type(exc).__name__, "error_mro": mro, "message": message,
+            "traceback": lines[-8:]}
+
+
+def seed_generators() -> None:
+    random.seed(0)
+    np.random.seed(0)
+
+
+def seed_default_rng() -> None:
+    # np.random.default_rng() without a seed draws OS entropy; a score must not.
+    original = np.random.default_rng
+
+    def default_rng(seed: Any = None) -> np.random.Generator:
+        return original(0 if seed is None else seed)
+
+    np.random.default_rng = default_rng

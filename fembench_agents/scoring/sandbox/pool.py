@@ -1,0 +1,254 @@
+"""Parent side of the sandbox: a pool of warm workers (zygotes) and the
+decoding of what comes back. The parent never unpickles anything a child
+produced; frames are JSON and values stay tagged data until decoded."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fembench_agents.scoring.sandbox.isolation import (
+    NAMESPACED,
+    IsolationReport,
+    WeakIsolationRefused,
+)
+from fembench_agents.scoring.sandbox.policy import SandboxPolicy, sandbox_env
+
+
+@dataclass
+class JobResult:
+    """What a sandboxed job produced, as seen by the parent."""
+
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    malformed_frames: int = 0
+    timed_out: bool = False
+    truncated: bool = False
+    exit_code: int | None = None
+    signal: int | None = None
+    stderr: str = ""
+    wall_seconds: float = 0.0
+    isolation: str = "unknown"
+    isolation_detail: str = ""
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        return [f for f in self.frames if f.get("event") == name]
+
+
+# The directory holding the package this process imported. The worker runs
+# isolated (-I: no environment, no current directory on its path) yet must
+# load the same code as the parent (a checkout other than the installed one,
+# or a mutation-testing copy), so it is given exactly this directory.
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])
+_WORKER_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+                "from fembench_agents.scoring.sandbox import zygote; zygote.main()")
+
+
+def _default_hidden() -> list[str]:
+    # The project, every home directory, /run (the user's sockets: ssh and gpg
+    # agents, a docker socket) and every world-writable directory: a job may
+    # write nowhere but its scratch, so it leaves nothing on the machine for a
+    # later job to find. The Python installation is bound back wherever it is.
+    hidden = [os.path.expanduser("~"), os.getcwd(), "/home", "/root", "/run", "/tmp", "/var/tmp", "/dev/shm",
+              "/var/lock", "/mnt", "/media"]
+    installs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
+    if not any(_inside(_PACKAGE_PARENT, p) for p in installs):
+        hidden.append(_PACKAGE_PARENT)  # a source checkout: tasks, cases and their references
+    return [h for h in hidden if h and h != "/"]
+
+
+def _inside(path: str, root: str) -> bool:
+    path, root = os.path.realpath(path), os.path.realpath(root)
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+@contextlib.contextmanager
+def _payload(job: dict[str, Any], policy: SandboxPolicy, hidden: list[str],
+             require_namespaces: bool) -> Iterator[dict[str, Any]]:
+    """The request for a job. The implementation of a test job does not travel
+    in the request, which every process of the job reads, test process
+    included: it goes in a private file that the job's trusted intermediate
+    process opens and unlinks, and only the process that runs the
+    implementation reads (see `runner.run_test`)."""
+    path = None
+    if job.get("kind") == "test":
+        fd, path = tempfile.mkstemp(prefix="fembench-impl-", suffix=".json")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(job["implementation"], fh)
+        job = {**job, "implementation": {"file": path}}
+    try:
+        yield {"job": job, "policy": policy.as_dict(), "hidden": hidden,
+               "require_namespaces": require_namespaces}
+    finally:
+        if path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", _WORKER_BOOT, _PACKAGE_PARENT],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=sandbox_env(), cwd="/", start_new_session=True,
+        )
+
+    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write(json.dumps(payload).encode() + b"\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("sandbox worker exited unexpectedly")
+        return json.loads(line)
+
+    def close(self) -> None:
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+
+
+class Sandbox:
+    """Runs jobs in confined, freshly forked children of warm workers.
+
+    Thread-safe: up to `workers` jobs run at once. Workers start on first use.
+    Jobs run only with namespaced isolation unless `allow_weak_isolation`: the
+    first job finds out what this machine gives (`isolation`) and raises
+    `WeakIsolationRefused` if that is less, and every later job is refused
+    inside the child, before its code runs, if its confinement fails.
+    """
+
+    def __init__(self, workers: int | None = None, hidden_paths: tuple[str, ...] = (),
+                 allow_weak_isolation: bool = False) -> None:
+        self.size = workers or max(1, os.cpu_count() or 1)
+        self.hidden = _default_hidden() + [os.path.abspath(p) for p in hidden_paths]
+        self.allow_weak_isolation = allow_weak_isolation
+        self._isolation: IsolationReport | None = None
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._started = 0
+        self._lock = threading.Lock()
+        self._all: list[_Worker] = []
+
+    def _acquire(self) -> _Worker:
+        with self._lock:
+            if self._idle.empty() and self._started < self.size:
+                self._started += 1
+                worker = _Worker()
+                self._all.append(worker)
+                return worker
+        return self._idle.get()
+
+    def isolation(self) -> IsolationReport:
+        """The isolation this sandbox gives a job, found by running an empty
+        one (once). Raises nothing: `require_isolation` decides."""
+        if self._isolation is None:
+            probe = self._run({"kind": "probe"}, SandboxPolicy(wall_seconds=30.0), require_namespaces=False)
+            level = probe.isolation if probe.isolation != "unknown" else "none"
+            detail = probe.isolation_detail or (probe.stderr.strip().splitlines() or ["the probe job failed"])[-1]
+            self._isolation = IsolationReport(level=level, detail=detail, accepted_weak=level != NAMESPACED
+                                              and self.allow_weak_isolation)
+        return self._isolation
+
+    def require_isolation(self) -> IsolationReport:
+        """The isolation report; `WeakIsolationRefused` when it is below
+        namespaced and weaker isolation was not accepted."""
+        report = self.isolation()
+        if not report.confined and not self.allow_weak_isolation:
+            raise WeakIsolationRefused(report)
+        return report
+
+    def run(self, job: dict[str, Any], policy: SandboxPolicy) -> JobResult:
+        self.require_isolation()
+        result = self._run(job, policy, require_namespaces=not self.allow_weak_isolation)
+        if result.isolation != NAMESPACED and not self.allow_weak_isolation:
+            # The child refused to run the job: its confinement failed this time.
+            raise WeakIsolationRefused(IsolationReport(level=result.isolation, detail=result.isolation_detail))
+        return result
+
+    def _run(self, job: dict[str, Any], policy: SandboxPolicy, require_namespaces: bool) -> JobResult:
+        # No request id: nothing that tells one job from another reaches the child.
+        worker = self._acquire()
+        try:
+            with _payload(job, policy, self.hidden, require_namespaces) as payload:
+                reply = worker.request(payload)
+        except (OSError, RuntimeError, ValueError):
+            worker.close()
+            with self._lock:
+                self._all.remove(worker)
+                worker = _Worker()
+                self._all.append(worker)
+            with _payload(job, policy, self.hidden, require_namespaces) as payload:
+                reply = worker.request(payload)
+        finally:
+            self._idle.put(worker)
+        return _decode(reply)
+
+    def close(self) -> None:
+        with self._lock:
+            for worker in self._all:
+                worker.close()
+            self._all.clear()
+            self._started = 0
+            self._idle = queue.Queue()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _decode(reply: dict[str, Any]) -> JobResult:
+    result = JobResult(
+        timed_out=bool(reply.get("timed_out")), truncated=bool(reply.get("truncated")),
+        exit_code=reply.get("exit_code"), signal=reply.get("signal"),
+        stderr=str(reply.get("stderr", ""))[-8192:], wall_seconds=float(reply.get("wall_seconds", 0.0)),
+    )
+    for line in str(reply.get("frames_text", "")).splitlines():
+        try:
+            frame = json.loads(line)
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the decoder allows
+            result.malformed_frames += 1
+            continue
+        if not _well_formed(frame):
+            result.malformed_frames += 1
+            continue
+        if frame["event"] == "isolation":
+            if result.isolation == "unknown":
+                result.isolation = str(frame.get("level"))
+                result.isolation_detail = str(frame.get("detail", ""))
+            continue
+        result.frames.append(frame)
+    return result
+
+
+# Types of the frame fields the parent reads. Frames come from a process that
+# ran untrusted code, which can write to the result pipe too: a frame whose
+# fields do not have these types is dropped as malformed, so no consumer ever
+# sees one. `value` and `task` stay tagged data, decoded by their consumers.
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "event": str, "index": int, "status": str, "error_type": str, "message": str, "side": str,
+    "seconds": (int, float), "level": str, "detail": str, "key": (str, type(None)), "task": dict,
+}
+_STRING_LISTS = ("error_mro", "traceback")
+
+
+def _well_formed(frame: Any) -> bool:
+    if not isinstance(frame, dict) or not isinstance(frame.get("event"), str):
+        return False
+    if any(k in frame and not isinstance(frame[k], t) for k, t in _FIELD_TYPES.items()):
+        return False
+    return all(isinstance(frame[k], list) and all(isinstance(x, str) for x in frame[k])
+               for k in _STRING_LISTS if k in frame)

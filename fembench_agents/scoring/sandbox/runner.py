@@ -1,0 +1,76 @@
+"""Runs one job inside a confined child and streams its results as JSON lines.
+
+Nothing here decides a verdict: it reports what happened (values, exceptions,
+whether a test raised) and the parent judges. Job kinds:
+- describe: execute a task module and report its task_info as plain data;
+- call: build an implementation and call it on each input;
+- test: run one test function against an implementation, which is built and
+  called in a separate process (`proxy.run_test`);
+- probe: nothing, to learn the isolation a job gets.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fembench_agents.scoring import codec
+from fembench_agents.scoring.sandbox.implementation import (
+    ATTEMPT_FILE,
+    GIVEN_FILE,
+    FrameWriter,
+    build_implementation,
+    error_frame,
+    seed_default_rng,
+    seed_generators,
+)
+from fembench_agents.scoring.sandbox.proxy import run_test
+
+
+def run_call(job: dict[str, Any], out: FrameWriter) -> None:
+    try:
+        fn = build_implementation(job["implementation"])
+    except BaseException as exc:
+        out.emit({"event": "build_error", **error_frame(exc, (ATTEMPT_FILE, GIVEN_FILE))})
+        return
+    for index, encoded in enumerate(job["inputs"]):
+        args = codec.from_data(encoded)
+        seed_generators()
+        start = time.perf_counter()
+        try:
+            value = fn(*args)
+            seconds = time.perf_counter() - start
+            try:
+                frame = {"event": "input", "index": index, "status": "ok", "seconds": seconds,
+                         "value": codec.to_data(value)}
+            except BaseException as exc:
+                frame = {"event": "input", "index": index, "status": "error", "seconds": seconds,
+                         "error_type": "UnserializableOutput", "error_mro": ["UnserializableOutput"],
+                         "message": f"{type(exc).__name__}", "traceback": []}
+        except BaseException as exc:
+            frame = {"event": "input", "index": index, "status": "error",
+                     "seconds": time.perf_counter() - start, **error_frame(exc, (ATTEMPT_FILE,))}
+        out.emit(frame)
+    out.emit({"event": "done"})
+
+
+def run_describe(job: dict[str, Any], out: FrameWriter) -> None:
+    from fembench_agents.scoring.sandbox.describe import describe_module
+
+    try:
+        out.emit({"event": "task", "task": describe_module(job["source"], job["filename"])})
+    except BaseException as exc:
+        out.emit({"event": "invalid", **error_frame(exc, ()), "key": getattr(exc, "key", None)})
+
+
+def run_probe(job: dict[str, Any], out: FrameWriter) -> None:
+    """An empty job: its isolation frame says what confinement this machine gives."""
+    out.emit({"event": "done"})
+
+
+RUNNERS = {"call": run_call, "test": run_test, "describe": run_describe, "probe": run_probe}
+
+
+def run_job(job: dict[str, Any], out: FrameWriter) -> None:
+    seed_default_rng()
+    RUNNERS[job["kind"]](job, out)

@@ -1,0 +1,122 @@
+"""The function task as the rest of the product sees it: typed, plain data."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from fembench_agents.scoring import codec
+
+_TIER = re.compile(r"_CC(\d+)_H(\d+)_T(\d+)$")
+
+
+class Tier(BaseModel):
+    """Parsed from the id suffix `_CC<c>_H<h>_T<t>`."""
+
+    model_config = ConfigDict(frozen=True)
+    conceptual_challenge: int
+    helpers_used: int
+    help_level: int
+
+    @classmethod
+    def from_task_id(cls, task_id: str) -> Tier | None:
+        m = _TIER.search(task_id)
+        return cls(conceptual_challenge=int(m[1]), helpers_used=int(m[2]), help_level=int(m[3])) if m else None
+
+    @property
+    def label(self) -> str:
+        return f"CC{self.conceptual_challenge}/H{self.helpers_used}/T{self.help_level}"
+
+
+class SourceFunction(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    name: str
+    source: str
+
+
+class TestCase(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    name: str
+    source: str
+    docstring: str
+    expected_failures: tuple[SourceFunction, ...]
+
+
+class InvarianceRule(BaseModel):
+    """An output (by path into the returned value) defined only up to sign or scale."""
+
+    model_config = ConfigDict(frozen=True)
+    path: tuple[int | str, ...] = ()
+    invariance: Literal["sign", "scale"]
+
+
+class Comparison(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    rtol: float = Field(default=1e-6, ge=0)
+    atol: float = Field(default=1e-9, ge=0)
+    rules: tuple[InvarianceRule, ...] = ()
+
+
+class Task(BaseModel):
+    """A function task. `inputs` hold the verification inputs as tagged data
+    (see `codec`); reference outputs are not part of the task: the evaluator
+    computes them in the sandbox."""
+
+    model_config = ConfigDict(frozen=True)
+    task_id: str
+    short_description: str
+    created_date: str
+    created_by: str
+    path: str
+    module_source: str
+    main_name: str
+    main_signature: str
+    main_docstring: str
+    main_source: str
+    helpers: tuple[SourceFunction, ...]
+    required_imports: tuple[str, ...]
+    inputs: tuple[Any, ...]
+    tests: tuple[TestCase, ...]
+    module_functions: dict[str, str]
+    tier: Tier | None
+    comparison: Comparison = Comparison()
+    time_limit: float | None = None
+    python_version: str | None = None
+    package_versions: dict[str, str] = {}
+
+    @field_validator("time_limit")
+    @classmethod
+    def _positive(cls, v: float | None) -> float | None:
+        if v is not None and v <= 0:
+            raise ValueError("time_limit must be positive")
+        return v
+
+    @property
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.module_source.encode()).hexdigest()[:16]
+
+    @property
+    def helper_names(self) -> tuple[str, ...]:
+        return tuple(h.name for h in self.helpers)
+
+    @property
+    def test_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tests)
+
+    @property
+    def expected_failure_names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(f.name for t in self.tests for f in t.expected_failures))
+
+    def decoded_inputs(self) -> list[list[Any]]:
+        return [codec.from_data(x) for x in self.inputs]
+
+    def unprovided_helpers(self) -> tuple[SourceFunction, ...]:
+        """Module functions the reference relies on that the solver is not given
+        (the helpers a T3 solver must write itself)."""
+        skip = {self.main_name, "task_info", *self.helper_names, *self.test_names,
+                *self.expected_failure_names}
+        return tuple(SourceFunction(name=n, source=s) for n, s in self.module_functions.items()
+                     if n not in skip)
