@@ -1,0 +1,114 @@
+"""The Python front door: load the suite, run and compare agents, score a
+folder, open a run, build a report. The command line does the same through
+these pieces; a notebook can call them directly.
+
+    import fembench_agents as fb
+    tasks = fb.load_tasks("tasks")
+    run_dir = fb.run("local", "feedback-loop:3", tasks="FEM_1D_*", out="runs/demo")
+    episodes = fb.open_run(run_dir).episode_rows()     # list of dicts
+    # pandas.DataFrame(episodes), if pandas is installed
+    report = fb.build_report([run_dir])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fembench_agents.messages import ModelParams
+from fembench_agents.report import Report
+from fembench_agents.report import build_report as _build_report
+from fembench_agents.runs.log import (
+    AttemptRecord,
+    EpisodeRecord,
+    RunManifest,
+    read_log,
+    read_manifest,
+)
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.folder import FolderScore
+from fembench_agents.scoring.folder import score_folder as _score_folder
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import load_tasks as _load_tasks
+from fembench_agents.suite.model import Task
+
+PathLike = str | os.PathLike[str]
+
+
+def load_tasks(path: PathLike = "tasks") -> list[Task]:
+    """Every task module under `path` (a file or a directory), validated."""
+    with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
+        return _load_tasks(str(path), sandbox)
+
+
+def run(model: str, agent: str, *, tasks: str = "all", tasks_path: PathLike = "tasks", track: str = "code",
+        repeats: int = 1, out: PathLike | None = None, params: ModelParams | None = None,
+        concurrency: int = 2, allow_weak_isolation: bool = False) -> Path:
+    """One model x one agent x a task selection into a run directory (resumed
+    if it exists); returns the directory. `model` is a litellm name or `local`."""
+    from fembench_agents.models import ClientOptions, open_client, provider_of
+
+    config = RunConfig(model=model, agent=agent, tasks=tasks, track=track, repeats=repeats,  # type: ignore[arg-type]
+                       concurrency=concurrency, params=params or ModelParams())
+    target = Path(out) if out is not None else Path("runs") / f"{model}__{agent}__{track}".replace("/", "-")
+    options = ClientOptions(concurrency=config.model_calls_at_once, concurrency_group=provider_of(model))
+    with Sandbox(allow_weak_isolation=allow_weak_isolation) as sandbox, \
+            open_client(model, config.params, options=options) as client:
+        sandbox.require_isolation()
+        evaluator = Evaluator(sandbox)
+        try:
+            asyncio.run(execute_run(config, _load_tasks(str(tasks_path), sandbox), target, client, evaluator))
+        finally:
+            evaluator.close()
+    return target
+
+
+def score_folder(folder: PathLike, tasks_path: PathLike = "tasks", *,
+                 allow_weak_isolation: bool = False) -> FolderScore:
+    """Saved completions `{task_id}_code_{label}.py` / `_test_` in `folder`, scored."""
+    with Sandbox(allow_weak_isolation=allow_weak_isolation) as sandbox:
+        sandbox.require_isolation()
+        evaluator = Evaluator(sandbox)
+        try:
+            return _score_folder(Path(folder), _load_tasks(str(tasks_path), sandbox), evaluator)
+        finally:
+            evaluator.close()
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run directory as read back: its manifest and its records."""
+
+    path: Path
+    manifest: RunManifest
+    records: list[Any]
+
+    def episodes(self) -> list[EpisodeRecord]:
+        """One record per episode, in task and repeat order: the latest finished
+        one, else the latest error."""
+        chosen: dict[str, EpisodeRecord] = {}
+        for r in self.records:
+            if isinstance(r, EpisodeRecord) and (r.status == "done" or chosen.get(r.episode, r).status == "error"):
+                chosen[r.episode] = r
+        return sorted(chosen.values(), key=lambda e: (e.model, e.agent, e.track, e.task_id, e.repeat))
+
+    def attempts(self) -> list[AttemptRecord]:
+        return [r for r in self.records if isinstance(r, AttemptRecord)]
+
+    def episode_rows(self) -> list[dict[str, Any]]:
+        """Flat rows, one per episode: `pandas.DataFrame(view.episode_rows())`."""
+        return [{"run": self.manifest.run_id, **e.model_dump(exclude={"schema_version", "type"})}
+                for e in self.episodes()]
+
+
+def open_run(path: PathLike) -> RunView:
+    return RunView(Path(path), read_manifest(path), read_log(path))
+
+
+def build_report(run_dirs: list[PathLike]) -> Report:
+    """The comparison report over run directories (`fembench_agents.report` renders it)."""
+    return _build_report(run_dirs)
