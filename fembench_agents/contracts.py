@@ -3,17 +3,19 @@ evaluator as agents see it, a feedback builder, a model client, an optimizer."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
+from fembench_agents.vocabulary import Track
+
+__all__ = ["Feedback", "FeedbackBuilder", "ModelClient", "SolveSession", "SolverAgent", "Track"]
 
 if TYPE_CHECKING:
     from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
     from fembench_agents.suite.model import Task
 
-Track = Literal["code", "tests"]
 
 
 class Feedback(BaseModel):

@@ -114,7 +114,9 @@ def test_parse_feedback_asks_for_what_the_track_wants() -> None:
 def test_scores_grow_with_the_stage_reached() -> None:
     def upto(stage: str, share: float = 0.0) -> FunctionOutcome:
         order = ["parse", "imports", "execute", "correct"]
-        stages = [(s, True, None, None) for s in order[:order.index(stage)]] + [(stage, False, "x", None)]
+        reason = {"parse": "syntax_error", "imports": "disallowed_import", "execute": "runtime_error",
+                  "correct": "wrong_output"}[stage]
+        stages = [(s, True, None, None) for s in order[:order.index(stage)]] + [(stage, False, reason, None)]
         inputs = tuple(InputResult(index=i, status="match" if i < share * 4 else "mismatch") for i in range(4))
         return fn_outcome(*stages, inputs=inputs)
     scores = [outcome_score(upto("parse")), outcome_score(upto("imports")), outcome_score(upto("execute")),

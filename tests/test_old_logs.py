@@ -63,3 +63,14 @@ def test_the_old_log_rescores_and_reports_unchanged(old_run: Path, task: Task, e
     assert rescore(old_run, {task.task_id: task}, evaluator) == []
     group = build_report([old_run]).groups[0]
     assert (group.episodes, group.passed, group.agent) == (2, 2, "feedback-loop:3")
+
+
+def test_an_old_failed_model_call_reads_as_the_report_names_it() -> None:
+    """Logs before the vocabulary was fixed wrote stage "model"; it reads as
+    "model_error", the one spelling the report counts, and an unknown stage
+    is an error naming it."""
+    base = {"episode": "m|a|code|t|0", "task_id": "t", "track": "code", "agent": "a", "model": "m", "repeat": 0,
+            "status": "error", "passed": False, "score": 0.0, "attempts": 1, "reason": "model_error"}
+    assert EpisodeRecord.model_validate({**base, "failed_stage": "model"}).failed_stage == "model_error"
+    with pytest.raises(ValueError, match="failed_stage"):
+        EpisodeRecord.model_validate({**base, "failed_stage": "compile"})

@@ -34,9 +34,9 @@ TASKS = ["t1", "t2", "t3", "t4", "t5"]
 # passes per task out of 3 repeats, and how the failures failed
 PASSES = {"single": [3, 2, 1, 0, 0], "loop": [3, 3, 3, 2, 1]}
 FAILURES = {
-    "single": {"t2": ("correct", "value_mismatch"), "t3": ("correct", "value_mismatch"),
+    "single": {"t2": ("correct", "wrong_output"), "t3": ("correct", "wrong_output"),
                "t4": ("parse", "syntax_error"), "t5": ("execute", "runtime_error")},
-    "loop": {"t4": ("correct", "value_mismatch"), "t5": ("correct", "value_mismatch")},
+    "loop": {"t4": ("correct", "wrong_output"), "t5": ("correct", "wrong_output")},
 }
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -68,7 +68,7 @@ def code_episodes(agent: str) -> list[EpisodeRecord]:
         for repeat in range(3):
             passed = repeat < passes
             cost = None if (agent == "loop" and task == "t5" and repeat == 2) else 0.01
-            stage = ("model_error", "rate_limit") if cost is None else FAILURES[agent].get(task)
+            stage = ("model_error", "model_error") if cost is None else FAILURES[agent].get(task)
             out.append(episode(agent, task, repeat, passed, stage=stage, cost=cost))
     return out
 
@@ -172,7 +172,7 @@ def test_groups_from_synthetic_runs(report: Report) -> None:
     assert single.correct.low <= 0.4 <= single.correct.high
     assert single.joint_tests is None
     assert single.stage_failures == {"correct": 3, "execute": 3, "parse": 3}
-    assert single.failure_reasons == {"correct/value_mismatch": 3, "execute/runtime_error": 3,
+    assert single.failure_reasons == {"correct/wrong_output": 3, "execute/runtime_error": 3,
                                       "parse/syntax_error": 3}
     assert loop.stage_failures == {"correct": 2, "model_error": 1}
     assert (single.prompt_tokens, single.completion_tokens) == (1500, 750)
@@ -218,7 +218,7 @@ def test_markdown_rows(report: Report) -> None:
 
 
 def test_single_repeat_cells_are_yes_no(tmp_path: Path) -> None:
-    run = make_run(tmp_path / "r", "r", [episode("single", t, 0, t in ("t1", "t2"), stage=("parse", "x"))
+    run = make_run(tmp_path / "r", "r", [episode("single", t, 0, t in ("t1", "t2"), stage=("parse", "syntax_error"))
                                          for t in TASKS])
     report = build_report([run])
     lines = render_markdown(report).splitlines()
@@ -229,7 +229,7 @@ def test_single_repeat_cells_are_yes_no(tmp_path: Path) -> None:
 
 def test_tests_track_joint_success(tmp_path: Path) -> None:
     scores = {"t1": 1.0, "t2": 0.5, "t3": 0.0, "t4": 0.75, "t5": 0.25}
-    records = [episode("single", t, r, s == 1.0, track="tests", score=s, stage=("tests", "not_joint"))
+    records = [episode("single", t, r, s == 1.0, track="tests", score=s, stage=("tests", "failure_not_detected"))
                for t, s in scores.items() for r in range(2)]
     report = build_report([make_run(tmp_path / "r", "r", records)])
     (g,) = report.groups
@@ -305,7 +305,7 @@ def test_plots_with_one_agent_and_with_both_tracks(tmp_path: Path) -> None:
     for p in write_report(one, tmp_path / "one-out").values():
         if p.suffix == ".png":
             assert_png(p)
-    tests_records = [episode(agent, t, 0, i % 2 == 0, track="tests", score=i / 4, stage=("tests", "x"))
+    tests_records = [episode(agent, t, 0, i % 2 == 0, track="tests", score=i / 4, stage=("tests", "missing_test"))
                      for agent in ("single", "loop") for i, t in enumerate(TASKS)]
     both = build_report([make_run(tmp_path / "a", "a", code_episodes("single") + code_episodes("loop")),
                          make_run(tmp_path / "b", "b", tests_records)])

@@ -64,17 +64,13 @@ def collect_episodes(run_dirs: Iterable[str | os.PathLike[str]]
     return runs, episodes
 
 
-# Stage names a log may use for the same thing as the report's buckets.
-STAGE_ALIASES = {"model": "model_error"}
-
-
 def failure_stage(ep: EpisodeRecord) -> str | None:
     """The stage a failed episode is counted under; None when it passed. A
     failed model call with no scored attempt counts as "model_error"."""
     if ep.passed:
         return None
     if ep.failed_stage:
-        return STAGE_ALIASES.get(ep.failed_stage, ep.failed_stage)
+        return ep.failed_stage
     if ep.reason == "model_error":
         return "model_error"
     return "error" if ep.status == "error" else "unknown"

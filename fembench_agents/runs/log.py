@@ -11,12 +11,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from fembench_agents.contracts import Feedback, Track
 from fembench_agents.messages import Message, ModelRequest, ModelResponse
 from fembench_agents.scoring.outcomes import Outcome
 from fembench_agents.scoring.sandbox.isolation import IsolationReport
+from fembench_agents.vocabulary import EpisodeStatus, FailureReason, Stage
 
 LOG_SCHEMA_VERSION = 1
 LOG_NAME = "log.jsonl"
@@ -72,13 +73,13 @@ class EpisodeRecord(_Record):
     agent: str
     model: str
     repeat: int
-    status: Literal["done", "error"]
+    status: EpisodeStatus
     passed: bool
     score: float  # 1/0 for functions, joint score for test suites
     attempts: int
     first_pass_attempt: int | None = None
-    failed_stage: str | None = None
-    reason: str | None = None
+    failed_stage: Stage | None = None
+    reason: FailureReason | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None  # None when any call's price was unknown
@@ -88,6 +89,12 @@ class EpisodeRecord(_Record):
     model_calls: int = 0  # answered calls, one per sample
     reused_calls: int = 0  # of those, served by the response cache or a recording, not asked this time
     error_kind: str | None = None  # the kind of an error retrying cannot fix ("authentication", ...)
+
+    @field_validator("failed_stage", mode="before")
+    @classmethod
+    def _old_stage_names(cls, value: object) -> object:
+        # Logs before the vocabulary was fixed wrote "model" for a failed model call.
+        return "model_error" if value == "model" else value
 
 
 LogRecord = Annotated[ModelCallRecord | AttemptRecord | EpisodeRecord, Field(discriminator="type")]

@@ -108,7 +108,7 @@ class EpisodeSession:
             model=self.model.model, repeat=self.repeat, status="error" if error else "done",
             passed=passed_at is not None, score=score, attempts=len(self.attempts),
             first_pass_attempt=passed_at, failed_stage=None if passed_at is not None else (
-                last.failed_stage if last else ("model" if error else None)),
+                last.failed_stage if last else ("model_error" if error else None)),
             reason=None if passed_at is not None else (last.reason if last else ("model_error" if error else None)),
             prompt_tokens=sum(r.usage.prompt_tokens or 0 for r in responses),
             completion_tokens=sum(r.usage.completion_tokens or 0 for r in responses),

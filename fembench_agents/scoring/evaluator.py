@@ -26,6 +26,7 @@ from fembench_agents.scoring.outcomes import (
 )
 from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
 from fembench_agents.suite.model import Task
+from fembench_agents.vocabulary import FailureReason
 
 DEFAULT_CALL_SECONDS = 10.0
 TEST_SECONDS = 30.0
@@ -56,7 +57,7 @@ def _error(frame: dict[str, Any], with_message: bool = True) -> ErrorInfo:
                      traceback=tuple(str(x)[:300] for x in frame.get("traceback", [])[:8]))
 
 
-def _ended_how(result: JobResult) -> tuple[str, str]:
+def _ended_how(result: JobResult) -> tuple[Literal["timeout", "crashed"], str]:
     if result.timed_out:
         return "timeout", "the code did not finish within the time limit"
     if result.truncated:
@@ -183,7 +184,7 @@ class Evaluator:
                                    detail=f"{err.type}: {err.message}"), None
         frames = {f.get("index"): f for f in result.events("input") if isinstance(f.get("index"), int)}
         inputs: list[InputResult] = []
-        execute_reason: str | None = None
+        execute_reason: FailureReason | None = None
         ended_reason, ended_detail = _ended_how(result)
         for i, ref in enumerate(reference):
             frame = frames.get(i)
@@ -318,7 +319,7 @@ def _imports_stage(code: str, task: Task) -> StageResult:
                        detail=None if imports.ok else "; ".join(imports.disallowed))
 
 
-def _tests_reason(tests: list[TestResult]) -> str:
+def _tests_reason(tests: list[TestResult]) -> FailureReason:
     if any(not t.present for t in tests):
         return "missing_test"
     if any(not t.passes_reference for t in tests):

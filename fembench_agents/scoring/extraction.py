@@ -13,6 +13,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from fembench_agents.vocabulary import FailureReason
+
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
          ast.Assign, ast.AnnAssign)
@@ -23,7 +25,7 @@ class ParsedCode:
     code: str
     functions: tuple[str, ...]
     error: str | None = None
-    reason: str | None = None
+    reason: FailureReason | None = None
     line: int | None = None
 
 

@@ -14,14 +14,16 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from fembench_agents.vocabulary import FailureReason, InputStatus, Stage
+
 SCHEMA_VERSION = 1
 
 
 class StageResult(BaseModel):
     model_config = ConfigDict(frozen=True)
-    stage: str
+    stage: Stage
     passed: bool
-    reason: str | None = None  # machine-readable, e.g. syntax_error, disallowed_import, runtime_error
+    reason: FailureReason | None = None
     detail: str | None = None  # about the attempt only: safe to show its author
     seconds: float = 0.0
 
@@ -36,7 +38,7 @@ class ErrorInfo(BaseModel):
 class InputResult(BaseModel):
     model_config = ConfigDict(frozen=True)
     index: int
-    status: Literal["match", "mismatch", "error", "timeout", "crashed", "not_run"]
+    status: InputStatus
     error: ErrorInfo | None = None
     mismatch: str | None = None  # shape_mismatch, value_mismatch, non_finite, expected_exception, ...
     where: str | None = None  # e.g. output[1] (a path into the output, never a value)
@@ -54,7 +56,7 @@ class OutcomeBase(BaseModel):
     seconds: float = 0.0
 
     @property
-    def failed_stage(self) -> str | None:
+    def failed_stage(self) -> Stage | None:
         return next((s.stage for s in self.stages if not s.passed), None)
 
     @property
@@ -62,7 +64,7 @@ class OutcomeBase(BaseModel):
         return self.stages[-1].stage if self.stages else "none"
 
     @property
-    def reason(self) -> str | None:
+    def reason(self) -> FailureReason | None:
         return next((s.reason for s in self.stages if not s.passed), None)
 
 

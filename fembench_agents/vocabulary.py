@@ -1,0 +1,34 @@
+"""The words outcomes, logs and reports share, defined once. They are written
+to the log exactly as spelled here and read back by the report as they are.
+A new task kind adds its stages and reasons here."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Track = Literal["code", "tests"]
+
+# Stages an attempt goes through (function track: parse -> imports -> execute
+# -> correct; test track: parse -> imports -> tests), and "model_error" for
+# an episode whose model call failed before any attempt was scored.
+Stage = Literal["parse", "imports", "execute", "correct", "tests", "model_error"]
+STAGES: tuple[Stage, ...] = get_args(Stage)
+
+FailureReason = Literal[
+    # parse
+    "empty_reply", "syntax_error", "missing_function",
+    # imports
+    "disallowed_import",
+    # execute
+    "load_error", "runtime_error", "timeout", "crashed",
+    # correct
+    "wrong_output",
+    # tests
+    "missing_test", "fails_on_reference", "failure_not_detected",
+    # an episode without a scored attempt
+    "model_error",
+]
+FAILURE_REASONS: tuple[FailureReason, ...] = get_args(FailureReason)
+
+InputStatus = Literal["match", "mismatch", "error", "timeout", "crashed", "not_run"]
+EpisodeStatus = Literal["done", "error"]
