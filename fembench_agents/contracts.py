@@ -54,6 +54,12 @@ class SolveSession(Protocol):
     track: Track
     model: ModelClient
     feedback: FeedbackBuilder
+    params: ModelParams
+
+    async def call_model(self, messages: list[Message], *, attempt_index: int, attempt: str,
+                         sample: str | None = None) -> ModelResponse:
+        """A model call, recorded in the run log; raises ModelUnavailable on failure."""
+        ...
 
     async def attempt(self, messages: list[Message]) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]: ...
 

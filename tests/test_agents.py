@@ -373,7 +373,7 @@ def test_provider_failure_after_retries_is_an_error_episode_and_the_run_continue
     broken, fine = ran.episode(mode_task.task_id), ran.episode(scale_task.task_id)
     assert fine.status == "done" and fine.passed
     assert broken.status == "error" and not broken.passed and broken.attempts == 1
-    assert broken.failed_stage == "model" and broken.reason == "model_error"
+    assert broken.failed_stage == "model_error" and broken.reason == "model_error"
     assert "RateLimitError" in broken.error and mode_task.task_id in broken.error
     (attempt,) = [a for a in ran.attempts if a.task_id == mode_task.task_id]
     assert attempt.outcome is None and attempt.model_error == broken.error

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from fembench_agents.contracts import ModelClient
-from fembench_agents.messages import CallContext, Message, ModelParams, ModelRequest
+from fembench_agents.messages import CallContext, Message, ModelParams
 from fembench_agents.optimize.loop import LoopThread
 from fembench_agents.runs.log import ModelCallRecord, RunLog, read_log
+from fembench_agents.runs.recording import recorded_call
 
 EPISODE = "reflection"
 
@@ -30,18 +31,8 @@ class ReflectionModel:
         messages = [Message(role="user", content=prompt)] if isinstance(prompt, str) else _messages(prompt)
         index = self.calls
         self.calls += 1
-        request = ModelRequest(model=self.client.model, messages=tuple(messages), params=self.params)
         context = CallContext(task_id="", episode=EPISODE, attempt_index=index, attempt=f"reflection call {index}")
-        try:
-            response = self.loop.run(self.client.complete(messages, context, self.params))
-        except Exception as exc:
-            self.log.append(ModelCallRecord(episode=EPISODE, task_id="", attempt_index=index, request=request,
-                                            request_hash=request.request_hash(),
-                                            error=f"{type(exc).__name__}: {exc}"[:2000]))
-            raise
-        self.log.append(ModelCallRecord(episode=EPISODE, task_id="", attempt_index=index, request=request,
-                                        request_hash=response.request_hash or request.request_hash(),
-                                        response=response))
+        response = self.loop.run(recorded_call(self.client, self.log, messages, context, self.params))
         if response.cost_usd is None:
             self.unpriced = True
         elif not response.cached:

@@ -31,7 +31,8 @@ from fembench_agents.runs.log import (
     write_manifest,
 )
 from fembench_agents.scoring.sandbox import IsolationReport
-from fembench_agents.runs.session import EpisodeSession, ModelUnavailable
+from fembench_agents.runs.recording import ModelUnavailable
+from fembench_agents.runs.session import EpisodeSession
 from fembench_agents.suite.model import Task
 
 

@@ -4,34 +4,15 @@ and each scored attempt appended to the run log as it happens."""
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 
 from fembench_agents.contracts import Feedback, FeedbackBuilder, ModelClient, Track
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelRequest, ModelResponse
 from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
-from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, ModelCallRecord, RunLog
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunLog
+from fembench_agents.runs.recording import ModelUnavailable, recorded_call
 from fembench_agents.suite.model import Task
-
-
-class ModelUnavailable(RuntimeError):
-    """The model call failed after its retries; the episode ends as an error
-    (recorded, and retried when the run is resumed). `permanent` is the kind
-    of error retrying cannot fix ("authentication", ...), None otherwise."""
-
-    def __init__(self, error: str, permanent: str | None = None) -> None:
-        super().__init__(error)
-        self.permanent = permanent
-
-
-def _diverged_replay(exc: Exception) -> bool:
-    """A replay asked something its recording never saw: the run must stop, not
-    record a model failure (which a resume would then retry as if the provider
-    had been flaky). Looked up in sys.modules, not imported: the models package
-    imports litellm, and if it was never imported no client raised its error."""
-    errors = sys.modules.get("fembench_agents.models.errors")
-    return errors is not None and isinstance(exc, errors.UnrecordedRequestError)
 
 
 class EpisodeSession:
@@ -55,26 +36,20 @@ class EpisodeSession:
         # an earlier one word for word (a model that repeats its wrong code,
         # two tasks that read alike, two agents that open alike).
         sample = f"{self.episode} attempt {index}"
-        request = ModelRequest(model=self.model.model, messages=tuple(messages), params=self.params, sample=sample)
-        context = CallContext(task_id=self.task.task_id, episode=self.episode, attempt_index=index,
-                              attempt=f"{self.agent} repeat {self.repeat} attempt {index}", sample=sample)
         try:
-            response = await self.model.complete(messages, context, self.params)
-        except Exception as exc:  # noqa: BLE001 - any provider failure is recorded, never fatal to the run
-            if _diverged_replay(exc):
-                raise
-            # A replayed failure carries the recorded text, so replay logs it identically.
-            error = getattr(exc, "recorded", None) or f"{type(exc).__name__}: {exc}"[:2000]
-            self.log.append(ModelCallRecord(episode=self.episode, task_id=self.task.task_id,
-                                            attempt_index=index, request=request,
-                                            request_hash=request.request_hash(), error=error))
-            self._record(index, messages, "", None, None, None, model_error=error)
-            # Read off the exception, not imported: see _diverged_replay.
-            raise ModelUnavailable(error, getattr(exc, "permanent", None)) from exc
-        self.log.append(ModelCallRecord(episode=self.episode, task_id=self.task.task_id, attempt_index=index,
-                                        request=request, request_hash=response.request_hash or request.request_hash(),
-                                        response=response))
+            response = await self.call_model(messages, attempt_index=index, sample=sample,
+                                             attempt=f"{self.agent} repeat {self.repeat} attempt {index}")
+        except ModelUnavailable as exc:
+            self._record(index, messages, "", None, None, None, model_error=exc.error)
+            raise
         return await self.submit(response.text, messages, response)
+
+    async def call_model(self, messages: list[Message], *, attempt_index: int, attempt: str,
+                         sample: str | None = None) -> ModelResponse:
+        """A model call of this episode, recorded (see `runs.recording`)."""
+        context = CallContext(task_id=self.task.task_id, episode=self.episode, attempt_index=attempt_index,
+                              attempt=attempt, sample=sample)
+        return await recorded_call(self.model, self.log, messages, context, self.params)
 
     async def submit(self, text: str, messages: list[Message], response: ModelResponse | None
                      ) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]:

@@ -28,7 +28,7 @@ from fembench_agents.agents.openhands.workspace import (
 from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.contracts import SolveSession, Track
 from fembench_agents.messages import Message
-from fembench_agents.runs.session import ModelUnavailable
+from fembench_agents.runs.recording import ModelUnavailable, diverged_replay
 from fembench_agents.suite.model import Task
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ class OpenHandsAgent:
                 bridge.start_attempt(index)
                 result = await self._turn(oh, text, bridge)
                 if result.model_error is not None:
-                    if _diverged_replay(result.model_exception):
+                    if diverged_replay(result.model_exception):
                         raise result.model_exception  # a replay that diverges stops, as for every agent
                     raise ModelUnavailable(result.model_error, getattr(result.model_exception, "permanent", None))
                 final = ws.final_text()
@@ -209,14 +209,6 @@ class OpenHandsAgent:
         if run_log is not None and getattr(run_log, "dir", None) is not None:
             hidden.append(str(Path(run_log.dir).resolve()))
         return hidden
-
-
-def _diverged_replay(exc: BaseException | None) -> bool:
-    """The session's own rule, when it has one (a replay asked something never recorded)."""
-    import fembench_agents.runs.session as session_module
-
-    rule = getattr(session_module, "_diverged_replay", None)
-    return exc is not None and callable(rule) and bool(rule(exc))
 
 
 def _import_runtime() -> Any:

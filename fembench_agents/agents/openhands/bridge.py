@@ -1,8 +1,7 @@
-"""The agent's model calls, from the conversation's worker thread to our
-ModelClient on the episode's event loop: each call is checked against the
-caps, made through `session.model` with the session's params (so it is
-retried, cached, priced and hashed like every other agent's call), and
-recorded as a ModelCallRecord in the run log as it happens."""
+"""The agent's model calls, from the conversation's worker thread to the
+episode's event loop: each call is checked against the caps and made through
+`session.call_model`, the one recorded path every agent's calls take
+(retried, cached, priced, hashed and logged as they happen)."""
 
 from __future__ import annotations
 
@@ -14,14 +13,12 @@ from dataclasses import dataclass, field
 
 from fembench_agents.contracts import SolveSession
 from fembench_agents.messages import (
-    CallContext,
     Message,
-    ModelParams,
-    ModelRequest,
     ModelResponse,
     Usage,
 )
-from fembench_agents.runs.log import ModelCallRecord, now
+from fembench_agents.runs.log import now
+from fembench_agents.runs.recording import ModelUnavailable
 
 
 class CapReached(Exception):
@@ -118,32 +115,16 @@ class Bridge:
             future.cancel()
             raise CapReached("time_cap", "wall-clock cap reached during a model call") from None
 
-    @property
-    def params(self) -> ModelParams:
-        return getattr(self.session, "params", None) or ModelParams()
-
     async def _complete(self, messages: list[Message]) -> ModelResponse:
-        task_id = getattr(getattr(self.session, "task", None), "task_id", "")
-        episode = getattr(self.session, "episode", "")
-        log = getattr(self.session, "log", None)
         index = self.episode_totals.calls
-        context = CallContext(task_id=task_id, episode=episode, attempt_index=self.attempt_index,
-                              attempt=f"{self.label} attempt {self.attempt_index} call {index}")
-        request = ModelRequest(model=self.session.model.model, messages=tuple(messages), params=self.params)
         try:
-            response = await self.session.model.complete(messages, context, self.params)
-        except Exception as exc:
-            # a replayed failure carries the recorded text, so a replay logs it identically
-            error = getattr(exc, "recorded", None) or f"{type(exc).__name__}: {exc}"[:2000]
-            if log is not None:
-                log.append(ModelCallRecord(episode=episode, task_id=task_id, attempt_index=self.attempt_index,
-                                           request=request, request_hash=request.request_hash(), error=error))
-            raise ModelFailure(error, exc) from exc
-        if log is not None:
-            log.append(ModelCallRecord(episode=episode, task_id=task_id, attempt_index=self.attempt_index,
-                                       request=request,
-                                       request_hash=response.request_hash or request.request_hash(),
-                                       response=response))
+            response = await self.session.call_model(
+                messages, attempt_index=self.attempt_index,
+                attempt=f"{self.label} attempt {self.attempt_index} call {index}")
+        except ModelUnavailable as exc:
+            raise ModelFailure(exc.error, exc.__cause__ or exc) from exc
+        except Exception as exc:  # a diverged replay: the agent stops the run on it
+            raise ModelFailure(f"{type(exc).__name__}: {exc}", exc) from exc
         self.episode_totals.add(response)
         self.attempt_totals.add(response)
         return response
