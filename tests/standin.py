@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -15,11 +16,11 @@ class StandIn:
     """An OpenAI-compatible chat server on a loopback port. `refuse` makes it
     answer 401 (echoing the key it was sent, as careless providers do),
     `too_long` 400 to the prompts holding that text; `requests` holds the
-    Authorization header of every request received."""
+    Authorization header of every request received, `bodies` every request."""
 
-    def __init__(self, reply: str, refuse: bool = False, too_long: str | None = None,
-                 latency: float = 0.0) -> None:
-        self.reply = reply
+    def __init__(self, reply: str | Callable[[list[dict[str, Any]]], str], refuse: bool = False,
+                 too_long: str | None = None, latency: float = 0.0) -> None:
+        self.reply = reply  # the answer, or a function of the request's messages giving it
         self.latency = latency  # seconds before each answer
         self.in_flight = 0
         self.max_in_flight = 0
@@ -29,6 +30,7 @@ class StandIn:
         self.refuse = refuse
         self.too_long = too_long  # a prompt holding this text exceeds the context window
         self.requests: list[str] = []
+        self.bodies: list[dict[str, Any]] = []
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -36,6 +38,7 @@ class StandIn:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 key = self.headers.get("Authorization", "")
                 stand_in.requests.append(key)
+                stand_in.bodies.append(body)
                 stand_in._enter()
                 try:
                     time.sleep(stand_in.latency)
@@ -55,7 +58,7 @@ class StandIn:
                 self._send(200, {
                     "id": "chatcmpl-standin", "object": "chat.completion", "created": 0, "model": body.get("model"),
                     "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": stand_in.reply}}],
+                                 "message": {"role": "assistant", "content": stand_in.answer(body)}}],
                     "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
@@ -72,6 +75,9 @@ class StandIn:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+
+    def answer(self, body: dict[str, Any]) -> str:
+        return self.reply(body.get("messages") or []) if callable(self.reply) else self.reply
 
     def _account(self) -> None:
         now = time.perf_counter()

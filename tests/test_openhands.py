@@ -18,6 +18,8 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from standin import StandIn
+
 from fembench_agents.agents import make_agent
 from fembench_agents.agents.openhands import OpenHandsOptions, make_openhands_agent
 from fembench_agents.agents.openhands.agent import EpisodeTrace, OpenHandsAgent
@@ -281,6 +283,45 @@ def test_replay_answers_every_call_from_the_log(runtime: Any, scale_task: Task, 
         assert ends[0].passed and ends[0].status == "done"
         hashes = lambda rs: [r.request_hash for r in rs if isinstance(r, ModelCallRecord)]  # noqa: E731
         assert hashes(again) == hashes(original) and len(hashes(original)) == 3
+
+
+def test_against_a_server_the_log_holds_exactly_the_requests_it_received(
+        runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checked from outside: every request an OpenAI-compatible server on
+    loopback received is a model-call record in the log, in order, and
+    nothing else is; replaying the run sends the server nothing."""
+    def reply(messages: list[dict[str, Any]]) -> str:
+        return solving_script([Message(role=m["role"], content=_text(m["content"])) for m in messages
+                               if m.get("role") in ("system", "user", "assistant")])
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    server = StandIn(reply)
+    try:
+        config = RunConfig(model="openai/standin", agent="openhands", tasks=scale_task.task_id,
+                           params=ModelParams(api_base=server.api_base))
+        out = tmp_path / "run"
+        asyncio.run(execute_run(config, [scale_task], out, make_client(config.model, config.params), evaluator))
+        original = read_log(out)
+        calls = [r for r in original if isinstance(r, ModelCallRecord)]
+        assert len(server.bodies) == len(calls) == 3
+        for body, record in zip(server.bodies, calls, strict=True):
+            sent = [(m["role"], _text(m["content"])) for m in body["messages"]]
+            assert sent == [(m.role, m.content) for m in record.request.messages]
+        received = len(server.bodies)
+        asyncio.run(execute_run(config, [scale_task], tmp_path / "replay", ReplayModel.from_records(original),
+                                evaluator))
+        assert len(server.bodies) == received
+        assert compare_runs(original, read_log(tmp_path / "replay")) == []
+    finally:
+        server.close()
+
+
+def _text(content: Any) -> str:
+    """A message's text, whether the client sent a string or content parts."""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content)
 
 
 def test_feedback_is_sent_in_the_same_conversation(runtime: Any, scale_task: Task, evaluator: Evaluator,
