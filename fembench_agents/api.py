@@ -14,20 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from fembench_agents.messages import ModelParams
 from fembench_agents.report import Report
 from fembench_agents.report import build_report as _build_report
-from fembench_agents.runs.log import (
-    AttemptRecord,
-    EpisodeRecord,
-    RunManifest,
-    read_log,
-    read_manifest,
-)
+from fembench_agents.runs.reader import RunRecords
+from fembench_agents.runs.reader import open_run as _open_run
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.folder import FolderScore
@@ -79,34 +72,12 @@ def score_folder(folder: PathLike, tasks_path: PathLike = "tasks", *,
             evaluator.close()
 
 
-@dataclass(frozen=True)
-class RunView:
-    """A run directory as read back: its manifest and its records."""
-
-    path: Path
-    manifest: RunManifest
-    records: list[Any]
-
-    def episodes(self) -> list[EpisodeRecord]:
-        """One record per episode, in task and repeat order: the latest finished
-        one, else the latest error."""
-        chosen: dict[str, EpisodeRecord] = {}
-        for r in self.records:
-            if isinstance(r, EpisodeRecord) and (r.status == "done" or chosen.get(r.episode, r).status == "error"):
-                chosen[r.episode] = r
-        return sorted(chosen.values(), key=lambda e: (e.model, e.agent, e.track, e.task_id, e.repeat))
-
-    def attempts(self) -> list[AttemptRecord]:
-        return [r for r in self.records if isinstance(r, AttemptRecord)]
-
-    def episode_rows(self) -> list[dict[str, Any]]:
-        """Flat rows, one per episode: `pandas.DataFrame(view.episode_rows())`."""
-        return [{"run": self.manifest.run_id, **e.model_dump(exclude={"schema_version", "type"})}
-                for e in self.episodes()]
+RunView = RunRecords
 
 
-def open_run(path: PathLike) -> RunView:
-    return RunView(Path(path), read_manifest(path), read_log(path))
+def open_run(path: PathLike) -> RunRecords:
+    """The run in `path`: manifest, records, episodes (latest record wins), rows."""
+    return _open_run(path)
 
 
 def build_report(run_dirs: list[PathLike]) -> Report:

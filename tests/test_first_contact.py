@@ -38,7 +38,8 @@ from fembench_agents.models.check import ModelCheck
 from fembench_agents.models.cost import prices_per_million
 from fembench_agents.models.credentials import PLACEHOLDER_KEY, credential_problems
 from fembench_agents.runs.health import FailureStreak, RunStopped, error_summary, provider_message
-from fembench_agents.runs.log import EpisodeRecord, finished_episodes, read_log
+from fembench_agents.runs.log import EpisodeRecord, read_log
+from fembench_agents.runs.reader import finished_episodes
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.suite.model import Task

@@ -42,10 +42,10 @@ from fembench_agents.runs.log import (
     EpisodeRecord,
     ModelCallRecord,
     episode_key,
-    finished_episodes,
     read_log,
     read_manifest,
 )
+from fembench_agents.runs.reader import finished_episodes
 from fembench_agents.runs.replay import compare_runs, episode_turns, rescore
 from fembench_agents.runs.run import RunConfig, execute_run, select_tasks
 from fembench_agents.scoring.evaluator import Evaluator

@@ -30,7 +30,8 @@ from fembench_agents.report.stats import (
     mcnemar_exact,
     mean_pass_at_k,
 )
-from fembench_agents.runs.log import EpisodeRecord, episode_key, read_log, read_manifest
+from fembench_agents.runs.log import EpisodeRecord
+from fembench_agents.runs.reader import chosen_episodes, open_run
 
 GroupKey = tuple[str, str, Track]  # model, agent, track
 
@@ -45,14 +46,9 @@ def collect_episodes(run_dirs: Iterable[str | os.PathLike[str]]
     episodes: list[tuple[str, EpisodeRecord]] = []
     seen: dict[str, str] = {}
     for directory in run_dirs:
-        manifest = read_manifest(directory)
-        chosen: dict[str, EpisodeRecord] = {}
-        for record in read_log(directory):
-            if not isinstance(record, EpisodeRecord):
-                continue
-            key = episode_key(record.model, record.agent, record.track, record.task_id, record.repeat)
-            if record.status == "done" or chosen.get(key, record).status == "error":
-                chosen[key] = record
+        run = open_run(directory)
+        manifest = run.manifest
+        chosen = chosen_episodes(run.records)
         for key, record in chosen.items():
             if key in seen:
                 raise ValueError(f"episode {key} appears in run {seen[key]} and in run "

@@ -178,10 +178,6 @@ def read_log(directory: str | os.PathLike[str]) -> list[ModelCallRecord | Attemp
     return records
 
 
-def finished_episodes(records: list[Any]) -> dict[str, EpisodeRecord]:
-    return {r.episode: r for r in records if isinstance(r, EpisodeRecord) and r.status == "done"}
-
-
 def write_manifest(directory: str | os.PathLike[str], manifest: RunManifest) -> None:
     path = Path(directory) / MANIFEST_NAME
     tmp = path.with_suffix(".tmp")

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.runs.reader import latest_attempts
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log
 from fembench_agents.suite.model import Task
 
@@ -33,10 +34,7 @@ def outcome_signature(record: AttemptRecord) -> str:
 
 def compare_runs(original: list, replayed: list) -> list[Change]:
     """Attempts whose outcome differs between two logs of the same run."""
-    def latest(records: list) -> dict[tuple[str, int], AttemptRecord]:
-        return {(r.episode, r.attempt_index): r for r in records if isinstance(r, AttemptRecord)}
-
-    a, b = latest(original), latest(replayed)
+    a, b = latest_attempts(original), latest_attempts(replayed)
     changes = []
     for key in sorted(set(a) | set(b)):
         before = outcome_signature(a[key]) if key in a else "absent"

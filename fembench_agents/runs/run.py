@@ -25,12 +25,12 @@ from fembench_agents.runs.log import (
     RunLog,
     RunManifest,
     episode_key,
-    finished_episodes,
     read_log,
     read_manifest,
     write_manifest,
 )
 from fembench_agents.scoring.sandbox import IsolationReport
+from fembench_agents.runs.reader import finished_episodes
 from fembench_agents.runs.recording import ModelUnavailable
 from fembench_agents.runs.session import EpisodeSession
 from fembench_agents.suite.model import Task
