@@ -127,6 +127,3 @@ def get_script(name: str) -> Script | None:
 
 def unregister_script(name: str) -> None:
     _PROVIDER.scripts.pop(name, None)
-
-
-ensure_registered()
