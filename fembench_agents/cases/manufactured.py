@@ -68,7 +68,16 @@ def _lap(u: sp.Expr) -> sp.Expr:
 
 
 def _simplify(e: sp.Expr) -> sp.Expr:
-    return sp.simplify(e) if sp.count_ops(e) < 150 else sp.expand(e)
+    """Boundary and initial data: the shortest of a few cheap normal forms
+    (sympy's full simplify can take minutes on exponentials of large rationals)."""
+    ex = sp.expand(e)
+    forms = [e, ex, sp.factor_terms(ex), sp.factor_terms(e)]
+    return min(forms, key=lambda f: (sp.count_ops(f), len(str(f)), str(f)))
+
+
+def _tidy(e: sp.Expr) -> sp.Expr:
+    """Forcing: a cheap, deterministic normal form (sympy's simplify can take minutes here)."""
+    return sp.factor_terms(sp.expand(e))
 
 
 @dataclass(frozen=True)
@@ -131,7 +140,7 @@ def derive(case: CaseFile, domain: Domain) -> Derived:
         raise CaseDefinitionError(f"{case.id}: a time interval is required for heat and only for heat")
     if case.family != "heat" and any(t in e.free_symbols for e in u):
         raise CaseDefinitionError(f"{case.id}: a steady family's solution must not depend on t")
-    f = [_simplify(e) for e in forcing(case, u)]
+    f = [_tidy(e) for e in forcing(case, u)]
     boundary = [[restrict(e, a, b) for e in u] for _, a, b in domain.pieces]
     initial = None
     if case.time is not None:
