@@ -40,7 +40,8 @@ class MachineCalibration(BaseModel):
 
     @property
     def calibration_id(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        text = json.dumps(self.model_dump(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def lookup(self, case_id: str, library: str) -> float:
         try:
