@@ -1,0 +1,94 @@
+"""What every calibration solver needs from a case_spec: the grid, which grid
+points are in the domain, on a boundary piece, or interior, and the Dirichlet
+data there. Reads only the agent-visible spec."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fembench_agents.cases.domains import on_segment
+from fembench_agents.cases.expressions import compile_expr
+
+TOL = 1e-12
+
+
+def components(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def inside_polygon_closed(spec: dict[str, Any], x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Closed-domain test from the spec's outer polygon and holes (even-odd rule),
+    with points on any boundary piece counted in."""
+    def crossing(poly: list[list[float]]) -> np.ndarray:
+        inside = np.zeros(np.shape(x), dtype=bool)
+        n = len(poly)
+        for i in range(n):
+            (x1, y1), (x2, y2) = poly[i], poly[(i + 1) % n]
+            cond = (y1 > y) != (y2 > y)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1 if y2 != y1 else 1.0)
+            inside ^= cond & (x < xc)
+        return inside
+    ok = crossing(spec["domain"]["outer"])
+    for hole in spec["domain"]["holes"]:
+        ok &= ~crossing(hole)
+    for piece in spec["boundary"]:
+        a, b = piece["segment"]
+        ok |= on_segment(x, y, tuple(a), tuple(b))
+    return ok
+
+
+@dataclass
+class GridProblem:
+    nx: int
+    ny: int
+    hx: float
+    hy: float
+    X: np.ndarray
+    Y: np.ndarray
+    inside: np.ndarray  # (ny, nx) closed domain
+    bnd: np.ndarray  # (ny, nx) on a boundary piece
+    piece: np.ndarray  # (ny, nx) index of the piece, -1 elsewhere
+    spec: dict[str, Any]
+
+    @property
+    def interior(self) -> np.ndarray:
+        return self.inside & ~self.bnd
+
+    def dirichlet(self, t: float | None = None) -> list[np.ndarray]:
+        """Per component: full-grid array holding the boundary data on boundary points, 0 elsewhere."""
+        pieces = self.spec["boundary"]
+        ncomp = len(components(pieces[0]["value"]))
+        out = [np.zeros((self.ny, self.nx)) for _ in range(ncomp)]
+        for k, piece in enumerate(pieces):
+            sel = self.piece == k
+            if not sel.any():
+                continue
+            for c, expr in enumerate(components(piece["value"])):
+                out[c][sel] = compile_expr(expr)(x=self.X[sel], y=self.Y[sel], t=t)
+        return out
+
+    def field(self, expr: Any, t: float | None = None) -> np.ndarray:
+        return compile_expr(expr)(x=self.X, y=self.Y, t=t)
+
+    def as_output(self, u: np.ndarray) -> np.ndarray:
+        out = np.array(u, dtype=float)
+        out[..., ~self.inside] = np.nan
+        return out
+
+
+def grid_problem(spec: dict[str, Any]) -> GridProblem:
+    g = spec["grid"]
+    x0, x1, y0, y1 = g["bbox"]
+    nx, ny = g["nx"], g["ny"]
+    X, Y = np.meshgrid(np.linspace(x0, x1, nx), np.linspace(y0, y1, ny))
+    piece = np.full((ny, nx), -1, dtype=int)
+    for k in reversed(range(len(spec["boundary"]))):
+        a, b = spec["boundary"][k]["segment"]
+        piece[on_segment(X, Y, tuple(a), tuple(b))] = k
+    inside = inside_polygon_closed(spec, X, Y)
+    return GridProblem(nx, ny, (x1 - x0) / (nx - 1), (y1 - y0) / (ny - 1), X, Y, inside,
+                       piece >= 0, piece, spec)

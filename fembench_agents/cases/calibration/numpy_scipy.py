@@ -1,0 +1,187 @@
+"""Calibration solvers of the numpy-scipy track: second-order finite
+differences on the evaluation grid itself (every domain corner is a grid
+node), Dirichlet data on boundary nodes, a sparse direct solve.
+
+- poisson, heat: conservative 5-point -div(k grad u), k at cell-edge midpoints;
+  heat with Crank-Nicolson, one step per grid spacing.
+- convection_diffusion: central differences (mesh Peclet number < 1 in every case).
+- reaction_diffusion: Newton on -D lap(u) + R(u) = f, R' by central differences.
+- elasticity: the Navier form for constant E, nu, central mixed derivatives.
+- helmholtz: 5-point Laplacian minus k^2.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sps
+import scipy.sparse.linalg as spla
+
+from fembench_agents.cases.calibration.common import GridProblem, grid_problem
+from fembench_agents.cases.expressions import compile_expr
+
+Matrix = sps.csr_matrix
+
+
+def _d1(n: int, h: float) -> sps.csr_matrix:
+    """Forward differences, (n-1) x n."""
+    return sps.diags([-np.ones(n - 1), np.ones(n - 1)], [0, 1], shape=(n - 1, n), format="csr") / h
+
+
+def _c1(n: int, h: float) -> sps.csr_matrix:
+    """Central first derivative (rows at the ends are unused)."""
+    return sps.diags([-np.ones(n - 1), np.ones(n - 1)], [-1, 1], shape=(n, n), format="csr") / (2 * h)
+
+
+def _ops(p: GridProblem) -> dict[str, sps.csr_matrix]:
+    Ix, Iy = sps.identity(p.nx, format="csr"), sps.identity(p.ny, format="csr")
+    Dx, Dy = sps.kron(Iy, _d1(p.nx, p.hx)), sps.kron(_d1(p.ny, p.hy), Ix)
+    Cx, Cy = sps.kron(Iy, _c1(p.nx, p.hx)), sps.kron(_c1(p.ny, p.hy), Ix)
+    return {"Dx": Dx.tocsr(), "Dy": Dy.tocsr(), "Cx": Cx.tocsr(), "Cy": Cy.tocsr()}
+
+
+def _div_k_grad(p: GridProblem, ops: dict[str, sps.csr_matrix], k: Any) -> sps.csr_matrix:
+    """-div(k grad .) on the full grid, k at cell-edge midpoints."""
+    kf = compile_expr(k)
+    xm, ym = (p.X[:, :-1] + p.X[:, 1:]) / 2, p.Y[:, :-1]
+    kx = kf(x=xm, y=ym).ravel()
+    xm2, ym2 = p.X[:-1, :], (p.Y[:-1, :] + p.Y[1:, :]) / 2
+    ky = kf(x=xm2, y=ym2).ravel()
+    Dx, Dy = ops["Dx"], ops["Dy"]
+    return (Dx.T @ sps.diags(kx) @ Dx + Dy.T @ sps.diags(ky) @ Dy).tocsr()
+
+
+def _split(A: sps.csr_matrix, interior: np.ndarray) -> tuple[sps.csc_matrix, sps.csr_matrix]:
+    idx = np.flatnonzero(interior.ravel())
+    rows = A[idx]
+    return rows[:, idx].tocsc(), rows
+
+
+def _info(p: GridProblem, dofs: int, method: str, **extra: Any) -> dict[str, Any]:
+    return {"mesh_resolution": p.nx - 1, "element_degree": 0, "method": method, "dofs": dofs,
+            "ksp_type": "preonly", "pc_type": "lu", "rtol": 0.0, **extra}
+
+
+def _steady(p: GridProblem, A: sps.csr_matrix, f: np.ndarray, g: np.ndarray) -> np.ndarray:
+    inn = p.interior.ravel()
+    AII, rows = _split(A, p.interior)
+    rhs = f.ravel()[inn] - rows @ g.ravel() + AII @ g.ravel()[inn]
+    u = g.ravel().copy()
+    u[inn] = spla.spsolve(AII, rhs)
+    return u.reshape(p.ny, p.nx)
+
+
+def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
+    p = grid_problem(case_spec)
+    fam, c = case_spec["family"], case_spec["coefficients"]
+    ops = _ops(p)
+    n_int = int(p.interior.sum())
+    if fam == "elasticity":
+        return _elasticity(p, ops, case_spec)
+    if fam == "heat":
+        return _heat(p, ops, case_spec)
+    lap = _div_k_grad(p, ops, 1.0)
+    f = p.field(case_spec["forcing"])
+    (g,) = p.dirichlet()
+    if fam == "poisson":
+        u = _steady(p, _div_k_grad(p, ops, c["k"]), f, g)
+    elif fam == "helmholtz":
+        k = float(c["k"])
+        u = _steady(p, (lap - k * k * sps.identity(p.nx * p.ny)).tocsr(), f, g)
+    elif fam == "convection_diffusion":
+        eps, (bx, by) = c["eps"], c["b"]
+        A = (sps.diags(p.field(eps).ravel()) @ lap + sps.diags(p.field(bx).ravel()) @ ops["Cx"]
+             + sps.diags(p.field(by).ravel()) @ ops["Cy"]).tocsr()
+        u = _steady(p, A, f, g)
+    elif fam == "reaction_diffusion":
+        return _reaction(p, lap, case_spec, f, g)
+    else:
+        raise ValueError(f"unknown family {fam}")
+    return {"u": p.as_output(u), "solver_info": _info(p, n_int, "fd5")}
+
+
+def _reaction(p: GridProblem, lap: sps.csr_matrix, spec: dict[str, Any], f: np.ndarray,
+              g: np.ndarray) -> dict[str, Any]:
+    D = float(spec["coefficients"]["D"])
+    R = compile_expr(spec["coefficients"]["R"])
+    inn = p.interior.ravel()
+    A = (D * lap).tocsr()
+    AII, rows = _split(A, p.interior)
+    gb = g.ravel().copy()
+    gb[inn] = 0.0
+    base = rows @ gb - f.ravel()[inn]
+    uI = np.zeros(int(inn.sum()))
+    its = 0
+    for n in range(1, 41):
+        its = n
+        r = AII @ uI + R(u=uI) + base
+        d = 1e-6 * np.maximum(1.0, np.abs(uI))
+        dR = (R(u=uI + d) - R(u=uI - d)) / (2 * d)
+        du = spla.spsolve((AII + sps.diags(dR)).tocsc(), -r)
+        uI += du
+        if np.linalg.norm(du) <= 1e-12 * max(1.0, float(np.linalg.norm(uI))):
+            break
+    u = gb
+    u[inn] = uI
+    return {"u": p.as_output(u.reshape(p.ny, p.nx)),
+            "solver_info": _info(p, uI.size, "fd5-newton", iterations=its)}
+
+
+def _heat(p: GridProblem, ops: dict[str, sps.csr_matrix], spec: dict[str, Any]) -> dict[str, Any]:
+    t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
+    steps = max(1, math.ceil((t1 - t0) * (p.nx - 1)))
+    dt = (t1 - t0) / steps
+    A = _div_k_grad(p, ops, spec["coefficients"]["k"])
+    inn = p.interior.ravel()
+    AII, rows = _split(A, p.interior)
+    Id = sps.identity(int(inn.sum()), format="csc")
+    lu = spla.splu((Id + dt / 2 * AII).tocsc())
+    fexpr = compile_expr(spec["forcing"])
+
+    def bterm(t: float) -> np.ndarray:
+        (g,) = p.dirichlet(t)
+        gb = g.ravel()
+        gb[inn] = 0.0
+        return rows @ gb
+
+    uI = p.field(spec["initial"], t=t0).ravel()[inn]
+    XI, YI = p.X.ravel()[inn], p.Y.ravel()[inn]
+    t, f_old, b_old = t0, fexpr(x=XI, y=YI, t=t0), bterm(t0)
+    for n in range(1, steps + 1):
+        t = t0 + n * dt
+        f_new, b_new = fexpr(x=XI, y=YI, t=t), bterm(t)
+        rhs = uI - dt / 2 * (AII @ uI) + dt / 2 * (f_old + f_new) - dt / 2 * (b_old + b_new)
+        uI = lu.solve(rhs)
+        f_old, b_old = f_new, b_new
+    (g,) = p.dirichlet(t1)
+    u = g.ravel()
+    u[inn] = uI
+    return {"u": p.as_output(u.reshape(p.ny, p.nx)),
+            "solver_info": _info(p, uI.size, "fd5-crank-nicolson", time_steps=steps, dt=dt)}
+
+
+def _elasticity(p: GridProblem, ops: dict[str, sps.csr_matrix], spec: dict[str, Any]) -> dict[str, Any]:
+    E, nu = float(spec["coefficients"]["E"]), float(spec["coefficients"]["nu"])
+    lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
+    Dx, Dy, Cx, Cy = ops["Dx"], ops["Dy"], ops["Cx"], ops["Cy"]
+    mxx, myy = (Dx.T @ Dx).tocsr(), (Dy.T @ Dy).tocsr()  # -d2/dx2, -d2/dy2
+    mxy = (Cx @ Cy).tocsr()  # d2/dxdy
+    A = sps.bmat([[(lam + 2 * mu) * mxx + mu * myy, -(lam + mu) * mxy],
+                  [-(lam + mu) * mxy, mu * mxx + (lam + 2 * mu) * myy]], format="csr")
+    fx, fy = (p.field(e) for e in spec["forcing"])
+    gx, gy = p.dirichlet()
+    interior2 = np.concatenate([p.interior.ravel(), p.interior.ravel()])
+    inn = interior2
+    idx = np.flatnonzero(inn)
+    rows = A[idx]
+    AII = rows[:, idx].tocsc()
+    g = np.concatenate([gx.ravel(), gy.ravel()])
+    gb = g.copy()
+    gb[inn] = 0.0
+    rhs = np.concatenate([fx.ravel(), fy.ravel()])[inn] - rows @ gb
+    u = gb
+    u[inn] = spla.spsolve(AII, rhs)
+    out = p.as_output(u.reshape(2, p.ny, p.nx))
+    return {"u": out, "solver_info": _info(p, idx.size, "fd5-navier")}

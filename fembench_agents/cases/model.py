@@ -1,0 +1,150 @@
+"""Typed records of the PDE track.
+
+Three shapes, three audiences:
+- `CaseFile`: what a person writes (cases/definitions/<id>.toml).
+- `CaseSpec`: what a solver agent sees (cases/case_specs.jsonl). Never holds
+  the manufactured solution, a reference value, a threshold or a calibration figure.
+- `HiddenRecord`: what only the evaluator reads (cases/hidden/<id>.json, beside
+  the reference array <id>.npz). Machine times (t_base) live elsewhere (see timing.py).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCHEMA_VERSION = 1
+
+Family = Literal["poisson", "heat", "convection_diffusion", "reaction_diffusion",
+                 "elasticity", "helmholtz"]
+DomainName = Literal["unit_square", "l_shape", "square_hole"]
+Expr = str  # an expression in x, y (t, u where the family says so); see expressions.py
+Coefficient = Expr | float | list[Expr]
+
+FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
+DOMAINS: tuple[str, ...] = DomainName.__args__  # type: ignore[attr-defined]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GridSpec(_Frozen):
+    nx: int = Field(ge=9, le=257)
+    ny: int = Field(ge=9, le=257)
+    bbox: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 1.0)
+
+    @model_validator(mode="after")
+    def _aligned(self) -> GridSpec:
+        # Domain corners sit at multiples of 1/8, so every grid line must hit them.
+        if (self.nx - 1) % 8 or (self.ny - 1) % 8:
+            raise ValueError("nx - 1 and ny - 1 must be multiples of 8 (domain corners lie on the grid)")
+        if self.bbox != (0.0, 1.0, 0.0, 1.0):
+            raise ValueError("bbox must be [0, 1, 0, 1] for the domains of this track")
+        return self
+
+
+class TimeSpec(_Frozen):
+    t0: float = 0.0
+    t_end: float
+
+    @model_validator(mode="after")
+    def _order(self) -> TimeSpec:
+        if not self.t_end > self.t0:
+            raise ValueError("time.t_end must be greater than time.t0")
+        return self
+
+
+class Manufactured(_Frozen):
+    u: Expr | list[Expr]  # scalar, or [ux, uy] for elasticity
+
+
+class CaseFile(_Frozen):
+    """A human-written case definition."""
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    family: Family
+    domain: DomainName
+    coefficients: dict[str, Coefficient] = {}
+    manufactured: Manufactured
+    time: TimeSpec | None = None
+    grid: GridSpec = GridSpec(nx=65, ny=65)
+    libraries: tuple[str, ...] = ("numpy-scipy", "scikit-fem")
+    note: str = ""  # for humans; never shown to a solver
+
+    @field_validator("libraries")
+    @classmethod
+    def _some_library(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if not v:
+            raise ValueError("libraries must name at least one track")
+        return v
+
+
+class BoundaryPiece(_Frozen):
+    name: str
+    kind: Literal["dirichlet"] = "dirichlet"
+    segment: tuple[tuple[float, float], tuple[float, float]]  # endpoints, closed segment
+    value: Expr | list[Expr]  # the data restricted to this piece, in x, y (and t)
+
+
+class DomainSpec(_Frozen):
+    name: DomainName
+    description: str
+    outer: list[tuple[float, float]]  # counter-clockwise polygon
+    holes: list[list[tuple[float, float]]] = []  # removed open polygons
+
+
+class FieldSpec(_Frozen):
+    shape: tuple[int, ...]
+    dtype: str = "float64"
+
+
+class OutputContract(_Frozen):
+    fields: dict[str, FieldSpec]
+    outside: Literal["nan"] = "nan"
+    layout: str  # words for humans: axis order, grid coordinates
+
+
+class CaseSpec(_Frozen):
+    """Everything a solver agent may see about one case."""
+    schema_version: int = SCHEMA_VERSION
+    id: str
+    family: Family
+    equation: str
+    coefficients: dict[str, Coefficient]
+    forcing: Expr | list[Expr]
+    boundary: list[BoundaryPiece]
+    initial: Expr | list[Expr] | None = None
+    time: TimeSpec | None = None
+    domain: DomainSpec
+    grid: GridSpec
+    output: OutputContract
+    libraries: tuple[str, ...]
+
+
+class LibraryCalibration(_Frozen):
+    solver: str  # which calibration solver, with its resolution
+    e_base: float  # its relative L2 error on the grid
+    tau_acc: float  # max(alpha_acc * e_base, tau_min), materialised
+
+
+class GateConfig(_Frozen):
+    alpha_acc: float = 10.0
+    tau_min: float = 1e-6
+    alpha_time: float = 3.0
+    t_floor: float = 0.05  # seconds: t_base below this counts as this (noise floor)
+    eps: float = 1e-300  # guards the relative error of a zero reference
+
+
+class HiddenRecord(_Frozen):
+    """Evaluator-only half of a case."""
+    schema_version: int = SCHEMA_VERSION
+    id: str
+    reference_kind: Literal["manufactured"] = "manufactured"
+    solution: Expr | list[Expr]
+    reference_file: str
+    reference_sha256: str
+    in_domain_points: int
+    gates: GateConfig
+    calibration: dict[str, LibraryCalibration]
+    definition_sha256: str

@@ -1,0 +1,84 @@
+"""Library tracks as plug-ins: an environment check, the allowed imports, the
+solver contract text for prompts, the template-guided skeleton (a file under
+scaffolds/pde/), and our own calibration solver. A track whose library is not
+installed reports itself unavailable; nothing fakes it."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Solver = Callable[[dict[str, Any]], dict[str, Any]]
+
+CONTRACT = """\
+Write `solve(case_spec: dict) -> dict`. case_spec holds the PDE family and its
+coefficients, the forcing `f`, the boundary data per boundary piece (a segment
+and the value of u on it), initial data and time interval where the family is
+time-dependent, the domain and the evaluation grid. Expressions are Python
+syntax in x, y, t (u in a reaction term R) with pi, E, sin, cos, tan, exp,
+log, sqrt, sinh, cosh, tanh, atan; evaluate them with numpy.
+Return {"u": array, "solver_info": {...}}: "u" is a float array of shape
+(ny, nx) (rows are y) on x = linspace(bbox[0], bbox[1], nx),
+y = linspace(bbox[2], bbox[3], ny), with NaN at points outside the domain
+(boundary points are inside). For elasticity "u" has shape (2, ny, nx):
+u[0] is the x-displacement, u[1] the y-displacement. For time-dependent
+families return u at t_end. solver_info should report mesh_resolution,
+element_degree, dofs and, where used, iterations and time_steps.
+The solve must be accurate and fast; choose the method and resolution yourself."""
+
+
+@dataclass(frozen=True)
+class Track:
+    name: str
+    modules: tuple[str, ...]  # must import for the track to be available
+    allowed_imports: tuple[str, ...]
+    skeleton: str  # path under scaffolds/
+    calibration_module: str
+    extra_contract: str = ""
+
+    def available(self) -> tuple[bool, str]:
+        missing = [m for m in self.modules if importlib.util.find_spec(m) is None]
+        if missing:
+            return False, f"not installed: {', '.join(missing)} (pip install 'fembench-agents[pde]')"
+        return True, "available"
+
+    def contract_text(self) -> str:
+        return CONTRACT + ("\n" + self.extra_contract if self.extra_contract else "")
+
+    def calibration_solver(self) -> Solver:
+        ok, why = self.available()
+        if not ok:
+            raise TrackUnavailable(f"track {self.name} unavailable: {why}")
+        mod = importlib.import_module(self.calibration_module)
+        solver: Solver = mod.solve
+        return solver
+
+
+class TrackUnavailable(RuntimeError):
+    pass
+
+
+TRACKS: dict[str, Track] = {
+    "numpy-scipy": Track(
+        name="numpy-scipy", modules=("numpy", "scipy"),
+        allowed_imports=("numpy", "scipy", "math", "functools", "itertools", "collections", "typing"),
+        skeleton="pde/numpy_scipy_skeleton.py",
+        calibration_module="fembench_agents.cases.calibration.numpy_scipy",
+        extra_contract="Use numpy and scipy only (any method: finite differences, finite elements, ...)."),
+    "scikit-fem": Track(
+        name="scikit-fem", modules=("numpy", "scipy", "skfem"),
+        allowed_imports=("numpy", "scipy", "skfem", "math", "functools", "itertools", "collections",
+                         "typing"),
+        skeleton="pde/scikit_fem_skeleton.py",
+        calibration_module="fembench_agents.cases.calibration.scikit_fem",
+        extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed."),
+}
+
+
+def get_track(name: str) -> Track:
+    if name not in TRACKS:
+        raise KeyError(f"unknown library track {name!r}; known: {', '.join(sorted(TRACKS))}")
+    return TRACKS[name]

@@ -1,0 +1,56 @@
+"""`cases validate`: the committed records are what the definitions build,
+every case is leak-free, and the track's rules hold (at least 36 cases, every
+family on at least two domains, the evaluator-only half absent from the specs)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from fembench_agents.cases import store
+from fembench_agents.cases.builder import build_case
+from fembench_agents.cases.domains import DOMAINS, grid_mask
+from fembench_agents.cases.leak import leaks
+
+
+def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
+    out: list[str] = []
+    try:
+        defs = store.load_definitions(cases_dir)
+        specs = {s.id: s for s in store.load_specs(cases_dir)}
+    except store.CaseStoreError as exc:
+        return [str(exc)]
+    if set(specs) != {d.id for d in defs}:
+        out.append(f"{store.SPECS_FILE} does not match the definitions: run `fembench-agents cases build`")
+    domains: dict[str, set[str]] = defaultdict(set)
+    for d in defs:
+        domains[d.family].add(d.domain)
+    if len(defs) < 36:
+        out.append(f"only {len(defs)} cases; the track needs at least 36")
+    out += [f"family {f} on fewer than two domains" for f, ds in sorted(domains.items()) if len(ds) < 2]
+    for d in defs:
+        if d.id not in specs:
+            continue
+        try:
+            hidden, arrays = store.load_hidden(cases_dir, d.id)
+        except (store.CaseStoreError, OSError, ValueError) as exc:
+            out.append(f"{d.id}: {exc}")
+            continue
+        spec = specs[d.id]
+        spec_text = spec.model_dump_json()
+        sols = hidden.solution if isinstance(hidden.solution, list) else [hidden.solution]
+        out += [f"{d.id}: the manufactured solution appears in the spec" for s in sols if s in spec_text]
+        tau = max(c.tau_acc for c in hidden.calibration.values())
+        mask = grid_mask(DOMAINS[d.domain], d.grid)
+        out += [f"{d.id}: {p.source} passes the accuracy gate (error {p.error:.2e})"
+                for p in leaks(spec, arrays["u"], mask, tau)]
+        if rebuild:
+            raw = (cases_dir / store.DEFINITIONS / f"{d.id}.toml").read_bytes()
+            b = build_case(d, raw, hidden.gates)
+            same = (b.npz == (cases_dir / store.HIDDEN / hidden.reference_file).read_bytes()
+                    and json.loads(b.hidden.model_dump_json()) == json.loads(hidden.model_dump_json())
+                    and b.spec == spec)
+            if not same:
+                out.append(f"{d.id}: the committed record differs from a fresh build: run `fembench-agents cases build`")
+    return out

@@ -1,0 +1,73 @@
+"""Our calibration solver for every (case, library) passes all three gates of
+its own case, timed here the way an attempt is timed; tracks report their
+availability honestly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fembench_agents.cases import gates, store, timing
+from fembench_agents.cases.domains import DOMAINS, grid_mask
+from fembench_agents.cases.tracks import TRACKS, Track, TrackUnavailable, get_track
+
+CASES = Path(__file__).resolve().parent.parent / "cases"
+SPECS = store.load_specs(CASES)
+PAIRS = [(s, lib) for s in SPECS for lib in s.libraries]
+
+
+@pytest.mark.parametrize("spec, lib", PAIRS, ids=lambda v: v if isinstance(v, str) else v.id)
+def test_calibration_solver_passes_its_own_gates(spec, lib) -> None:  # type: ignore[no-untyped-def]
+    hidden, arrays = store.load_hidden(CASES, spec.id)
+    solver = get_track(lib).calibration_solver()
+    spec_dict = json.loads(spec.model_dump_json())
+    t_base = timing.time_solve(solver, spec_dict, repeats=1)
+    out = solver(spec_dict)
+    import time
+    start = time.perf_counter()
+    solver(spec_dict)
+    seconds = time.perf_counter() - start
+    mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
+    outcome = gates.evaluate(spec.id, out, contract=spec.output, reference=arrays, mask=mask, library=lib,
+                             e_base=hidden.calibration[lib].e_base, t_base=t_base, seconds=(seconds,),
+                             config=hidden.gates)
+    assert outcome.report.passed, outcome.report.stages
+    assert outcome.report.relative_l2_error == pytest.approx(hidden.calibration[lib].e_base, rel=1e-3)
+
+
+def test_tracks_are_available_here_and_an_absent_library_is_refused() -> None:
+    for track in TRACKS.values():
+        assert track.available()[0]
+        assert "solve(case_spec" in track.contract_text()
+        assert (Path(__file__).resolve().parent.parent / "scaffolds" / track.skeleton).exists()
+    ghost = Track(name="ghost", modules=("no_such_library_xyz",), allowed_imports=("no_such_library_xyz",),
+                  skeleton="", calibration_module="nowhere")
+    ok, why = ghost.available()
+    assert not ok and "no_such_library_xyz" in why
+    with pytest.raises(TrackUnavailable, match="ghost"):
+        ghost.calibration_solver()
+    with pytest.raises(KeyError, match="known"):
+        get_track("dolfinx")
+
+
+def test_machine_calibration_round_trip_and_missing(tmp_path: Path) -> None:
+    with pytest.raises(timing.CalibrationMissing, match="cases calibrate"):
+        timing.load(tmp_path, "nowhere")
+    cal = timing.MachineCalibration(machine="m1", fingerprint={"cpus": "2"}, repeats=3,
+                                    t_base={"a": {"numpy-scipy": 0.01}})
+    timing.save(tmp_path, cal)
+    again = timing.load(tmp_path, "m1")
+    assert again == cal and again.calibration_id == cal.calibration_id
+    assert again.lookup("a", "numpy-scipy") == 0.01
+    with pytest.raises(timing.CalibrationMissing):
+        again.lookup("b", "numpy-scipy")
+
+
+def test_skeletons_use_only_their_tracks_imports() -> None:
+    root = Path(__file__).resolve().parent.parent / "scaffolds"
+    for track in TRACKS.values():
+        source = (root / track.skeleton).read_text()
+        assert gates.disallowed_imports(source, track.allowed_imports) == []
+    assert gates.disallowed_imports("import skfem\n", TRACKS["numpy-scipy"].allowed_imports) == ["skfem"]

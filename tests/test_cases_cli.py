@@ -1,0 +1,77 @@
+"""The `cases` sub-app through typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from fembench_agents.cases import store, timing
+from fembench_agents.cases.cli import cases_app
+
+CASES = Path(__file__).resolve().parent.parent / "cases"
+runner = CliRunner()
+
+
+def _copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "cases"
+    shutil.copytree(CASES, copy, ignore=shutil.ignore_patterns("calibration"))
+    return copy
+
+
+def test_list_shows_cases_and_tracks() -> None:
+    res = runner.invoke(cases_app, ["list", "--cases", str(CASES)])
+    assert res.exit_code == 0, res.output
+    assert "poisson_lshape_smooth" in res.output and "el_hole_trig" in res.output
+    assert "track numpy-scipy: available" in res.output and "track scikit-fem: available" in res.output
+
+
+def test_show_prints_only_the_agent_visible_spec() -> None:
+    res = runner.invoke(cases_app, ["show", "hz_square_k4", "--cases", str(CASES)])
+    assert res.exit_code == 0, res.output
+    spec = json.loads(res.output)
+    assert spec["family"] == "helmholtz" and spec["grid"]["nx"] == 65
+    for word in ("e_base", "tau", "solution", "reference"):
+        assert word not in res.output
+    bad = runner.invoke(cases_app, ["show", "nope", "--cases", str(CASES)])
+    assert bad.exit_code == 2 and "unknown case" in bad.output
+
+
+def test_build_one_case_keeps_the_others_and_is_identical(tmp_path: Path) -> None:
+    copy = _copy(tmp_path)
+    before = (copy / store.SPECS_FILE).read_bytes()
+    res = runner.invoke(cases_app, ["build", "--cases", str(copy), "--only", "poisson_square_smooth"])
+    assert res.exit_code == 0, res.output
+    assert (copy / store.SPECS_FILE).read_bytes() == before
+    bad = runner.invoke(cases_app, ["build", "--cases", str(copy), "--only", "nope"])
+    assert bad.exit_code == 2 and "unknown case ids: nope" in bad.output
+
+
+def test_calibrate_writes_machine_times_apart(tmp_path: Path) -> None:
+    copy = _copy(tmp_path)
+    res = runner.invoke(cases_app, ["calibrate", "--cases", str(copy), "--only", "hz_square_k4",
+                                    "--repeats", "1", "--machine", "testbox"])
+    assert res.exit_code == 0, res.output
+    cal = timing.load(copy, "testbox")
+    assert set(cal.t_base["hz_square_k4"]) == {"numpy-scipy", "scikit-fem"}
+    assert cal.lookup("hz_square_k4", "numpy-scipy") > 0
+    assert cal.calibration_id in res.output
+
+
+def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Path) -> None:
+    res = runner.invoke(cases_app, ["validate", "--cases", str(CASES)])
+    assert res.exit_code == 0, res.output
+    copy = _copy(tmp_path)
+    lines = (copy / store.SPECS_FILE).read_text().splitlines()
+    hidden = json.loads((copy / store.HIDDEN / "poisson_square_smooth.json").read_text())
+    for i, line in enumerate(lines):
+        spec = json.loads(line)
+        if spec["id"] == "poisson_square_smooth":
+            spec["boundary"][0]["value"] = hidden["solution"]  # the published track's leak
+            lines[i] = json.dumps(spec)
+    (copy / store.SPECS_FILE).write_text("\n".join(lines) + "\n")
+    res = runner.invoke(cases_app, ["validate", "--cases", str(copy), "--no-rebuild"])
+    assert res.exit_code == 1
+    assert "poisson_square_smooth" in res.output and "accuracy gate" in res.output
