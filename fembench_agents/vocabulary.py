@@ -9,9 +9,10 @@ from typing import Literal, get_args
 Track = Literal["code", "tests"]
 
 # Stages an attempt goes through (function track: parse -> imports -> execute
-# -> correct; test track: parse -> imports -> tests), and "model_error" for
-# an episode whose model call failed before any attempt was scored.
-Stage = Literal["parse", "imports", "execute", "correct", "tests", "model_error"]
+# -> correct; test track: parse -> imports -> tests; PDE cases: executes ->
+# accurate -> fast), and "model_error" for an episode whose model call failed
+# before any attempt was scored.
+Stage = Literal["parse", "imports", "execute", "correct", "tests", "executes", "accurate", "fast", "model_error"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
 
 FailureReason = Literal[
@@ -25,6 +26,9 @@ FailureReason = Literal[
     "wrong_output",
     # tests
     "missing_test", "fails_on_reference", "failure_not_detected",
+    # PDE cases: executes (an output that breaks the contract), accurate, fast
+    "not_a_dict", "missing_field", "wrong_type", "wrong_shape", "wrong_dtype", "non_finite",
+    "too_inaccurate", "too_slow", "not_timed",
     # an episode without a scored attempt
     "model_error",
 ]

@@ -47,7 +47,7 @@ def test_the_script_and_python_m_list_the_same_commands(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=120)
     assert script.returncode == module.returncode == 0
     assert _commands(script.stdout) == _commands(module.stdout) == [
-        "optimize", "run", "compare", "report", "replay", "score", "models", "sandbox", "tasks"]
+        "optimize", "run", "compare", "report", "replay", "score", "cases", "models", "sandbox", "tasks"]
 
 
 def test_tasks_list_and_show(fem_copy: Path) -> None:

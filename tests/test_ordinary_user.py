@@ -68,8 +68,10 @@ def run_as_user(home: Path, argv: list[str], *, user_namespaces: bool = True,
                "--expose", str(ROOT), "--expose", os.path.realpath(sys.prefix), "--expose", str(home)]
     if not user_namespaces:
         command.append("--no-user-namespaces")
+    # PYTHONPATH: the user runs this checkout's package, whichever one is installed.
     env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "LANG": "C.UTF-8",
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENAI_API_KEY": SECRET, "COLUMNS": "200"}
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENAI_API_KEY": SECRET, "COLUMNS": "200",
+           "PYTHONPATH": str(ROOT)}
     return subprocess.run([*command, "--", *argv], cwd=home, env=env, capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)
 
@@ -80,7 +82,7 @@ def as_user(home: Path, *args: str, user_namespaces: bool = True) -> subprocess.
 
 
 def as_root(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OPENAI_API_KEY": SECRET, "COLUMNS": "200"}
+    env = {**os.environ, "OPENAI_API_KEY": SECRET, "COLUMNS": "200", "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "fembench_agents.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
 

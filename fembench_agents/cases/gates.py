@@ -28,7 +28,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from fembench_agents.cases.model import GateConfig, OutputContract
-from fembench_agents.outcome import StageResult
+from fembench_agents.scoring.outcomes import StageResult
+from fembench_agents.vocabulary import FailureReason
 
 Stage = Literal["executes", "accurate", "fast"]
 DIAGNOSTIC_KEYS = ("mesh_resolution", "element_degree", "dofs", "iterations", "time_steps",
@@ -94,7 +95,7 @@ def disallowed_imports(source: str, allowed: Sequence[str]) -> list[str]:
 
 def check_output(output: Any, contract: OutputContract, mask: np.ndarray) -> StageResult:
     """Names, shapes, float dtype, finiteness at every in-domain point."""
-    def fail(reason: str, detail: str) -> StageResult:
+    def fail(reason: FailureReason, detail: str) -> StageResult:
         return StageResult(stage="executes", passed=False, reason=reason, detail=detail)
     if not isinstance(output, Mapping):
         return fail("not_a_dict", f"solve returned {type(output).__name__}, expected a dict")
@@ -122,7 +123,8 @@ def executes(output: Any, contract: OutputContract, mask: np.ndarray, *, ended: 
         return StageResult(stage="executes", passed=False, reason="disallowed_import",
                            detail="; ".join(bad_imports))
     if ended != "ok":
-        reason = {"timeout": "timeout", "error": "runtime_error"}.get(ended, "crashed")
+        reasons: dict[str, FailureReason] = {"timeout": "timeout", "error": "runtime_error"}
+        reason = reasons.get(ended, "crashed")
         return StageResult(stage="executes", passed=False, reason=reason, detail=message or None)
     return check_output(output, contract, mask)
 
