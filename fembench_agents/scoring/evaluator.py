@@ -25,6 +25,7 @@ from fembench_agents.scoring.outcomes import (
     TestSuiteOutcome,
 )
 from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
+from fembench_agents.scoring.sandbox.jobs import CallJob, Implementation, TestSpec
 from fembench_agents.suite.model import Task
 from fembench_agents.vocabulary import FailureReason
 
@@ -93,7 +94,7 @@ class Evaluator:
         return ["\n".join(task.required_imports), *(h.source for h in task.helpers)]
 
     @staticmethod
-    def task_implementation(task: Task, function: str) -> dict[str, Any]:
+    def task_implementation(task: Task, function: str) -> Implementation:
         """A reference or expected-failure implementation, built from the module
         reduced to what it needs (see `implementation_source`)."""
         drop = (*task.test_names, *task.expected_failure_names, "task_info", task.main_name)
@@ -113,8 +114,8 @@ class Evaluator:
         return outputs
 
     def run_reference(self, task: Task, function: str | None = None) -> list[ReferenceOutput]:
-        job = {"kind": "call", "implementation": self.task_implementation(task, function or task.main_name),
-               "inputs": list(task.inputs)}
+        job: CallJob = {"kind": "call", "implementation": self.task_implementation(task, function or task.main_name),
+                        "inputs": list(task.inputs)}
         result = self.sandbox.run(job, self._call_policy(task))
         frames = {f.get("index"): f for f in result.events("input")}
         if result.events("build_error"):
@@ -162,7 +163,7 @@ class Evaluator:
             return FunctionOutcome(task_id=task.task_id, passed=False, stages=tuple(stages),
                                    seconds=time.perf_counter() - start)
         reference = self.reference_outputs(task)
-        job = {"kind": "call", "inputs": list(task.inputs),
+        job: CallJob = {"kind": "call", "inputs": list(task.inputs),
                "implementation": {"preamble": self._preamble(task), "code": parsed.code,
                                   "function": task.main_name}}
         t0 = time.perf_counter()
@@ -229,7 +230,7 @@ class Evaluator:
         return inputs, StageResult(stage="execute", passed=True), correct
 
     # ----- test-suite attempts -----------------------------------------------
-    def run_test(self, task: Task, implementation: dict[str, Any], test: dict[str, Any]) -> JobResult:
+    def run_test(self, task: Task, implementation: Implementation, test: TestSpec) -> JobResult:
         return self.sandbox.run({"kind": "test", "implementation": implementation, "test": test},
                                 self._test_policy(task))
 
@@ -256,7 +257,7 @@ class Evaluator:
         present = [t for t in task.tests if t.name in parsed.functions]
         jobs = []
         for t in present:
-            spec = {"preamble": self._preamble(task), "code": parsed.code, "name": t.name}
+            spec: TestSpec = {"preamble": self._preamble(task), "code": parsed.code, "name": t.name}
             for impl in (task.main_name, *(f.name for f in t.expected_failures)):
                 jobs.append((t.name, impl, self.task_implementation(task, impl), spec))
         futures = [self._pool.submit(self.run_test, task, impl_spec, spec) for _, _, impl_spec, spec in jobs]

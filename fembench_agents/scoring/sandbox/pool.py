@@ -22,6 +22,7 @@ from fembench_agents.scoring.sandbox.isolation import (
     IsolationReport,
     WeakIsolationRefused,
 )
+from fembench_agents.scoring.sandbox.jobs import Job
 from fembench_agents.scoring.sandbox.policy import SandboxPolicy, sandbox_env
 
 
@@ -72,21 +73,22 @@ def _inside(path: str, root: str) -> bool:
 
 
 @contextlib.contextmanager
-def _payload(job: dict[str, Any], policy: SandboxPolicy, hidden: list[str],
+def _payload(job: Job, policy: SandboxPolicy, hidden: list[str],
              require_namespaces: bool) -> Iterator[dict[str, Any]]:
     """The request for a job. The implementation of a test job does not travel
     in the request, which every process of the job reads, test process
     included: it goes in a private file that the job's trusted intermediate
     process opens and unlinks, and only the process that runs the
-    implementation reads (see `runner.run_test`)."""
+    implementation reads (see `proxy.run_test`)."""
     path = None
-    if job.get("kind") == "test":
+    sent: dict[str, Any] = dict(job)
+    if job["kind"] == "test":
         fd, path = tempfile.mkstemp(prefix="fembench-impl-", suffix=".json")
         with os.fdopen(fd, "w") as fh:
             json.dump(job["implementation"], fh)
-        job = {**job, "implementation": {"file": path}}
+        sent["implementation"] = {"file": path}
     try:
-        yield {"job": job, "policy": policy.as_dict(), "hidden": hidden,
+        yield {"job": sent, "policy": policy.as_dict(), "hidden": hidden,
                "require_namespaces": require_namespaces}
     finally:
         if path is not None:
@@ -169,7 +171,7 @@ class Sandbox:
             raise WeakIsolationRefused(report)
         return report
 
-    def run(self, job: dict[str, Any], policy: SandboxPolicy) -> JobResult:
+    def run(self, job: Job, policy: SandboxPolicy) -> JobResult:
         self.require_isolation()
         result = self._run(job, policy, require_namespaces=not self.allow_weak_isolation)
         if result.isolation != NAMESPACED and not self.allow_weak_isolation:
@@ -177,7 +179,7 @@ class Sandbox:
             raise WeakIsolationRefused(IsolationReport(level=result.isolation, detail=result.isolation_detail))
         return result
 
-    def _run(self, job: dict[str, Any], policy: SandboxPolicy, require_namespaces: bool) -> JobResult:
+    def _run(self, job: Job, policy: SandboxPolicy, require_namespaces: bool) -> JobResult:
         # No request id: nothing that tells one job from another reaches the child.
         worker = self._acquire()
         try:

@@ -1,0 +1,59 @@
+"""The jobs the sandbox runs, typed. They cross into the child as JSON; these
+are TypedDicts (plain dicts at run time), so the child imports nothing to
+read them and mypy checks every job the parent builds.
+
+- describe: execute a task module, report its task_info as plain data;
+- call: build an implementation, call it on each input;
+- test: run one test function against an implementation in its own process;
+- probe: nothing, to learn the isolation a job gets.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+
+class Implementation(TypedDict):
+    """The function under test: a task implementation (`module_source`, the
+    module reduced to what it needs) or an attempt (`code` after the allowed
+    imports and given helpers in `preamble`), named `function`."""
+
+    function: str
+    module_source: NotRequired[str]
+    preamble: NotRequired[list[str]]
+    code: NotRequired[str]
+
+
+class TestSpec(TypedDict):
+    """A test to run: the task's own (`module_source`) or generated (`code`
+    after `preamble`), the function `name`."""
+
+    name: str
+    module_source: NotRequired[str]
+    preamble: NotRequired[list[str]]
+    code: NotRequired[str]
+
+
+class DescribeJob(TypedDict):
+    kind: Literal["describe"]
+    source: str
+    filename: str
+
+
+class CallJob(TypedDict):
+    kind: Literal["call"]
+    implementation: Implementation
+    inputs: list[Any]  # codec data: one argument list per input
+
+
+class TestJob(TypedDict):
+    kind: Literal["test"]
+    implementation: Implementation
+    test: TestSpec
+
+
+class ProbeJob(TypedDict):
+    kind: Literal["probe"]
+
+
+Job = DescribeJob | CallJob | TestJob | ProbeJob
