@@ -15,15 +15,17 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fembench_agents.scoring.sandbox.isolation import (
     NAMESPACED,
     IsolationReport,
     WeakIsolationRefused,
 )
-from fembench_agents.scoring.sandbox.jobs import Job
 from fembench_agents.scoring.sandbox.policy import SandboxPolicy, sandbox_env
+
+if TYPE_CHECKING:  # the workers import this module; a job's shape never needs to be in them
+    from fembench_agents.scoring.sandbox.jobs import Job
 
 
 @dataclass
