@@ -305,6 +305,12 @@ def refusing_stand_in() -> Iterator[StandIn]:
 Command = tuple[list[str | Path], dict[str, str]]  # arguments, provider keys set
 
 
+# The CLI with the scripted test provider registered (its `scripted/echo` model
+# answers with the prompt), as the tests that use it register it.
+CLI_WITH_SCRIPTS = ("from fembench_agents.models.scripted import ensure_registered; ensure_registered(); "
+                    "from fembench_agents.cli import main; main()")
+
+
 def cli_all(commands: dict[str, Command], cwd: Path) -> dict[str, subprocess.CompletedProcess[str]]:
     """The CLI as a user runs it, importing this checkout's package, with only
     the given keys set; the commands run at once (each process costs seconds)."""
@@ -313,7 +319,7 @@ def cli_all(commands: dict[str, Command], cwd: Path) -> dict[str, subprocess.Com
         env = {k: v for k, v in os.environ.items() if k not in KEY_VARIABLES}
         env.update(keys, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True", COLUMNS="250", NO_COLOR="1",
                    TERM="dumb")
-        procs[name] = subprocess.Popen([sys.executable, "-c", "from fembench_agents.cli import main; main()",
+        procs[name] = subprocess.Popen([sys.executable, "-c", CLI_WITH_SCRIPTS,
                                         *map(str, args)], cwd=cwd, env=env, stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, text=True)
     results = {}

@@ -1,12 +1,15 @@
-"""From a model name to a client: `local` (or `local/smollm2`) is the embedded
-server, `scripted/<name>` a registered script, anything else goes to litellm
+"""From a model name to a client, through a registry of model sources:
+`local` (or `local/smollm2`) is the embedded server, a source registered by
+`register_model_source` claims its own names (the tests' scripted models),
+anything else goes to litellm
 (`openai/...`, `anthropic/...`, `gemini/...`, `together_ai/...`, or any
 OpenAI-compatible server via `params.api_base`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, replace
 
 from fembench_agents.messages import ModelParams
 from fembench_agents.models._litellm import litellm
@@ -16,9 +19,69 @@ from fembench_agents.models.config import ClientOptions
 from fembench_agents.models.credentials import PLACEHOLDER_KEY, missing_keys
 from fembench_agents.models.keys import load_env
 from fembench_agents.models.local_server import LocalModelServer
-from fembench_agents.models.names import LOCAL_MODEL, LOCAL_NAMES, is_local, is_scripted
-from fembench_agents.models.scripted import PROVIDER as SCRIPTED
-from fembench_agents.models.scripted import get_script
+from fembench_agents.models.names import LOCAL_MODEL, is_local
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    """What a client is built from: the recorded name, what litellm is asked
+    for when it differs, a key to hand litellm, parameters and options."""
+
+    name: str
+    params: ModelParams | None
+    options: ClientOptions | None
+    litellm_model: str | None = None
+    api_key: str | None = None
+
+
+Prepare = Callable[[ClientSpec, "LocalModelServer | None"], ClientSpec]
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """A kind of model name that is not litellm's own: `claims` recognises its
+    names, `prepare` turns them into what a litellm client needs, `provider` is
+    the name its model-call limit is shared under."""
+
+    provider: str
+    claims: Callable[[str], bool]
+    prepare: Prepare
+
+
+_SOURCES: dict[str, ModelSource] = {}
+
+
+def register_model_source(source: ModelSource) -> None:
+    """One entry per kind of model name; anything no source claims goes to litellm."""
+    _SOURCES[source.provider] = source
+
+
+def _source_of(name: str) -> ModelSource | None:
+    return next((s for s in _SOURCES.values() if s.claims(name)), None)
+
+
+def _prepare_local(spec: ClientSpec, server: LocalModelServer | None) -> ClientSpec:
+    if server is None or not server.running:
+        raise ValueError(f"model {spec.name!r} needs the local model server running; "
+                         "use open_client(...) or pass local_server=")
+    # The server answers one request at a time: more in flight only queue there.
+    options = (spec.options or ClientOptions()).model_copy(update={"concurrency": 1})
+    if options.token_prices is None and options.price_as is None:
+        options = options.model_copy(update={"token_prices": (0.0, 0.0)})  # it is free, not unpriced
+    return ClientSpec(LOCAL_MODEL, (spec.params or ModelParams()).model_copy(update={"api_base": server.api_base}),
+                      options, server.litellm_model, server.api_key)
+
+
+def _prepare_litellm(spec: ClientSpec) -> ClientSpec:
+    _check_provider(spec.name, spec.params)
+    load_env()
+    if spec.params is not None and spec.params.api_base is not None and missing_keys(spec.name):
+        # A server that needs a key answers 401, which is not retried.
+        return replace(spec, api_key=PLACEHOLDER_KEY)
+    return spec
+
+
+register_model_source(ModelSource("local", is_local, _prepare_local))
 
 
 def make_client(model_name: str, params: ModelParams | None = None, *,
@@ -27,39 +90,20 @@ def make_client(model_name: str, params: ModelParams | None = None, *,
                 local_server: LocalModelServer | None = None) -> LiteLLMClient:
     """A client for `model_name`; ValueError names what is wrong with a bad one.
     `local` needs a running `local_server` (see `open_client`)."""
-    name = model_name.strip()
-    litellm_model, api_key = None, None
-    if name in LOCAL_NAMES:
-        if local_server is None or not local_server.running:
-            raise ValueError(f"model {model_name!r} needs the local model server running; "
-                             "use open_client(...) or pass local_server=")
-        name, litellm_model, api_key = LOCAL_MODEL, local_server.litellm_model, local_server.api_key
-        params = (params or ModelParams()).model_copy(update={"api_base": local_server.api_base})
-        # The server answers one request at a time: more in flight only queue there.
-        options = (options or ClientOptions()).model_copy(update={"concurrency": 1})
-        if options.token_prices is None and options.price_as is None:
-            options = options.model_copy(update={"token_prices": (0.0, 0.0)})  # it is free, not unpriced
-    elif is_scripted(name):
-        script = name.removeprefix(f"{SCRIPTED}/")
-        if get_script(script) is None:
-            raise ValueError(f"no script named {script!r}: register it first with register_script({script!r}, ...)")
-    else:
-        _check_provider(name, params)
-        load_env()
-        if params is not None and params.api_base is not None and missing_keys(name):
-            api_key = PLACEHOLDER_KEY  # a server that needs a key answers 401, which is not retried
-    return LiteLLMClient(name, params, options=options, cache=cache, on_call=on_call,
-                         system_prompt=system_prompt, litellm_model=litellm_model, api_key=api_key)
+    spec = ClientSpec(model_name.strip(), params, options)
+    source = _source_of(spec.name)
+    spec = source.prepare(spec, local_server) if source is not None else _prepare_litellm(spec)
+    return LiteLLMClient(spec.name, spec.params, options=spec.options, cache=cache, on_call=on_call,
+                         system_prompt=system_prompt, litellm_model=spec.litellm_model, api_key=spec.api_key)
 
 
 def provider_of(model_name: str, params: ModelParams | None = None) -> str:
     """The provider that serves `model_name` (`local`, `scripted`, `openai`, ...),
     which a run's model-call limit is shared by."""
     name = model_name.strip()
-    if name in LOCAL_NAMES:
-        return "local"
-    if name.startswith(f"{SCRIPTED}/"):
-        return SCRIPTED
+    source = _source_of(name)
+    if source is not None:
+        return source.provider
     try:
         return str(litellm.get_llm_provider(name, api_base=params.api_base if params else None)[1])
     except Exception:

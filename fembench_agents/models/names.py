@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from fembench_agents.models.scripted import PROVIDER as SCRIPTED
-
+SCRIPTED = "scripted"  # the tests' scripted models: scripted/<name>
 LOCAL_MODEL = "local/smollm2"
 LOCAL_NAMES = frozenset({"local", LOCAL_MODEL})
 

@@ -15,8 +15,10 @@ import openai
 
 from fembench_agents.messages import Message
 from fembench_agents.models._litellm import litellm
+from fembench_agents.models.factory import ClientSpec, ModelSource, register_model_source
+from fembench_agents.models.names import SCRIPTED, is_scripted
 
-PROVIDER = "scripted"
+PROVIDER = SCRIPTED
 Responder = Callable[[list[Message]], str | Awaitable[str]]
 Failure = Literal["rate_limit", "server_error", "timeout"]
 
@@ -102,11 +104,20 @@ _PROVIDER = ScriptedProvider()
 
 
 def ensure_registered() -> ScriptedProvider:
-    """Put the provider into litellm.custom_provider_map (once), keeping others there."""
+    """Put the provider into litellm.custom_provider_map and our model sources
+    (once), keeping others there."""
     if not any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
         litellm.custom_provider_map = [*litellm.custom_provider_map,
                                        {"provider": PROVIDER, "custom_handler": _PROVIDER}]
+    register_model_source(ModelSource(PROVIDER, is_scripted, _prepare_scripted))
     return _PROVIDER
+
+
+def _prepare_scripted(spec: ClientSpec, server: object) -> ClientSpec:
+    script = spec.name.removeprefix(f"{PROVIDER}/")
+    if get_script(script) is None:
+        raise ValueError(f"no script named {script!r}: register it first with register_script({script!r}, ...)")
+    return spec
 
 
 def register_script(name: str, replies: Sequence[str] | Responder, *, fail_first: int = 0,
