@@ -12,6 +12,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # connections opened at once wait in the kernel, not refused
+    daemon_threads = True
+
+
 class StandIn:
     """An OpenAI-compatible chat server on a loopback port. `refuse` makes it
     answer 401 (echoing the key it was sent, as careless providers do),
@@ -72,7 +77,7 @@ class StandIn:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 

@@ -208,14 +208,15 @@ WRONG_REPLY = "```python\ndef scale_vector(x, factor):\n    return x\n```\n"
 
 def test_episodes_at_once_keep_as_many_requests_in_flight(tasks: list[Task], evaluator: Evaluator,
                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """16 episodes at once against a server that takes 0.3 s: 16 requests in
+    """16 episodes at once against a server that takes 2 s: 16 requests in
     flight, no hidden cap below; the model-call limit caps them where set."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
-    server = StandIn(WRONG_REPLY, latency=0.3)
+    evaluator.reference_outputs(tasks[0])  # computed once, before the episodes start together
+    server = StandIn(WRONG_REPLY, latency=2.0)  # long enough for all of them to get there on a busy machine
     try:
         for concurrency, model_concurrency, expected in ((16, None, 16), (16, 4, 4)):
             server.max_in_flight = 0
-            config = RunConfig(model="openai/standin", agent="single-shot", tasks=tasks[0].task_id, repeats=32,
+            config = RunConfig(model="openai/standin", agent="single-shot", tasks=tasks[0].task_id, repeats=16,
                                concurrency=concurrency, model_concurrency=model_concurrency,
                                params=ModelParams(api_base=server.api_base))
             options = ClientOptions(concurrency=config.model_calls_at_once, concurrency_group="openai",
@@ -223,7 +224,7 @@ def test_episodes_at_once_keep_as_many_requests_in_flight(tasks: list[Task], eva
             client = make_client(config.model, config.params, options=options)
             episodes = run(config, tasks, tmp_path / f"c{expected}", evaluator, ResponseCache(tmp_path / "c"),
                            client=client)
-            assert len(episodes) == 32 and not any(e.status == "error" for e in episodes)
+            assert len(episodes) == 16 and not any(e.status == "error" for e in episodes)
             assert server.max_in_flight == expected
     finally:
         server.close()

@@ -270,6 +270,11 @@ def _limit_resources(vm_kb: int, memory_mb: int, cpu_seconds: int, max_processes
         (resource.RLIMIT_CORE, 0),
     ):
         hard = value + 1 if limit == resource.RLIMIT_CPU else value
+        # Never above what the scorer itself was given (`ulimit -t`, a batch
+        # scheduler): raising a hard limit is refused, and the job would die.
+        _, inherited = resource.getrlimit(limit)
+        if inherited != resource.RLIM_INFINITY:
+            value, hard = min(value, inherited), min(hard, inherited)
         resource.setrlimit(limit, (value, hard))
 
 
