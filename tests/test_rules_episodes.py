@@ -1,0 +1,346 @@
+"""What an episode is recorded as, and which record wins where records are
+read: the episode summary (the last scored attempt decides unless one passed),
+its tokens and cost, resume (the latest finished record of an episode), the
+log reader, and the outcome's own summary properties."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from fembench_agents.feedback import TemplateFeedback
+from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse, Usage
+from fembench_agents.outcome import ErrorInfo, FunctionOutcome, InputResult, StageResult
+from fembench_agents.outcome import TestResult as CaseResult  # aliased: pytest would collect Test*
+from fembench_agents.outcome import TestSuiteOutcome as SuiteOutcome
+from fembench_agents.runlog import (
+    AttemptRecord,
+    EpisodeRecord,
+    RunLog,
+    episode_key,
+    finished_episodes,
+    read_log,
+)
+from fembench_agents.runs import RunConfig, execute_run
+from fembench_agents.session import EpisodeSession, ModelUnavailable
+
+MODEL = "mock/model"
+PROMPT = [Message(role="user", content="write f")]
+
+
+# ----------------------------------------------------------------- outcomes by hand
+
+
+def fn(*failed: tuple[str, str], passed: tuple[str, ...] = ()) -> FunctionOutcome:
+    return FunctionOutcome(task_id="T", passed=not failed, stages=(
+        *(StageResult(stage=s, passed=True) for s in passed),
+        *(StageResult(stage=s, passed=False, reason=r) for s, r in failed)))
+
+
+PARSE_FAIL = fn(("parse", "syntax_error"))
+RUNTIME_FAIL = fn(("execute", "runtime_error"), passed=("parse", "imports"))
+WRONG = fn(("correct", "wrong_output"), passed=("parse", "imports", "execute"))
+PASS = fn(passed=("parse", "imports", "execute", "correct"))
+
+
+def make_suite(*tests: CaseResult, parse_error: bool = False) -> SuiteOutcome:
+    if parse_error:
+        return SuiteOutcome(task_id="T", passed=False, tests=tests,
+                            stages=(StageResult(stage="parse", passed=False, reason="syntax_error"),))
+    joint = all(t.joint for t in tests)
+    return SuiteOutcome(task_id="T", passed=joint, tests=tests, stages=(
+        StageResult(stage="parse", passed=True), StageResult(stage="imports", passed=True),
+        StageResult(stage="tests", passed=joint, reason=None if joint else "failure_not_detected")))
+
+
+def case(name: str, present: bool = True, reference: bool = True, **detected: bool) -> CaseResult:
+    return CaseResult(name=name, present=present, passes_reference=reference, detected=detected)
+
+
+HALF_RIGHT = make_suite(case("test_a", f=True), case("test_b", g=False))
+UNPARSED = make_suite(case("test_a", False, False, f=False), case("test_b", False, False, g=False),
+                         parse_error=True)
+
+
+# ----------------------------------------------------------------- fakes
+
+
+class QueuedEvaluator:
+    """Returns the given outcomes in order, whatever the text."""
+
+    def __init__(self, outcomes: list[Any]) -> None:
+        self.outcomes = list(outcomes)
+
+    def score_function(self, task: Any, text: str) -> Any:
+        return self.outcomes.pop(0)
+
+    score_tests = score_function
+
+
+class QueuedModel:
+    """Answers with the given responses in order; an exception in the list is raised."""
+
+    model = MODEL
+
+    def __init__(self, responses: list[ModelResponse | Exception]) -> None:
+        self.responses = list(responses)
+
+    async def complete(self, messages: list[Message], context: CallContext,
+                       params: ModelParams | None = None) -> ModelResponse:
+        item = self.responses.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+
+def response(prompt: int = 10, completion: int = 5, cost: float | None = 0.5, cached: bool = False,
+             latency: float = 1.0) -> ModelResponse:
+    return ModelResponse(text="```python\ndef f(): pass\n```", usage=Usage(prompt_tokens=prompt,
+                         completion_tokens=completion), cost_usd=cost, cached=cached, latency_seconds=latency)
+
+
+def session(tmp_path: Path, outcomes: list[Any], responses: list[ModelResponse | Exception] | None = None,
+            track: str = "code") -> tuple[EpisodeSession, RunLog]:
+    log = RunLog(tmp_path)
+    s = EpisodeSession(task=SimpleNamespace(task_id="T"), track=track,  # type: ignore[arg-type]
+                       model=QueuedModel(responses or [response() for _ in outcomes]), params=ModelParams(),
+                       evaluator=QueuedEvaluator(outcomes), feedback=TemplateFeedback(),  # type: ignore[arg-type]
+                       log=log, episode=episode_key(MODEL, "loop", track, "T", 0), agent="loop", repeat=0)
+    return s, log
+
+
+def run_attempts(s: EpisodeSession, n: int) -> str | None:
+    async def go() -> str | None:
+        try:
+            for _ in range(n):
+                await s.attempt(PROMPT)
+        except ModelUnavailable as exc:
+            return str(exc)
+        return None
+    return asyncio.run(go())
+
+
+def summary_fields(record: EpisodeRecord) -> tuple[Any, ...]:
+    return (record.status, record.passed, record.score, record.attempts, record.first_pass_attempt,
+            record.failed_stage, record.reason)
+
+
+# ----------------------------------------------------------------- the episode summary
+
+
+def test_a_test_suite_episode_is_scored_by_its_last_attempt(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [UNPARSED, HALF_RIGHT], track="tests")
+    assert run_attempts(s, 2) is None
+    assert summary_fields(s.summary(0.0)) == ("done", False, 0.5, 2, None, "tests", "failure_not_detected")
+    log.close()
+
+
+def test_a_later_worse_attempt_decides_a_failed_episode(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [HALF_RIGHT, UNPARSED], track="tests")
+    run_attempts(s, 2)
+    assert summary_fields(s.summary(0.0)) == ("done", False, 0.0, 2, None, "parse", "syntax_error")
+    log.close()
+
+
+def test_a_function_episode_fails_at_its_last_attempt_stage(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [PARSE_FAIL, WRONG, RUNTIME_FAIL])
+    run_attempts(s, 3)
+    assert summary_fields(s.summary(0.0)) == ("done", False, 0.0, 3, None, "execute", "runtime_error")
+    log.close()
+
+
+def test_the_first_passing_attempt_is_recorded_and_passes_the_episode(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [PARSE_FAIL, PASS, WRONG])
+    run_attempts(s, 3)
+    assert summary_fields(s.summary(0.0)) == ("done", True, 1.0, 3, 1, None, None)
+    log.close()
+
+
+def test_a_model_failure_after_a_scored_attempt(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [WRONG], [response(), RuntimeError("rate limited")])
+    error = run_attempts(s, 2)
+    assert error == "RuntimeError: rate limited"
+    record = s.summary(0.0, error)
+    assert summary_fields(record) == ("error", False, 0.0, 2, None, "correct", "wrong_output")
+    assert record.error == "RuntimeError: rate limited"
+    log.close()
+
+
+def test_a_model_failure_before_any_answer(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [], [ValueError("no key")])
+    error = run_attempts(s, 1)
+    record = s.summary(0.0, error)
+    assert summary_fields(record) == ("error", False, 0.0, 1, None, "model", "model_error")
+    assert (record.prompt_tokens, record.completion_tokens, record.cost_usd) == (0, 0, 0.0)
+    attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert [(a.attempt_index, a.model_error, a.outcome) for a in attempts] == [(0, "ValueError: no key", None)]
+    log.close()
+
+
+def test_no_attempt_and_no_error(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [])
+    assert summary_fields(s.summary(0.0)) == ("done", False, 0.0, 0, None, None, None)
+    log.close()
+
+
+def test_tokens_cost_and_model_time_are_summed_over_calls(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [WRONG, WRONG, PASS],
+                     [response(10, 5, 0.25, latency=1.5), response(20, 7, 0.75, cached=True, latency=0.5),
+                      response(30, 11, 0.125, latency=2.0)])
+    run_attempts(s, 3)
+    record = s.summary(0.0)
+    # a cached answer costs nothing; its tokens still count
+    assert (record.prompt_tokens, record.completion_tokens, record.cost_usd, record.model_seconds) == \
+        (60, 23, 0.375, 4.0)
+    log.close()
+
+
+def test_one_unknown_price_makes_the_cost_unknown(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [WRONG, WRONG], [response(cost=0.5), response(cost=None)])
+    run_attempts(s, 2)
+    assert s.summary(0.0).cost_usd is None
+    log.close()
+    s, log = session(tmp_path / "cached", [WRONG, WRONG], [response(cost=0.5), response(cost=None, cached=True)])
+    run_attempts(s, 2)
+    assert s.summary(0.0).cost_usd == 0.5
+    log.close()
+
+
+def test_attempts_are_logged_in_order_with_their_feedback(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [PARSE_FAIL, PASS])
+    run_attempts(s, 2)
+    log.close()
+    attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert [(a.attempt_index, a.outcome.passed if a.outcome else None, a.feedback.score if a.feedback else None)
+            for a in attempts] == [(0, False, 0.0), (1, True, 1.0)]
+    assert s.last_reply() == attempts[-1].reply
+
+
+# ----------------------------------------------------------------- outcome summaries
+
+
+def test_an_outcome_names_its_first_failed_stage_and_reason() -> None:
+    outcome = FunctionOutcome(task_id="T", passed=False, stages=(
+        StageResult(stage="parse", passed=True, reason="ignored"),
+        StageResult(stage="execute", passed=False, reason="timeout"),
+        StageResult(stage="correct", passed=False, reason="wrong_output")))
+    assert (outcome.failed_stage, outcome.reason, outcome.stage_reached) == ("execute", "timeout", "correct")
+    assert (PASS.failed_stage, PASS.reason, PASS.stage_reached) == (None, None, "correct")
+    empty = FunctionOutcome(task_id="T", passed=False, stages=())
+    assert (empty.failed_stage, empty.reason, empty.stage_reached) == (None, None, "none")
+
+
+def test_test_suite_shares() -> None:
+    outcome = make_suite(case("test_a", f=True, g=True), case("test_b", f=False, g=True),
+                            case("test_c", reference=False, h=True), case("test_d", False, False, k=False))
+    assert outcome.joint_score == 0.25
+    assert outcome.reference_pass_share == 0.5
+    assert outcome.detection_share == pytest.approx(4 / 6)
+    assert [t.joint for t in outcome.tests] == [True, False, False, False]
+    assert [t.detects_all for t in outcome.tests] == [True, False, True, False]
+    none = make_suite()
+    assert (none.joint_score, none.reference_pass_share, none.detection_share) == (0.0, 0.0, 0.0)
+
+
+def test_a_missing_test_detects_nothing_even_with_no_expected_failures() -> None:
+    assert not case("test_a", present=False).detects_all
+    assert case("test_a").detects_all and case("test_a").joint
+    assert not case("test_a", reference=False).joint
+
+
+def test_outcomes_survive_the_log(tmp_path: Path) -> None:
+    outcome = FunctionOutcome(task_id="T", passed=False, stages=(StageResult(stage="execute", passed=False),),
+                              inputs=(InputResult(index=0, status="error", error=ErrorInfo(type="E")),))
+    s, log = session(tmp_path, [outcome, HALF_RIGHT])
+    run_attempts(s, 2)
+    log.close()
+    outcomes = [r.outcome for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert outcomes == [outcome, HALF_RIGHT]
+
+
+# ----------------------------------------------------------------- reading records
+
+
+def episode(task: str, status: str, passed: bool, score: float, repeat: int = 0) -> EpisodeRecord:
+    return EpisodeRecord(episode=episode_key(MODEL, "loop", "code", task, repeat), task_id=task, track="code",
+                         agent="loop", model=MODEL, repeat=repeat, status=status,  # type: ignore[arg-type]
+                         passed=passed, score=score, attempts=1)
+
+
+def test_finished_episodes_keep_the_latest_done_record() -> None:
+    records = [episode("a", "done", False, 0.0), episode("b", "error", False, 0.0),
+               episode("a", "done", True, 1.0), episode("a", "error", False, 0.0), episode("c", "done", False, 0.5)]
+    done = finished_episodes(records)
+    assert {k.split("|")[3]: (r.status, r.score) for k, r in done.items()} == {"a": ("done", 1.0),
+                                                                             "c": ("done", 0.5)}
+
+
+def test_the_log_reader_returns_every_record_in_order_and_skips_a_torn_tail(tmp_path: Path) -> None:
+    with RunLog(tmp_path) as log:
+        for r in (episode("a", "done", False, 0.0), episode("b", "done", True, 1.0)):
+            log.append(r)
+    with open(tmp_path / "log.jsonl", "a") as fh:
+        fh.write('{"type": "episode", "epis')
+    assert [(r.task_id, r.score) for r in read_log(tmp_path)] == [("a", 0.0), ("b", 1.0)]
+    with RunLog(tmp_path) as log:  # reopening cuts the torn line; the next record starts on its own line
+        log.append(episode("c", "done", True, 1.0))
+    assert [r.task_id for r in read_log(tmp_path)] == ["a", "b", "c"]
+    assert (tmp_path / "log.jsonl").read_text().count("\n") == 3
+
+
+def test_a_bad_line_inside_the_log_names_its_line(tmp_path: Path) -> None:
+    with RunLog(tmp_path) as log:
+        log.append(episode("a", "done", False, 0.0))
+    with open(tmp_path / "log.jsonl", "a") as fh:
+        fh.write('{"type": "nonsense"}\n')
+    with RunLog(tmp_path) as log:
+        log.append(episode("b", "done", False, 0.0))
+    with pytest.raises(ValueError, match=r"log.jsonl:2: not a valid log record"):
+        read_log(tmp_path)
+    assert read_log(tmp_path / "absent") == []
+
+
+# ----------------------------------------------------------------- resume
+
+
+class OneShot:
+    """An agent that submits one answer; its session's evaluator decides."""
+
+    name = "loop"
+
+    def __init__(self) -> None:
+        self.solved: list[str] = []
+
+    async def solve(self, task: Any, s: EpisodeSession) -> None:
+        self.solved.append(task.task_id)
+        await s.attempt(PROMPT)
+
+
+def fake_task(task_id: str) -> Any:
+    return SimpleNamespace(task_id=task_id, content_hash="h-" + task_id)
+
+
+def test_resume_skips_episodes_whose_latest_record_is_done_and_redoes_errors(tmp_path: Path) -> None:
+    config = RunConfig(model=MODEL, agent="loop", tasks="all", repeats=1, concurrency=1)
+    tasks = [fake_task("a"), fake_task("b"), fake_task("c")]
+
+    async def run(outcomes: list[Any], responses: list[Any], agent: OneShot) -> list[EpisodeRecord]:
+        return await execute_run(config, tasks, tmp_path, QueuedModel(responses), QueuedEvaluator(outcomes),
+                                 agent=agent)
+
+    first = OneShot()
+    # a passes, b's model call fails (an error record), c gets a wrong answer
+    records = asyncio.run(run([PASS, WRONG], [response(), RuntimeError("down"), response()], first))
+    assert sorted(first.solved) == ["a", "b", "c"]
+    assert [(r.task_id, r.status, r.passed) for r in records] == \
+        [("a", "done", True), ("b", "error", False), ("c", "done", False)]
+    again = OneShot()
+    records = asyncio.run(run([PASS], [response()], again))
+    assert again.solved == ["b"]
+    assert [(r.task_id, r.status, r.passed) for r in records] == \
+        [("a", "done", True), ("b", "done", True), ("c", "done", False)]
+    assert len(finished_episodes(read_log(tmp_path))) == 3
