@@ -225,3 +225,51 @@ def test_an_integer_beyond_64_bits_is_not_a_number_array() -> None:
     # 2**70 becomes an object array: it cannot stand in for a numeric reference
     assert verdict(2**70, 1.0) == ("type_mismatch", (), None)
     assert verdict(np.array(["a"]), np.array([1.0])) == ("type_mismatch", (), None)
+
+
+# ----------------------------------------------------------------- value kinds at the edges
+
+
+def test_an_integer_multiple_of_a_mode_is_a_multiple() -> None:
+    # the candidate's integer vector is 5 times the mode: scale-invariant, it matches
+    assert verdict(np.array([3, -4, 0]), V, scale_rule()) is None
+    assert verdict(np.array([[3, 0], [-4, 1]]), np.array([[0.6, 0.0], [-0.8, 1.0]]), scale_rule()) is None
+
+
+def test_a_complex_mode_matches_a_real_multiple_up_to_a_complex_factor() -> None:
+    u = np.array([1.0, -2.0, 0.5])
+    assert verdict(u, 1j * u, scale_rule()) is None
+    assert verdict(u, (1 + 1j) * u, scale_rule()) is None
+    assert verdict(u, 1j * u)[0] == "value_mismatch"
+
+
+def test_invariance_aligns_on_the_finite_entries_only() -> None:
+    ref = np.array([np.inf, 0.6, -0.8])
+    assert verdict(np.array([np.inf, 1.2, -1.6]), ref, scale_rule()) is None
+    assert verdict(np.array([np.inf, -0.6, 0.8]), ref, sign_rule()) is None
+    assert verdict(np.array([np.inf, 1.2, -1.6]), ref, sign_rule())[0] == "value_mismatch"
+
+
+def test_arrays_with_no_finite_entry() -> None:
+    assert verdict(np.zeros(0), np.zeros(0)) is None
+    assert verdict(np.array([np.inf, -np.inf]), np.array([np.inf, -np.inf])) is None
+    assert verdict(np.array([np.inf]), np.array([np.inf]), scale_rule()) is None
+
+
+def test_a_boolean_answer_to_a_numeric_reference_must_be_exact() -> None:
+    assert verdict(np.array([True, False]), np.array([1.0, 0.0])) is None
+    assert verdict(np.array([True, False]), np.array([1.0, 1e-12])) == ("value_mismatch", (), None)
+
+
+def test_a_reference_integer_beyond_64_bits_is_matched_by_nothing() -> None:
+    assert verdict(2**70, 2**70) == ("unsupported_output", (), None)
+
+
+def test_dict_keys_of_mixed_types_are_compared_without_error() -> None:
+    assert verdict({1: 2.0, "a": 3.0}, {"a": 3.0, 1: 2.0}) is None
+    assert verdict({1: 2.0, "a": 4.0}, {"a": 3.0, 1: 2.0}) == ("value_mismatch", ("a",), 1 / 3)
+
+
+def test_a_non_numeric_sequence_needs_a_sequence() -> None:
+    assert verdict({"a": 1}, [1.0, "x"]) == ("type_mismatch", (), None)
+    assert verdict("1.0x", [1.0, "x"]) == ("type_mismatch", (), None)
