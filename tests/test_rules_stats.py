@@ -178,3 +178,14 @@ def test_mcnemar_needs_paired_outcomes() -> None:
     with pytest.raises(ValueError) as err:
         mcnemar_exact([True, False], [True])
     assert str(err.value) == "paired outcomes differ in length: 2 vs 1"
+
+
+def test_the_default_interval_draws_2000_resamples_with_seed_0() -> None:
+    values = [0.013, 0.27, 0.41, 0.55, 0.61, 0.79, 0.83, 0.97, 0.111, 0.333, 0.5719]
+    assert bootstrap_ci(values) == bootstrap_ci(values, resamples=2000, confidence=0.95, seed=0)
+    assert bootstrap_ci(values) != bootstrap_ci(values, resamples=2001, seed=0)
+    assert bootstrap_ci(values) != bootstrap_ci(values, resamples=2000, seed=1)
+
+
+def test_k_of_n_over_no_tasks_is_empty() -> None:
+    assert k_of_n([]) == {}
