@@ -62,11 +62,17 @@ STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests"
 
 
 def globs(modules: list[str]) -> list[str]:
+    """`MODULE` or `MODULE:FUNCTION,...` (a shard: only those functions or methods)."""
     out = []
-    for module in modules:
+    for spec in modules:
+        module, _, functions = spec.partition(":")
         if module not in MODULES:
             sys.exit(f"unknown module {module!r}; one of: {', '.join(MODULES)}")
-        out += [f"fembench_agents.{module}.{g}" for g in MODULES[module]]
+        if functions:
+            out += [f"fembench_agents.{module}.{g}" for f in functions.split(",")
+                    for g in (f"x_{f}__mutmut_*", f"xǁ*ǁ{f}__mutmut_*")]
+        else:
+            out += [f"fembench_agents.{module}.{g}" for g in MODULES[module]]
     return out
 
 
@@ -108,7 +114,7 @@ def report(modules: list[str]) -> int:
     explained = equivalents()
     print(f"{'module':<20} {'mutants':>7} {'killed':>6} {'equiv':>5} {'surv':>5} {'other':>5}  kill ratio")
     unexplained = []
-    for module in modules or list(MODULES):
+    for module in dict.fromkeys(m.partition(":")[0] for m in modules or list(MODULES)):
         codes = _meta(module)
         if not codes:
             print(f"{module:<20} {'not run':>7}")

@@ -263,6 +263,7 @@ def test_a_boolean_answer_to_a_numeric_reference_must_be_exact() -> None:
 
 def test_a_reference_integer_beyond_64_bits_is_matched_by_nothing() -> None:
     assert verdict(2**70, 2**70) == ("unsupported_output", (), None)
+    assert verdict([1.0, 2**70], [1.0, 2**70]) == ("unsupported_output", (1,), None)
 
 
 def test_dict_keys_of_mixed_types_are_compared_without_error() -> None:

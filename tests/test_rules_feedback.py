@@ -248,3 +248,18 @@ def test_tests_with_a_disallowed_import() -> None:
 def test_a_complete_test_suite_passes() -> None:
     outcome = suite(case("test_a", fail_x=True), case("test_b", fail_y=True, fail_z=True))
     assert feedback(outcome) == Feedback(score=1.0, text="Your previous answer passed every check.")
+
+
+def test_a_template_naming_something_the_outcome_does_not_provide_is_an_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import jinja2
+
+    (tmp_path / "parse.j2").write_text("Could not use it: {{ detail }} ({{ reference_output }}).")
+    builder = TemplateFeedback(template_dir=tmp_path)
+    with pytest.raises(jinja2.UndefinedError, match="reference_output"):
+        builder(function(("parse", "syntax_error", "SyntaxError")))
+
+
+def test_templates_come_from_the_given_folder(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "parse.j2").write_text("Unusable: {{ detail }}; write {{ target }}.\n\n")
+    fb = TemplateFeedback(template_dir=tmp_path, target="f")(function(("parse", "syntax_error", "bad")))
+    assert fb == Feedback(score=0.0, text="Unusable: bad; write f.")
