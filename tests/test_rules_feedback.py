@@ -5,6 +5,8 @@ but not all, tests missing next to tests failing the reference."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from fembench_agents.contracts import Feedback
@@ -250,7 +252,7 @@ def test_a_complete_test_suite_passes() -> None:
     assert feedback(outcome) == Feedback(score=1.0, text="Your previous answer passed every check.")
 
 
-def test_a_template_naming_something_the_outcome_does_not_provide_is_an_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_template_naming_something_the_outcome_does_not_provide_is_an_error(tmp_path: Path) -> None:
     import jinja2
 
     (tmp_path / "parse.j2").write_text("Could not use it: {{ detail }} ({{ reference_output }}).")
@@ -259,7 +261,7 @@ def test_a_template_naming_something_the_outcome_does_not_provide_is_an_error(tm
         builder(function(("parse", "syntax_error", "SyntaxError")))
 
 
-def test_templates_come_from_the_given_folder(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_templates_come_from_the_given_folder(tmp_path: Path) -> None:
     (tmp_path / "parse.j2").write_text("Unusable: {{ detail }}; write {{ target }}.\n\n")
     fb = TemplateFeedback(template_dir=tmp_path, target="f")(function(("parse", "syntax_error", "bad")))
     assert fb == Feedback(score=0.0, text="Unusable: bad; write f.")
