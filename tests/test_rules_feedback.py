@@ -265,3 +265,7 @@ def test_templates_come_from_the_given_folder(tmp_path: Path) -> None:
     (tmp_path / "parse.j2").write_text("Unusable: {{ detail }}; write {{ target }}.\n\n")
     fb = TemplateFeedback(template_dir=tmp_path, target="f")(function(("parse", "syntax_error", "bad")))
     assert fb == Feedback(score=0.0, text="Unusable: bad; write f.")
+
+
+def test_an_outcome_that_reached_no_stage_scores_zero() -> None:
+    assert outcome_score(FunctionOutcome(task_id="T", passed=False, stages=())) == 0.0
