@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import scale_source, write_module
+from conftest import CORRECT_SCALE, scale_source, write_module
 
 from fembench_agents.evaluator import Evaluator, EvaluatorConfig, implementation_source
 from fembench_agents.feedback import TemplateFeedback
@@ -379,3 +379,67 @@ def test_reference_outputs_are_computed_in_the_sandbox(evaluator: Evaluator, rul
                                                        tmp_path: Path) -> None:
     outputs = evaluator.run_reference(rules_tasks["two_failures_CC0_H0_T0"], "fail_squares")
     assert [list(o.value) for o in outputs] == [[3.0, 12.0]]
+
+
+# ----------------------------------------------------------------- limits given to the sandbox
+
+
+class RecordingSandbox:
+    """The session's sandbox, recording the policy of every job it is given."""
+
+    def __init__(self, inner: Sandbox) -> None:
+        self.inner, self.size = inner, inner.size
+        self.policies: list[tuple[str, object]] = []
+
+    def run(self, job: dict[str, object], policy: object) -> object:
+        self.policies.append((str(job["kind"]), policy))
+        return self.inner.run(job, policy)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("task_id", "call_seconds", "wall"), [
+    ("four_inputs_CC0_H0_T0", 10.0, 0.25 * 4 + 5.0),  # the task's own per-call limit, times its 4 inputs
+    ("scale_vector_CC0_H0_T0", 10.0, 10.0 * 3 + 5.0),  # no limit of its own: the evaluator's, times 3 inputs
+    ("scale_vector_CC0_H0_T0", 7.0, 7.0 * 3 + 5.0),
+    ("scale_vector_CC0_H0_T0", 400.0, 900.0),  # capped at 15 minutes
+])
+def test_the_wall_clock_limit_of_a_call_job_scales_with_the_inputs(
+        sandbox: Sandbox, rules_tasks: dict[str, Task], scale_task: Task, task_id: str, call_seconds: float,
+        wall: float) -> None:
+    task = rules_tasks.get(task_id, scale_task)
+    recording = RecordingSandbox(sandbox)
+    ev = Evaluator(recording, EvaluatorConfig(call_seconds=call_seconds, memory_mb=1024))  # type: ignore[arg-type]
+    try:
+        assert ev.score_function(task, CORRECT_SCALE).passed
+    finally:
+        ev.close()
+    assert [kind for kind, _ in recording.policies] == ["call", "call"]  # the reference, then the attempt
+    for _, policy in recording.policies:
+        assert (policy.wall_seconds, policy.memory_mb, policy.hidden_paths) == (  # type: ignore[attr-defined]
+            wall, 1024, (str(Path(task.path).parent),))
+
+
+def test_a_test_job_gets_the_test_time_limit(sandbox: Sandbox, rules_tasks: dict[str, Task]) -> None:
+    task = rules_tasks["two_failures_CC0_H0_T0"]
+    recording = RecordingSandbox(sandbox)
+    ev = Evaluator(recording, EvaluatorConfig(test_seconds=12.5, memory_mb=900))  # type: ignore[arg-type]
+    try:
+        ev.score_tests(task, suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), ZERO))
+    finally:
+        ev.close()
+    assert sorted(kind for kind, _ in recording.policies) == ["test"] * 5  # 2 tests x (reference + failures)
+    for _, policy in recording.policies:
+        assert (policy.wall_seconds, policy.memory_mb, policy.hidden_paths) == (  # type: ignore[attr-defined]
+            12.5, 900, (str(Path(task.path).parent),))
+
+
+def test_the_allowed_imports_come_before_the_attempt(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
+    # the task's import lines run first, so an attempt may use np without importing it
+    code = "def scale_vector(x, factor):\n    if factor < 0:\n        raise ValueError\n    return factor * np.asarray(x)\n"
+    assert evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], code).passed
+
+
+def test_long_errors_are_cut(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
+    code = attempt(CHECK_SIGN, "raise type('E' * 150, (Exception,), {})('m' * 1000)")
+    error = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], code).inputs[0].error
+    assert error is not None
+    assert (error.type, error.message) == ("E" * 100, "m" * 600)
