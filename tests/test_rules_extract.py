@@ -103,3 +103,11 @@ def test_imports_are_checked_against_the_allowed_modules(code: str, disallowed: 
     check = check_imports(code, ["import numpy as np"])
     assert check.disallowed == disallowed
     assert check.ok is (not disallowed)
+
+
+def test_a_failed_parse_keeps_what_it_read() -> None:
+    # what the optimizer's reflection shows as the attempt's code
+    assert parse_code("", ("f",)) == ParsedCode("", (), "the reply contains no code", "empty_reply")
+    broken = "Here:\n```python\ndef f(x)\n    return x\n```\n"
+    assert parse_code(broken, ("f",)) == ParsedCode("def f(x)\n    return x\n", (), "SyntaxError: expected ':' (line 1)",
+                                                     "syntax_error", 1)
