@@ -13,13 +13,21 @@ from typing import Any
 import pytest
 
 from fembench_agents.feedback import TemplateFeedback
-from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse, Usage
+from fembench_agents.messages import (
+    CallContext,
+    Message,
+    ModelParams,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+)
 from fembench_agents.outcome import ErrorInfo, FunctionOutcome, InputResult, StageResult
 from fembench_agents.outcome import TestResult as CaseResult  # aliased: pytest would collect Test*
 from fembench_agents.outcome import TestSuiteOutcome as SuiteOutcome
 from fembench_agents.runlog import (
     AttemptRecord,
     EpisodeRecord,
+    ModelCallRecord,
     RunLog,
     episode_key,
     finished_episodes,
@@ -344,3 +352,55 @@ def test_resume_skips_episodes_whose_latest_record_is_done_and_redoes_errors(tmp
     assert [(r.task_id, r.status, r.passed) for r in records] == \
         [("a", "done", True), ("b", "done", True), ("c", "done", False)]
     assert len(finished_episodes(read_log(tmp_path))) == 3
+
+
+# ----------------------------------------------------------------- model calls in the log
+
+
+def test_every_model_call_is_logged_with_its_attempt_request_and_outcome(tmp_path: Path) -> None:
+    long = "x" * 3000
+    s, log = session(tmp_path, [WRONG], [response(), RuntimeError(long)])
+    run_attempts(s, 2)
+    log.close()
+    calls = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
+    request = ModelRequest(model=MODEL, messages=tuple(PROMPT), params=ModelParams())
+    assert [(c.attempt_index, c.request, c.request_hash, c.error is None) for c in calls] == [
+        (0, request, request.request_hash(), True), (1, request, request.request_hash(), False)]
+    assert calls[1].error == ("RuntimeError: " + long)[:2000]
+    assert calls[0].response is not None and calls[0].response.usage.prompt_tokens == 10
+    attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert [(a.attempt_index, a.model_error) for a in attempts] == [(0, None), (1, ("RuntimeError: " + long)[:2000])]
+    assert [a.episode for a in attempts] == [episode_key(MODEL, "loop", "code", "T", 0)] * 2
+    assert (attempts[0].agent, attempts[0].model, attempts[0].repeat, attempts[0].track) == ("loop", MODEL, 0, "code")
+    assert attempts[0].messages == tuple(PROMPT)
+
+
+def test_a_replayed_failure_is_logged_with_its_recorded_text(tmp_path: Path) -> None:
+    failure = RuntimeError("ignored")
+    failure.recorded = "ModelCallError: recorded text"  # type: ignore[attr-defined]
+    s, log = session(tmp_path, [], [failure])
+    assert run_attempts(s, 1) == "ModelCallError: recorded text"
+    log.close()
+    [call] = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
+    assert call.error == "ModelCallError: recorded text"
+
+
+def test_a_replay_that_diverges_stops_the_episode(tmp_path: Path) -> None:
+    from fembench_agents.models.errors import UnrecordedRequestError
+
+    diverged = UnrecordedRequestError(MODEL, CallContext(task_id="T"), "ab" * 32)
+    s, log = session(tmp_path, [], [diverged])
+    with pytest.raises(UnrecordedRequestError):
+        run_attempts(s, 1)
+    log.close()
+    assert read_log(tmp_path) == []
+
+
+def test_the_request_hash_of_a_response_is_kept(tmp_path: Path) -> None:
+    answer = response().model_copy(update={"request_hash": "cafe"})
+    s, log = session(tmp_path, [WRONG], [answer])
+    run_attempts(s, 1)
+    log.close()
+    [call] = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
+    [attempt] = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert (call.request_hash, attempt.request_hash) == ("cafe", "cafe")
