@@ -87,6 +87,8 @@ def test_dspy_auto_budget_options() -> None:
     assert dspy_auto_budget(6, 9, num_components=2) == 784
     # minibatch 3, full pass every 2 trials: N = 10 -> 9 + 30 + 30 + (11 // 2 + 1) * 9
     assert dspy_auto_budget(6, 9, minibatch_size=3, full_eval_steps=2) == 123
+    # a full pass every 10 trials: N = 10 is not fewer, so no final pass
+    assert dspy_auto_budget(6, 9, full_eval_steps=10) == 9 + 30 + 350 + (11 // 10 + 1) * 9
     # a full pass every 20 trials: 10 < 20 adds the final pass
     assert dspy_auto_budget(6, 9, full_eval_steps=20) == 9 + 30 + 350 + (0 + 1 + 1) * 9
 
