@@ -78,15 +78,19 @@ UNPARSED = make_suite(case("test_a", False, False, f=False), case("test_b", Fals
 
 
 class QueuedEvaluator:
-    """Returns the given outcomes in order, whatever the text."""
+    """Returns the given outcomes in order and records what it was asked to score."""
 
     def __init__(self, outcomes: list[Any]) -> None:
         self.outcomes = list(outcomes)
+        self.asked: list[tuple[str, str, str]] = []
 
     def score_function(self, task: Any, text: str) -> Any:
+        self.asked.append(("function", task.task_id, text))
         return self.outcomes.pop(0)
 
-    score_tests = score_function
+    def score_tests(self, task: Any, text: str) -> Any:
+        self.asked.append(("tests", task.task_id, text))
+        return self.outcomes.pop(0)
 
 
 class QueuedModel:
@@ -96,9 +100,11 @@ class QueuedModel:
 
     def __init__(self, responses: list[ModelResponse | Exception]) -> None:
         self.responses = list(responses)
+        self.calls: list[tuple[list[Message], CallContext, ModelParams | None]] = []
 
     async def complete(self, messages: list[Message], context: CallContext,
                        params: ModelParams | None = None) -> ModelResponse:
+        self.calls.append((messages, context, params))
         item = self.responses.pop(0)
         if isinstance(item, Exception):
             raise item
@@ -112,10 +118,11 @@ def response(prompt: int = 10, completion: int = 5, cost: float | None = 0.5, ca
 
 
 def session(tmp_path: Path, outcomes: list[Any], responses: list[ModelResponse | Exception] | None = None,
-            track: str = "code") -> tuple[EpisodeSession, RunLog]:
+            track: str = "code", params: ModelParams | None = None) -> tuple[EpisodeSession, RunLog]:
     log = RunLog(tmp_path)
     s = EpisodeSession(task=SimpleNamespace(task_id="T"), track=track,  # type: ignore[arg-type]
-                       model=QueuedModel(responses or [response() for _ in outcomes]), params=ModelParams(),
+                       model=QueuedModel(responses or [response() for _ in outcomes]),
+                       params=params or ModelParams(),
                        evaluator=QueuedEvaluator(outcomes), feedback=TemplateFeedback(),  # type: ignore[arg-type]
                        log=log, episode=episode_key(MODEL, "loop", track, "T", 0), agent="loop", repeat=0)
     return s, log
@@ -404,3 +411,85 @@ def test_the_request_hash_of_a_response_is_kept(tmp_path: Path) -> None:
     [call] = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
     [attempt] = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
     assert (call.request_hash, attempt.request_hash) == ("cafe", "cafe")
+
+
+def test_the_model_is_asked_with_the_messages_context_and_params(tmp_path: Path) -> None:
+    params = ModelParams(temperature=0.5, seed=7)
+    s, log = session(tmp_path, [WRONG, WRONG], [response(), response()], params=params)
+    run_attempts(s, 2)
+    log.close()
+    model = s.model
+    assert isinstance(model, QueuedModel)
+    assert [(m, c.task_id, c.episode, c.attempt_index, c.attempt, p) for m, c, p in model.calls] == [
+        (PROMPT, "T", s.episode, 0, "loop repeat 0 attempt 0", params),
+        (PROMPT, "T", s.episode, 1, "loop repeat 0 attempt 1", params)]
+    calls = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
+    assert calls[0].request == ModelRequest(model=MODEL, messages=tuple(PROMPT), params=params)
+
+
+@pytest.mark.parametrize(("track", "method"), [("code", "function"), ("tests", "tests")])
+def test_the_reply_is_scored_on_the_episodes_track(tmp_path: Path, track: str, method: str) -> None:
+    s, log = session(tmp_path, [WRONG], track=track)
+    run_attempts(s, 1)
+    log.close()
+    evaluator = s.evaluator
+    assert isinstance(evaluator, QueuedEvaluator)
+    assert evaluator.asked == [(method, "T", response().text)]
+
+
+def test_the_last_reply_is_the_latest_attempts(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [WRONG, WRONG, WRONG],
+                     [response().model_copy(update={"text": t}) for t in ("first", "second", "third")])
+    assert s.last_reply() == ""
+    run_attempts(s, 3)
+    assert s.last_reply() == "third"
+    log.close()
+
+
+def test_a_failed_call_records_an_empty_reply(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [], [RuntimeError("x")])
+    run_attempts(s, 1)
+    log.close()
+    [attempt] = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert (attempt.reply, attempt.outcome, attempt.feedback, attempt.response) == ("", None, None, None)
+
+
+def test_unknown_token_counts_count_as_none(tmp_path: Path) -> None:
+    unknown = ModelResponse(text="x", usage=Usage(), cost_usd=0.0)
+    s, log = session(tmp_path, [WRONG, WRONG], [unknown, response(7, 3)])
+    run_attempts(s, 2)
+    record = s.summary(0.0)
+    assert (record.prompt_tokens, record.completion_tokens) == (7, 3)
+    log.close()
+
+
+def test_the_episode_time_runs_from_its_start(tmp_path: Path) -> None:
+    import time
+
+    s, log = session(tmp_path, [])
+    seconds = s.summary(time.perf_counter() - 100.0).seconds
+    assert 100.0 <= seconds < 1000.0
+    log.close()
+
+
+def test_a_log_in_a_new_nested_directory(tmp_path: Path) -> None:
+    with RunLog(tmp_path / "a" / "b") as log:
+        log.append(episode("a", "done", True, 1.0))
+    assert [r.task_id for r in read_log(tmp_path / "a" / "b")] == ["a"]
+
+
+def test_a_one_byte_torn_line_is_cut(tmp_path: Path) -> None:
+    (tmp_path / "log.jsonl").write_text("{")
+    with RunLog(tmp_path) as log:
+        log.append(episode("a", "done", True, 1.0))
+    assert [r.task_id for r in read_log(tmp_path)] == ["a"]
+
+
+def test_blank_lines_in_the_log_are_skipped(tmp_path: Path) -> None:
+    with RunLog(tmp_path) as log:
+        log.append(episode("a", "done", True, 1.0))
+    with open(tmp_path / "log.jsonl", "a") as fh:
+        fh.write("\n   \n")
+    with RunLog(tmp_path) as log:
+        log.append(episode("b", "done", True, 1.0))
+    assert [r.task_id for r in read_log(tmp_path)] == ["a", "b"]
