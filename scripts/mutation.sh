@@ -7,7 +7,10 @@
 #
 # Each mutant runs only the boundary tests (tests/test_rules_*.py) that call its
 # function; results accumulate in mutants/ and the ratios are printed at the end.
-# MUTATION_JOBS (default 1) mutants run at once. Needs the `mutation` extra:
+# MUTATION_JOBS (default 1) mutants run at once. Changing [tool.mutmut] in
+# pyproject.toml (the test selection above all) makes mutmut discard every
+# result in mutants/: run all modules again after such a change.
+# Needs the `mutation` extra:
 #   .venv/bin/pip install -e '.[dev,mutation]'
 set -euo pipefail
 cd "$(dirname "$0")/.."
