@@ -33,7 +33,7 @@ from fembench_agents.runlog import (
     finished_episodes,
     read_log,
 )
-from fembench_agents.runs import RunConfig, execute_run
+from fembench_agents.runs import RunConfig, execute_run, select_tasks
 from fembench_agents.session import EpisodeSession, ModelUnavailable
 
 MODEL = "mock/model"
@@ -493,3 +493,34 @@ def test_blank_lines_in_the_log_are_skipped(tmp_path: Path) -> None:
     with RunLog(tmp_path) as log:
         log.append(episode("b", "done", True, 1.0))
     assert [r.task_id for r in read_log(tmp_path)] == ["a", "b"]
+
+
+# ----------------------------------------------------------------- task selection and repeats
+
+
+def test_task_selection_by_ids_and_patterns() -> None:
+    tasks = [fake_task(t) for t in ("b_2", "a_1", "c_3", "a_2")]
+
+    def ids(selector: str) -> list[str]:
+        return [t.task_id for t in select_tasks(tasks, selector)]
+
+    assert ids("all") == ids("*") == ids(" ") == ["b_2", "a_1", "c_3", "a_2"]  # everything, in the given order
+    assert ids("a_*") == ["a_1", "a_2"]
+    assert ids("c_3, a_*,a_1,") == ["a_1", "a_2", "c_3"]  # sorted, each once
+    with pytest.raises(ValueError) as err:
+        select_tasks(tasks, "a_*,z*")
+    assert str(err.value) == "task selector 'z*' matches no task"
+
+
+def test_each_repeat_is_its_own_seeded_episode_and_reported_as_it_ends(tmp_path: Path) -> None:
+    config = RunConfig(model=MODEL, agent="loop", tasks="a", repeats=3, concurrency=1,
+                       params=ModelParams(temperature=0.7))
+    model = QueuedModel([response(), response(), response()])
+    seen: list[tuple[str, int, bool]] = []
+    records = asyncio.run(execute_run(config, [fake_task("a")], tmp_path, model, QueuedEvaluator([PASS, WRONG, PASS]),
+                                      agent=OneShot(), on_episode=lambda r: seen.append((r.task_id, r.repeat, r.passed))))
+    assert [(p.seed, p.temperature) for _, _, p in model.calls] == [(0, 0.7), (1, 0.7), (2, 0.7)]
+    assert [(r.task_id, r.repeat, r.passed, r.episode) for r in records] == [
+        ("a", i, ok, episode_key(MODEL, "loop", "code", "a", i)) for i, ok in enumerate((True, False, True))]
+    assert sorted(seen) == [("a", 0, True), ("a", 1, False), ("a", 2, True)]
+    assert [r.repeat for r in read_log(tmp_path) if isinstance(r, EpisodeRecord)] == [0, 1, 2]
