@@ -153,6 +153,8 @@ def test_the_time_limit_grows_with_the_number_of_inputs(evaluator: Evaluator, ru
     outcome = evaluator.score_function(task, attempt("time.sleep(0.2)", RIGHT))
     assert outcome.passed, stages(outcome)
     assert statuses(outcome) == ["match"] * MANY
+    # each input's own time is recorded: at least its 0.2 s sleep
+    assert all(r.seconds is not None and 0.2 <= r.seconds < 60 for r in outcome.inputs)
 
 
 def test_a_process_exit_on_the_second_input(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
@@ -439,7 +441,8 @@ def test_the_allowed_imports_come_before_the_attempt(evaluator: Evaluator, rules
 
 
 def test_long_errors_are_cut(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    code = attempt(CHECK_SIGN, "raise type('E' * 150, (Exception,), {})('m' * 1000)")
+    code = attempt(CHECK_SIGN, "raise type('E' * 150, (Exception,), {})('m' * 1000 + '" + "c" * 400 + "')")
     error = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], code).inputs[0].error
     assert error is not None
     assert (error.type, error.message) == ("E" * 100, "m" * 600)
+    assert [len(line) for line in error.traceback] == [300]
