@@ -95,8 +95,8 @@ def rules_tasks(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> d
 
 @pytest.fixture(scope="module")
 def quick_tests(sandbox: Sandbox) -> Iterator[Evaluator]:
-    """An evaluator whose test jobs time out after 2 s."""
-    ev = Evaluator(sandbox, EvaluatorConfig(test_seconds=2.0))
+    """An evaluator whose test jobs time out after 3 s."""
+    ev = Evaluator(sandbox, EvaluatorConfig(test_seconds=3.0))
     yield ev
     ev.close()
 
@@ -330,8 +330,8 @@ def test_a_test_that_hangs_on_the_reference(quick_tests: Evaluator, rules_tasks:
     hung = outcome.tests[1]
     assert (hung.present, hung.passes_reference, hung.detected) == (True, False, {"fail_ones": True})
     assert hung.reference_error is not None and hung.reference_error.type == "timeout"
-    assert FEEDBACK(outcome).text.splitlines()[1] == \
-        "- test_zero_factor fails on a correct implementation (timeout)."
+    # (only the hanging test is asserted on: under load the others may run out of these 3 s too)
+    assert "- test_zero_factor fails on a correct implementation (timeout)." in FEEDBACK(outcome).text.splitlines()
 
 
 @pytest.mark.parametrize(("text", "stage", "reason"), [
