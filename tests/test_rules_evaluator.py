@@ -12,12 +12,17 @@ from pathlib import Path
 import pytest
 from conftest import CORRECT_SCALE, scale_source, write_module
 
-from fembench_agents.evaluator import Evaluator, EvaluatorConfig, implementation_source
+from fembench_agents.evaluator import (
+    Evaluator,
+    EvaluatorConfig,
+    ReferenceFailure,
+    implementation_source,
+)
 from fembench_agents.feedback import TemplateFeedback
 from fembench_agents.loader import load_task
 from fembench_agents.outcome import FunctionOutcome
 from fembench_agents.outcome import TestSuiteOutcome as SuiteOutcome
-from fembench_agents.sandbox import Sandbox
+from fembench_agents.sandbox import JobResult, Sandbox
 from fembench_agents.task_model import Task
 
 # factor 1, 2, 3, then -1 (the reference raises ValueError)
@@ -402,7 +407,6 @@ class RecordingSandbox:
     ("four_inputs_CC0_H0_T0", 10.0, 0.25 * 4 + 5.0),  # the task's own per-call limit, times its 4 inputs
     ("scale_vector_CC0_H0_T0", 10.0, 10.0 * 3 + 5.0),  # no limit of its own: the evaluator's, times 3 inputs
     ("scale_vector_CC0_H0_T0", 7.0, 7.0 * 3 + 5.0),
-    ("scale_vector_CC0_H0_T0", 400.0, 900.0),  # capped at 15 minutes
 ])
 def test_the_wall_clock_limit_of_a_call_job_scales_with_the_inputs(
         sandbox: Sandbox, rules_tasks: dict[str, Task], scale_task: Task, task_id: str, call_seconds: float,
@@ -418,6 +422,28 @@ def test_the_wall_clock_limit_of_a_call_job_scales_with_the_inputs(
     for _, policy in recording.policies:
         assert (policy.wall_seconds, policy.memory_mb, policy.hidden_paths) == (  # type: ignore[attr-defined]
             wall, 1024, (str(Path(task.path).parent),))
+
+
+class RefusingSandbox(RecordingSandbox):
+    """Records the policy of a job and runs nothing (the job comes back empty)."""
+
+    def run(self, job: dict[str, object], policy: object) -> object:
+        self.policies.append((str(job["kind"]), policy))
+        return JobResult()
+
+
+def test_the_wall_clock_limit_is_capped_at_15_minutes(sandbox: Sandbox, scale_task: Task) -> None:
+    recording = RefusingSandbox(sandbox)
+    ev = Evaluator(recording, EvaluatorConfig(call_seconds=400.0))  # type: ignore[arg-type]
+    try:
+        with pytest.raises(ReferenceFailure) as err:
+            ev.score_function(scale_task, CORRECT_SCALE)
+    finally:
+        ev.close()
+    assert str(err.value) == ("scale_vector_CC0_H0_T0: reference gave no result on input 0 (the process exited "
+                              "(code None) before returning a result)")
+    assert [(kind, policy.wall_seconds) for kind, policy in recording.policies] == [  # type: ignore[attr-defined]
+        ("call", 900.0)]
 
 
 def test_a_test_job_gets_the_test_time_limit(sandbox: Sandbox, rules_tasks: dict[str, Task]) -> None:
