@@ -76,6 +76,7 @@ def test_a_test_suite_needs_a_test_function() -> None:
     none = parse_code("def helper():\n    pass\n", (), prefix="test_")
     assert (none.error, none.reason, none.functions) == ("no function whose name starts with 'test_'",
                                                          "missing_function", ("helper",))
+    assert none.code == "def helper():\n    pass"
     some = parse_code("def helper():\n    pass\ndef test_a(fcn):\n    pass\n", (), prefix="test_")
     assert (some.error, some.functions) == (None, ("helper", "test_a"))
 

@@ -172,7 +172,8 @@ def test_each_kind_of_mismatch_is_described(mismatch: str | None, where: str | N
 
 
 @pytest.mark.parametrize(("x", "text"), [(3e-4, "1e-4"), (0.5, "1e0"), (0.3, "1e-1"), (1.0, "1e0"), (40.0, "1e2"),
-                                         (1e-300, "1e-300"), (float("inf"), "unknown"), (-0.5, "unknown")])
+                                         (1e-300, "1e-300"), (float("inf"), "unknown"), (-0.5, "unknown"),
+                                         (0.0, "unknown")])
 def test_magnitude_rounds_the_decimal_exponent(x: float, text: str) -> None:
     assert magnitude(x) == text
 
