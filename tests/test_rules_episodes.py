@@ -351,8 +351,8 @@ def test_resume_skips_episodes_whose_latest_record_is_done_and_redoes_errors(tmp
     # a passes, b's model call fails (an error record), c gets a wrong answer
     records = asyncio.run(run([PASS, WRONG], [response(), RuntimeError("down"), response()], first))
     assert sorted(first.solved) == ["a", "b", "c"]
-    assert [(r.task_id, r.status, r.passed) for r in records] == \
-        [("a", "done", True), ("b", "error", False), ("c", "done", False)]
+    assert [(r.task_id, r.status, r.passed, r.error) for r in records] == \
+        [("a", "done", True, None), ("b", "error", False, "RuntimeError: down"), ("c", "done", False, None)]
     again = OneShot()
     records = asyncio.run(run([PASS], [response()], again))
     assert again.solved == ["b"]
@@ -524,3 +524,13 @@ def test_each_repeat_is_its_own_seeded_episode_and_reported_as_it_ends(tmp_path:
         ("a", i, ok, episode_key(MODEL, "loop", "code", "a", i)) for i, ok in enumerate((True, False, True))]
     assert sorted(seen) == [("a", 0, True), ("a", 1, False), ("a", 2, True)]
     assert [r.repeat for r in read_log(tmp_path) if isinstance(r, EpisodeRecord)] == [0, 1, 2]
+
+
+def test_the_agent_named_in_the_config_runs_when_none_is_given(tmp_path: Path, scale_task: Any,
+                                                                evaluator: Any) -> None:
+    from conftest import CORRECT_SCALE
+
+    config = RunConfig(model=MODEL, agent="single-shot", tasks="all", repeats=1, concurrency=1)
+    model = QueuedModel([response().model_copy(update={"text": f"```python\n{CORRECT_SCALE}```"})])
+    [record] = asyncio.run(execute_run(config, [scale_task], tmp_path, model, evaluator))
+    assert (record.agent, record.passed, record.attempts, record.error) == ("single-shot", True, 1, None)

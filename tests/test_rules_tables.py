@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fembench_agents.messages import Message, ModelRequest
 from fembench_agents.report import ReportSettings, build_report
 from fembench_agents.report.stats import bootstrap_ci, pass_at_k
 from fembench_agents.report.tables import (
@@ -19,7 +20,14 @@ from fembench_agents.report.tables import (
     summarize_group,
     task_table,
 )
-from fembench_agents.runlog import EpisodeRecord, RunLog, RunManifest, episode_key, write_manifest
+from fembench_agents.runlog import (
+    EpisodeRecord,
+    ModelCallRecord,
+    RunLog,
+    RunManifest,
+    episode_key,
+    write_manifest,
+)
 
 MODEL = "mock/model"
 
@@ -35,9 +43,10 @@ def ep(task: str, repeat: int, passed: bool, *, agent: str = "a", track: str = "
         seconds=seconds)
 
 
-def run_dir(path: Path, run_id: str, records: list[EpisodeRecord]) -> Path:
+def run_dir(path: Path, run_id: str, records: list[EpisodeRecord | ModelCallRecord],
+            commit: str | None = None) -> Path:
     path.mkdir(parents=True)
-    write_manifest(path, RunManifest(run_id=run_id, config={}, task_hashes={}, versions={}))
+    write_manifest(path, RunManifest(run_id=run_id, config={}, task_hashes={}, versions={}, git_commit=commit))
     with RunLog(path) as log:
         for r in records:
             log.append(r)
@@ -160,7 +169,11 @@ def test_the_paired_test_pairs_tasks_solved_by_a_majority() -> None:
 
 
 def test_the_latest_finished_record_of_an_episode_wins(tmp_path: Path) -> None:
+    call = ModelCallRecord(episode=episode_key(MODEL, "a", "code", "t1", 0), task_id="t1", attempt_index=0,
+                           request=ModelRequest(model=MODEL, messages=(Message(role="user", content="q"),)),
+                           request_hash="h", error="down")
     run = run_dir(tmp_path / "r1", "r1", [
+        call,  # the log holds model calls and attempts too
         ep("t1", 0, False, stage="parse", reason="syntax_error"),
         ep("t1", 0, True),  # the run was re-scored: the later done record wins
         ep("t2", 0, True),
@@ -205,3 +218,13 @@ def test_a_report_groups_by_model_agent_and_track_and_honours_its_settings(tmp_p
         (MODEL, "code", ["a", "b"]), (MODEL, "tests", ["a"]), ("other/model", "code", ["a"])]
     assert [(p.agent_a, p.agent_b, p.tasks, p.a_only, p.b_only) for p in report.paired] == [("a", "b", 6, 5, 1)]
     assert [(r.run_id, r.episodes) for r in report.runs] == [("r1", 18 + 1), ("r2", 17 + 1)]
+
+
+def test_runs_are_described_and_groups_ordered_whatever_the_run_order(tmp_path: Path) -> None:
+    eps = two_agents()
+    r1 = run_dir(tmp_path / "r1", "r1", [e for e in eps if e.agent == "a"], commit="abc123")
+    r2 = run_dir(tmp_path / "r2", "r2", [e for e in eps if e.agent == "b"])
+    report = build_report([r2, r1], SETTINGS)  # agent b is read first
+    assert [(g.agent, g.runs) for g in report.groups] == [("a", ["r1"]), ("b", ["r2"])]
+    assert [(r.run_id, r.path, r.git_commit, r.episodes) for r in report.runs] == [
+        ("r2", str(r2), None, 17), ("r1", str(r1), "abc123", 18)]
