@@ -31,11 +31,9 @@ fi
 for module in "${modules[@]}"; do
     mapfile -t globs < <("$PY" scripts/mutation_tools.py globs "$module")
     if "$PY" -c "import sys; sys.path.insert(0, 'scripts'); import mutation_tools as m; sys.exit('${module%%:*}' not in m.DECLARED)"; then
-        # code that runs only in sandbox children: mutmut needs the stats first, then the declared tests
-        if [[ ! -f mutants/mutmut-stats.json ]]; then
-            "$PY" -m mutmut run --max-children "$JOBS" "fembench_agents.no_such_module.*" >/dev/null
-        fi
-        "$PY" -m mutmut run --max-children "$JOBS" "fembench_agents.no_such_module.*" >/dev/null  # generate its mutants
+        # code that runs only in sandbox children: mutmut needs its stats and mutants first (one
+        # cheap mutant collects them), then the declared tests are added to the stats
+        "$PY" -m mutmut run --max-children "$JOBS" "fembench_agents.sandbox.policy.x_sandbox_env__mutmut_1" >/dev/null
         "$PY" scripts/mutation_tools.py declare
     fi
     echo "== mutating $module"
