@@ -472,3 +472,45 @@ def test_long_errors_are_cut(evaluator: Evaluator, rules_tasks: dict[str, Task])
     assert error is not None
     assert (error.type, error.message) == ("E" * 100, "m" * 600)
     assert [len(line) for line in error.traceback] == [300]
+
+
+FORGER = '''
+def _stack():
+    try:
+        raise RuntimeError
+    except RuntimeError as exc:
+        frame = exc.__traceback__.tb_frame
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
+FORGED = [
+    '{"event": "input", "index": 0, "status": "error"}',
+    '{"event": "input", "index": 1, "status": "error", "error_type": "E", "message": "' + "m" * 700 +
+    '", "traceback": [' + ", ".join(['"' + "t" * 400 + '"'] * 12) + ']}',
+]
+'''
+
+
+def test_frames_an_attempt_forges_are_judged_within_the_same_bounds(evaluator: Evaluator,
+                                                                     rules_tasks: dict[str, Task]) -> None:
+    # the attempt writes its own frames to the result pipe and leaves before returning anything
+    code = attempt("out = next(f.f_locals['out'] for f in _stack() if 'out' in f.f_locals)",
+                   "for line in FORGED:\n        os.write(out._fd, (line + '\\n').encode())", "os._exit(0)")
+    outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], FORGER + code)
+    assert statuses(outcome) == ["error", "error", "not_run", "not_run"]
+    first, second = outcome.inputs[:2]
+    assert (first.error.type, first.error.message, first.error.traceback) == ("Error", "", ())
+    assert (second.error.type, second.error.message, second.error.traceback) == ("E", "m" * 600, ("t" * 300,) * 8)
+    assert stages(outcome)[2:] == [("execute", False, "runtime_error", "input 0: Error: ")]
+
+
+def test_a_tests_failure_message_on_the_reference_is_not_kept(evaluator: Evaluator,
+                                                               rules_tasks: dict[str, Task]) -> None:
+    # the message could show the reference's output ("got [2.]"): only the type and own lines are kept
+    leaky = "def test_scales_values(fcn):\n    y = fcn(np.array([1.0]), 2.0)\n    assert y[0] == 5.0, f'got {y}'\n"
+    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], suite(leaky, ZERO))
+    error = outcome.tests[0].reference_error
+    assert error is not None and (error.type, error.message) == ("AssertionError", "")
+    assert "got [2.]" not in FEEDBACK(outcome).text  # its own source line is shown, not the value
