@@ -188,6 +188,7 @@ def test_errors_on_some_inputs_name_the_first(evaluator: Evaluator, rules_tasks:
         "if factor == 3.0:\n        raise ZeroDivisionError('third')", RIGHT))
     assert statuses(outcome) == ["error", "mismatch", "error", "match"]
     assert stages(outcome)[2:] == [("execute", False, "runtime_error", "input 0: KeyError: 'first'")]
+    assert all(r.seconds is not None and r.seconds >= 0 for r in outcome.inputs)
     first, _, third, _ = outcome.inputs
     assert (first.error.type, first.error.message) == ("KeyError", "'first'")
     assert (third.error.type, third.error.message) == ("ZeroDivisionError", "third")
@@ -214,6 +215,7 @@ def test_where_the_reference_raises_the_attempt_must_raise_the_same_kind(
     assert statuses(outcome) == ["match", "match", "match", status]
     last = outcome.inputs[3]
     assert (last.mismatch, last.error.type if last.error else None) == (mismatch, error_type)
+    assert last.seconds is not None
     assert outcome.passed is (status == "match")
     if status == "match":
         assert stages(outcome)[2:] == [("execute", True, None, None), ("correct", True, None, None)]
@@ -489,6 +491,9 @@ FORGED = [
     '{"event": "input", "index": 0, "status": "error"}',
     '{"event": "input", "index": 1, "status": "error", "error_type": "E", "message": "' + "m" * 700 +
     '", "traceback": [' + ", ".join(['"' + "t" * 400 + '"'] * 12) + ']}',
+    '{"event": "input", "index": 2, "status": "ok", "value": {"__ndarray__": {"dtype": "float64", "shape": [0, 1e30], '
+    '"data": ""}}}',
+    '{"event": "input", "index": 3, "status": "error", "error_type": "ValueError"}',
 ]
 '''
 
@@ -499,7 +504,10 @@ def test_frames_an_attempt_forges_are_judged_within_the_same_bounds(evaluator: E
     code = attempt("out = next(f.f_locals['out'] for f in _stack() if 'out' in f.f_locals)",
                    "for line in FORGED:\n        os.write(out._fd, (line + '\\n').encode())", "os._exit(0)")
     outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], FORGER + code)
-    assert statuses(outcome) == ["error", "error", "not_run", "not_run"]
+    assert statuses(outcome) == ["error", "error", "mismatch", "mismatch"]
+    assert [(r.mismatch, r.seconds) for r in outcome.inputs] == [(None, None), (None, None),
+                                                                  ("unsupported_output", None),
+                                                                  ("wrong_exception", None)]  # no error_mro sent
     first, second = outcome.inputs[:2]
     assert (first.error.type, first.error.message, first.error.traceback) == ("Error", "", ())
     assert (second.error.type, second.error.message, second.error.traceback) == ("E", "m" * 600, ("t" * 300,) * 8)
