@@ -68,9 +68,10 @@ def _compare_arrays(a: np.ndarray, b: np.ndarray, path: Path, cmp: Comparison, i
         return Mismatch("shape_mismatch", path)
     if b.dtype.kind == "b" or a.dtype.kind == "b":
         return None if np.array_equal(a.astype(bool) if a.dtype.kind == "b" else a, b) else Mismatch("value_mismatch", path)
-    if not np.all(np.isfinite(a)):
-        if not np.array_equal(np.isfinite(a), np.isfinite(b)) or not np.array_equal(a[~np.isfinite(a)], b[~np.isfinite(b)]):
-            return Mismatch("non_finite", path)
+    # non-finite entries must sit where the reference has them, with the same value (NaN matches NaN)
+    if not np.array_equal(np.isfinite(a), np.isfinite(b)) or \
+            not np.array_equal(a[~np.isfinite(a)], b[~np.isfinite(b)], equal_nan=True):
+        return Mismatch("non_finite", path)
     finite = np.isfinite(b)
     a_f, b_f = a[finite], b[finite]
     if invariance and a.size:

@@ -8,7 +8,10 @@ from dataclasses import dataclass, field
 # Variables passed through to the sandbox; everything else (API keys, tokens,
 # cloud credentials, proxies) is dropped. A whitelist, so a new secret name
 # is excluded by default.
-PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# MUTANT_UNDER_TEST: mutmut's selected mutant (scripts/mutation.sh), so that a
+# mutant of code that runs in the child (sandbox/runner.py) is active there too.
+PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+                   "MUTANT_UNDER_TEST")
 
 FIXED_ENV = {
     # One BLAS thread: results reproducible bit for bit and no thread pools to

@@ -1,0 +1,159 @@
+"""Helpers of scripts/mutation.sh (mutation testing with mutmut 3).
+
+  python scripts/mutation_tools.py globs MODULE...   mutant-name globs of the scoring path in MODULE
+  python scripts/mutation_tools.py declare           add the declared tests of child-only code to mutmut's stats
+  python scripts/mutation_tools.py report [MODULE...]  kill ratio per module, and survivors not yet explained
+
+mutmut learns which tests call a function by recording calls in the process
+that makes them. Code that runs only in sandbox children (sandbox/runner.py)
+is never called in the test process, so mutmut would mark its mutants "no
+tests". `declare` lists the tests that exercise it through the sandbox
+(DECLARED below) in mutmut's stats; the sandbox passes MUTANT_UNDER_TEST to
+its children (sandbox/policy.py), so the mutant is active where the code runs.
+
+Survivors that cannot change behaviour are listed, each with its reason, in
+docs/mutation-survivors.md as "- `mutant name`: reason"; `report` counts them
+as equivalent and excludes them from the ratio.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MUTANTS = ROOT / "mutants"
+SURVIVORS = ROOT / "docs" / "mutation-survivors.md"
+
+# module (dotted, under fembench_agents) -> mutant-name globs of the code that decides a verdict
+# or a reported number; "*" is the whole module. The sandbox's process management (the
+# Sandbox class and its workers) and a run's manifest are not scoring code.
+MODULES: dict[str, tuple[str, ...]] = {
+    "compare": ("*",),
+    "report.stats": ("*",),
+    "feedback": ("*",),
+    "outcome": ("*",),
+    "extract": ("*",),
+    "optimize.budget": ("*",),
+    "sandbox.policy": ("*",),
+    "sandbox.pool": ("x__decode__*", "x__well_formed__*", "xǁJobResultǁ*"),
+    "session": ("*",),
+    "runlog": ("x_episode_key__*", "x_read_log__*", "x_finished_episodes__*", "x__drop_torn_tail__*",
+               "xǁRunLogǁ*"),
+    "runs": ("x_select_tasks__*", "x_run_episode__*", "x_execute_run__*"),
+    "report.tables": ("*",),
+    "optimize.evaluate": ("*",),
+    "evaluator": ("*",),
+    "sandbox.runner": ("*",),
+}
+
+# Tests that exercise code running only in sandbox children.
+DECLARED: dict[str, tuple[str, ...]] = {
+    "sandbox.runner": ("tests/test_rules_evaluator.py",),
+}
+
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
+          36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", None: "not checked"}
+
+
+def globs(modules: list[str]) -> list[str]:
+    """`MODULE` or `MODULE:FUNCTION,...` (a shard: only those functions or methods)."""
+    out = []
+    for spec in modules:
+        module, _, functions = spec.partition(":")
+        if module not in MODULES:
+            sys.exit(f"unknown module {module!r}; one of: {', '.join(MODULES)}")
+        if functions:
+            out += [f"fembench_agents.{module}.{g}" for f in functions.split(",")
+                    for g in (f"x_{f}__mutmut_*", f"xǁ*ǁ{f}__mutmut_*")]
+        else:
+            out += [f"fembench_agents.{module}.{g}" for g in MODULES[module]]
+    return out
+
+
+def _mangled(mutant: str) -> str:
+    return mutant.partition("__mutmut_")[0]
+
+
+def _meta(module: str) -> dict[str, int | None]:
+    path = MUTANTS / "fembench_agents" / (module.replace(".", "/") + ".py.meta")
+    if not path.exists():
+        return {}
+    codes: dict[str, int | None] = json.loads(path.read_text())["exit_code_by_key"]
+    wanted = [f"fembench_agents.{module}.{g}" for g in MODULES[module]]
+    return {k: v for k, v in codes.items() if any(fnmatch.fnmatchcase(k, w) for w in wanted)}
+
+
+def declare() -> None:
+    stats_path = MUTANTS / "mutmut-stats.json"
+    stats = json.loads(stats_path.read_text())
+    tests = stats["tests_by_mangled_function_name"]
+    for module, files in DECLARED.items():
+        out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                              *files], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        ids = [line.strip() for line in out.splitlines() if "::" in line]
+        for name in {_mangled(k) for k in _meta(module)}:
+            tests[name] = sorted(set(tests.get(name, [])) | set(ids))
+        print(f"declared {len(ids)} tests for the functions of {module}")
+    stats_path.write_text(json.dumps(stats, indent=4))
+
+
+def equivalents() -> dict[str, str]:
+    if not SURVIVORS.exists():
+        return {}
+    found = re.findall(r"^- `([^`]+)`: (.+)$", SURVIVORS.read_text(), re.M)
+    return dict(found)
+
+
+def report(modules: list[str]) -> int:
+    explained = equivalents()
+    print(f"{'module':<20} {'mutants':>7} {'killed':>6} {'equiv':>5} {'surv':>5} {'other':>5}  kill ratio")
+    unexplained: list[str] = []
+    flaky: list[str] = []
+    for module in dict.fromkeys(m.partition(":")[0] for m in modules or list(MODULES)):
+        codes = _meta(module)
+        if not codes:
+            print(f"{module:<20} {'not run':>7}")
+            continue
+        status = {k: STATUS.get(v, "suspicious") for k, v in codes.items()}
+        # A listed mutant cannot change behaviour: if a test "killed" it, that test failed for
+        # another reason (a flaky run under load). It counts as equivalent, and is named.
+        flaky += [k for k, s in status.items() if k in explained and s != "survived" and s != "not checked"]
+        status = {k: "survived" if k in explained and s != "not checked" else s for k, s in status.items()}
+        count = Counter(status.values())
+        equivalent = [k for k, s in status.items() if s == "survived" and k in explained]
+        survived = [k for k, s in status.items() if s == "survived" and k not in explained]
+        unexplained += survived
+        killed = count["killed"] + count["timeout"]
+        other = len(codes) - killed - len(equivalent) - len(survived)
+        judged = len(codes) - len(equivalent) - count["not checked"]
+        ratio = f"{killed / judged:.1%}" if judged else "-"
+        print(f"{module:<20} {len(codes):>7} {killed:>6} {len(equivalent):>5} {len(survived):>5} {other:>5}  {ratio}"
+              + (f"  ({count['not checked']} not checked)" if count["not checked"] else ""))
+    if flaky:
+        print(f"\n{len(flaky)} mutants listed as equivalent were reported killed or timed out (a test that "
+              "failed for another reason, e.g. under load):")
+        for name in sorted(flaky):
+            print(f"  {name}")
+    if unexplained:
+        print(f"\n{len(unexplained)} survivors neither killed nor listed in {SURVIVORS.relative_to(ROOT)}:")
+        for name in sorted(unexplained):
+            print(f"  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    command, *args = sys.argv[1:] or ["report"]
+    if command == "globs":
+        print("\n".join(globs(args)))
+    elif command == "declare":
+        declare()
+    elif command == "report":
+        sys.exit(report(args))
+    else:
+        sys.exit(__doc__)

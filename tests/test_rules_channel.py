@@ -1,0 +1,85 @@
+"""The sandbox's result channel as the parent decodes it: what a child (or an
+attempt writing to the child's result pipe) sends is kept only when every field
+the parent reads has its type; isolation is taken from the first report only;
+how the job ended is carried over as sent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fembench_agents.scoring.sandbox.pool import JobResult, _decode
+
+
+def reply(*lines: str | dict[str, Any], **fields: Any) -> dict[str, Any]:
+    text = "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines)
+    return {"frames_text": text, **fields}
+
+
+GOOD = {"event": "input", "index": 0, "status": "ok", "seconds": 0.5, "value": [1.0, {"__float__": "nan"}]}
+
+
+def test_well_formed_frames_are_kept_in_order() -> None:
+    frames = [GOOD, {"event": "input", "index": 1, "status": "error", "error_type": "ValueError", "message": "m",
+                     "error_mro": ["ValueError", "Exception"], "traceback": ["<attempt>, line 1"], "seconds": 1},
+              {"event": "test", "status": "passed", "seconds": 0.1, "side": "test"},
+              {"event": "invalid", "key": None, "error_type": "KeyError"},
+              {"event": "task", "task": {"task_id": "x"}}, {"event": "done"}]
+    result = _decode(reply(*frames))
+    assert result.frames == frames
+    assert result.malformed_frames == 0
+    assert result.events("input") == frames[:2]
+    assert result.events("done") == [{"event": "done"}]
+    assert result.events("verdict") == []
+
+
+def test_frames_with_fields_of_the_wrong_type_are_dropped_and_counted() -> None:
+    forged = [
+        "not json at all",
+        "[1, 2]",
+        "7",
+        {"index": 0, "status": "ok"},  # no event
+        {"event": 5},
+        {"event": "input", "index": "0", "status": "ok"},
+        {"event": "input", "index": 0.0, "status": "ok"},
+        {"event": "input", "index": 0, "status": 1},
+        {"event": "input", "index": 0, "status": "error", "error_type": {"a": 1}},
+        {"event": "input", "index": 0, "status": "error", "message": ["m"]},
+        {"event": "input", "index": 0, "status": "ok", "seconds": "fast"},
+        {"event": "input", "index": 0, "status": "error", "error_mro": "ValueError"},
+        {"event": "input", "index": 0, "status": "error", "error_mro": ["ValueError", 5]},
+        {"event": "input", "index": 0, "status": "error", "traceback": [{"b": 2}]},
+        {"event": "test", "status": "passed", "side": 1},
+        {"event": "isolation", "level": 3},
+        {"event": "invalid", "key": 5},
+        {"event": "task", "task": [1]},
+        '{"event": ' + '{"x": ' * 50000 + "1" + "}" * 50000 + "}",  # deeper than the decoder allows
+    ]
+    result = _decode(reply(*forged, GOOD))
+    assert result.frames == [GOOD]
+    assert result.malformed_frames == len(forged)
+    assert result.isolation == "unknown"
+
+
+def test_the_first_isolation_report_wins_and_is_not_a_frame() -> None:
+    result = _decode(reply({"event": "isolation", "level": "namespaces"}, GOOD,
+                           {"event": "isolation", "level": "none"}))
+    assert result.isolation == "namespaces"
+    assert result.frames == [GOOD]
+    assert _decode(reply(GOOD)).isolation == "unknown"
+
+
+def test_how_the_job_ended_is_carried_over() -> None:
+    result = _decode(reply(GOOD, timed_out=1, truncated=0, exit_code=3, signal=None, stderr="x" * 9000 + "END",
+                           wall_seconds=2))
+    assert (result.timed_out, result.truncated, result.exit_code, result.signal) == (True, False, 3, None)
+    assert result.stderr == ("x" * 9000 + "END")[-8192:] and len(result.stderr) == 8192
+    assert result.wall_seconds == 2.0 and isinstance(result.wall_seconds, float)
+    killed = _decode(reply(truncated=True, signal=9))
+    assert (killed.timed_out, killed.truncated, killed.exit_code, killed.signal) == (False, True, None, 9)
+    assert killed.frames == [] and killed.malformed_frames == 0
+
+
+def test_an_empty_reply_is_an_empty_result() -> None:
+    assert _decode({}) == JobResult()
+    assert _decode({"frames_text": "\n\n"}).malformed_frames == 2

@@ -1,0 +1,544 @@
+"""What an episode is recorded as, and which record wins where records are
+read: the episode summary (the last scored attempt decides unless one passed),
+its tokens and cost, resume (the latest finished record of an episode), the
+log reader, and the outcome's own summary properties."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from fembench_agents.messages import (
+    CallContext,
+    Message,
+    ModelParams,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+)
+from fembench_agents.runs.log import (
+    AttemptRecord,
+    EpisodeRecord,
+    ModelCallRecord,
+    RunLog,
+    episode_key,
+    read_log,
+)
+from fembench_agents.runs.reader import finished_episodes
+from fembench_agents.runs.run import RunConfig, execute_run, select_tasks
+from fembench_agents.runs.session import EpisodeSession, ModelUnavailable
+from fembench_agents.scoring.feedback import TemplateFeedback
+from fembench_agents.scoring.outcomes import ErrorInfo, FunctionOutcome, InputResult, StageResult
+from fembench_agents.scoring.outcomes import (
+    TestResult as CaseResult,  # aliased: pytest would collect Test*
+)
+from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
+from fembench_agents.scoring.sandbox import IsolationReport
+
+MODEL = "mock/model"
+PROMPT = [Message(role="user", content="write f")]
+
+
+# ----------------------------------------------------------------- outcomes by hand
+
+
+def fn(*failed: tuple[str, str], passed: tuple[str, ...] = ()) -> FunctionOutcome:
+    return FunctionOutcome(task_id="T", passed=not failed, stages=(
+        *(StageResult(stage=s, passed=True) for s in passed),
+        *(StageResult(stage=s, passed=False, reason=r) for s, r in failed)))
+
+
+PARSE_FAIL = fn(("parse", "syntax_error"))
+RUNTIME_FAIL = fn(("execute", "runtime_error"), passed=("parse", "imports"))
+WRONG = fn(("correct", "wrong_output"), passed=("parse", "imports", "execute"))
+PASS = fn(passed=("parse", "imports", "execute", "correct"))
+
+
+def make_suite(*tests: CaseResult, parse_error: bool = False) -> SuiteOutcome:
+    if parse_error:
+        return SuiteOutcome(task_id="T", passed=False, tests=tests,
+                            stages=(StageResult(stage="parse", passed=False, reason="syntax_error"),))
+    joint = all(t.joint for t in tests)
+    return SuiteOutcome(task_id="T", passed=joint, tests=tests, stages=(
+        StageResult(stage="parse", passed=True), StageResult(stage="imports", passed=True),
+        StageResult(stage="tests", passed=joint, reason=None if joint else "failure_not_detected")))
+
+
+def case(name: str, present: bool = True, reference: bool = True, **detected: bool) -> CaseResult:
+    return CaseResult(name=name, present=present, passes_reference=reference, detected=detected)
+
+
+HALF_RIGHT = make_suite(case("test_a", f=True), case("test_b", g=False))
+UNPARSED = make_suite(case("test_a", False, False, f=False), case("test_b", False, False, g=False),
+                         parse_error=True)
+
+
+# ----------------------------------------------------------------- fakes
+
+
+class QueuedEvaluator:
+    """Returns the given outcomes in order and records what it was asked to score."""
+
+    def __init__(self, outcomes: list[Any]) -> None:
+        self.outcomes = list(outcomes)
+        self.asked: list[tuple[str, str, str]] = []
+
+    # What a run reads of the evaluator's sandbox: its size and isolation (for the manifest).
+    sandbox = SimpleNamespace(size=1, isolation=lambda: IsolationReport(level="namespaced", detail="stub"))
+
+    def score(self, task: Any, track: str, text: str) -> Any:
+        self.asked.append(("function" if track == "code" else "tests", task.task_id, text))
+        return self.outcomes.pop(0)
+
+
+class QueuedModel:
+    """Answers with the given responses in order; an exception in the list is raised."""
+
+    model = MODEL
+
+    def __init__(self, responses: list[ModelResponse | Exception]) -> None:
+        self.responses = list(responses)
+        self.calls: list[tuple[list[Message], CallContext, ModelParams | None]] = []
+
+    async def complete(self, messages: list[Message], context: CallContext,
+                       params: ModelParams | None = None) -> ModelResponse:
+        self.calls.append((messages, context, params))
+        item = self.responses.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+
+def response(prompt: int = 10, completion: int = 5, cost: float | None = 0.5, cached: bool = False,
+             latency: float = 1.0) -> ModelResponse:
+    return ModelResponse(text="```python\ndef f(): pass\n```", usage=Usage(prompt_tokens=prompt,
+                         completion_tokens=completion), cost_usd=cost, cached=cached, latency_seconds=latency)
+
+
+def session(tmp_path: Path, outcomes: list[Any], responses: list[ModelResponse | Exception] | None = None,
+            track: str = "code", params: ModelParams | None = None) -> tuple[EpisodeSession, RunLog]:
+    log = RunLog(tmp_path)
+    s = EpisodeSession(task=SimpleNamespace(task_id="T"), track=track,  # type: ignore[arg-type]
+                       model=QueuedModel(responses or [response() for _ in outcomes]),
+                       params=params or ModelParams(),
+                       evaluator=QueuedEvaluator(outcomes), feedback=TemplateFeedback(),  # type: ignore[arg-type]
+                       log=log, episode=episode_key(MODEL, "loop", track, "T", 0), agent="loop", repeat=0)
+    return s, log
+
+
+def run_attempts(s: EpisodeSession, n: int) -> str | None:
+    async def go() -> str | None:
+        try:
+            for _ in range(n):
+                await s.attempt(PROMPT)
+        except ModelUnavailable as exc:
+            return str(exc)
+        return None
+    return asyncio.run(go())
+
+
+def summary_fields(record: EpisodeRecord) -> tuple[Any, ...]:
+    return (record.status, record.passed, record.score, record.attempts, record.first_pass_attempt,
+            record.failed_stage, record.reason)
+
+
+# ----------------------------------------------------------------- the episode summary
+
+
+def test_a_test_suite_episode_is_scored_by_its_last_attempt(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [UNPARSED, HALF_RIGHT], track="tests")
+    assert run_attempts(s, 2) is None
+    assert summary_fields(s.summary(0.0)) == ("done", False, 0.5, 2, None, "tests", "failure_not_detected")
+    log.close()
+
+
+def test_a_later_worse_attempt_decides_a_failed_episode(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [HALF_RIGHT, UNPARSED], track="tests")
+    run_attempts(s, 2)
+    assert summary_fields(s.summary(0.0)) == ("done", False, 0.0, 2, None, "parse", "syntax_error")
+    log.close()
+
+
+def test_a_function_episode_fails_at_its_last_attempt_stage(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [PARSE_FAIL, WRONG, RUNTIME_FAIL])
+    run_attempts(s, 3)
+    assert summary_fields(s.summary(0.0)) == ("done", False, 0.0, 3, None, "execute", "runtime_error")
+    log.close()
+
+
+def test_the_first_passing_attempt_is_recorded_and_passes_the_episode(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [PARSE_FAIL, PASS, WRONG])
+    run_attempts(s, 3)
+    assert summary_fields(s.summary(0.0)) == ("done", True, 1.0, 3, 1, None, None)
+    log.close()
+
+
+def test_a_model_failure_after_a_scored_attempt(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [WRONG], [response(), RuntimeError("rate limited")])
+    error = run_attempts(s, 2)
+    assert error == "RuntimeError: rate limited"
+    record = s.summary(0.0, error)
+    assert summary_fields(record) == ("error", False, 0.0, 2, None, "correct", "wrong_output")
+    assert record.error == "RuntimeError: rate limited"
+    log.close()
+
+
+def test_a_model_failure_before_any_answer(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [], [ValueError("no key")])
+    error = run_attempts(s, 1)
+    record = s.summary(0.0, error)
+    assert summary_fields(record) == ("error", False, 0.0, 1, None, "model_error", "model_error")
+    assert (record.prompt_tokens, record.completion_tokens, record.cost_usd) == (0, 0, 0.0)
+    attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert [(a.attempt_index, a.model_error, a.outcome) for a in attempts] == [(0, "ValueError: no key", None)]
+    log.close()
+
+
+def test_no_attempt_and_no_error(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [])
+    assert summary_fields(s.summary(0.0)) == ("done", False, 0.0, 0, None, None, None)
+    log.close()
+
+
+def test_tokens_cost_and_model_time_are_summed_over_calls(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [WRONG, WRONG, PASS],
+                     [response(10, 5, 0.25, latency=1.5), response(20, 7, 0.75, cached=True, latency=0.5),
+                      response(30, 11, 0.125, latency=2.0)])
+    run_attempts(s, 3)
+    record = s.summary(0.0)
+    # a cached answer is the same sample asked again: its recorded tokens and cost count once
+    assert (record.prompt_tokens, record.completion_tokens, record.cost_usd, record.model_seconds) == \
+        (60, 23, 1.125, 4.0)
+    assert (record.model_calls, record.reused_calls) == (3, 1)
+    log.close()
+
+
+def test_one_unknown_price_makes_the_cost_unknown(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [WRONG, WRONG], [response(cost=0.5), response(cost=None)])
+    run_attempts(s, 2)
+    assert s.summary(0.0).cost_usd is None
+    log.close()
+    # served from the cache, an unpriced sample is still unpriced
+    s, log = session(tmp_path / "cached", [WRONG, WRONG], [response(cost=0.5), response(cost=None, cached=True)])
+    run_attempts(s, 2)
+    assert s.summary(0.0).cost_usd is None
+    log.close()
+
+
+def test_attempts_are_logged_in_order_with_their_feedback(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [PARSE_FAIL, PASS])
+    run_attempts(s, 2)
+    log.close()
+    attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert [(a.attempt_index, a.outcome.passed if a.outcome else None, a.feedback.score if a.feedback else None)
+            for a in attempts] == [(0, False, 0.0), (1, True, 1.0)]
+    assert s.last_reply() == attempts[-1].reply
+
+
+# ----------------------------------------------------------------- outcome summaries
+
+
+def test_an_outcome_names_its_first_failed_stage_and_reason() -> None:
+    outcome = FunctionOutcome(task_id="T", passed=False, stages=(
+        StageResult(stage="parse", passed=True, reason="syntax_error"),  # a passed stage's reason is ignored
+        StageResult(stage="execute", passed=False, reason="timeout"),
+        StageResult(stage="correct", passed=False, reason="wrong_output")))
+    assert (outcome.failed_stage, outcome.reason, outcome.stage_reached) == ("execute", "timeout", "correct")
+    assert (PASS.failed_stage, PASS.reason, PASS.stage_reached) == (None, None, "correct")
+    empty = FunctionOutcome(task_id="T", passed=False, stages=())
+    assert (empty.failed_stage, empty.reason, empty.stage_reached) == (None, None, "none")
+
+
+def test_test_suite_shares() -> None:
+    outcome = make_suite(case("test_a", f=True, g=True), case("test_b", f=False, g=True),
+                            case("test_c", reference=False, h=True), case("test_d", False, False, k=False))
+    assert outcome.joint_score == 0.25
+    assert outcome.reference_pass_share == 0.5
+    assert outcome.detection_share == pytest.approx(4 / 6)
+    assert [t.joint for t in outcome.tests] == [True, False, False, False]
+    assert [t.detects_all for t in outcome.tests] == [True, False, True, False]
+    none = make_suite()
+    assert (none.joint_score, none.reference_pass_share, none.detection_share) == (0.0, 0.0, 0.0)
+
+
+def test_a_missing_test_detects_nothing_even_with_no_expected_failures() -> None:
+    assert not case("test_a", present=False).detects_all
+    assert case("test_a").detects_all and case("test_a").joint
+    assert not case("test_a", reference=False).joint
+
+
+def test_outcomes_survive_the_log(tmp_path: Path) -> None:
+    outcome = FunctionOutcome(task_id="T", passed=False, stages=(StageResult(stage="execute", passed=False),),
+                              inputs=(InputResult(index=0, status="error", error=ErrorInfo(type="E")),))
+    s, log = session(tmp_path, [outcome, HALF_RIGHT])
+    run_attempts(s, 2)
+    log.close()
+    outcomes = [r.outcome for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert outcomes == [outcome, HALF_RIGHT]
+
+
+# ----------------------------------------------------------------- reading records
+
+
+def episode(task: str, status: str, passed: bool, score: float, repeat: int = 0) -> EpisodeRecord:
+    return EpisodeRecord(episode=episode_key(MODEL, "loop", "code", task, repeat), task_id=task, track="code",
+                         agent="loop", model=MODEL, repeat=repeat, status=status,  # type: ignore[arg-type]
+                         passed=passed, score=score, attempts=1)
+
+
+def test_finished_episodes_keep_the_latest_done_record() -> None:
+    records = [episode("a", "done", False, 0.0), episode("b", "error", False, 0.0),
+               episode("a", "done", True, 1.0), episode("a", "error", False, 0.0), episode("c", "done", False, 0.5)]
+    done = finished_episodes(records)
+    assert {k.split("|")[3]: (r.status, r.score) for k, r in done.items()} == {"a": ("done", 1.0),
+                                                                             "c": ("done", 0.5)}
+
+
+def test_the_log_reader_returns_every_record_in_order_and_skips_a_torn_tail(tmp_path: Path) -> None:
+    with RunLog(tmp_path) as log:
+        for r in (episode("a", "done", False, 0.0), episode("b", "done", True, 1.0)):
+            log.append(r)
+    with open(tmp_path / "log.jsonl", "a") as fh:
+        fh.write('{"type": "episode", "epis')
+    assert [(r.task_id, r.score) for r in read_log(tmp_path)] == [("a", 0.0), ("b", 1.0)]
+    with RunLog(tmp_path) as log:  # reopening cuts the torn line; the next record starts on its own line
+        log.append(episode("c", "done", True, 1.0))
+    assert [r.task_id for r in read_log(tmp_path)] == ["a", "b", "c"]
+    assert (tmp_path / "log.jsonl").read_text().count("\n") == 3
+
+
+def test_a_bad_line_inside_the_log_names_its_line(tmp_path: Path) -> None:
+    with RunLog(tmp_path) as log:
+        log.append(episode("a", "done", False, 0.0))
+    with open(tmp_path / "log.jsonl", "a") as fh:
+        fh.write('{"type": "nonsense"}\n')
+    with RunLog(tmp_path) as log:
+        log.append(episode("b", "done", False, 0.0))
+    with pytest.raises(ValueError, match=r"log.jsonl:2: not a valid log record"):
+        read_log(tmp_path)
+    assert read_log(tmp_path / "absent") == []
+
+
+# ----------------------------------------------------------------- resume
+
+
+class OneShot:
+    """An agent that submits one answer; its session's evaluator decides."""
+
+    name = "loop"
+
+    def __init__(self) -> None:
+        self.solved: list[str] = []
+
+    async def solve(self, task: Any, s: EpisodeSession) -> None:
+        self.solved.append(task.task_id)
+        await s.attempt(PROMPT)
+
+
+def fake_task(task_id: str) -> Any:
+    return SimpleNamespace(task_id=task_id, content_hash="h-" + task_id)
+
+
+def test_resume_skips_episodes_whose_latest_record_is_done_and_redoes_errors(tmp_path: Path) -> None:
+    config = RunConfig(model=MODEL, agent="loop", tasks="all", repeats=1, concurrency=1)
+    tasks = [fake_task("a"), fake_task("b"), fake_task("c")]
+
+    async def run(outcomes: list[Any], responses: list[Any], agent: OneShot) -> list[EpisodeRecord]:
+        return await execute_run(config, tasks, tmp_path, QueuedModel(responses), QueuedEvaluator(outcomes),
+                                 agent=agent)
+
+    first = OneShot()
+    # a passes, b's model call fails (an error record), c gets a wrong answer
+    records = asyncio.run(run([PASS, WRONG], [response(), RuntimeError("down"), response()], first))
+    assert sorted(first.solved) == ["a", "b", "c"]
+    assert [(r.task_id, r.status, r.passed, r.error) for r in records] == \
+        [("a", "done", True, None), ("b", "error", False, "RuntimeError: down"), ("c", "done", False, None)]
+    again = OneShot()
+    records = asyncio.run(run([PASS], [response()], again))
+    assert again.solved == ["b"]
+    assert [(r.task_id, r.status, r.passed) for r in records] == \
+        [("a", "done", True), ("b", "done", True), ("c", "done", False)]
+    assert len(finished_episodes(read_log(tmp_path))) == 3
+
+
+# ----------------------------------------------------------------- model calls in the log
+
+
+def test_every_model_call_is_logged_with_its_attempt_request_and_outcome(tmp_path: Path) -> None:
+    long = "x" * 3000
+    s, log = session(tmp_path, [WRONG], [response(), RuntimeError(long)])
+    run_attempts(s, 2)
+    log.close()
+    calls = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
+    # each attempt is its own sample: the same prompt, two requests with two hashes
+    first, second = (ModelRequest(model=MODEL, messages=tuple(PROMPT), params=ModelParams(),
+                                  sample=f"{s.episode} attempt {i}") for i in (0, 1))
+    assert [(c.attempt_index, c.request, c.request_hash, c.error is None) for c in calls] == [
+        (0, first, first.request_hash(), True), (1, second, second.request_hash(), False)]
+    assert first.request_hash() != second.request_hash()
+    assert calls[1].error == ("RuntimeError: " + long)[:2000]
+    assert calls[0].response is not None and calls[0].response.usage.prompt_tokens == 10
+    attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert [(a.attempt_index, a.model_error) for a in attempts] == [(0, None), (1, ("RuntimeError: " + long)[:2000])]
+    assert [a.episode for a in attempts] == [episode_key(MODEL, "loop", "code", "T", 0)] * 2
+    assert (attempts[0].agent, attempts[0].model, attempts[0].repeat, attempts[0].track) == ("loop", MODEL, 0, "code")
+    assert attempts[0].messages == tuple(PROMPT)
+
+
+def test_a_replayed_failure_is_logged_with_its_recorded_text(tmp_path: Path) -> None:
+    failure = RuntimeError("ignored")
+    failure.recorded = "ModelCallError: recorded text"  # type: ignore[attr-defined]
+    s, log = session(tmp_path, [], [failure])
+    assert run_attempts(s, 1) == "ModelCallError: recorded text"
+    log.close()
+    [call] = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
+    assert call.error == "ModelCallError: recorded text"
+
+
+def test_a_replay_that_diverges_stops_the_episode(tmp_path: Path) -> None:
+    from fembench_agents.models.errors import UnrecordedRequestError
+
+    diverged = UnrecordedRequestError(MODEL, CallContext(task_id="T"), "ab" * 32)
+    s, log = session(tmp_path, [], [diverged])
+    with pytest.raises(UnrecordedRequestError):
+        run_attempts(s, 1)
+    log.close()
+    assert read_log(tmp_path) == []
+
+
+def test_the_request_hash_of_a_response_is_kept(tmp_path: Path) -> None:
+    answer = response().model_copy(update={"request_hash": "cafe"})
+    s, log = session(tmp_path, [WRONG], [answer])
+    run_attempts(s, 1)
+    log.close()
+    [call] = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
+    [attempt] = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert (call.request_hash, attempt.request_hash) == ("cafe", "cafe")
+
+
+def test_the_model_is_asked_with_the_messages_context_and_params(tmp_path: Path) -> None:
+    params = ModelParams(temperature=0.5, seed=7)
+    s, log = session(tmp_path, [WRONG, WRONG], [response(), response()], params=params)
+    run_attempts(s, 2)
+    log.close()
+    model = s.model
+    assert isinstance(model, QueuedModel)
+    assert [(m, c.task_id, c.episode, c.attempt_index, c.attempt, c.sample, p) for m, c, p in model.calls] == [
+        (PROMPT, "T", s.episode, 0, "loop repeat 0 attempt 0", f"{s.episode} attempt 0", params),
+        (PROMPT, "T", s.episode, 1, "loop repeat 0 attempt 1", f"{s.episode} attempt 1", params)]
+    calls = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
+    assert calls[0].request == ModelRequest(model=MODEL, messages=tuple(PROMPT), params=params,
+                                            sample=f"{s.episode} attempt 0")
+
+
+@pytest.mark.parametrize(("track", "method"), [("code", "function"), ("tests", "tests")])
+def test_the_reply_is_scored_on_the_episodes_track(tmp_path: Path, track: str, method: str) -> None:
+    s, log = session(tmp_path, [WRONG], track=track)
+    run_attempts(s, 1)
+    log.close()
+    evaluator = s.evaluator
+    assert isinstance(evaluator, QueuedEvaluator)
+    assert evaluator.asked == [(method, "T", response().text)]
+
+
+def test_the_last_reply_is_the_latest_attempts(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [WRONG, WRONG, WRONG],
+                     [response().model_copy(update={"text": t}) for t in ("first", "second", "third")])
+    assert s.last_reply() == ""
+    run_attempts(s, 3)
+    assert s.last_reply() == "third"
+    log.close()
+
+
+def test_a_failed_call_records_an_empty_reply(tmp_path: Path) -> None:
+    s, log = session(tmp_path, [], [RuntimeError("x")])
+    run_attempts(s, 1)
+    log.close()
+    [attempt] = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert (attempt.reply, attempt.outcome, attempt.feedback, attempt.response) == ("", None, None, None)
+
+
+def test_unknown_token_counts_count_as_none(tmp_path: Path) -> None:
+    unknown = ModelResponse(text="x", usage=Usage(), cost_usd=0.0)
+    s, log = session(tmp_path, [WRONG, WRONG], [unknown, response(7, 3)])
+    run_attempts(s, 2)
+    record = s.summary(0.0)
+    assert (record.prompt_tokens, record.completion_tokens) == (7, 3)
+    log.close()
+
+
+def test_the_episode_time_runs_from_its_start(tmp_path: Path) -> None:
+    import time
+
+    s, log = session(tmp_path, [])
+    seconds = s.summary(time.perf_counter() - 100.0).seconds
+    assert 100.0 <= seconds < 1000.0
+    log.close()
+
+
+def test_a_log_in_a_new_nested_directory(tmp_path: Path) -> None:
+    with RunLog(tmp_path / "a" / "b") as log:
+        log.append(episode("a", "done", True, 1.0))
+    assert [r.task_id for r in read_log(tmp_path / "a" / "b")] == ["a"]
+
+
+def test_a_one_byte_torn_line_is_cut(tmp_path: Path) -> None:
+    (tmp_path / "log.jsonl").write_text("{")
+    with RunLog(tmp_path) as log:
+        log.append(episode("a", "done", True, 1.0))
+    assert [r.task_id for r in read_log(tmp_path)] == ["a"]
+
+
+def test_blank_lines_in_the_log_are_skipped(tmp_path: Path) -> None:
+    with RunLog(tmp_path) as log:
+        log.append(episode("a", "done", True, 1.0))
+    with open(tmp_path / "log.jsonl", "a") as fh:
+        fh.write("\n   \n")
+    with RunLog(tmp_path) as log:
+        log.append(episode("b", "done", True, 1.0))
+    assert [r.task_id for r in read_log(tmp_path)] == ["a", "b"]
+
+
+# ----------------------------------------------------------------- task selection and repeats
+
+
+def test_task_selection_by_ids_and_patterns() -> None:
+    tasks = [fake_task(t) for t in ("b_2", "a_1", "c_3", "a_2")]
+
+    def ids(selector: str) -> list[str]:
+        return [t.task_id for t in select_tasks(tasks, selector)]
+
+    assert ids("all") == ids("*") == ids(" ") == ["b_2", "a_1", "c_3", "a_2"]  # everything, in the given order
+    assert ids("a_*") == ["a_1", "a_2"]
+    assert ids("c_3, a_*,a_1,") == ["a_1", "a_2", "c_3"]  # sorted, each once
+    with pytest.raises(ValueError) as err:
+        select_tasks(tasks, "a_*,z*")
+    assert str(err.value) == "task selector 'z*' matches no task"
+
+
+def test_each_repeat_is_its_own_seeded_episode_and_reported_as_it_ends(tmp_path: Path) -> None:
+    config = RunConfig(model=MODEL, agent="loop", tasks="a", repeats=3, concurrency=1,
+                       params=ModelParams(temperature=0.7))
+    model = QueuedModel([response(), response(), response()])
+    seen: list[tuple[str, int, bool]] = []
+    records = asyncio.run(execute_run(config, [fake_task("a")], tmp_path, model, QueuedEvaluator([PASS, WRONG, PASS]),
+                                      agent=OneShot(), on_episode=lambda r: seen.append((r.task_id, r.repeat, r.passed))))
+    assert [(p.seed, p.temperature) for _, _, p in model.calls] == [(0, 0.7), (1, 0.7), (2, 0.7)]
+    assert [(r.task_id, r.repeat, r.passed, r.episode) for r in records] == [
+        ("a", i, ok, episode_key(MODEL, "loop", "code", "a", i)) for i, ok in enumerate((True, False, True))]
+    assert sorted(seen) == [("a", 0, True), ("a", 1, False), ("a", 2, True)]
+    assert [r.repeat for r in read_log(tmp_path) if isinstance(r, EpisodeRecord)] == [0, 1, 2]
+
+
+def test_the_agent_named_in_the_config_runs_when_none_is_given(tmp_path: Path, scale_task: Any,
+                                                                evaluator: Any) -> None:
+    from conftest import CORRECT_SCALE
+
+    config = RunConfig(model=MODEL, agent="single-shot", tasks="all", repeats=1, concurrency=1)
+    model = QueuedModel([response().model_copy(update={"text": f"```python\n{CORRECT_SCALE}```"})])
+    [record] = asyncio.run(execute_run(config, [scale_task], tmp_path, model, evaluator))
+    assert (record.agent, record.passed, record.attempts, record.error) == ("single-shot", True, 1, None)

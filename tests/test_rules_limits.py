@@ -1,0 +1,118 @@
+"""Limits and budgets at their boundaries: the sandbox policy's checks and
+derived CPU limit, the whitelisted environment, and GEPA metric-call budgets
+computed by hand from DSPy's formula."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from fembench_agents.optimize.budget import Budget, dspy_auto_budget, resolve_budget
+from fembench_agents.scoring.sandbox.policy import FIXED_ENV, SandboxPolicy, sandbox_env
+
+# ----------------------------------------------------------------- sandbox policy
+
+
+def test_policy_bounds_and_messages() -> None:
+    with pytest.raises(ValueError) as err:
+        SandboxPolicy(wall_seconds=0)
+    assert str(err.value) == "wall_seconds must be positive, got 0"
+    with pytest.raises(ValueError) as err:
+        SandboxPolicy(wall_seconds=-1.5)
+    assert str(err.value) == "wall_seconds must be positive, got -1.5"
+    with pytest.raises(ValueError) as err:
+        SandboxPolicy(memory_mb=63)
+    assert str(err.value) == "memory_mb must be at least 64, got 63"
+    assert SandboxPolicy(wall_seconds=0.01, memory_mb=64).memory_mb == 64
+
+
+@pytest.mark.parametrize(("wall", "cpu", "limit"), [(7.9, None, 9), (30.0, None, 32), (0.5, None, 2), (10.0, 3, 3)])
+def test_cpu_limit_backs_up_the_wall_clock(wall: float, cpu: int | None, limit: int) -> None:
+    assert SandboxPolicy(wall_seconds=wall, cpu_seconds=cpu).cpu_limit == limit
+
+
+def test_policy_as_sent_to_the_child() -> None:
+    policy = SandboxPolicy(wall_seconds=12.5, memory_mb=512, hidden_paths=("/a", "/b"))
+    assert policy.as_dict() == {"wall_seconds": 12.5, "cpu_seconds": 14, "memory_mb": 512,
+                                "max_output_bytes": 32 * 1024 * 1024, "max_processes": 64, "scratch_mb": 256,
+                                "hidden_paths": ["/a", "/b"]}
+
+
+def test_the_environment_is_a_whitelist(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "HTTPS_PROXY", "PYTHONPATH"):
+        monkeypatch.setenv(name, "secret")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("PATH", "/opt/bin")
+    monkeypatch.setenv("HOME", "/home/someone")
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")
+    for name in ("LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    # mutmut's mutant selection passes through; under mutmut it is set already and must stay as it is
+    mutant = os.environ.get("MUTANT_UNDER_TEST")
+    if mutant is None:
+        mutant = "m.x_f__mutmut_1"
+        monkeypatch.setenv("MUTANT_UNDER_TEST", mutant)
+    env = sandbox_env()
+    assert env == {"LANG": "C.UTF-8", "PATH": "/opt/bin", "MUTANT_UNDER_TEST": mutant, **FIXED_ENV,
+                   "HOME": "/tmp"}
+    assert env["OMP_NUM_THREADS"] == "1" and env["PYTHONHASHSEED"] == "0"
+    monkeypatch.delenv("PATH")
+    assert sandbox_env()["PATH"] == "/usr/local/bin:/usr/bin:/bin"
+    assert sandbox_env({"HOME": "/scratch", "X": "1"})["HOME"] == "/scratch"
+    assert sandbox_env({"X": "1"})["X"] == "1"
+
+
+# ----------------------------------------------------------------- GEPA budgets
+
+# DSPy auto_budget by hand, one component, V validation tasks:
+#   N = int(max(4 log2 n, 1.5 n)); total = V + 5n + 35N + ((N + 1) // 5 + 1) V + (V if N < 5)
+
+
+@pytest.mark.parametrize(("n", "v", "calls"), [
+    (6, 9, 416),  # N = 10: 9 + 30 + 350 + 3 * 9
+    (12, 9, 735),  # N = 18: 9 + 60 + 630 + 4 * 9
+    (18, 9, 1098),  # N = 27: 9 + 90 + 945 + 6 * 9
+    (6, 4, 6 * 5 + 350 + 4 + 3 * 4),
+    (3, 4, 4 + 15 + 6 * 35 + 2 * 4),  # N = int(6.34) = 6: no final pass
+    (2, 4, 4 + 10 + 4 * 35 + (2 + 1) * 4),  # N = 4 < 5: a final full pass
+    (1, 4, 4 + 5 + 1 * 35 + (1 + 1) * 4),  # N = int(1.5) = 1
+])
+def test_dspy_auto_budget_by_hand(n: int, v: int, calls: int) -> None:
+    assert dspy_auto_budget(n, v) == calls
+
+
+def test_dspy_auto_budget_options() -> None:
+    # two components: N = int(max(8 log2 6, 9)) = 20 -> 9 + 30 + 700 + (21 // 5 + 1) * 9
+    assert dspy_auto_budget(6, 9, num_components=2) == 784
+    # minibatch 3, full pass every 2 trials: N = 10 -> 9 + 30 + 30 + (11 // 2 + 1) * 9
+    assert dspy_auto_budget(6, 9, minibatch_size=3, full_eval_steps=2) == 123
+    # a full pass every 10 trials: N = 10 is not fewer, so no final pass
+    assert dspy_auto_budget(6, 9, full_eval_steps=10) == 9 + 30 + 350 + (11 // 10 + 1) * 9
+    # a full pass every 20 trials: 10 < 20 adds the final pass
+    assert dspy_auto_budget(6, 9, full_eval_steps=20) == 9 + 30 + 350 + (0 + 1 + 1) * 9
+
+
+def test_presets_resolve_through_the_formula() -> None:
+    assert resolve_budget(" Light ", 9) == Budget(name="light", max_metric_calls=416, valset_size=9,
+                                                  formula="dspy auto_budget(n=6, components=1, V=9)")
+    assert resolve_budget("medium", 9).max_metric_calls == 735
+    assert resolve_budget("HEAVY", 9).max_metric_calls == 1098
+    assert resolve_budget("light", 4).max_metric_calls == dspy_auto_budget(6, 4)
+
+
+def test_integer_budgets_are_taken_verbatim() -> None:
+    assert resolve_budget(25, 9) == Budget(name="custom", max_metric_calls=25, valset_size=9, formula="given")
+    assert resolve_budget(" 1 ", 3).max_metric_calls == 1
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    (0, "budget must be a positive number of metric calls, got 0"),
+    ("-4", "budget must be a positive number of metric calls, got -4"),
+    ("lots", "budget must be light, medium, heavy or a positive integer, got 'lots'"),
+    ("2.5", "budget must be light, medium, heavy or a positive integer, got '2.5'"),
+])
+def test_bad_budgets_are_named(spec: str | int, message: str) -> None:
+    with pytest.raises(ValueError) as err:
+        resolve_budget(spec, 9)
+    assert str(err.value) == message
