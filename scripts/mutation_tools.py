@@ -34,27 +34,32 @@ SURVIVORS = ROOT / "docs" / "mutation-survivors.md"
 # or a reported number; "*" is the whole module. The sandbox's process management (the
 # Sandbox class and its workers) and a run's manifest are not scoring code.
 MODULES: dict[str, tuple[str, ...]] = {
-    "compare": ("*",),
+    "scoring.comparison": ("*",),
     "report.stats": ("*",),
-    "feedback": ("*",),
-    "outcome": ("*",),
-    "extract": ("*",),
+    "scoring.feedback": ("*",),
+    "scoring.outcomes": ("*",),
+    "scoring.extraction": ("*",),
     "optimize.budget": ("*",),
-    "sandbox.policy": ("*",),
-    "sandbox.pool": ("x__decode__*", "x__well_formed__*", "xǁJobResultǁ*"),
-    "session": ("*",),
-    "runlog": ("x_episode_key__*", "x_read_log__*", "x_finished_episodes__*", "x__drop_torn_tail__*",
-               "xǁRunLogǁ*"),
-    "runs": ("x_select_tasks__*", "x_run_episode__*", "x_execute_run__*"),
+    "scoring.sandbox.policy": ("*",),
+    "scoring.sandbox.pool": ("x__decode__*", "x__well_formed__*", "xǁJobResultǁ*"),
+    "runs.session": ("*",),
+    "runs.recording": ("*",),
+    "runs.log": ("x_episode_key__*", "x_read_log__*", "x__drop_torn_tail__*", "xǁRunLogǁ*"),
+    "runs.reader": ("*",),
+    "runs.run": ("x_select_tasks__*", "x_run_episode__*", "x_execute_run__*"),
     "report.tables": ("*",),
-    "optimize.evaluate": ("*",),
-    "evaluator": ("*",),
-    "sandbox.runner": ("*",),
+    "optimize.candidates": ("*",),
+    "scoring.evaluator": ("*",),
+    "scoring.sandbox.runner": ("*",),
+    "scoring.sandbox.implementation": ("*",),
+    "scoring.sandbox.proxy": ("*",),
 }
 
 # Tests that exercise code running only in sandbox children.
 DECLARED: dict[str, tuple[str, ...]] = {
-    "sandbox.runner": ("tests/test_rules_evaluator.py",),
+    "scoring.sandbox.runner": ("tests/test_rules_evaluator.py",),
+    "scoring.sandbox.implementation": ("tests/test_rules_evaluator.py",),
+    "scoring.sandbox.proxy": ("tests/test_rules_evaluator.py", "tests/test_test_isolation.py"),
 }
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
