@@ -38,10 +38,18 @@ def measure(limit: int, episodes: int, latency: float, sandbox: Sandbox, out: Pa
     try:
         task = load_task(TASK, sandbox)
         evaluator = Evaluator(sandbox)
-        config = RunConfig(model="openai/standin", agent="single-shot", repeats=episodes, concurrency=limit,
-                           params=ModelParams(api_base=server.api_base))
-        client = make_client(config.model, config.params, options=ClientOptions(
-            concurrency=limit, concurrency_group="openai", retry=RetryPolicy(max_retries=0)))
+        config = RunConfig(
+            model="openai/standin",
+            agent="single-shot",
+            repeats=episodes,
+            concurrency=limit,
+            params=ModelParams(api_base=server.api_base),
+        )
+        client = make_client(
+            config.model,
+            config.params,
+            options=ClientOptions(concurrency=limit, concurrency_group="openai", retry=RetryPolicy(max_retries=0)),
+        )
         started = time.perf_counter()
         asyncio.run(execute_run(config, [task], out, client, evaluator))
         wall = time.perf_counter() - started
@@ -58,13 +66,14 @@ def main() -> None:
     parser.add_argument("--limits", default="1,4,16,32")
     args = parser.parse_args()
     with Sandbox() as sandbox, tempfile.TemporaryDirectory() as tmp:
-        print(f"{args.episodes} single-shot episodes, {args.latency} s per model call, "
-              f"{sandbox.size} sandbox workers")
+        print(f"{args.episodes} single-shot episodes, {args.latency} s per model call, {sandbox.size} sandbox workers")
         for limit in (int(x) for x in args.limits.split(",")):
             mean, peak, wall = measure(limit, args.episodes, args.latency, sandbox, Path(tmp) / f"run{limit}")
             ideal = -(-args.episodes // limit) * args.latency
-            print(f"--concurrency {limit:3d}: in flight mean {mean:5.1f} peak {peak:3d}   "
-                  f"wall {wall:6.2f} s = {wall / ideal:4.2f} x ideal ({ideal:.2f} s)")
+            print(
+                f"--concurrency {limit:3d}: in flight mean {mean:5.1f} peak {peak:3d}   "
+                f"wall {wall:6.2f} s = {wall / ideal:4.2f} x ideal ({ideal:.2f} s)"
+            )
 
 
 if __name__ == "__main__":

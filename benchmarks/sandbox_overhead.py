@@ -30,8 +30,11 @@ def in_process(n: int) -> list[float]:
 
 
 def forked(n: int) -> tuple[list[float], str]:
-    job = {"kind": "call", "implementation": {"code": CODE, "function": "f", "preamble": []},
-           "inputs": [codec.to_data([2.0])]}
+    job = {
+        "kind": "call",
+        "implementation": {"code": CODE, "function": "f", "preamble": []},
+        "inputs": [codec.to_data([2.0])],
+    }
     with Sandbox(workers=1) as sandbox:
         sandbox.run(job, SandboxPolicy())  # start the worker
         times = []
@@ -58,8 +61,11 @@ def main() -> None:
     args = parser.parse_args()
     base = statistics.median(in_process(args.jobs))
     fork_times, isolation = forked(args.jobs)
-    rows = [("in-process call", base), (f"sandbox fork ({isolation})", statistics.median(fork_times)),
-            ("cold interpreter", statistics.median(cold(max(5, args.jobs // 5))))]
+    rows = [
+        ("in-process call", base),
+        (f"sandbox fork ({isolation})", statistics.median(fork_times)),
+        ("cold interpreter", statistics.median(cold(max(5, args.jobs // 5)))),
+    ]
     for name, value in rows:
         print(f"{name:28s} median {value * 1000:9.3f} ms   x{value / base:10.0f} in-process")
     print(f"cold interpreter / sandbox fork: {rows[2][1] / rows[1][1]:.1f}x")

@@ -28,6 +28,7 @@ from fembench_agents.scoring.folder import score_folder as _score_folder
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.loader import load_tasks as _load_tasks
 from fembench_agents.suite.model import Task
+from fembench_agents.vocabulary import Track
 
 PathLike = str | os.PathLike[str]
 
@@ -38,19 +39,38 @@ def load_tasks(path: PathLike = "tasks") -> list[Task]:
         return _load_tasks(str(path), sandbox)
 
 
-def run(model: str, agent: str, *, tasks: str = "all", tasks_path: PathLike = "tasks", track: str = "code",
-        repeats: int = 1, out: PathLike | None = None, params: ModelParams | None = None,
-        concurrency: int = 2, allow_weak_isolation: bool = False) -> Path:
+def run(
+    model: str,
+    agent: str,
+    *,
+    tasks: str = "all",
+    tasks_path: PathLike = "tasks",
+    track: Track = "code",
+    repeats: int = 1,
+    out: PathLike | None = None,
+    params: ModelParams | None = None,
+    concurrency: int = 2,
+    allow_weak_isolation: bool = False,
+) -> Path:
     """One model x one agent x a task selection into a run directory (resumed
     if it exists); returns the directory. `model` is a litellm name or `local`."""
     from fembench_agents.models import ClientOptions, open_client, provider_of
 
-    config = RunConfig(model=model, agent=agent, tasks=tasks, track=track, repeats=repeats,  # type: ignore[arg-type]
-                       concurrency=concurrency, params=params or ModelParams())
+    config = RunConfig(
+        model=model,
+        agent=agent,
+        tasks=tasks,
+        track=track,
+        repeats=repeats,
+        concurrency=concurrency,
+        params=params or ModelParams(),
+    )
     target = Path(out) if out is not None else Path("runs") / f"{model}__{agent}__{track}".replace("/", "-")
     options = ClientOptions(concurrency=config.model_calls_at_once, concurrency_group=provider_of(model))
-    with Sandbox(allow_weak_isolation=allow_weak_isolation) as sandbox, \
-            open_client(model, config.params, options=options) as client:
+    with (
+        Sandbox(allow_weak_isolation=allow_weak_isolation) as sandbox,
+        open_client(model, config.params, options=options) as client,
+    ):
         sandbox.require_isolation()
         evaluator = Evaluator(sandbox)
         try:
@@ -60,8 +80,9 @@ def run(model: str, agent: str, *, tasks: str = "all", tasks_path: PathLike = "t
     return target
 
 
-def score_folder(folder: PathLike, tasks_path: PathLike = "tasks", *,
-                 allow_weak_isolation: bool = False) -> FolderScore:
+def score_folder(
+    folder: PathLike, tasks_path: PathLike = "tasks", *, allow_weak_isolation: bool = False
+) -> FolderScore:
     """Saved completions `{task_id}_code_{label}.py` / `_test_` in `folder`, scored."""
     with Sandbox(allow_weak_isolation=allow_weak_isolation) as sandbox:
         sandbox.require_isolation()

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from fembench_agents.suite.model import Task
 
 
-
 class Feedback(BaseModel):
     """What a repairing agent (or a GEPA reflection step) sees about an attempt."""
 
@@ -30,8 +29,9 @@ class Feedback(BaseModel):
 class ModelClient(Protocol):
     model: str
 
-    async def complete(self, messages: list[Message], context: CallContext,
-                       params: ModelParams | None = None) -> ModelResponse: ...
+    async def complete(
+        self, messages: list[Message], context: CallContext, params: ModelParams | None = None
+    ) -> ModelResponse: ...
 
 
 class FeedbackBuilder(Protocol):
@@ -56,14 +56,16 @@ class SolveSession(Protocol):
     feedback: FeedbackBuilder
     params: ModelParams
 
-    async def call_model(self, messages: list[Message], *, attempt_index: int, attempt: str,
-                         sample: str | None = None) -> ModelResponse:
+    async def call_model(
+        self, messages: list[Message], *, attempt_index: int, attempt: str, sample: str | None = None
+    ) -> ModelResponse:
         """A model call, recorded in the run log; raises ModelUnavailable on failure."""
         ...
 
     async def attempt(self, messages: list[Message]) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]: ...
 
-    async def submit(self, text: str, messages: list[Message], response: ModelResponse | None
-                     ) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]: ...
+    async def submit(
+        self, text: str, messages: list[Message], response: ModelResponse | None
+    ) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]: ...
 
     def last_reply(self) -> str: ...

@@ -17,18 +17,32 @@ STAGES: tuple[Stage, ...] = get_args(Stage)
 
 FailureReason = Literal[
     # parse
-    "empty_reply", "syntax_error", "missing_function",
+    "empty_reply",
+    "syntax_error",
+    "missing_function",
     # imports
     "disallowed_import",
     # execute
-    "load_error", "runtime_error", "timeout", "crashed",
+    "load_error",
+    "runtime_error",
+    "timeout",
+    "crashed",
     # correct
     "wrong_output",
     # tests
-    "missing_test", "fails_on_reference", "failure_not_detected",
+    "missing_test",
+    "fails_on_reference",
+    "failure_not_detected",
     # PDE cases: executes (an output that breaks the contract), accurate, fast
-    "not_a_dict", "missing_field", "wrong_type", "wrong_shape", "wrong_dtype", "non_finite",
-    "too_inaccurate", "too_slow", "not_timed",
+    "not_a_dict",
+    "missing_field",
+    "wrong_type",
+    "wrong_shape",
+    "wrong_dtype",
+    "non_finite",
+    "too_inaccurate",
+    "too_slow",
+    "not_timed",
     # an episode without a scored attempt
     "model_error",
 ]

@@ -62,8 +62,20 @@ DECLARED: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.proxy": ("tests/test_rules_evaluator.py", "tests/test_test_isolation.py"),
 }
 
-STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
-          36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", None: "not checked"}
+STATUS = {
+    1: "killed",
+    3: "killed",
+    0: "survived",
+    5: "no tests",
+    33: "no tests",
+    34: "skipped",
+    36: "timeout",
+    -24: "timeout",
+    24: "timeout",
+    152: "timeout",
+    255: "timeout",
+    None: "not checked",
+}
 
 
 def globs(modules: list[str]) -> list[str]:
@@ -74,8 +86,11 @@ def globs(modules: list[str]) -> list[str]:
         if module not in MODULES:
             sys.exit(f"unknown module {module!r}; one of: {', '.join(MODULES)}")
         if functions:
-            out += [f"fembench_agents.{module}.{g}" for f in functions.split(",")
-                    for g in (f"x_{f}__mutmut_*", f"xǁ*ǁ{f}__mutmut_*")]
+            out += [
+                f"fembench_agents.{module}.{g}"
+                for f in functions.split(",")
+                for g in (f"x_{f}__mutmut_*", f"xǁ*ǁ{f}__mutmut_*")
+            ]
         else:
             out += [f"fembench_agents.{module}.{g}" for g in MODULES[module]]
     return out
@@ -99,8 +114,13 @@ def declare() -> None:
     stats = json.loads(stats_path.read_text())
     tests = stats["tests_by_mangled_function_name"]
     for module, files in DECLARED.items():
-        out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                              *files], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *files],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         ids = [line.strip() for line in out.splitlines() if "::" in line]
         for name in {_mangled(k) for k in _meta(module)}:
             tests[name] = sorted(set(tests.get(name, [])) | set(ids))
@@ -138,11 +158,15 @@ def report(modules: list[str]) -> int:
         other = len(codes) - killed - len(equivalent) - len(survived)
         judged = len(codes) - len(equivalent) - count["not checked"]
         ratio = f"{killed / judged:.1%}" if judged else "-"
-        print(f"{module:<20} {len(codes):>7} {killed:>6} {len(equivalent):>5} {len(survived):>5} {other:>5}  {ratio}"
-              + (f"  ({count['not checked']} not checked)" if count["not checked"] else ""))
+        print(
+            f"{module:<20} {len(codes):>7} {killed:>6} {len(equivalent):>5} {len(survived):>5} {other:>5}  {ratio}"
+            + (f"  ({count['not checked']} not checked)" if count["not checked"] else "")
+        )
     if flaky:
-        print(f"\n{len(flaky)} mutants listed as equivalent were reported killed or timed out (a test that "
-              "failed for another reason, e.g. under load):")
+        print(
+            f"\n{len(flaky)} mutants listed as equivalent were reported killed or timed out (a test that "
+            "failed for another reason, e.g. under load):"
+        )
         for name in sorted(flaky):
             print(f"  {name}")
     if unexplained:

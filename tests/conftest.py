@@ -108,13 +108,23 @@ def test_negative_factor_raises(fcn):
 """
 
 
-def scale_source(task_id: str = "scale_vector_CC0_H0_T0", *, imports: tuple[str, ...] = (),
-                 inputs: str = SCALE_INPUTS, extensions: dict[str, str] | None = None) -> str:
+def scale_source(
+    task_id: str = "scale_vector_CC0_H0_T0",
+    *,
+    imports: tuple[str, ...] = (),
+    inputs: str = SCALE_INPUTS,
+    extensions: dict[str, str] | None = None,
+) -> str:
     """The scale task's module; `imports` are extra import lines the solver may use too."""
     required = ["import numpy as np", "import pytest", *imports]
     ext = "".join(f"\n        {k!r}: {v}," for k, v in (extensions or {}).items())
-    return SCALE_TEMPLATE.format(extra_imports="\n".join(imports), task_id=task_id,
-                                 required_imports=repr(required), inputs=inputs, extensions=ext)
+    return SCALE_TEMPLATE.format(
+        extra_imports="\n".join(imports),
+        task_id=task_id,
+        required_imports=repr(required),
+        inputs=inputs,
+        extensions=ext,
+    )
 
 
 # Smallest eigenpair of a symmetric matrix: the eigenvector is defined only up
@@ -161,8 +171,7 @@ def task_info():
 
 def eigen_source(task_id: str, invariance: str | None, *, unnormalised: bool = False) -> str:
     vector = "vec / vec[np.argmax(np.abs(vec))] * 2.5" if unnormalised else "vec"
-    ext = (f'\n        "comparison": {{"rules": [{{"path": [1], "invariance": "{invariance}"}}]}},'
-           if invariance else "")
+    ext = f'\n        "comparison": {{"rules": [{{"path": [1], "invariance": "{invariance}"}}]}},' if invariance else ""
     return EIGEN_TEMPLATE.format(vector=vector, task_id=task_id, extensions=ext)
 
 
@@ -194,12 +203,16 @@ def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory of small task modules, loaded once per session."""
     d = tmp_path_factory.mktemp("tasks")
     write_module(d, "scale_vector_CC0_H0_T0.py", scale_source())
-    write_module(d, "slow_scale_CC0_H0_T0.py",  # one input and 1 s: a timeout costs 1 s + the job overhead
-                 scale_source("slow_scale_CC0_H0_T0", inputs="[[np.array([1.0, 2.0]), 2.0]]",
-                              extensions={"time_limit": "1"}))
-    for task_id, invariance, unnormalised in (("mode_sign_CC1_H0_T0", "sign", False),
-                                              ("mode_plain_CC1_H0_T0", None, False),
-                                              ("mode_scale_CC1_H0_T0", "scale", True)):
+    write_module(
+        d,
+        "slow_scale_CC0_H0_T0.py",  # one input and 1 s: a timeout costs 1 s + the job overhead
+        scale_source("slow_scale_CC0_H0_T0", inputs="[[np.array([1.0, 2.0]), 2.0]]", extensions={"time_limit": "1"}),
+    )
+    for task_id, invariance, unnormalised in (
+        ("mode_sign_CC1_H0_T0", "sign", False),
+        ("mode_plain_CC1_H0_T0", None, False),
+        ("mode_scale_CC1_H0_T0", "scale", True),
+    ):
         write_module(d, f"{task_id}.py", eigen_source(task_id, invariance, unnormalised=unnormalised))
     return d
 

@@ -23,8 +23,13 @@ class StandIn:
     `too_long` 400 to the prompts holding that text; `requests` holds the
     Authorization header of every request received, `bodies` every request."""
 
-    def __init__(self, reply: str | Callable[[list[dict[str, Any]]], str], refuse: bool = False,
-                 too_long: str | None = None, latency: float = 0.0) -> None:
+    def __init__(
+        self,
+        reply: str | Callable[[list[dict[str, Any]]], str],
+        refuse: bool = False,
+        too_long: str | None = None,
+        latency: float = 0.0,
+    ) -> None:
         self.reply = reply  # the answer, or a function of the request's messages giving it
         self.latency = latency  # seconds before each answer
         self.in_flight = 0
@@ -53,18 +58,46 @@ class StandIn:
 
             def _answer(self, body: dict[str, Any], key: str) -> None:
                 if stand_in.refuse:
-                    self._send(401, {"error": {"message": f"Incorrect API key provided: {key.removeprefix('Bearer ')}",
-                                               "type": "invalid_request_error", "code": "invalid_api_key"}})
+                    self._send(
+                        401,
+                        {
+                            "error": {
+                                "message": f"Incorrect API key provided: {key.removeprefix('Bearer ')}",
+                                "type": "invalid_request_error",
+                                "code": "invalid_api_key",
+                            }
+                        },
+                    )
                     return
                 if stand_in.too_long and stand_in.too_long in json.dumps(body.get("messages")):
-                    self._send(400, {"error": {"message": "This model's maximum context length is 4096 tokens",
-                                               "type": "invalid_request_error", "code": "context_length_exceeded"}})
+                    self._send(
+                        400,
+                        {
+                            "error": {
+                                "message": "This model's maximum context length is 4096 tokens",
+                                "type": "invalid_request_error",
+                                "code": "context_length_exceeded",
+                            }
+                        },
+                    )
                     return
-                self._send(200, {
-                    "id": "chatcmpl-standin", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": stand_in.answer(body)}}],
-                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-standin",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": stand_in.answer(body)},
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+                    },
+                )
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
@@ -114,5 +147,3 @@ class StandIn:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-

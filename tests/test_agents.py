@@ -100,13 +100,23 @@ class Ran:
         return found
 
 
-def run_agent(evaluator: Evaluator, tasks: Sequence[Task], agent: str, script_name: str,
-              replies: Any, out: Path, *, track: str = "code", agent_obj: Any = None,
-              fail_first: int = 0) -> Ran:
+def run_agent(
+    evaluator: Evaluator,
+    tasks: Sequence[Task],
+    agent: str,
+    script_name: str,
+    replies: Any,
+    out: Path,
+    *,
+    track: str = "code",
+    agent_obj: Any = None,
+    fail_first: int = 0,
+) -> Ran:
     script = register_script(script_name, replies, fail_first=fail_first)
     client = make_client(f"scripted/{script_name}", options=FAST)
-    config = RunConfig(model=client.model, agent=agent, tasks=",".join(t.task_id for t in tasks),
-                       track=track, concurrency=2)  # type: ignore[arg-type]
+    config = RunConfig(
+        model=client.model, agent=agent, tasks=",".join(t.task_id for t in tasks), track=track, concurrency=2
+    )  # type: ignore[arg-type]
     episodes = asyncio.run(execute_run(config, list(tasks), out, client, evaluator, agent=agent_obj))
     return Ran(episodes, out, script)
 
@@ -115,8 +125,9 @@ def run_agent(evaluator: Evaluator, tasks: Sequence[Task], agent: str, script_na
 
 
 @pytest.mark.parametrize("spec", ["single-shot", "template-guided"])
-def test_single_attempt_agents_make_exactly_one_attempt(spec: str, evaluator: Evaluator, scale_task: Task,
-                                                        script_name: str, tmp_path: Path) -> None:
+def test_single_attempt_agents_make_exactly_one_attempt(
+    spec: str, evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     ran = run_agent(evaluator, [scale_task], spec, script_name, [fenced(WRONG_SCALE)] * 5, tmp_path / "r")
     assert ran.script.calls == 1
     (episode,) = ran.episodes
@@ -128,8 +139,9 @@ def test_single_attempt_agents_make_exactly_one_attempt(spec: str, evaluator: Ev
 
 
 @pytest.mark.parametrize("spec", ["single-shot", "template-guided"])
-def test_single_attempt_agents_pass_with_a_correct_reply(spec: str, evaluator: Evaluator, scale_task: Task,
-                                                         script_name: str, tmp_path: Path) -> None:
+def test_single_attempt_agents_pass_with_a_correct_reply(
+    spec: str, evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     ran = run_agent(evaluator, [scale_task], spec, script_name, [fenced(CORRECT_SCALE)], tmp_path / "r")
     (episode,) = ran.episodes
     assert episode.passed and episode.score == 1.0 and episode.first_pass_attempt == 0
@@ -142,18 +154,27 @@ def test_single_attempt_agents_pass_with_a_correct_reply(spec: str, evaluator: E
 
 def repairing(correct: str, wrong: str, marker: str, seen: list[str]) -> Callable[[list[Message]], str]:
     """Answers wrong until the prompt carries the feedback (`marker`), then right."""
+
     def reply(messages: list[Message]) -> str:
         prompt = messages[-1].content
         seen.append(prompt)
         return fenced(correct if marker in prompt else wrong)
+
     return reply
 
 
-def test_feedback_loop_repairs_on_the_second_attempt(evaluator: Evaluator, scale_task: Task,
-                                                     script_name: str, tmp_path: Path) -> None:
+def test_feedback_loop_repairs_on_the_second_attempt(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     seen: list[str] = []
-    ran = run_agent(evaluator, [scale_task], "feedback-loop", script_name,
-                    repairing(CORRECT_SCALE, WRONG_SCALE, WRONG_OUTPUT_MARK, seen), tmp_path / "r")
+    ran = run_agent(
+        evaluator,
+        [scale_task],
+        "feedback-loop",
+        script_name,
+        repairing(CORRECT_SCALE, WRONG_SCALE, WRONG_OUTPUT_MARK, seen),
+        tmp_path / "r",
+    )
     (episode,) = ran.episodes
     assert episode.passed and episode.first_pass_attempt == 1 and episode.attempts == 2
     assert ran.script.calls == 2
@@ -167,18 +188,26 @@ def test_feedback_loop_repairs_on_the_second_attempt(evaluator: Evaluator, scale
     assert repair == seen[1]
 
 
-def test_feedback_loop_stops_at_the_first_pass(evaluator: Evaluator, scale_task: Task, script_name: str,
-                                               tmp_path: Path) -> None:
-    ran = run_agent(evaluator, [scale_task], "feedback-loop:5", script_name,
-                    [fenced(CORRECT_SCALE), fenced(WRONG_SCALE)], tmp_path / "r")
+def test_feedback_loop_stops_at_the_first_pass(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
+    ran = run_agent(
+        evaluator,
+        [scale_task],
+        "feedback-loop:5",
+        script_name,
+        [fenced(CORRECT_SCALE), fenced(WRONG_SCALE)],
+        tmp_path / "r",
+    )
     assert ran.script.calls == 1
     (episode,) = ran.episodes
     assert episode.passed and episode.attempts == 1 and episode.first_pass_attempt == 0
 
 
 @pytest.mark.parametrize("spec, n", [("feedback-loop", 3), ("feedback-loop:4", 4), ("feedback-loop:1", 1)])
-def test_feedback_loop_uses_at_most_n_attempts(spec: str, n: int, evaluator: Evaluator, scale_task: Task,
-                                               script_name: str, tmp_path: Path) -> None:
+def test_feedback_loop_uses_at_most_n_attempts(
+    spec: str, n: int, evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     ran = run_agent(evaluator, [scale_task], spec, script_name, lambda m: fenced(WRONG_SCALE), tmp_path / "r")
     assert ran.script.calls == n
     (episode,) = ran.episodes
@@ -187,12 +216,19 @@ def test_feedback_loop_uses_at_most_n_attempts(spec: str, n: int, evaluator: Eva
     assert episode.failed_stage == "correct"
 
 
-def test_feedback_loop_repairs_a_test_suite(evaluator: Evaluator, scale_task: Task, script_name: str,
-                                            tmp_path: Path) -> None:
+def test_feedback_loop_repairs_a_test_suite(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     seen: list[str] = []
-    ran = run_agent(evaluator, [scale_task], "feedback-loop:3", script_name,
-                    repairing(GOOD_SCALE_TESTS, ONE_SCALE_TEST, "test_negative_factor_raises.", seen),
-                    tmp_path / "r", track="tests")
+    ran = run_agent(
+        evaluator,
+        [scale_task],
+        "feedback-loop:3",
+        script_name,
+        repairing(GOOD_SCALE_TESTS, ONE_SCALE_TEST, "test_negative_factor_raises.", seen),
+        tmp_path / "r",
+        track="tests",
+    )
     (episode,) = ran.episodes
     assert episode.track == "tests" and episode.passed and episode.first_pass_attempt == 1
     first = ran.attempts[0]
@@ -218,7 +254,8 @@ BAD_REPLIES = {
 @pytest.mark.parametrize("spec", ["single-shot", "feedback-loop:2", "template-guided"])
 @pytest.mark.parametrize("kind", sorted(BAD_REPLIES))
 def test_empty_and_malformed_replies_fail_at_parse_without_crashing(
-        spec: str, kind: str, evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path) -> None:
+    spec: str, kind: str, evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     reply, reason = BAD_REPLIES[kind]
     ran = run_agent(evaluator, [scale_task], spec, script_name, lambda m: reply, tmp_path / "r")
     n = 2 if spec.startswith("feedback-loop") else 1
@@ -236,8 +273,9 @@ def test_empty_and_malformed_replies_fail_at_parse_without_crashing(
 # ----------------------------------------------------------------- template guided
 
 
-def test_template_guided_prompt_contains_a_runnable_skeleton(evaluator: Evaluator, scale_task: Task,
-                                                             script_name: str, tmp_path: Path) -> None:
+def test_template_guided_prompt_contains_a_runnable_skeleton(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     renderer = PromptRenderer()
     skeleton = renderer.skeleton(scale_task)
     ran = run_agent(evaluator, [scale_task], "template-guided", script_name, [fenced(CORRECT_SCALE)], tmp_path / "r")
@@ -259,12 +297,28 @@ def test_template_guided_prompt_contains_a_runnable_skeleton(evaluator: Evaluato
 def hidden_parts_replaced(task: Task) -> Task:
     """The task with everything a solver must not see replaced by something else."""
     secret = "def SECRET():\n    return 123456.789\n"
-    tests = tuple(t.model_copy(update={
-        "source": secret, "expected_failures": tuple(f.model_copy(update={"name": "fail_SECRET", "source": secret})
-                                                     for f in t.expected_failures)}) for t in task.tests)
-    return task.model_copy(update={"main_source": secret, "module_source": secret, "inputs": (),
-                                   "module_functions": {"SECRET": secret}, "tests": tests,
-                                   "time_limit": 123.0, "path": "/nowhere/SECRET.py"})
+    tests = tuple(
+        t.model_copy(
+            update={
+                "source": secret,
+                "expected_failures": tuple(
+                    f.model_copy(update={"name": "fail_SECRET", "source": secret}) for f in t.expected_failures
+                ),
+            }
+        )
+        for t in task.tests
+    )
+    return task.model_copy(
+        update={
+            "main_source": secret,
+            "module_source": secret,
+            "inputs": (),
+            "module_functions": {"SECRET": secret},
+            "tests": tests,
+            "time_limit": 123.0,
+            "path": "/nowhere/SECRET.py",
+        }
+    )
 
 
 def test_prompts_and_skeleton_come_only_from_prompt_visible_parts(scale_task: Task) -> None:
@@ -295,8 +349,9 @@ def write_prompt_file(directory: Path, form: str, text: str) -> Path:
 
 
 @pytest.mark.parametrize("form", ["txt", "json"])
-def test_prompt_agent_sends_its_system_prompt(form: str, evaluator: Evaluator, scale_task: Task,
-                                              script_name: str, tmp_path: Path) -> None:
+def test_prompt_agent_sends_its_system_prompt(
+    form: str, evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     text = "You are a meticulous finite-element engineer.\nCheck every sign convention."
     path = write_prompt_file(tmp_path / "prompts", form, text)
     ran = run_agent(evaluator, [scale_task], f"prompt:{path}", script_name, [fenced(CORRECT_SCALE)], tmp_path / "r")
@@ -312,11 +367,13 @@ def test_prompt_agent_sends_its_system_prompt(form: str, evaluator: Evaluator, s
 
 @pytest.mark.parametrize("form", ["txt", "json"])
 def test_prompt_agent_with_attempts_is_a_feedback_loop_keeping_the_system_prompt(
-        form: str, evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path) -> None:
+    form: str, evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     text = "System prompt under test."
     path = write_prompt_file(tmp_path / "prompts", form, text)
-    ran = run_agent(evaluator, [scale_task], f"prompt:{path}:3", script_name, lambda m: fenced(WRONG_SCALE),
-                    tmp_path / "r")
+    ran = run_agent(
+        evaluator, [scale_task], f"prompt:{path}:3", script_name, lambda m: fenced(WRONG_SCALE), tmp_path / "r"
+    )
     assert ran.script.calls == 3
     assert all(m[0] == Message(role="system", content=text) for m in ran.script.seen)
     assert all(len(m) == 2 for m in ran.script.seen)
@@ -332,22 +389,29 @@ def test_prompt_path_containing_a_colon(tmp_path: Path) -> None:
     assert isinstance(agent, PromptAgent) and agent.system_prompt == "colon prompt" and agent.max_attempts == 2
 
 
-@pytest.mark.parametrize("spec, words", [
-    ("prompt:{missing}", ["does not exist", "missing.txt"]),
-    ("prompt:{bad_json}", ["bad.json", "JSON"]),
-    ("prompt:{no_key}", ["nokey.json", "system_prompt"]),
-    ("feedback-loop:0", ["feedback-loop:0", ">= 1"]),
-    ("feedback-loop:three", ["feedback-loop:three", "three"]),
-    ("prompt:{txt}:many", ["many"]),
-    ("single-shot:2", ["single-shot:2", "takes no options"]),
-    ("best-agent", ["unknown agent", "best-agent"]),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("prompt:{missing}", ["does not exist", "missing.txt"]),
+        ("prompt:{bad_json}", ["bad.json", "JSON"]),
+        ("prompt:{no_key}", ["nokey.json", "system_prompt"]),
+        ("feedback-loop:0", ["feedback-loop:0", ">= 1"]),
+        ("feedback-loop:three", ["feedback-loop:three", "three"]),
+        ("prompt:{txt}:many", ["many"]),
+        ("single-shot:2", ["single-shot:2", "takes no options"]),
+        ("best-agent", ["unknown agent", "best-agent"]),
+    ],
+)
 def test_bad_agent_specs_are_clear_errors(spec: str, words: list[str], tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{not json")
     (tmp_path / "nokey.json").write_text(json.dumps({"prompt": "x"}))
     (tmp_path / "p.txt").write_text("x")
-    spec = spec.format(missing=tmp_path / "missing.txt", bad_json=tmp_path / "bad.json",
-                       no_key=tmp_path / "nokey.json", txt=tmp_path / "p.txt")
+    spec = spec.format(
+        missing=tmp_path / "missing.txt",
+        bad_json=tmp_path / "bad.json",
+        no_key=tmp_path / "nokey.json",
+        txt=tmp_path / "p.txt",
+    )
     with pytest.raises(ValueError) as info:
         make_agent(spec)
     for word in words:
@@ -358,7 +422,8 @@ def test_bad_agent_specs_are_clear_errors(spec: str, words: list[str], tmp_path:
 
 
 def test_provider_failure_after_retries_is_an_error_episode_and_the_run_continues(
-        evaluator: Evaluator, scale_task: Task, mode_task: Task, script_name: str, tmp_path: Path) -> None:
+    evaluator: Evaluator, scale_task: Task, mode_task: Task, script_name: str, tmp_path: Path
+) -> None:
     asked: dict[str, int] = {"scale": 0, "mode": 0}
 
     def reply(messages: list[Message]) -> str:
@@ -381,15 +446,21 @@ def test_provider_failure_after_retries_is_an_error_episode_and_the_run_continue
     assert call.response is None and call.error == broken.error
 
     # resuming retries the error episode only
-    ran2 = run_agent(evaluator, [scale_task, mode_task], "feedback-loop:3", script_name,
-                     lambda m: fenced(CORRECT_MODE if "smallest_mode" in m[-1].content else CORRECT_SCALE),
-                     tmp_path / "r")
+    ran2 = run_agent(
+        evaluator,
+        [scale_task, mode_task],
+        "feedback-loop:3",
+        script_name,
+        lambda m: fenced(CORRECT_MODE if "smallest_mode" in m[-1].content else CORRECT_SCALE),
+        tmp_path / "r",
+    )
     assert ran2.script.calls == 1
     assert all(e.status == "done" and e.passed for e in ran2.episodes)
 
 
 def test_a_failure_later_in_a_feedback_loop_keeps_the_scored_attempts(
-        evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path) -> None:
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     def reply(messages: list[Message]) -> str:
         if WRONG_OUTPUT_MARK in messages[-1].content:
             raise ValueError("the script breaks on the repair prompt")  # -> BadRequestError, not retried
@@ -407,10 +478,12 @@ def test_a_failure_later_in_a_feedback_loop_keeps_the_scored_attempts(
 # ----------------------------------------------------------------- recorded prompts
 
 
-def test_rendered_prompt_is_saved_with_every_attempt(evaluator: Evaluator, scale_task: Task,
-                                                     script_name: str, tmp_path: Path) -> None:
-    ran = run_agent(evaluator, [scale_task], "feedback-loop:3", script_name, lambda m: fenced(WRONG_SCALE),
-                    tmp_path / "r")
+def test_rendered_prompt_is_saved_with_every_attempt(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
+    ran = run_agent(
+        evaluator, [scale_task], "feedback-loop:3", script_name, lambda m: fenced(WRONG_SCALE), tmp_path / "r"
+    )
     assert len(ran.attempts) == 3
     for attempt, sent, call in zip(ran.attempts, ran.script.seen, ran.calls, strict=True):
         assert list(attempt.messages) == sent
@@ -441,18 +514,29 @@ print(json.dumps(out))
 
 def test_prompt_rendering_is_deterministic_across_processes(scale_task: Task) -> None:
     r = PromptRenderer()
-    here = {f"{s}/{t}": r.task_prompt(scale_task, t, s)
-            for s in ("single_shot", "template_guided") for t in ("code", "tests")}
+    here = {
+        f"{s}/{t}": r.task_prompt(scale_task, t, s)
+        for s in ("single_shot", "template_guided")
+        for t in ("code", "tests")
+    }
     here["skeleton"] = r.skeleton(scale_task)
     here["repair"] = r.repair_prompt("ORIGINAL", "FEEDBACK", "x = 1\n" * 2000)
     again = PromptRenderer()
-    assert all(again.task_prompt(scale_task, k.split("/")[1], k.split("/")[0]) == v
-               for k, v in here.items() if "/" in k)
+    assert all(
+        again.task_prompt(scale_task, k.split("/")[1], k.split("/")[0]) == v for k, v in here.items() if "/" in k
+    )
     assert "(truncated)" in here["repair"]
     for seed in ("1", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        proc = subprocess.run([sys.executable, "-c", RENDER_SCRIPT], input=scale_task.model_dump_json(),
-                              capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-c", RENDER_SCRIPT],
+            input=scale_task.model_dump_json(),
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=60,
+        )
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout) == here
 

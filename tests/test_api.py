@@ -28,7 +28,9 @@ def test_run_open_and_report_from_python(tmp_path: Path) -> None:
     view = fb.open_run(run_dir)
     rows = view.episode_rows()
     assert [(r["run"], r["task_id"], r["repeat"], r["passed"], r["attempts"]) for r in rows] == [
-        ("run", "scale_api_CC0_H0_T0", 0, True, 1), ("run", "scale_api_CC0_H0_T0", 1, True, 1)]
+        ("run", "scale_api_CC0_H0_T0", 0, True, 1),
+        ("run", "scale_api_CC0_H0_T0", 1, True, 1),
+    ]
     assert len(view.attempts()) == 2
     report = fb.build_report([run_dir])
     assert (report.groups[0].passed, report.groups[0].episodes) == (2, 2)
@@ -38,7 +40,9 @@ def test_run_open_and_report_from_python(tmp_path: Path) -> None:
 
 def test_importing_a_part_loads_only_that_part() -> None:
     """The sandbox's workers import the package; the API and pydantic stay out."""
-    code = ("import sys, fembench_agents.scoring.sandbox.zygote\n"
-            "assert 'fembench_agents.api' not in sys.modules and 'pydantic' not in sys.modules\n")
+    code = (
+        "import sys, fembench_agents.scoring.sandbox.zygote\n"
+        "assert 'fembench_agents.api' not in sys.modules and 'pydantic' not in sys.modules\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

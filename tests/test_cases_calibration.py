@@ -26,13 +26,23 @@ def test_calibration_solver_passes_its_own_gates(spec, lib) -> None:  # type: ig
     t_base = timing.time_solve(solver, spec_dict, repeats=1)
     out = solver(spec_dict)
     import time
+
     start = time.perf_counter()
     solver(spec_dict)
     seconds = time.perf_counter() - start
     mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
-    outcome = gates.evaluate(spec.id, out, contract=spec.output, reference=arrays, mask=mask, library=lib,
-                             e_base=hidden.calibration[lib].e_base, t_base=t_base, seconds=(seconds,),
-                             config=hidden.gates)
+    outcome = gates.evaluate(
+        spec.id,
+        out,
+        contract=spec.output,
+        reference=arrays,
+        mask=mask,
+        library=lib,
+        e_base=hidden.calibration[lib].e_base,
+        t_base=t_base,
+        seconds=(seconds,),
+        config=hidden.gates,
+    )
     assert outcome.report.passed, outcome.report.stages
     assert outcome.report.relative_l2_error == pytest.approx(hidden.calibration[lib].e_base, rel=1e-3)
 
@@ -42,8 +52,13 @@ def test_tracks_are_available_here_and_an_absent_library_is_refused() -> None:
         assert track.available()[0]
         assert "solve(case_spec" in track.contract_text()
         assert (Path(__file__).resolve().parent.parent / "scaffolds" / track.skeleton).exists()
-    ghost = Track(name="ghost", modules=("no_such_library_xyz",), allowed_imports=("no_such_library_xyz",),
-                  skeleton="", calibration_module="nowhere")
+    ghost = Track(
+        name="ghost",
+        modules=("no_such_library_xyz",),
+        allowed_imports=("no_such_library_xyz",),
+        skeleton="",
+        calibration_module="nowhere",
+    )
     ok, why = ghost.available()
     assert not ok and "no_such_library_xyz" in why
     with pytest.raises(TrackUnavailable, match="ghost"):
@@ -55,8 +70,9 @@ def test_tracks_are_available_here_and_an_absent_library_is_refused() -> None:
 def test_machine_calibration_round_trip_and_missing(tmp_path: Path) -> None:
     with pytest.raises(timing.CalibrationMissing, match="cases calibrate"):
         timing.load(tmp_path, "nowhere")
-    cal = timing.MachineCalibration(machine="m1", fingerprint={"cpus": "2"}, repeats=3,
-                                    t_base={"a": {"numpy-scipy": 0.01}})
+    cal = timing.MachineCalibration(
+        machine="m1", fingerprint={"cpus": "2"}, repeats=3, t_base={"a": {"numpy-scipy": 0.01}}
+    )
     timing.save(tmp_path, cal)
     again = timing.load(tmp_path, "m1")
     assert again == cal and again.calibration_id == cal.calibration_id

@@ -51,8 +51,10 @@ def test_build_one_case_keeps_the_others_and_is_identical(tmp_path: Path) -> Non
 
 def test_calibrate_writes_machine_times_apart(tmp_path: Path) -> None:
     copy = _copy(tmp_path)
-    res = runner.invoke(cases_app, ["calibrate", "--cases", str(copy), "--only", "hz_square_k4",
-                                    "--repeats", "1", "--machine", "testbox"])
+    res = runner.invoke(
+        cases_app,
+        ["calibrate", "--cases", str(copy), "--only", "hz_square_k4", "--repeats", "1", "--machine", "testbox"],
+    )
     assert res.exit_code == 0, res.output
     cal = timing.load(copy, "testbox")
     assert set(cal.t_base["hz_square_k4"]) == {"numpy-scipy", "scikit-fem"}

@@ -26,15 +26,23 @@ def case() -> dict[str, Any]:
     spec = next(s for s in store.load_specs(CASES) if s.id == CASE)
     hidden, arrays = store.load_hidden(CASES, CASE)
     mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
-    return {"spec": spec, "dict": json.loads(spec.model_dump_json()), "hidden": hidden, "ref": arrays,
-            "mask": mask}
+    return {"spec": spec, "dict": json.loads(spec.model_dump_json()), "hidden": hidden, "ref": arrays, "mask": mask}
 
 
 def _eval(case: dict[str, Any], output: Any, seconds: tuple[float, ...] = (0.01,), **kw: Any) -> gates.GateOutcome:
     lib = "numpy-scipy"
-    return gates.evaluate(CASE, output, contract=case["spec"].output, reference=case["ref"], mask=case["mask"],
-                          library=lib, e_base=case["hidden"].calibration[lib].e_base, t_base=0.1,
-                          seconds=seconds, **kw)
+    return gates.evaluate(
+        CASE,
+        output,
+        contract=case["spec"].output,
+        reference=case["ref"],
+        mask=case["mask"],
+        library=lib,
+        e_base=case["hidden"].calibration[lib].e_base,
+        t_base=0.1,
+        seconds=seconds,
+        **kw,
+    )
 
 
 def correct_solver(spec: dict[str, Any]) -> dict[str, Any]:
@@ -107,13 +115,16 @@ def test_fast_uses_fastest_timing_and_floor() -> None:
     assert stage.passed and best == 0.12
 
 
-@pytest.mark.parametrize("output, reason", [
-    ("not a dict", "not_a_dict"),
-    ({}, "missing_field"),
-    ({"u": [[0.0]]}, "wrong_type"),
-    ({"u": np.zeros((3, 3))}, "wrong_shape"),
-    ({"u": np.zeros((65, 65), dtype=int)}, "wrong_dtype"),
-])
+@pytest.mark.parametrize(
+    "output, reason",
+    [
+        ("not a dict", "not_a_dict"),
+        ({}, "missing_field"),
+        ({"u": [[0.0]]}, "wrong_type"),
+        ({"u": np.zeros((3, 3))}, "wrong_shape"),
+        ({"u": np.zeros((65, 65), dtype=int)}, "wrong_dtype"),
+    ],
+)
 def test_malformed_outputs_fail_executes(case: dict[str, Any], output: Any, reason: str) -> None:
     out = _eval(case, output)
     assert out.report.failed_stage == "executes" and out.report.stages[0].reason == reason
@@ -122,8 +133,7 @@ def test_malformed_outputs_fail_executes(case: dict[str, Any], output: Any, reas
 def test_timeout_crash_and_imports_fail_executes(case: dict[str, Any]) -> None:
     assert _eval(case, None, ended="timeout").report.stages[0].reason == "timeout"
     assert _eval(case, None, ended="error", message="ZeroDivisionError").report.stages[0].reason == "runtime_error"
-    bad = gates.disallowed_imports("import os\nimport numpy as np\nfrom scipy import sparse\n",
-                                   ("numpy", "scipy"))
+    bad = gates.disallowed_imports("import os\nimport numpy as np\nfrom scipy import sparse\n", ("numpy", "scipy"))
     assert bad == ["os"]
     out = _eval(case, correct_solver(case["dict"]), bad_imports=bad)
     assert out.report.stages[0].reason == "disallowed_import"
@@ -131,9 +141,17 @@ def test_timeout_crash_and_imports_fail_executes(case: dict[str, Any]) -> None:
 
 def test_without_machine_calibration_speed_is_not_judged(case: dict[str, Any]) -> None:
     lib = "numpy-scipy"
-    out = gates.evaluate(CASE, correct_solver(case["dict"]), contract=case["spec"].output, reference=case["ref"],
-                         mask=case["mask"], library=lib, e_base=case["hidden"].calibration[lib].e_base,
-                         t_base=None, seconds=(0.01,))
+    out = gates.evaluate(
+        CASE,
+        correct_solver(case["dict"]),
+        contract=case["spec"].output,
+        reference=case["ref"],
+        mask=case["mask"],
+        library=lib,
+        e_base=case["hidden"].calibration[lib].e_base,
+        t_base=None,
+        seconds=(0.01,),
+    )
     assert not out.report.passed and out.report.stages[-1].reason == "not_timed"
 
 
@@ -146,8 +164,7 @@ def test_accuracy_threshold_uses_alpha_and_floor() -> None:
 
 def test_report_carries_no_hidden_figure(case: dict[str, Any]) -> None:
     """What feedback may read holds the attempt's own facts only."""
-    for out in (_eval(case, wrong_bc_solver(case["dict"])),
-                _eval(case, correct_solver(case["dict"]), seconds=(1.0,))):
+    for out in (_eval(case, wrong_bc_solver(case["dict"])), _eval(case, correct_solver(case["dict"]), seconds=(1.0,))):
         text = out.report.model_dump_json()
         h = out.hidden
         for figure in (h.e_base, h.tau_acc, h.t_base, h.tau_time):

@@ -54,7 +54,7 @@ def test_spec_holds_nothing_evaluator_only(case: CaseFile) -> None:
     spec = SPECS[case.id]
     hidden, arrays = store.load_hidden(CASES, case.id)
     text = spec.model_dump_json()
-    for sol in (hidden.solution if isinstance(hidden.solution, list) else [hidden.solution]):
+    for sol in hidden.solution if isinstance(hidden.solution, list) else [hidden.solution]:
         assert sol not in text
     for word in ("e_base", "tau", "t_base", "manufactured", "reference", "alpha"):
         assert word not in text
@@ -67,7 +67,7 @@ def test_spec_holds_nothing_evaluator_only(case: CaseFile) -> None:
     for piece in spec.boundary:
         (ax, _), (bx, _) = piece.segment
         fixed = "x" if ax == bx else "y"
-        for v in (piece.value if isinstance(piece.value, list) else [piece.value]):
+        for v in piece.value if isinstance(piece.value, list) else [piece.value]:
             assert fixed not in v.replace("exp", ""), (piece.name, v)
 
 
@@ -93,9 +93,14 @@ def test_reference_hash_is_checked(tmp_path: Path) -> None:
 
 
 def _case(**kw: object) -> CaseFile:
-    base: dict[str, object] = {"id": "t", "family": "poisson", "domain": "unit_square",
-                               "coefficients": {"k": 1}, "libraries": ["numpy-scipy"],
-                               "grid": {"nx": 33, "ny": 33}}
+    base: dict[str, object] = {
+        "id": "t",
+        "family": "poisson",
+        "domain": "unit_square",
+        "coefficients": {"k": 1},
+        "libraries": ["numpy-scipy"],
+        "grid": {"nx": 33, "ny": 33},
+    }
     return CaseFile.model_validate({**base, **kw})
 
 
@@ -107,8 +112,7 @@ def test_builder_rejects_an_eigenfunction() -> None:
 
 def test_builder_rejects_a_leaky_case() -> None:
     """Separable decay: the initial data is a multiple of the final solution."""
-    case = _case(id="h", family="heat", time={"t0": 0, "t_end": 1},
-                 manufactured={"u": "exp(-t)*(x**2 + y**3 + x*y)"})
+    case = _case(id="h", family="heat", time={"t0": 0, "t_end": 1}, manufactured={"u": "exp(-t)*(x**2 + y**3 + x*y)"})
     with pytest.raises(CaseDefinitionError, match="initial"):
         build_case(case, b"")
 
@@ -133,7 +137,8 @@ def test_bad_definition_names_the_problem(tmp_path: Path) -> None:
     with pytest.raises(store.CaseStoreError, match="oops.toml"):
         store.load_definitions(tmp_path)
     (tmp_path / store.DEFINITIONS / "oops.toml").write_text(
-        'id = "other"\nfamily = "poisson"\ndomain = "unit_square"\nmanufactured = { u = "x" }\n')
+        'id = "other"\nfamily = "poisson"\ndomain = "unit_square"\nmanufactured = { u = "x" }\n'
+    )
     with pytest.raises(store.CaseStoreError, match="file name"):
         store.load_definitions(tmp_path)
 

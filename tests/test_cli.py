@@ -36,18 +36,30 @@ def fem_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _commands(help_text: str) -> list[str]:
-    return [line.split()[1] for line in help_text.splitlines() if line.startswith("│ ") and line.split()[1].isalpha()
-            and not line.split()[1].startswith("-")]
+    return [
+        line.split()[1]
+        for line in help_text.splitlines()
+        if line.startswith("│ ") and line.split()[1].isalpha() and not line.split()[1].startswith("-")
+    ]
 
 
 def test_the_script_and_python_m_list_the_same_commands(tmp_path: Path) -> None:
     env = {**os.environ, "COLUMNS": "250", "NO_COLOR": "1", "TERM": "dumb"}
     script = subprocess.run([CLI, "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    module = subprocess.run([sys.executable, "-m", "fembench_agents.cli", "--help"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=120)
+    module = subprocess.run(
+        [sys.executable, "-m", "fembench_agents.cli", "--help"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert script.returncode == module.returncode == 0
-    assert _commands(script.stdout) == _commands(module.stdout) == [
-        "optimize", "run", "compare", "report", "replay", "score", "cases", "models", "sandbox", "tasks"]
+    assert (
+        _commands(script.stdout)
+        == _commands(module.stdout)
+        == ["optimize", "run", "compare", "report", "replay", "score", "cases", "models", "sandbox", "tasks"]
+    )
 
 
 def test_tasks_list_and_show(fem_copy: Path) -> None:
@@ -82,8 +94,9 @@ def test_tasks_validate_good_task(fem_copy: Path) -> None:
 def test_tasks_validate_broken_task_exits_1_with_a_problems_table(tmp_path: Path) -> None:
     # test_negative_factor_raises never calls fcn: it cannot catch fail_no_check
     source = scale_source("broken_scale_CC0_H0_T0").replace(
-        'with pytest.raises(ValueError):\n        fcn(np.array([1.0]), -1.0)',
-        'with pytest.raises(ValueError):\n        raise ValueError("always")')
+        "with pytest.raises(ValueError):\n        fcn(np.array([1.0]), -1.0)",
+        'with pytest.raises(ValueError):\n        raise ValueError("always")',
+    )
     write_module(tmp_path / "suite", "broken.py", source)
     run = cli("tasks", "validate", tmp_path / "suite", cwd=tmp_path)
     assert run.returncode == 1, run.stdout + run.stderr
@@ -101,11 +114,14 @@ def test_malformed_task_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     assert path.exists()
 
 
-@pytest.mark.parametrize("args", [
-    ("tasks", "list", "--tasks", "/nonexistent/tasks"),
-    ("score", "/nonexistent/folder"),
-    ("tasks", "frobnicate"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("tasks", "list", "--tasks", "/nonexistent/tasks"),
+        ("score", "/nonexistent/folder"),
+        ("tasks", "frobnicate"),
+    ],
+)
 def test_bad_arguments_exit_2(tmp_path: Path, args: tuple[str, ...]) -> None:
     run = cli(*args, cwd=tmp_path)
     assert run.returncode == 2
@@ -130,8 +146,11 @@ def test_score_folder_writes_summary_json(tmp_path: Path) -> None:
     mesh = tasks[MESH]
     (folder / f"{MESH}_code_bad.py").write_text(ideal_answer(mesh))
     (folder / f"{STIFFNESS}_code_bad.py").write_text(
-        "import numpy as np\ndef linear_bar_element_stiffness(x_elem, E, A, n_gauss):\n    return np.eye(2)\n")
-    (folder / "scale_vector_CC0_H0_T0_code_bad.py").write_text("import os\ndef scale_vector(x, factor):\n    return x\n")
+        "import numpy as np\ndef linear_bar_element_stiffness(x_elem, E, A, n_gauss):\n    return np.eye(2)\n"
+    )
+    (folder / "scale_vector_CC0_H0_T0_code_bad.py").write_text(
+        "import os\ndef scale_vector(x, factor):\n    return x\n"
+    )
     (folder / f"{MESH}_test_bad.py").write_text(mesh.tests[0].source)
     (folder / "scale_vector_CC0_H0_T0_test_bad.py").write_text(GOOD_SCALE_TESTS.replace("[3.0, 6.0]", "[3.0, 7.0]"))
     (folder / "notes.py").write_text("# not a completion\n")
@@ -144,9 +163,14 @@ def test_score_folder_writes_summary_json(tmp_path: Path) -> None:
     summaries = {s["label"]: s for s in data["summaries"]}
     n = len(tasks)
     assert n == 3
-    assert summaries["good"] == {"label": "good", "tasks": n, "functions_correct": n,
-                                 "mean_joint_test_success": 1.0, "mean_reference_pass": 1.0,
-                                 "mean_failure_detection": 1.0}
+    assert summaries["good"] == {
+        "label": "good",
+        "tasks": n,
+        "functions_correct": n,
+        "mean_joint_test_success": 1.0,
+        "mean_reference_pass": 1.0,
+        "mean_failure_detection": 1.0,
+    }
     bad = summaries["bad"]
     assert bad["tasks"] == n and bad["functions_correct"] == 1
     mesh_share = 1 / len(mesh.tests)  # one of the mesh task's tests

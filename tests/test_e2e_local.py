@@ -26,8 +26,12 @@ def test_feedback_loop_on_the_embedded_model_end_to_end(evaluator: Evaluator, tm
     from fembench_agents.models import ReplayModel, ResponseCache, open_client
 
     tasks = load_tasks(ROOT / "tasks" / "fem_1d", evaluator.sandbox)
-    config = RunConfig(model="local", agent="feedback-loop:2", tasks="FEM_1D_uniform_mesh_CC0_H0_T0",
-                       params=ModelParams(temperature=0.0, max_tokens=160))
+    config = RunConfig(
+        model="local",
+        agent="feedback-loop:2",
+        tasks="FEM_1D_uniform_mesh_CC0_H0_T0",
+        params=ModelParams(temperature=0.0, max_tokens=160),
+    )
     out = tmp_path / "run"
     with open_client("local", config.params, cache=ResponseCache(tmp_path / "cache")) as client:
         assert client.params.api_base and client.params.api_base.startswith("http://127.0.0.1:")

@@ -23,13 +23,20 @@ def stages(outcome: FunctionOutcome | oc.TestSuiteOutcome) -> list[tuple[str, bo
 
 
 def test_correct_code_in_markdown_with_prose_passes(evaluator: Evaluator, scale_task: Task) -> None:
-    reply = ("Sure! Here is the implementation you asked for.\n\n```python\n" + CORRECT_SCALE +
-             "\nprint(scale_vector([1, 2], 3))  # a demo call the parser drops\n```\n\n"
-             "It multiplies every entry and rejects a negative factor.")
+    reply = (
+        "Sure! Here is the implementation you asked for.\n\n```python\n"
+        + CORRECT_SCALE
+        + "\nprint(scale_vector([1, 2], 3))  # a demo call the parser drops\n```\n\n"
+        "It multiplies every entry and rejects a negative factor."
+    )
     outcome = evaluator.score_function(scale_task, reply)
     assert outcome.passed
-    assert stages(outcome) == [("parse", True, None), ("imports", True, None),
-                               ("execute", True, None), ("correct", True, None)]
+    assert stages(outcome) == [
+        ("parse", True, None),
+        ("imports", True, None),
+        ("execute", True, None),
+        ("correct", True, None),
+    ]
     assert [r.status for r in outcome.inputs] == ["match", "match", "match"]
 
 
@@ -48,15 +55,20 @@ def test_correct_code_among_several_blocks_is_chosen(evaluator: Evaluator, scale
 # ----------------------------------------------------------------- failing stages
 
 
-@pytest.mark.parametrize("body, mismatch", [
-    ("return factor * np.asarray(x, dtype=float) + 1.0", "value_mismatch"),
-    ("return (factor * np.asarray(x, dtype=float)).ravel()[:1]", "shape_mismatch"),
-    ("return [1.0]", "shape_mismatch"),
-    ("return 'a string'", "type_mismatch"),
-    ("return factor * np.asarray(x, dtype=float) * np.nan", "non_finite"),
-])
+@pytest.mark.parametrize(
+    "body, mismatch",
+    [
+        ("return factor * np.asarray(x, dtype=float) + 1.0", "value_mismatch"),
+        ("return (factor * np.asarray(x, dtype=float)).ravel()[:1]", "shape_mismatch"),
+        ("return [1.0]", "shape_mismatch"),
+        ("return 'a string'", "type_mismatch"),
+        ("return factor * np.asarray(x, dtype=float) * np.nan", "non_finite"),
+    ],
+)
 def test_wrong_output_fails_at_correct(evaluator: Evaluator, scale_task: Task, body: str, mismatch: str) -> None:
-    code = f"import numpy as np\ndef scale_vector(x, factor):\n    if factor < 0:\n        raise ValueError\n    {body}\n"
+    code = (
+        f"import numpy as np\ndef scale_vector(x, factor):\n    if factor < 0:\n        raise ValueError\n    {body}\n"
+    )
     outcome = evaluator.score_function(scale_task, code)
     assert not outcome.passed
     assert stages(outcome)[-1] == ("correct", False, "wrong_output")
@@ -99,14 +111,17 @@ def test_timeout_fails_at_execute(evaluator: Evaluator, load: Callable[[str], Ta
     assert outcome.stages[-1].seconds < 20
 
 
-@pytest.mark.parametrize("code, detail", [
-    ("import os\ndef scale_vector(x, factor):\n    return x\n", "import os"),
-    ("import subprocess\ndef scale_vector(x, factor):\n    return x\n", "import subprocess"),
-    ("from os import path\ndef scale_vector(x, factor):\n    return x\n", "from os import ..."),
-    ("def scale_vector(x, factor):\n    os = __import__('os')\n    return x\n", "dynamic import via __import__"),
-    ("import importlib\ndef scale_vector(x, factor):\n    return x\n", "import importlib"),
-    ("def scale_vector(x, factor):\n    return importlib.import_module('os')\n", "dynamic import via importlib"),
-])
+@pytest.mark.parametrize(
+    "code, detail",
+    [
+        ("import os\ndef scale_vector(x, factor):\n    return x\n", "import os"),
+        ("import subprocess\ndef scale_vector(x, factor):\n    return x\n", "import subprocess"),
+        ("from os import path\ndef scale_vector(x, factor):\n    return x\n", "from os import ..."),
+        ("def scale_vector(x, factor):\n    os = __import__('os')\n    return x\n", "dynamic import via __import__"),
+        ("import importlib\ndef scale_vector(x, factor):\n    return x\n", "import importlib"),
+        ("def scale_vector(x, factor):\n    return importlib.import_module('os')\n", "dynamic import via importlib"),
+    ],
+)
 def test_disallowed_import_fails_at_imports(evaluator: Evaluator, scale_task: Task, code: str, detail: str) -> None:
     outcome = evaluator.score_function(scale_task, code)
     assert not outcome.passed
@@ -115,13 +130,16 @@ def test_disallowed_import_fails_at_imports(evaluator: Evaluator, scale_task: Ta
     assert outcome.inputs == ()
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("import numpy as np\ndef scale(x, factor):\n    return factor * x\n", "missing_function"),
-    ("def scale_vector(x, factor)\n    return x\n", "syntax_error"),
-    ("```python\ndef scale_vector(x, factor):\n  return [\n```", "syntax_error"),
-    ("", "empty_reply"),
-    ("   \n\n  ", "empty_reply"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("import numpy as np\ndef scale(x, factor):\n    return factor * x\n", "missing_function"),
+        ("def scale_vector(x, factor)\n    return x\n", "syntax_error"),
+        ("```python\ndef scale_vector(x, factor):\n  return [\n```", "syntax_error"),
+        ("", "empty_reply"),
+        ("   \n\n  ", "empty_reply"),
+    ],
+)
 def test_unparseable_reply_fails_at_parse(evaluator: Evaluator, scale_task: Task, text: str, reason: str) -> None:
     outcome = evaluator.score_function(scale_task, text)
     assert not outcome.passed
@@ -139,16 +157,22 @@ def test_module_level_error_fails_as_load_error(evaluator: Evaluator, scale_task
 # ----------------------------------------------------------------- exceptions the reference raises
 
 
-@pytest.mark.parametrize("on_negative, passed, mismatch", [
-    ("raise ValueError('negative')", True, None),
-    ("raise type('Negative', (ValueError,), {})('a ValueError subclass')", True, None),
-    ("raise TypeError('wrong type')", False, "wrong_exception"),
-    ("pass", False, "expected_exception"),
-])
-def test_reference_exception_must_be_raised_too(evaluator: Evaluator, scale_task: Task,
-                                                on_negative: str, passed: bool, mismatch: str | None) -> None:
-    code = ("import numpy as np\ndef scale_vector(x, factor):\n    if factor < 0:\n        "
-            f"{on_negative}\n    return factor * np.asarray(x, dtype=float)\n")
+@pytest.mark.parametrize(
+    "on_negative, passed, mismatch",
+    [
+        ("raise ValueError('negative')", True, None),
+        ("raise type('Negative', (ValueError,), {})('a ValueError subclass')", True, None),
+        ("raise TypeError('wrong type')", False, "wrong_exception"),
+        ("pass", False, "expected_exception"),
+    ],
+)
+def test_reference_exception_must_be_raised_too(
+    evaluator: Evaluator, scale_task: Task, on_negative: str, passed: bool, mismatch: str | None
+) -> None:
+    code = (
+        "import numpy as np\ndef scale_vector(x, factor):\n    if factor < 0:\n        "
+        f"{on_negative}\n    return factor * np.asarray(x, dtype=float)\n"
+    )
     outcome = evaluator.score_function(scale_task, code)
     assert outcome.passed is passed
     assert outcome.inputs[2].mismatch == mismatch
@@ -162,20 +186,24 @@ def mode_code(name: str, vector: str, value: str = "float(w[0])") -> str:
     return f"import numpy as np\ndef {name}(K):\n    w, v = np.linalg.eigh(K)\n    vec = v[:, 0]\n    return {value}, {vector}\n"
 
 
-@pytest.mark.parametrize("task_id, vector, passed", [
-    ("mode_sign_CC1_H0_T0", "vec", True),
-    ("mode_sign_CC1_H0_T0", "-vec", True),
-    ("mode_sign_CC1_H0_T0", "v[:, 1]", False),  # another eigenvector
-    ("mode_sign_CC1_H0_T0", "2.0 * vec", False),  # sign-insensitive is not scale-insensitive
-    ("mode_plain_CC1_H0_T0", "vec", True),
-    ("mode_plain_CC1_H0_T0", "-vec", False),  # without the rule a flipped vector is wrong
-    ("mode_scale_CC1_H0_T0", "vec", True),
-    ("mode_scale_CC1_H0_T0", "-3.7 * vec", True),
-    ("mode_scale_CC1_H0_T0", "v[:, 1]", False),
-    ("mode_scale_CC1_H0_T0", "vec + 0.1", False),
-])
-def test_invariance_rules(evaluator: Evaluator, load: Callable[[str], Task], task_id: str, vector: str,
-                          passed: bool) -> None:
+@pytest.mark.parametrize(
+    "task_id, vector, passed",
+    [
+        ("mode_sign_CC1_H0_T0", "vec", True),
+        ("mode_sign_CC1_H0_T0", "-vec", True),
+        ("mode_sign_CC1_H0_T0", "v[:, 1]", False),  # another eigenvector
+        ("mode_sign_CC1_H0_T0", "2.0 * vec", False),  # sign-insensitive is not scale-insensitive
+        ("mode_plain_CC1_H0_T0", "vec", True),
+        ("mode_plain_CC1_H0_T0", "-vec", False),  # without the rule a flipped vector is wrong
+        ("mode_scale_CC1_H0_T0", "vec", True),
+        ("mode_scale_CC1_H0_T0", "-3.7 * vec", True),
+        ("mode_scale_CC1_H0_T0", "v[:, 1]", False),
+        ("mode_scale_CC1_H0_T0", "vec + 0.1", False),
+    ],
+)
+def test_invariance_rules(
+    evaluator: Evaluator, load: Callable[[str], Task], task_id: str, vector: str, passed: bool
+) -> None:
     task = load(task_id)
     outcome = evaluator.score_function(task, mode_code("smallest_mode", vector))
     assert outcome.passed is passed, outcome.inputs
@@ -256,14 +284,18 @@ def test_missing_required_test_counts_as_failed(evaluator: Evaluator, scale_task
     assert outcome.joint_score == 0.5
 
 
-@pytest.mark.parametrize("text, stage, reason", [
-    ("", "parse", "empty_reply"),
-    ("def helper():\n    return 1\n", "parse", "missing_function"),
-    ("def test_scales_values(fcn):\n    assert fcn(\n", "parse", "syntax_error"),
-    ("import os\ndef test_scales_values(fcn):\n    assert True\n", "imports", "disallowed_import"),
-])
-def test_suite_failing_early_scores_every_test_as_failed(evaluator: Evaluator, scale_task: Task,
-                                                        text: str, stage: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    "text, stage, reason",
+    [
+        ("", "parse", "empty_reply"),
+        ("def helper():\n    return 1\n", "parse", "missing_function"),
+        ("def test_scales_values(fcn):\n    assert fcn(\n", "parse", "syntax_error"),
+        ("import os\ndef test_scales_values(fcn):\n    assert True\n", "imports", "disallowed_import"),
+    ],
+)
+def test_suite_failing_early_scores_every_test_as_failed(
+    evaluator: Evaluator, scale_task: Task, text: str, stage: str, reason: str
+) -> None:
     outcome = evaluator.score_tests(scale_task, text)
     assert not outcome.passed
     assert outcome.stages[-1].stage == stage and outcome.reason == reason
@@ -293,7 +325,9 @@ def test_outcomes_round_trip_through_json(evaluator: Evaluator, scale_task: Task
     from fembench_agents.scoring.outcomes import Outcome
 
     adapter = TypeAdapter(Outcome)
-    for outcome in (evaluator.score_function(scale_task, CORRECT_SCALE),
-                    evaluator.score_tests(scale_task, GOOD_SCALE_TESTS)):
+    for outcome in (
+        evaluator.score_function(scale_task, CORRECT_SCALE),
+        evaluator.score_tests(scale_task, GOOD_SCALE_TESTS),
+    ):
         again = adapter.validate_json(outcome.model_dump_json())
         assert again == outcome

@@ -48,11 +48,15 @@ SLOW_CALL_SECONDS = 0.0371  # distinctive, so that it can be searched for
 # ----------------------------------------------------------------- builder units
 
 
-def fn_outcome(*stages: tuple[str, bool, str | None, str | None], inputs: tuple[InputResult, ...] = ()
-               ) -> FunctionOutcome:
-    return FunctionOutcome(task_id="T", passed=all(s[1] for s in stages) and stages[-1][0] == "correct",
-                           stages=tuple(StageResult(stage=a, passed=b, reason=c, detail=d) for a, b, c, d in stages),
-                           inputs=inputs)
+def fn_outcome(
+    *stages: tuple[str, bool, str | None, str | None], inputs: tuple[InputResult, ...] = ()
+) -> FunctionOutcome:
+    return FunctionOutcome(
+        task_id="T",
+        passed=all(s[1] for s in stages) and stages[-1][0] == "correct",
+        stages=tuple(StageResult(stage=a, passed=b, reason=c, detail=d) for a, b, c, d in stages),
+        inputs=inputs,
+    )
 
 
 def test_every_template_is_chosen_by_some_outcome() -> None:
@@ -60,25 +64,54 @@ def test_every_template_is_chosen_by_some_outcome() -> None:
     cases = {
         "parse.j2": fn_outcome(("parse", False, "syntax_error", "SyntaxError: x (line 1)")),
         "imports.j2": fn_outcome(("parse", True, None, None), ("imports", False, "disallowed_import", "import os")),
-        "runtime_error.j2": fn_outcome(("parse", True, None, None), ("imports", True, None, None),
-                                       ("execute", False, "load_error", "NameError: name 'q' is not defined")),
-        "timeout.j2": fn_outcome(("parse", True, None, None), ("imports", True, None, None),
-                                 ("execute", False, "timeout", "input 0: the code did not finish"),
-                                 inputs=(InputResult(index=0, status="timeout"),)),
-        "crashed.j2": fn_outcome(("parse", True, None, None), ("imports", True, None, None),
-                                 ("execute", False, "crashed", "input 2: the process was killed by signal 9"),
-                                 inputs=(InputResult(index=0, status="match"), InputResult(index=1, status="match"),
-                                         InputResult(index=2, status="crashed"))),
-        "wrong_output.j2": fn_outcome(("parse", True, None, None), ("imports", True, None, None),
-                                      ("execute", True, None, None), ("correct", False, "wrong_output", "1 of 1"),
-                                      inputs=(InputResult(index=0, status="mismatch", mismatch="value_mismatch",
-                                                          where="output[1]", relative_error=0.0042),)),
-        "passed.j2": fn_outcome(("parse", True, None, None), ("imports", True, None, None),
-                                ("execute", True, None, None), ("correct", True, None, None)),
-        "tests.j2": SuiteOutcome(task_id="T", passed=False, stages=(
-            StageResult(stage="parse", passed=True), StageResult(stage="imports", passed=True),
-            StageResult(stage="tests", passed=False, reason="missing_test")),
-            tests=(CaseResult(name="test_a", present=False, detected={"fail_x": False}),)),
+        "runtime_error.j2": fn_outcome(
+            ("parse", True, None, None),
+            ("imports", True, None, None),
+            ("execute", False, "load_error", "NameError: name 'q' is not defined"),
+        ),
+        "timeout.j2": fn_outcome(
+            ("parse", True, None, None),
+            ("imports", True, None, None),
+            ("execute", False, "timeout", "input 0: the code did not finish"),
+            inputs=(InputResult(index=0, status="timeout"),),
+        ),
+        "crashed.j2": fn_outcome(
+            ("parse", True, None, None),
+            ("imports", True, None, None),
+            ("execute", False, "crashed", "input 2: the process was killed by signal 9"),
+            inputs=(
+                InputResult(index=0, status="match"),
+                InputResult(index=1, status="match"),
+                InputResult(index=2, status="crashed"),
+            ),
+        ),
+        "wrong_output.j2": fn_outcome(
+            ("parse", True, None, None),
+            ("imports", True, None, None),
+            ("execute", True, None, None),
+            ("correct", False, "wrong_output", "1 of 1"),
+            inputs=(
+                InputResult(
+                    index=0, status="mismatch", mismatch="value_mismatch", where="output[1]", relative_error=0.0042
+                ),
+            ),
+        ),
+        "passed.j2": fn_outcome(
+            ("parse", True, None, None),
+            ("imports", True, None, None),
+            ("execute", True, None, None),
+            ("correct", True, None, None),
+        ),
+        "tests.j2": SuiteOutcome(
+            task_id="T",
+            passed=False,
+            stages=(
+                StageResult(stage="parse", passed=True),
+                StageResult(stage="imports", passed=True),
+                StageResult(stage="tests", passed=False, reason="missing_test"),
+            ),
+            tests=(CaseResult(name="test_a", present=False, detected={"fail_x": False}),),
+        ),
     }
     assert set(cases) == TEMPLATES
     for name, outcome in cases.items():
@@ -93,17 +126,23 @@ def test_every_template_is_chosen_by_some_outcome() -> None:
 
 
 def test_crash_feedback_names_the_input_once() -> None:
-    outcome = fn_outcome(("parse", True, None, None), ("imports", True, None, None),
-                         ("execute", False, "crashed", "input 2: the process was killed by signal 11 (a crash)"),
-                         inputs=(InputResult(index=2, status="crashed"),))
+    outcome = fn_outcome(
+        ("parse", True, None, None),
+        ("imports", True, None, None),
+        ("execute", False, "crashed", "input 2: the process was killed by signal 11 (a crash)"),
+        inputs=(InputResult(index=2, status="crashed"),),
+    )
     text = TemplateFeedback()(outcome).text
     assert "on verification input 2: the process was killed by signal 11" in text
     assert text.count("input 2") == 1
 
 
 def test_parse_feedback_asks_for_what_the_track_wants() -> None:
-    parse = (StageResult(stage="parse", passed=False, reason="missing_function",
-                         detail="no function whose name starts with 'test_'"),)
+    parse = (
+        StageResult(
+            stage="parse", passed=False, reason="missing_function", detail="no function whose name starts with 'test_'"
+        ),
+    )
     tests = SuiteOutcome(task_id="T", passed=False, stages=parse)
     function = FunctionOutcome(task_id="T", passed=False, stages=parse)
     assert "defines the requested test functions" in TemplateFeedback()(tests).text
@@ -114,23 +153,49 @@ def test_parse_feedback_asks_for_what_the_track_wants() -> None:
 def test_scores_grow_with_the_stage_reached() -> None:
     def upto(stage: str, share: float = 0.0) -> FunctionOutcome:
         order = ["parse", "imports", "execute", "correct"]
-        reason = {"parse": "syntax_error", "imports": "disallowed_import", "execute": "runtime_error",
-                  "correct": "wrong_output"}[stage]
-        stages = [(s, True, None, None) for s in order[:order.index(stage)]] + [(stage, False, reason, None)]
+        reason = {
+            "parse": "syntax_error",
+            "imports": "disallowed_import",
+            "execute": "runtime_error",
+            "correct": "wrong_output",
+        }[stage]
+        stages = [(s, True, None, None) for s in order[: order.index(stage)]] + [(stage, False, reason, None)]
         inputs = tuple(InputResult(index=i, status="match" if i < share * 4 else "mismatch") for i in range(4))
         return fn_outcome(*stages, inputs=inputs)
-    scores = [outcome_score(upto("parse")), outcome_score(upto("imports")), outcome_score(upto("execute")),
-              outcome_score(upto("correct", 0.0)), outcome_score(upto("correct", 0.5)),
-              outcome_score(upto("correct", 0.75))]
+
+    scores = [
+        outcome_score(upto("parse")),
+        outcome_score(upto("imports")),
+        outcome_score(upto("execute")),
+        outcome_score(upto("correct", 0.0)),
+        outcome_score(upto("correct", 0.5)),
+        outcome_score(upto("correct", 0.75)),
+    ]
     assert scores == sorted(scores) and len(set(scores)) == len(scores) and scores[-1] < 1.0
-    suite = SuiteOutcome(task_id="T", passed=False, stages=(StageResult(stage="tests", passed=False),),
-                             tests=(CaseResult(name="a", present=True, passes_reference=True, detected={"f": True}),
-                                    CaseResult(name="b", present=True, passes_reference=False)))
+    suite = SuiteOutcome(
+        task_id="T",
+        passed=False,
+        stages=(StageResult(stage="tests", passed=False),),
+        tests=(
+            CaseResult(name="a", present=True, passes_reference=True, detected={"f": True}),
+            CaseResult(name="b", present=True, passes_reference=False),
+        ),
+    )
     assert outcome_score(suite) == 0.5
 
 
-@pytest.mark.parametrize("x, text", [(0.0042, "1e-2"), (3.2e-7, "1e-6"), (12.0, "1e1"), (None, "unknown"),
-                                     (0.0, "unknown"), (float("nan"), "unknown"), (-1.0, "unknown")])
+@pytest.mark.parametrize(
+    "x, text",
+    [
+        (0.0042, "1e-2"),
+        (3.2e-7, "1e-6"),
+        (12.0, "1e1"),
+        (None, "unknown"),
+        (0.0, "unknown"),
+        (float("nan"), "unknown"),
+        (-1.0, "unknown"),
+    ],
+)
 def test_magnitude_shows_only_an_order_of_magnitude(x: float | None, text: str) -> None:
     assert magnitude(x) == text
 
@@ -156,7 +221,7 @@ def positional_arity(task: Task) -> int:
     return len(node.args.posonlyargs) + len(node.args.args) - len(node.args.defaults)
 
 
-PERTURB = '''
+PERTURB = """
 
 def _perturb(value):
     try:
@@ -185,7 +250,7 @@ def _perturb(value):
 
 def MAIN(*args, **kwargs):
     return _perturb(_reference_impl(*args, **kwargs))
-'''
+"""
 
 
 def reference_module(task: Task) -> str:
@@ -208,8 +273,10 @@ def code_attempts(task: Task) -> dict[str, str]:
         "parse_syntax": "```python\ndef broken(:\n    pass\n```",
         "parse_missing": "def something_else():\n    return 1\n",
         "imports": f"import subprocess\n\ndef {m}(*args, **kwargs):\n    return subprocess.run(['true'])\n",
-        "runtime": (f"def _pick(items, n):\n    return items[n + 10]\n\n\n"
-                    f"def {m}(*args, **kwargs):\n    return _pick([1, 2, 3], len(args))\n"),
+        "runtime": (
+            f"def _pick(items, n):\n    return items[n + 10]\n\n\n"
+            f"def {m}(*args, **kwargs):\n    return _pick([1, 2, 3], len(args))\n"
+        ),
         "load_error": f"VALUE = [1, 2, 3][7]\n\ndef {m}(*args, **kwargs):\n    return VALUE\n",
         "crash": f"import numpy as np\n\ndef {m}(*args, **kwargs):\n    return np.ctypeslib.ctypes.string_at(8, 16)\n",
         "wrong_none": f"def {m}(*args, **kwargs):\n    return None\n",
@@ -222,8 +289,10 @@ def suite_attempts(task: Task) -> dict[str, str]:
     by_failures = sorted(task.tests, key=lambda t: len(t.expected_failures))
     lenient, strict = by_failures[0], by_failures[1]
     nones = ", ".join(["None"] * positional_arity(task))
-    suite = (f"import numpy as np\n\n\ndef {lenient.name}(fcn):\n    assert fcn is not None\n\n\n"
-             f"def {strict.name}(fcn):\n    result = fcn({nones})\n    assert result is None and False\n")
+    suite = (
+        f"import numpy as np\n\n\ndef {lenient.name}(fcn):\n    assert fcn is not None\n\n\n"
+        f"def {strict.name}(fcn):\n    result = fcn({nones})\n    assert result is None and False\n"
+    )
     return {
         "tests_parse": "Sorry, no code this time.",
         "tests_imports": "import subprocess\n\ndef test_anything(fcn):\n    assert subprocess\n",
@@ -241,14 +310,23 @@ def scored(suite: list[Task], evaluator: Evaluator) -> dict[str, list[tuple[str,
     assert all(any(line.strip() == "import numpy as np" for line in t.required_imports) for t in suite)
     assert all(len(t.tests) >= 2 for t in suite)
     results: dict[str, list[tuple[str, Any]]] = {t.task_id: [] for t in suite}
-    with Sandbox(workers=12) as slow_box, ThreadPoolExecutor(max_workers=12) as slow_pool, \
-            ThreadPoolExecutor(max_workers=2) as pool:
+    with (
+        Sandbox(workers=12) as slow_box,
+        ThreadPoolExecutor(max_workers=12) as slow_pool,
+        ThreadPoolExecutor(max_workers=2) as pool,
+    ):
         slow = Evaluator(slow_box, EvaluatorConfig(call_seconds=SLOW_CALL_SECONDS))
         timeouts = {t.task_id: slow_pool.submit(slow.score_function, t, SLEEP.format(m=t.main_name)) for t in suite}
-        jobs = [(t.task_id, label, pool.submit(evaluator.score_function, t, text))
-                for t in suite for label, text in code_attempts(t).items()]
-        jobs += [(t.task_id, label, pool.submit(evaluator.score_tests, t, text))
-                 for t in suite for label, text in suite_attempts(t).items()]
+        jobs = [
+            (t.task_id, label, pool.submit(evaluator.score_function, t, text))
+            for t in suite
+            for label, text in code_attempts(t).items()
+        ]
+        jobs += [
+            (t.task_id, label, pool.submit(evaluator.score_tests, t, text))
+            for t in suite
+            for label, text in suite_attempts(t).items()
+        ]
         for task_id, label, future in jobs:
             results[task_id].append((label, future.result()))
         for task_id, future in timeouts.items():
@@ -258,13 +336,20 @@ def scored(suite: list[Task], evaluator: Evaluator) -> dict[str, list[tuple[str,
 
 
 EXPECTED = {
-    "parse_empty": ("parse.j2", "empty_reply"), "parse_syntax": ("parse.j2", "syntax_error"),
-    "parse_missing": ("parse.j2", "missing_function"), "imports": ("imports.j2", "disallowed_import"),
-    "runtime": ("runtime_error.j2", "runtime_error"), "load_error": ("runtime_error.j2", "load_error"),
-    "crash": ("crashed.j2", "crashed"), "timeout": ("timeout.j2", "timeout"),
-    "wrong_none": ("wrong_output.j2", "wrong_output"), "wrong_perturbed": ("wrong_output.j2", "wrong_output"),
-    "passed": ("passed.j2", None), "tests_parse": ("parse.j2", "syntax_error"),
-    "tests_imports": ("imports.j2", "disallowed_import"), "tests_missing": ("tests.j2", "missing_test"),
+    "parse_empty": ("parse.j2", "empty_reply"),
+    "parse_syntax": ("parse.j2", "syntax_error"),
+    "parse_missing": ("parse.j2", "missing_function"),
+    "imports": ("imports.j2", "disallowed_import"),
+    "runtime": ("runtime_error.j2", "runtime_error"),
+    "load_error": ("runtime_error.j2", "load_error"),
+    "crash": ("crashed.j2", "crashed"),
+    "timeout": ("timeout.j2", "timeout"),
+    "wrong_none": ("wrong_output.j2", "wrong_output"),
+    "wrong_perturbed": ("wrong_output.j2", "wrong_output"),
+    "passed": ("passed.j2", None),
+    "tests_parse": ("parse.j2", "syntax_error"),
+    "tests_imports": ("imports.j2", "disallowed_import"),
+    "tests_missing": ("tests.j2", "missing_test"),
     "tests_suite": ("tests.j2", "missing_test"),
 }
 
@@ -337,8 +422,14 @@ def numbers_in(text: str) -> set[str]:
 
 
 def secrets_of(task: Task, evaluator: Evaluator) -> dict[str, set[str]]:
-    numbers = {form for ref in evaluator.reference_outputs(task) if ref.raises is None
-               for x in flat_floats(ref.value) if distinctive(x) for form in number_forms(x)}
+    numbers = {
+        form
+        for ref in evaluator.reference_outputs(task)
+        if ref.raises is None
+        for x in flat_floats(ref.value)
+        if distinctive(x)
+        for form in number_forms(x)
+    }
     ef_sources = [f.source for t in task.tests for f in t.expected_failures]
     wall = SLOW_CALL_SECONDS * len(task.inputs) + 5.0
     limits = {repr(SLOW_CALL_SECONDS), repr(wall), f"{wall:.3g}", repr(DEFAULT_CALL_SECONDS), repr(TEST_SECONDS)}
@@ -348,8 +439,16 @@ def secrets_of(task: Task, evaluator: Evaluator) -> dict[str, set[str]]:
         "reference output": numbers,
         "reference source line": long_lines(task.main_source, *(h.source for h in task.unprovided_helpers())),
         "expected-failure source line": long_lines(*ef_sources),
-        "tolerance": {"1e-06", "1e-09", "0.000001", "rtol", "atol", "tolerance",
-                      repr(task.comparison.rtol), repr(task.comparison.atol)},
+        "tolerance": {
+            "1e-06",
+            "1e-09",
+            "0.000001",
+            "rtol",
+            "atol",
+            "tolerance",
+            repr(task.comparison.rtol),
+            repr(task.comparison.atol),
+        },
         "time limit": limits,
     }
 
@@ -366,7 +465,8 @@ def leaks(text: str, secrets: dict[str, set[str]]) -> list[str]:
 
 
 def test_no_feedback_text_leaks_what_the_evaluator_hides(
-        scored: dict[str, list[tuple[str, Any]]], suite: list[Task], evaluator: Evaluator) -> None:
+    scored: dict[str, list[tuple[str, Any]]], suite: list[Task], evaluator: Evaluator
+) -> None:
     builders = [TemplateFeedback(), TemplateFeedback(target="the function", tests_target="the tests")]
     by_id = {t.task_id: t for t in suite}
     problems = []
@@ -394,8 +494,13 @@ def test_the_leak_check_itself_finds_planted_secrets(suite: list[Task], evaluato
     number = next(iter(secrets["reference output"]))
     ref_line = next(iter(secrets["reference source line"]))
     ef_line = next(iter(secrets["expected-failure source line"]))
-    for planted in (f"the value should be {number}.", f"at:   {ref_line}", f"-  {ef_line}",
-                    "with rtol 1e-06", f"within {SLOW_CALL_SECONDS} s"):
+    for planted in (
+        f"the value should be {number}.",
+        f"at:   {ref_line}",
+        f"-  {ef_line}",
+        "with rtol 1e-06",
+        f"within {SLOW_CALL_SECONDS} s",
+    ):
         assert leaks(f"Your previous function failed.\n{planted}\nFix it.", secrets), planted
     assert not leaks("Your previous function raised an exception on verification input 3.", secrets)
 
@@ -413,8 +518,12 @@ def public_text(task: Task) -> str:
 def hidden_lines(task: Task) -> set[str]:
     """Lines of the reference, the helpers a solver must write, the expected failures and the
     test bodies, except those that are also part of what is public."""
-    sources = [task.main_source, *(h.source for h in task.unprovided_helpers()),
-               *(f.source for t in task.tests for f in t.expected_failures), *(t.source for t in task.tests)]
+    sources = [
+        task.main_source,
+        *(h.source for h in task.unprovided_helpers()),
+        *(f.source for t in task.tests for f in t.expected_failures),
+        *(t.source for t in task.tests),
+    ]
     public = public_text(task)
     return {line for line in long_lines(*sources) if line not in public}
 
@@ -422,14 +531,18 @@ def hidden_lines(task: Task) -> set[str]:
 def prompt_problems(task: Task, prompt: str) -> list[str]:
     flat = norm(prompt)
     problems = [f"{task.task_id}: source line {line!r}" for line in hidden_lines(task) if line in flat]
-    return problems + [f"{task.task_id}: expected failure {name!r}" for name in task.expected_failure_names
-                       if re.search(rf"\b{re.escape(name)}\b", prompt)]
+    return problems + [
+        f"{task.task_id}: expected failure {name!r}"
+        for name in task.expected_failure_names
+        if re.search(rf"\b{re.escape(name)}\b", prompt)
+    ]
 
 
 @pytest.mark.parametrize("scaffold", ["single_shot", "template_guided"])
 @pytest.mark.parametrize("track", ["code", "tests"])
-def test_prompts_show_no_hidden_source_and_no_expected_failure_names(suite: list[Task], scaffold: str,
-                                                                     track: str) -> None:
+def test_prompts_show_no_hidden_source_and_no_expected_failure_names(
+    suite: list[Task], scaffold: str, track: str
+) -> None:
     renderer = PromptRenderer()
     problems = []
     for task in suite:
@@ -463,8 +576,11 @@ def test_skeleton_of_every_task_is_runnable_and_built_from_the_stub(suite: list[
         namespace: dict[str, Any] = {}
         exec(compile(skeleton, f"<skeleton {task.task_id}>", "exec"), namespace)
         fn = namespace[task.main_name]
-        required = [p for p in inspect.signature(fn).parameters.values()
-                    if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        required = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
         with pytest.raises(NotImplementedError):
             fn(*[None] * len(required))
         assert not (hidden_lines(task) & long_lines(skeleton)), task.task_id
@@ -473,11 +589,23 @@ def test_skeleton_of_every_task_is_runnable_and_built_from_the_stub(suite: list[
 
 def test_feedback_templates_and_scaffolds_are_where_the_product_says(tmp_path: Path) -> None:
     assert FEEDBACK_DIR == ROOT / "feedback"
-    assert TEMPLATES == {"parse.j2", "imports.j2", "runtime_error.j2", "timeout.j2", "crashed.j2",
-                         "wrong_output.j2", "passed.j2", "tests.j2"}
+    assert TEMPLATES == {
+        "parse.j2",
+        "imports.j2",
+        "runtime_error.j2",
+        "timeout.j2",
+        "crashed.j2",
+        "wrong_output.j2",
+        "passed.j2",
+        "tests.j2",
+    }
     # a template folder of one's own is honoured
     (tmp_path / "passed.j2").write_text("CUSTOM {{ target }}")
     custom = TemplateFeedback(template_dir=tmp_path, target="the thing")
-    outcome = fn_outcome(("parse", True, None, None), ("imports", True, None, None),
-                         ("execute", True, None, None), ("correct", True, None, None))
+    outcome = fn_outcome(
+        ("parse", True, None, None),
+        ("imports", True, None, None),
+        ("execute", True, None, None),
+        ("correct", True, None, None),
+    )
     assert custom(outcome).text == "CUSTOM the thing"

@@ -74,18 +74,21 @@ def no_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 # ----------------------------------------------------------------- errors retrying cannot fix
 
+
 def _http(status: int) -> httpx.Response:
     return httpx.Response(status, request=httpx.Request("POST", "http://provider.invalid/v1/chat/completions"))
 
 
 PERMANENT: dict[str, Callable[[str], Exception]] = {
     "authentication": lambda m: litellm.AuthenticationError(message="invalid key", llm_provider="scripted", model=m),
-    "permission": lambda m: litellm.PermissionDeniedError(message="no access", llm_provider="scripted", model=m,
-                                                          response=_http(403)),
+    "permission": lambda m: litellm.PermissionDeniedError(
+        message="no access", llm_provider="scripted", model=m, response=_http(403)
+    ),
     "unknown model": lambda m: litellm.NotFoundError(message="no such model", llm_provider="scripted", model=m),
     "bad request": lambda m: litellm.BadRequestError(message="bad field", llm_provider="scripted", model=m),
-    "context window exceeded": lambda m: litellm.ContextWindowExceededError(message="too long", model=m,
-                                                                           llm_provider="scripted"),
+    "context window exceeded": lambda m: litellm.ContextWindowExceededError(
+        message="too long", model=m, llm_provider="scripted"
+    ),
 }
 
 
@@ -104,25 +107,32 @@ def test_errors_retrying_cannot_fix_are_tried_once(script_name: str, kind: str) 
 
 def test_openai_missing_credentials_is_an_authentication_error_not_a_server_error(script_name: str) -> None:
     """litellm reports the OpenAI SDK's refusal to send without a key as an internal server error."""
+
     def refuse(messages: list[Message]) -> str:
-        raise litellm.InternalServerError(message="OpenAIException - Missing credentials. Please pass an `api_key`",
-                                          llm_provider="openai", model=script_name)
+        raise litellm.InternalServerError(
+            message="OpenAIException - Missing credentials. Please pass an `api_key`",
+            llm_provider="openai",
+            model=script_name,
+        )
 
     script = register_script(script_name, refuse)
     with pytest.raises(ModelCallError) as info:
-        asyncio.run(make_client(f"scripted/{script_name}", options=FAST).complete(
-            [Message(role="user", content="x")], CTX))
+        asyncio.run(
+            make_client(f"scripted/{script_name}", options=FAST).complete([Message(role="user", content="x")], CTX)
+        )
     assert script.calls == 1 and info.value.permanent == "authentication"
 
 
 def test_transient_errors_are_still_retried(script_name: str) -> None:
     script = register_script(script_name, ["ok"], fail_first=2, failure="server_error")
-    response = asyncio.run(make_client(f"scripted/{script_name}", options=FAST).complete(
-        [Message(role="user", content="x")], CTX))
+    response = asyncio.run(
+        make_client(f"scripted/{script_name}", options=FAST).complete([Message(role="user", content="x")], CTX)
+    )
     assert script.calls == 3 and response.text == "ok" and response.retries == 2
 
 
 # ----------------------------------------------------------------- credentials before any call
+
 
 def test_a_missing_key_is_named_with_where_it_can_go(no_keys: Path) -> None:
     assert credential_problems(["openai/gpt-4o-mini", "anthropic/claude-3-5-haiku-20241022", "openai/gpt-4o-mini"]) == [
@@ -137,8 +147,12 @@ def test_models_that_need_no_key_are_not_blocked(no_keys: Path) -> None:
     assert credential_problems(["local", "local/smollm2", "scripted/echo"]) == []
     assert credential_problems(["openai/gpt-4o-mini"], api_base="http://127.0.0.1:9/v1") == []
     # credentials from an AWS profile or gcloud, or a server on this machine: litellm cannot see them
-    assert credential_problems(["bedrock/anthropic.claude-3-haiku-20240307-v1:0", "vertex_ai/gemini-1.5-flash",
-                                "ollama/llama3"]) == []
+    assert (
+        credential_problems(
+            ["bedrock/anthropic.claude-3-haiku-20240307-v1:0", "vertex_ai/gemini-1.5-flash", "ollama/llama3"]
+        )
+        == []
+    )
 
 
 def test_a_key_in_a_dotenv_file_counts(no_keys: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,8 +163,9 @@ def test_a_key_in_a_dotenv_file_counts(no_keys: Path, monkeypatch: pytest.Monkey
         os.environ.pop("OPENAI_API_KEY", None)
 
 
-def test_a_server_without_a_key_gets_a_placeholder_and_a_set_key_is_kept(no_keys: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_server_without_a_key_gets_a_placeholder_and_a_set_key_is_kept(
+    no_keys: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     params = ModelParams(api_base="http://127.0.0.1:9/v1")
     assert make_client("openai/served", params)._api_key == PLACEHOLDER_KEY
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
@@ -159,41 +174,76 @@ def test_a_server_without_a_key_gets_a_placeholder_and_a_set_key_is_kept(no_keys
 
 # ----------------------------------------------------------------- early stop and resume (in-process)
 
+
 def _episode(status: str, kind: str | None = None, error: str | None = None) -> EpisodeRecord:
-    return EpisodeRecord(episode="e", task_id="t", track="code", agent="single-shot", model="m", repeat=0,
-                         status=status, passed=status == "done", score=0.0, attempts=1,  # type: ignore[arg-type]
-                         error=error, error_kind=kind)
+    return EpisodeRecord(
+        episode="e",
+        task_id="t",
+        track="code",
+        agent="single-shot",
+        model="m",
+        repeat=0,
+        status=status,
+        passed=status == "done",
+        score=0.0,
+        attempts=1,  # type: ignore[arg-type]
+        error=error,
+        error_kind=kind,
+    )
 
 
 def _failed(message: str, kind: str | None = "authentication") -> EpisodeRecord:
-    return _episode("error", kind, f"ModelCallError: model call failed (model 'm', task 't', attempt 'a') "
-                                   f"after 0 retries: {message}")
+    return _episode(
+        "error",
+        kind,
+        f"ModelCallError: model call failed (model 'm', task 't', attempt 'a') after 0 retries: {message}",
+    )
 
 
 def test_the_streak_counts_only_the_same_permanent_error_in_a_row() -> None:
     streak = FailureStreak(3)
-    for record in (_failed("bad key req_1"), _failed("bad key req_2"), _episode("done"),
-                   _failed("bad key req_3"), _failed("bad key req_4"), _failed("other"),
-                   _failed("rate limited", kind=None), _failed("bad key req_5"), _failed("bad key req_6")):
+    for record in (
+        _failed("bad key req_1"),
+        _failed("bad key req_2"),
+        _episode("done"),
+        _failed("bad key req_3"),
+        _failed("bad key req_4"),
+        _failed("other"),
+        _failed("rate limited", kind=None),
+        _failed("bad key req_5"),
+        _failed("bad key req_6"),
+    ):
         streak.observe(record, 10)
     with pytest.raises(RunStopped) as info:
         streak.observe(_failed("bad key req_7"), 4)
     stop = info.value
     assert (stop.kind, stop.failed, stop.not_run, stop.message) == ("authentication", 3, 4, "bad key req_7")
-    assert str(stop) == ("run stopped early: 3 episodes in a row failed with the same authentication error; "
-                         "4 episodes not run")
+    assert str(stop) == (
+        "run stopped early: 3 episodes in a row failed with the same authentication error; 4 episodes not run"
+    )
 
 
 @pytest.mark.parametrize("retries", [0, 1, 4])
 def test_provider_message_strips_the_task_and_attempt_of_a_recorded_model_error(retries: int) -> None:
-    exc = ModelCallError("m/x", CallContext(task_id="T (big)", attempt="single-shot repeat 0 attempt 0"), "h",
-                         retries, "AuthenticationError: bad key (code 401)")
+    exc = ModelCallError(
+        "m/x",
+        CallContext(task_id="T (big)", attempt="single-shot repeat 0 attempt 0"),
+        "h",
+        retries,
+        "AuthenticationError: bad key (code 401)",
+    )
     assert provider_message(f"{type(exc).__name__}: {exc}") == "AuthenticationError: bad key (code 401)"
 
 
 def test_error_summary_counts_and_shows_the_first_distinct_messages() -> None:
-    records = [_failed("A: one"), _episode("done"), _failed("B: two"), _failed("A: one"), _failed("C: three"),
-               _failed("D: four")]
+    records = [
+        _failed("A: one"),
+        _episode("done"),
+        _failed("B: two"),
+        _failed("A: one"),
+        _failed("C: three"),
+        _failed("D: four"),
+    ]
     assert error_summary(records) == [
         "5 episodes ended in a model error:",
         "  A: one (2 episodes)",
@@ -204,8 +254,9 @@ def test_error_summary_counts_and_shows_the_first_distinct_messages() -> None:
     assert error_summary([_episode("done")]) == []
 
 
-def test_a_run_stops_after_three_alike_failures_and_resumes_them(evaluator: Evaluator, scale_task: Task,
-                                                                 script_name: str, tmp_path: Path) -> None:
+def test_a_run_stops_after_three_alike_failures_and_resumes_them(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     def refuse(messages: list[Message]) -> str:
         raise litellm.AuthenticationError(message="invalid x-api-key", llm_provider="scripted", model=script_name)
 
@@ -226,8 +277,9 @@ def test_a_run_stops_after_three_alike_failures_and_resumes_them(evaluator: Eval
     assert [e.passed for e in resumed] == [True] * 6
 
 
-def test_a_stop_under_concurrency_cancels_the_episodes_in_flight(evaluator: Evaluator, scale_task: Task,
-                                                                  script_name: str, tmp_path: Path) -> None:
+def test_a_stop_under_concurrency_cancels_the_episodes_in_flight(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     async def refuse(messages: list[Message]) -> str:
         await asyncio.sleep(0.05)
         raise litellm.AuthenticationError(message="invalid x-api-key", llm_provider="scripted", model=script_name)
@@ -256,8 +308,9 @@ def test_a_stop_under_concurrency_cancels_the_episodes_in_flight(evaluator: Eval
     assert [e.passed for e in resumed] == [True] * 8
 
 
-def test_transient_failures_do_not_stop_a_run(evaluator: Evaluator, scale_task: Task, script_name: str,
-                                              tmp_path: Path) -> None:
+def test_transient_failures_do_not_stop_a_run(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     script = register_script(script_name, ["never served"], fail_first=100, failure="server_error")
     config = RunConfig(model=f"scripted/{script_name}", agent="single-shot", tasks=SCALE, repeats=4, concurrency=1)
     client = make_client(config.model, options=ClientOptions(retry=RetryPolicy(max_retries=1, initial_delay=0.001)))
@@ -268,6 +321,7 @@ def test_transient_failures_do_not_stop_a_run(evaluator: Evaluator, scale_task: 
 
 # ----------------------------------------------------------------- models check, in-process parts
 
+
 def test_prices_per_million_as_litellm_knows_them() -> None:
     per_in, per_out = prices_per_million("openai/gpt-4o-mini")  # type: ignore[misc]
     assert (round(per_in, 6), round(per_out, 6)) == (0.15, 0.6)
@@ -277,9 +331,10 @@ def test_prices_per_million_as_litellm_knows_them() -> None:
 
 def test_model_check_lines() -> None:
     usage = Usage(prompt_tokens=14, completion_tokens=2)
-    assert ModelCheck("openai/gpt-4o-mini", True, latency_seconds=0.4213, usage=usage,
-                      prices=(0.15, 0.6)).line() == ("openai/gpt-4o-mini: answered in 0.42 s, 14 prompt + 2 completion "
-                                                     "tokens, $0.15 / $0.6 per million tokens (input / output)")
+    assert ModelCheck("openai/gpt-4o-mini", True, latency_seconds=0.4213, usage=usage, prices=(0.15, 0.6)).line() == (
+        "openai/gpt-4o-mini: answered in 0.42 s, 14 prompt + 2 completion "
+        "tokens, $0.15 / $0.6 per million tokens (input / output)"
+    )
     assert ModelCheck("m/x", True, latency_seconds=1, usage=usage).line().endswith(", unpriced")
     assert ModelCheck("local", True, usage=usage, prices=(0.0, 0.0)).line().endswith(", free")
     assert ModelCheck("m/x", True, "AuthenticationError: bad").line() == "m/x: no answer: AuthenticationError: bad"
@@ -287,6 +342,7 @@ def test_model_check_lines() -> None:
 
 
 # ----------------------------------------------------------------- the CLI against a loopback stand-in
+
 
 @pytest.fixture
 def stand_in() -> Iterator[StandIn]:
@@ -307,8 +363,10 @@ Command = tuple[list[str | Path], dict[str, str]]  # arguments, provider keys se
 
 # The CLI with the scripted test provider registered (its `scripted/echo` model
 # answers with the prompt), as the tests that use it register it.
-CLI_WITH_SCRIPTS = ("from fembench_agents.models.scripted import ensure_registered; ensure_registered(); "
-                    "from fembench_agents.cli import main; main()")
+CLI_WITH_SCRIPTS = (
+    "from fembench_agents.models.scripted import ensure_registered; ensure_registered(); "
+    "from fembench_agents.cli import main; main()"
+)
 
 
 def cli_all(commands: dict[str, Command], cwd: Path) -> dict[str, subprocess.CompletedProcess[str]]:
@@ -317,11 +375,17 @@ def cli_all(commands: dict[str, Command], cwd: Path) -> dict[str, subprocess.Com
     procs = {}
     for name, (args, keys) in commands.items():
         env = {k: v for k, v in os.environ.items() if k not in KEY_VARIABLES}
-        env.update(keys, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True", COLUMNS="250", NO_COLOR="1",
-                   TERM="dumb")
-        procs[name] = subprocess.Popen([sys.executable, "-c", CLI_WITH_SCRIPTS,
-                                        *map(str, args)], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, text=True)
+        env.update(
+            keys, PYTHONPATH=str(ROOT), LITELLM_LOCAL_MODEL_COST_MAP="True", COLUMNS="250", NO_COLOR="1", TERM="dumb"
+        )
+        procs[name] = subprocess.Popen(
+            [sys.executable, "-c", CLI_WITH_SCRIPTS, *map(str, args)],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     results = {}
     for name, proc in procs.items():
         out, err = proc.communicate(timeout=300)
@@ -334,38 +398,80 @@ def cli(*args: str | Path, cwd: Path, keys: dict[str, str] | None = None) -> sub
 
 
 def test_cli_refuses_a_missing_key_before_anything_starts(tmp_path: Path) -> None:
-    done = cli_all({
-        "run": (["run", "--model", "openai/gpt-4o-mini", "--tasks", "FEM_1D_*", "--out", tmp_path / "run"], {}),
-        "compare": (["compare", "--models", "openai/gpt-4o-mini,anthropic/claude-3-5-haiku-20241022,scripted/echo",
-                     "--agents", "single-shot", "--out", tmp_path / "grid"], {}),
-        "optimize": (["optimize", "--model", "local", "--reflection-model", "anthropic/claude-3-5-haiku-20241022",
-                      "--heldout", "FEM_1D_*", "--out", tmp_path / "opt"], {"OPENAI_API_KEY": SECRET}),
-    }, tmp_path)
+    done = cli_all(
+        {
+            "run": (["run", "--model", "openai/gpt-4o-mini", "--tasks", "FEM_1D_*", "--out", tmp_path / "run"], {}),
+            "compare": (
+                [
+                    "compare",
+                    "--models",
+                    "openai/gpt-4o-mini,anthropic/claude-3-5-haiku-20241022,scripted/echo",
+                    "--agents",
+                    "single-shot",
+                    "--out",
+                    tmp_path / "grid",
+                ],
+                {},
+            ),
+            "optimize": (
+                [
+                    "optimize",
+                    "--model",
+                    "local",
+                    "--reflection-model",
+                    "anthropic/claude-3-5-haiku-20241022",
+                    "--heldout",
+                    "FEM_1D_*",
+                    "--out",
+                    tmp_path / "opt",
+                ],
+                {"OPENAI_API_KEY": SECRET},
+            ),
+        },
+        tmp_path,
+    )
     run, both, optimize = done["run"], done["compare"], done["optimize"]
     assert run.returncode == 2
     assert run.stderr.splitlines() == [
         "error: model 'openai/gpt-4o-mini' needs OPENAI_API_KEY, which is not set: put it in the environment "
-        "or in a .env file"]
+        "or in a .env file"
+    ]
     assert not (tmp_path / "run").exists()
     assert both.returncode == 2
     assert both.stderr.splitlines() == [
         "error: model 'openai/gpt-4o-mini' needs OPENAI_API_KEY, which is not set: put it in the environment "
         "or in a .env file",
         "error: model 'anthropic/claude-3-5-haiku-20241022' needs ANTHROPIC_API_KEY, which is not set: put it in "
-        "the environment or in a .env file"]
+        "the environment or in a .env file",
+    ]
     assert not (tmp_path / "grid").exists()
     assert optimize.returncode == 2
     assert optimize.stderr.splitlines() == [
         "error: model 'anthropic/claude-3-5-haiku-20241022' needs ANTHROPIC_API_KEY, which is not set: put it in "
-        "the environment or in a .env file"]
+        "the environment or in a .env file"
+    ]
     assert not (tmp_path / "opt").exists()
 
 
-def test_cli_run_stops_early_says_why_exits_1_and_resumes(stand_in: StandIn, task_dir: Path,
-                                                          tmp_path: Path) -> None:
+def test_cli_run_stops_early_says_why_exits_1_and_resumes(stand_in: StandIn, task_dir: Path, tmp_path: Path) -> None:
     stand_in.refuse = True
-    args = ("run", "--model", "openai/stand-in", "--api-base", stand_in.api_base, "--tasks", SCALE,
-            "--tasks-path", task_dir, "--repeats", "5", "--concurrency", "1", "--out", tmp_path / "run")
+    args = (
+        "run",
+        "--model",
+        "openai/stand-in",
+        "--api-base",
+        stand_in.api_base,
+        "--tasks",
+        SCALE,
+        "--tasks-path",
+        task_dir,
+        "--repeats",
+        "5",
+        "--concurrency",
+        "1",
+        "--out",
+        tmp_path / "run",
+    )
     stopped = cli(*args, cwd=tmp_path, keys={"OPENAI_API_KEY": SECRET})
     assert stopped.returncode == 1, stopped.stderr
     assert stand_in.requests == [f"Bearer {SECRET}"] * 3  # not retried, and the run stopped after three
@@ -389,8 +495,24 @@ def test_cli_run_stops_early_says_why_exits_1_and_resumes(stand_in: StandIn, tas
 
 def test_cli_partial_run_exits_1_and_names_the_error(stand_in: StandIn, task_dir: Path, tmp_path: Path) -> None:
     stand_in.too_long = "smallest_mode"  # one task's prompt is too long, the other's is fine
-    run = cli("run", "--model", "openai/stand-in", "--api-base", stand_in.api_base, "--tasks", f"{SCALE},{MODE}",
-              "--tasks-path", task_dir, "--repeats", "2", "--concurrency", "1", "--out", tmp_path / "run", cwd=tmp_path)
+    run = cli(
+        "run",
+        "--model",
+        "openai/stand-in",
+        "--api-base",
+        stand_in.api_base,
+        "--tasks",
+        f"{SCALE},{MODE}",
+        "--tasks-path",
+        task_dir,
+        "--repeats",
+        "2",
+        "--concurrency",
+        "1",
+        "--out",
+        tmp_path / "run",
+        cwd=tmp_path,
+    )
     assert run.returncode == 1, run.stderr
     assert len(stand_in.requests) == 4  # the context window is not retried either
     assert "run stopped early" not in run.stderr  # a success came between the failures
@@ -404,36 +526,57 @@ def test_cli_partial_run_exits_1_and_names_the_error(stand_in: StandIn, task_dir
 
 
 def test_cli_models_check_against_a_server(stand_in: StandIn, refusing_stand_in: StandIn, tmp_path: Path) -> None:
-    done = cli_all({
-        "ok": (["models", "check", "openai/gpt-4o-mini", "--api-base", stand_in.api_base], {}),
-        "bad": (["models", "check", "openai/stand-in", "anthropic/claude-3-5-haiku-20241022", "--api-base",
-                 refusing_stand_in.api_base], {"OPENAI_API_KEY": SECRET}),
-        "missing": (["models", "check", "openai/gpt-4o-mini", "scripted/echo"], {}),
-    }, tmp_path)
+    done = cli_all(
+        {
+            "ok": (["models", "check", "openai/gpt-4o-mini", "--api-base", stand_in.api_base], {}),
+            "bad": (
+                [
+                    "models",
+                    "check",
+                    "openai/stand-in",
+                    "anthropic/claude-3-5-haiku-20241022",
+                    "--api-base",
+                    refusing_stand_in.api_base,
+                ],
+                {"OPENAI_API_KEY": SECRET},
+            ),
+            "missing": (["models", "check", "openai/gpt-4o-mini", "scripted/echo"], {}),
+        },
+        tmp_path,
+    )
     ok, bad, missing = done["ok"], done["bad"], done["missing"]
     assert ok.returncode == 0, ok.stderr
-    assert re.fullmatch(r"openai/gpt-4o-mini: answered in \d+\.\d\d s, 11 prompt \+ 7 completion tokens, "
-                        r"\$0\.15 / \$0\.6 per million tokens \(input / output\)\n", ok.stdout), ok.stdout
+    assert re.fullmatch(
+        r"openai/gpt-4o-mini: answered in \d+\.\d\d s, 11 prompt \+ 7 completion tokens, "
+        r"\$0\.15 / \$0\.6 per million tokens \(input / output\)\n",
+        ok.stdout,
+    ), ok.stdout
     assert stand_in.requests == [f"Bearer {PLACEHOLDER_KEY}"]  # a server that needs no key is not blocked
 
     assert bad.returncode == 1
     assert len(refusing_stand_in.requests) == 2  # one each, the refusal not retried
     lines = bad.stdout.splitlines()
-    assert lines[0] == ("openai/stand-in: no answer: AuthenticationError: litellm.AuthenticationError: "
-                        "AuthenticationError: OpenAIException - Incorrect API key provided: [redacted]")
+    assert lines[0] == (
+        "openai/stand-in: no answer: AuthenticationError: litellm.AuthenticationError: "
+        "AuthenticationError: OpenAIException - Incorrect API key provided: [redacted]"
+    )
     assert lines[1].startswith("anthropic/claude-3-5-haiku-20241022: no answer: ")
 
     assert missing.returncode == 1
     first, second = missing.stdout.splitlines()
-    assert first == ("openai/gpt-4o-mini: not called: needs OPENAI_API_KEY, which is not set: put it in the "
-                     "environment or in a .env file")
-    assert re.fullmatch(r"scripted/echo: answered in \d+\.\d\d s, \d+ prompt \+ \d+ completion tokens, unpriced",
-                        second), second
+    assert first == (
+        "openai/gpt-4o-mini: not called: needs OPENAI_API_KEY, which is not set: put it in the "
+        "environment or in a .env file"
+    )
+    assert re.fullmatch(
+        r"scripted/echo: answered in \d+\.\d\d s, \d+ prompt \+ \d+ completion tokens, unpriced", second
+    ), second
 
 
 @pytest.mark.local_model
 def test_cli_models_check_the_embedded_model(tmp_path: Path) -> None:
     run = cli("models", "check", "local", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert re.fullmatch(r"local: answered in \d+\.\d\d s, \d+ prompt \+ \d+ completion tokens, free\n", run.stdout), \
+    assert re.fullmatch(r"local: answered in \d+\.\d\d s, \d+ prompt \+ \d+ completion tokens, free\n", run.stdout), (
         run.stdout
+    )

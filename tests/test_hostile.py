@@ -32,13 +32,24 @@ from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.loader import load_task
 from fembench_agents.suite.model import Task
 
-HOSTILE_IMPORTS = ("import os", "import sys", "import signal", "import socket", "import builtins",
-                   "import shutil", "import ctypes", "import resource", "import json", "import time", "import re")
+HOSTILE_IMPORTS = (
+    "import os",
+    "import sys",
+    "import signal",
+    "import socket",
+    "import builtins",
+    "import shutil",
+    "import ctypes",
+    "import resource",
+    "import json",
+    "import time",
+    "import re",
+)
 HOSTILE_INPUTS = "[[np.array([1.0, 2.0, 3.0]), 2.0]]"  # one input: a timeout costs 1 s + the job overhead
 CORRECT_VALUE = np.array([2.0, 4.0, 6.0])  # the reference's output on it
 
 # Shared by attacks: the frames of the running job, found without importing anything.
-STACK = '''
+STACK = """
 def _stack():
     try:
         raise RuntimeError
@@ -47,7 +58,7 @@ def _stack():
     while frame is not None:
         yield frame
         frame = frame.f_back
-'''
+"""
 
 
 @dataclass
@@ -61,12 +72,21 @@ class Context:
     listener_hits: list[bytes] = field(default_factory=list)
 
     def values(self) -> dict[str, str]:
-        good = json.dumps({"event": "input", "index": 0, "status": "ok", "seconds": 0.0,
-                           "value": codec.to_data(CORRECT_VALUE)})
-        return {"task_path": repr(str(self.task_path)), "task_dir": repr(str(self.task_dir)),
-                "outside": repr(str(self.outside)), "root": repr(str(ROOT)), "marker": repr(self.marker),
-                "pytest_pid": str(os.getpid()), "port": str(self.port), "abstract": repr(self.abstract),
-                "forged_good": repr(good), "stack": STACK}
+        good = json.dumps(
+            {"event": "input", "index": 0, "status": "ok", "seconds": 0.0, "value": codec.to_data(CORRECT_VALUE)}
+        )
+        return {
+            "task_path": repr(str(self.task_path)),
+            "task_dir": repr(str(self.task_dir)),
+            "outside": repr(str(self.outside)),
+            "root": repr(str(ROOT)),
+            "marker": repr(self.marker),
+            "pytest_pid": str(os.getpid()),
+            "port": str(self.port),
+            "abstract": repr(self.abstract),
+            "forged_good": repr(good),
+            "stack": STACK,
+        }
 
 
 @dataclass(frozen=True)
@@ -117,12 +137,18 @@ def listener_untouched(ctx: Context) -> None:
 NAME_SELF = "ctypes.CDLL(None).prctl(15, $marker.encode(), 0, 0, 0)"
 
 CASES = [
-    Case("infinite_loop", """
+    Case(
+        "infinite_loop",
+        """
 def scale_vector(x, factor):
     while True:
         pass
-""", reasons=("timeout",)),
-    Case("ignore_signals_and_spin", """
+""",
+        reasons=("timeout",),
+    ),
+    Case(
+        "ignore_signals_and_spin",
+        """
 import signal
 def scale_vector(x, factor):
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM, signal.SIGXCPU, signal.SIGHUP, signal.SIGUSR1):
@@ -130,15 +156,23 @@ def scale_vector(x, factor):
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGXCPU})
     while True:
         pass
-""", reasons=("timeout",)),
-    Case("fork_bomb", f"""
+""",
+        reasons=("timeout",),
+    ),
+    Case(
+        "fork_bomb",
+        f"""
 import os, ctypes
 def scale_vector(x, factor):
     {NAME_SELF}
     while True:
         os.fork()
-""", check=no_leftover_processes),
-    Case("fork_bomb_via_subclasses", """
+""",
+        check=no_leftover_processes,
+    ),
+    Case(
+        "fork_bomb_via_subclasses",
+        """
 def scale_vector(x, factor):
     for cls in ().__class__.__base__.__subclasses__():
         if cls.__name__ == "_wrap_close":
@@ -146,8 +180,12 @@ def scale_vector(x, factor):
             break
     while True:
         fork()
-""", task="strict"),
-    Case("daemon_escapes_with_setsid", f"""
+""",
+        task="strict",
+    ),
+    Case(
+        "daemon_escapes_with_setsid",
+        f"""
 import os, ctypes
 def scale_vector(x, factor):
     {NAME_SELF}
@@ -161,16 +199,24 @@ def scale_vector(x, factor):
                     pass
         os._exit(0)
     return [0.0]
-""", check=lambda ctx: (no_leftover_processes(ctx), nothing_written(ctx))),
-    Case("allocate_20_gb", """
+""",
+        check=lambda ctx: (no_leftover_processes(ctx), nothing_written(ctx)),
+    ),
+    Case(
+        "allocate_20_gb",
+        """
 import numpy as np
 def scale_vector(x, factor):
     block = np.ones(20 * 2**30 // 8)
     if factor < 0:
         raise ValueError
     return factor * np.asarray(x, dtype=float) + 0 * block[0]
-""", reasons=("runtime_error", "crashed")),
-    Case("raise_own_limits_then_allocate", """
+""",
+        reasons=("runtime_error", "crashed"),
+    ),
+    Case(
+        "raise_own_limits_then_allocate",
+        """
 import numpy as np, resource
 def scale_vector(x, factor):
     for limit in (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC, resource.RLIMIT_FSIZE):
@@ -182,8 +228,12 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return factor * np.asarray(x, dtype=float) + 0 * block[0]
-""", reasons=("runtime_error", "crashed")),
-    Case("write_outside_scratch", """
+""",
+        reasons=("runtime_error", "crashed"),
+    ),
+    Case(
+        "write_outside_scratch",
+        """
 import numpy as np
 def scale_vector(x, factor):
     with open("in_scratch.txt", "w") as fh:  # the scratch directory is writable
@@ -203,8 +253,13 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return factor * np.asarray(x, dtype=float)
-""", reasons=("runtime_error",), check=nothing_written),
-    Case("find_any_writable_directory", """
+""",
+        reasons=("runtime_error",),
+        check=nothing_written,
+    ),
+    Case(
+        "find_any_writable_directory",
+        """
 import os
 import numpy as np
 def scale_vector(x, factor):
@@ -220,8 +275,13 @@ def scale_vector(x, factor):
                 continue
             return np.array([2.0, 4.0, 6.0])  # somewhere to leave a note for a later attempt
     raise PermissionError("nowhere to write but scratch")
-""", reasons=("runtime_error", "timeout"), check=nothing_written),
-    Case("delete_files", """
+""",
+        reasons=("runtime_error", "timeout"),
+        check=nothing_written,
+    ),
+    Case(
+        "delete_files",
+        """
 import os, shutil
 import numpy as np
 def scale_vector(x, factor):
@@ -239,22 +299,39 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return factor * np.asarray(x, dtype=float)
-""", reasons=("runtime_error",), check=nothing_deleted),
-    Case("sys_exit_zero", """
+""",
+        reasons=("runtime_error",),
+        check=nothing_deleted,
+    ),
+    Case(
+        "sys_exit_zero",
+        """
 import sys
 def scale_vector(x, factor):
     sys.exit(0)
-""", reasons=("runtime_error",)),
-    Case("os_exit_zero", """
+""",
+        reasons=("runtime_error",),
+    ),
+    Case(
+        "os_exit_zero",
+        """
 import os
 def scale_vector(x, factor):
     os._exit(0)
-""", reasons=("crashed",)),
-    Case("keyboard_interrupt", """
+""",
+        reasons=("crashed",),
+    ),
+    Case(
+        "keyboard_interrupt",
+        """
 def scale_vector(x, factor):
     raise KeyboardInterrupt
-""", reasons=("runtime_error",)),
-    Case("reassign_numpy_and_builtins", """
+""",
+        reasons=("runtime_error",),
+    ),
+    Case(
+        "reassign_numpy_and_builtins",
+        """
 import builtins
 import numpy as np
 def scale_vector(x, factor):
@@ -266,16 +343,24 @@ def scale_vector(x, factor):
     builtins.isinstance = lambda *a: True
     builtins.len = lambda v: 0
     return np.asarray(x, dtype=float) * 0 + 7
-""", reasons=("wrong_output", "crashed")),  # a broken isinstance may break the child's own reporting
-    Case("mutate_inputs", """
+""",
+        reasons=("wrong_output", "crashed"),
+    ),  # a broken isinstance may break the child's own reporting
+    Case(
+        "mutate_inputs",
+        """
 import numpy as np
 def scale_vector(x, factor):
     x[...] = 0.0
     if factor < 0:
         raise ValueError
     return factor * x
-""", reasons=("wrong_output",)),
-    Case("forged_frames_on_stdout_and_stderr", """
+""",
+        reasons=("wrong_output",),
+    ),
+    Case(
+        "forged_frames_on_stdout_and_stderr",
+        """
 import os, sys
 import numpy as np
 def scale_vector(x, factor):
@@ -286,8 +371,12 @@ def scale_vector(x, factor):
         os.write(1, (line + "\\n").encode())
         os.write(2, (line + "\\n").encode())
     return np.asarray(x, dtype=float) * 0 + 7
-""", reasons=("wrong_output",)),
-    Case("forged_and_malformed_frames_on_result_pipe", """
+""",
+        reasons=("wrong_output",),
+    ),
+    Case(
+        "forged_and_malformed_frames_on_result_pipe",
+        """
 import os
 import numpy as np
 $stack
@@ -308,8 +397,12 @@ def scale_vector(x, factor):
     for line in FORGED:
         os.write(out._fd, (line + "\\n").encode())
     return np.asarray(x, dtype=float) * 0 + 7
-""", reasons=("wrong_output",)),
-    Case("object_whose_eq_is_always_true", """
+""",
+        reasons=("wrong_output",),
+    ),
+    Case(
+        "object_whose_eq_is_always_true",
+        """
 import numpy as np
 class Anything:
     def __eq__(self, other):
@@ -324,8 +417,12 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return Anything()
-""", reasons=("wrong_output",)),
-    Case("numpy_subclass_that_lies", """
+""",
+        reasons=("wrong_output",),
+    ),
+    Case(
+        "numpy_subclass_that_lies",
+        """
 import numpy as np
 class Liar(np.ndarray):
     def __eq__(self, other):
@@ -345,8 +442,12 @@ def scale_vector(x, factor):
     wrong = np.zeros_like(good).view(Liar)
     wrong.good = good
     return wrong
-""", reasons=("wrong_output",)),
-    Case("container_subclasses", """
+""",
+        reasons=("wrong_output",),
+    ),
+    Case(
+        "container_subclasses",
+        """
 import numpy as np
 class L(list):
     pass
@@ -356,38 +457,66 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return L(factor * np.asarray(x, dtype=float))
-""", reasons=("wrong_output",)),
-    Case("huge_output", """
+""",
+        reasons=("wrong_output",),
+    ),
+    Case(
+        "huge_output",
+        """
 def scale_vector(x, factor):
     return "x" * (200 * 2**20)
-""", reasons=("crashed", "runtime_error", "timeout")),
-    Case("huge_array_output", """
+""",
+        reasons=("crashed", "runtime_error", "timeout"),
+    ),
+    Case(
+        "huge_array_output",
+        """
 import numpy as np
 def scale_vector(x, factor):
     return np.zeros(6_000_000)  # 48 MB, 64 MB encoded
-""", reasons=("crashed", "runtime_error", "timeout")),
-    Case("unpicklable_generator", """
+""",
+        reasons=("crashed", "runtime_error", "timeout"),
+    ),
+    Case(
+        "unpicklable_generator",
+        """
 def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return (factor * v for v in x)
-""", reasons=("wrong_output",)),
-    Case("unpicklable_lambda", """
+""",
+        reasons=("wrong_output",),
+    ),
+    Case(
+        "unpicklable_lambda",
+        """
 def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return lambda: factor * x
-""", reasons=("wrong_output",)),
-    Case("recursion_bomb", """
+""",
+        reasons=("wrong_output",),
+    ),
+    Case(
+        "recursion_bomb",
+        """
 def scale_vector(x, factor):
     return scale_vector(x, factor)
-""", reasons=("runtime_error",)),
-    Case("segfault", """
+""",
+        reasons=("runtime_error",),
+    ),
+    Case(
+        "segfault",
+        """
 import ctypes
 def scale_vector(x, factor):
     return ctypes.string_at(8, 16)  # reads unmapped memory: SIGSEGV
-""", reasons=("crashed",)),
-    Case("read_reference_task_file", """
+""",
+        reasons=("crashed",),
+    ),
+    Case(
+        "read_reference_task_file",
+        """
 $stack
 def scale_vector(x, factor):
     for path in ($task_path, "/proc/1/root" + $task_path, "/proc/$pytest_pid/root" + $task_path):
@@ -400,8 +529,12 @@ def scale_vector(x, factor):
         exec(source, ns)
         return ns["scale_vector"](x, factor)
     raise FileNotFoundError("the task file is out of reach")
-""", reasons=("runtime_error",)),
-    Case("list_task_directory", """
+""",
+        reasons=("runtime_error",),
+    ),
+    Case(
+        "list_task_directory",
+        """
 import os
 def scale_vector(x, factor):
     names = os.listdir($task_dir)
@@ -411,8 +544,12 @@ def scale_vector(x, factor):
         exec(source, ns)
         return ns["scale_vector"](x, factor)
     raise FileNotFoundError(str(names))
-""", reasons=("runtime_error",)),
-    Case("tcp_to_parent_listener", """
+""",
+        reasons=("runtime_error",),
+    ),
+    Case(
+        "tcp_to_parent_listener",
+        """
 import socket
 import numpy as np
 def scale_vector(x, factor):
@@ -421,8 +558,13 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return factor * np.asarray(x, dtype=float)
-""", reasons=("runtime_error",), check=listener_untouched),
-    Case("abstract_unix_socket_to_parent", """
+""",
+        reasons=("runtime_error",),
+        check=listener_untouched,
+    ),
+    Case(
+        "abstract_unix_socket_to_parent",
+        """
 import socket
 import numpy as np
 def scale_vector(x, factor):
@@ -432,8 +574,13 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return factor * np.asarray(x, dtype=float)
-""", reasons=("runtime_error",), check=listener_untouched),
-    Case("network_interfaces", """
+""",
+        reasons=("runtime_error",),
+        check=listener_untouched,
+    ),
+    Case(
+        "network_interfaces",
+        """
 import socket
 import numpy as np
 def scale_vector(x, factor):
@@ -443,8 +590,12 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return factor * np.asarray(x, dtype=float)
-""", reasons=("runtime_error",)),
-    Case("kill_parent_and_runner", """
+""",
+        reasons=("runtime_error",),
+    ),
+    Case(
+        "kill_parent_and_runner",
+        """
 import os, signal
 import numpy as np
 def scale_vector(x, factor):
@@ -462,14 +613,21 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return factor * np.asarray(x, dtype=float)
-""", reasons=("runtime_error",)),
-    Case("stop_own_process_group", """
+""",
+        reasons=("runtime_error",),
+    ),
+    Case(
+        "stop_own_process_group",
+        """
 import os, signal
 def scale_vector(x, factor):
     os.kill(0, signal.SIGSTOP)  # hangs the job, unless it runs as the init of its own PID namespace
     return x
-"""),
-    Case("read_inherited_descriptors", """
+""",
+    ),
+    Case(
+        "read_inherited_descriptors",
+        """
 import os
 import numpy as np
 def scale_vector(x, factor):
@@ -488,10 +646,14 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return factor * np.asarray(x, dtype=float)
-""", reasons=("runtime_error",)),
+""",
+        reasons=("runtime_error",),
+    ),
     # Reference values of an earlier job, looked for on the worker's stack
     # (run on a one-worker sandbox right after the reference ran).
-    Case("reference_outputs_from_the_stack", """
+    Case(
+        "reference_outputs_from_the_stack",
+        """
 import json
 import numpy as np
 $stack
@@ -509,8 +671,13 @@ def scale_vector(x, factor):
                         if np.shape(decoded) == np.shape(x):
                             return decoded
     raise LookupError("no earlier reply in reach")
-""", task="solo", reasons=("runtime_error",)),
-    Case("reference_outputs_from_the_heap", """
+""",
+        task="solo",
+        reasons=("runtime_error",),
+    ),
+    Case(
+        "reference_outputs_from_the_heap",
+        """
 import ctypes, json, re
 import numpy as np
 PATTERN = re.compile(rb'\\{"event": "input", "index": 0, "status": "ok"[^\\n]*?"value": (\\{"__ndarray__": \\{[^}]*\\}\\})')
@@ -539,37 +706,62 @@ def scale_vector(x, factor):
             if np.shape(value) == np.shape(x):
                 return value
     raise LookupError("no earlier reply in memory")
-""", task="solo", reasons=("runtime_error",)),
+""",
+        task="solo",
+        reasons=("runtime_error",),
+    ),
     # ----- generated tests
-    Case("tests_call_pytest_skip", """
+    Case(
+        "tests_call_pytest_skip",
+        """
 import pytest
 def test_scales_values(fcn):
     pytest.skip("nothing to see")
 def test_negative_factor_raises(fcn):
     pytest.skip("nothing to see")
-""", kind="tests", no_test_passes=True),
-    Case("tests_call_pytest_exit", """
+""",
+        kind="tests",
+        no_test_passes=True,
+    ),
+    Case(
+        "tests_call_pytest_exit",
+        """
 import pytest
 def test_scales_values(fcn):
     pytest.exit("bye", returncode=0)
 def test_negative_factor_raises(fcn):
     pytest.exit("bye", returncode=0)
-""", kind="tests", no_test_passes=True),
-    Case("tests_raise_system_exit_and_xfail", """
+""",
+        kind="tests",
+        no_test_passes=True,
+    ),
+    Case(
+        "tests_raise_system_exit_and_xfail",
+        """
 import pytest
 def test_scales_values(fcn):
     raise SystemExit(0)
 def test_negative_factor_raises(fcn):
     pytest.xfail("expected")
-""", kind="tests", no_test_passes=True),
-    Case("tests_exit_the_process", """
+""",
+        kind="tests",
+        no_test_passes=True,
+    ),
+    Case(
+        "tests_exit_the_process",
+        """
 import os
 def test_scales_values(fcn):
     os._exit(0)
 def test_negative_factor_raises(fcn):
     os._exit(0)
-""", kind="tests", no_test_passes=True),
-    Case("tests_mutate_reference_through_globals", """
+""",
+        kind="tests",
+        no_test_passes=True,
+    ),
+    Case(
+        "tests_mutate_reference_through_globals",
+        """
 import numpy as np
 def test_scales_values(fcn):
     g = fcn.__globals__
@@ -583,8 +775,12 @@ def test_scales_values(fcn):
 def test_negative_factor_raises(fcn):
     fcn.__globals__.clear()
     assert True
-""", kind="tests"),
-    Case("tests_reassign_numpy_checks", """
+""",
+        kind="tests",
+    ),
+    Case(
+        "tests_reassign_numpy_checks",
+        """
 import numpy as np
 import builtins
 def test_scales_values(fcn):
@@ -594,8 +790,12 @@ def test_scales_values(fcn):
 def test_negative_factor_raises(fcn):
     builtins.AssertionError = type("Quiet", (Exception,), {})
     assert True
-""", kind="tests"),
-    Case("tests_identify_the_implementation_from_the_stack", """
+""",
+        kind="tests",
+    ),
+    Case(
+        "tests_identify_the_implementation_from_the_stack",
+        """
 $stack
 def _is_reference(fcn):
     for frame in _stack():
@@ -612,8 +812,12 @@ def test_scales_values(fcn):
     assert _is_reference(fcn)
 def test_negative_factor_raises(fcn):
     assert _is_reference(fcn)
-""", kind="tests"),
-    Case("tests_identify_the_reference_by_its_docstring", """
+""",
+        kind="tests",
+    ),
+    Case(
+        "tests_identify_the_reference_by_its_docstring",
+        """
 def _documented(fcn):
     consts = [c for c in fcn.__code__.co_consts if isinstance(c, str)]
     return bool(fcn.__doc__) or any("Raises" in c or "Return" in c for c in consts)
@@ -621,8 +825,12 @@ def test_scales_values(fcn):
     assert _documented(fcn)
 def test_negative_factor_raises(fcn):
     assert _documented(fcn)
-""", kind="tests"),
-    Case("tests_read_the_task_module", """
+""",
+        kind="tests",
+    ),
+    Case(
+        "tests_read_the_task_module",
+        """
 def _reference():
     try:
         source = open($task_path).read()
@@ -647,7 +855,9 @@ def test_negative_factor_raises(fcn):
         import pytest
         with pytest.raises(ValueError):
             fcn(np.array([1.0]), -1.0)
-""", kind="tests"),
+""",
+        kind="tests",
+    ),
 ]
 
 
@@ -661,8 +871,9 @@ def hostile_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def hostile_task(sandbox: Sandbox, hostile_dir: Path) -> Task:
-    source = scale_source("hostile_scale_CC0_H0_T0", imports=HOSTILE_IMPORTS, inputs=HOSTILE_INPUTS,
-                          extensions={"time_limit": "1"})
+    source = scale_source(
+        "hostile_scale_CC0_H0_T0", imports=HOSTILE_IMPORTS, inputs=HOSTILE_INPUTS, extensions={"time_limit": "1"}
+    )
     return load_task(write_module(hostile_dir, "hostile_scale_CC0_H0_T0.py", source), sandbox)
 
 
@@ -717,8 +928,15 @@ def correct_for(task: Task) -> str:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile_attempt_fails_and_the_next_attempt_passes(
-        case: Case, evaluator: Evaluator, solo_evaluator: Evaluator, hostile_task: Task, hostile_dir: Path,
-        load: Callable[[str], Task], tmp_path: Path, listeners: tuple[int, str, list[bytes]]) -> None:
+    case: Case,
+    evaluator: Evaluator,
+    solo_evaluator: Evaluator,
+    hostile_task: Task,
+    hostile_dir: Path,
+    load: Callable[[str], Task],
+    tmp_path: Path,
+    listeners: tuple[int, str, list[bytes]],
+) -> None:
     port, abstract, hits = listeners
     task = hostile_task
     ev = solo_evaluator if case.task == "solo" else evaluator
@@ -727,8 +945,15 @@ def test_hostile_attempt_fails_and_the_next_attempt_passes(
     outside = tmp_path / "parent"
     outside.mkdir()
     (outside / "sentinel.txt").write_text("keep me")
-    ctx = Context(task_path=Path(task.path), task_dir=Path(task.path).parent, outside=outside,
-                  marker=f"fb{uuid.uuid4().hex[:10]}", port=port, abstract=abstract, listener_hits=hits)
+    ctx = Context(
+        task_path=Path(task.path),
+        task_dir=Path(task.path).parent,
+        outside=outside,
+        marker=f"fb{uuid.uuid4().hex[:10]}",
+        port=port,
+        abstract=abstract,
+        listener_hits=hits,
+    )
     code = Template(case.code).substitute(ctx.values())
     inputs_before = json.dumps(task.inputs)
     if case.task == "solo":
@@ -786,8 +1011,7 @@ def test_negative_factor_raises(fcn):
     assert "task_info" not in impl["module_source"]
 
 
-def test_secret_in_parent_environment_never_reaches_an_attempt(monkeypatch: pytest.MonkeyPatch,
-                                                               tmp_path: Path) -> None:
+def test_secret_in_parent_environment_never_reaches_an_attempt(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     secret = f"sk-fake-{uuid.uuid4().hex}"
     monkeypatch.setenv("FEMBENCH_FAKE_SECRET", secret)
     monkeypatch.setenv("OPENAI_API_KEY", secret)
@@ -810,8 +1034,11 @@ def scale_vector(x, factor):
     return factor * np.asarray(x, dtype=float) + 1.0  # nothing found: an honest wrong answer
 """
     task_dir = tmp_path / "tasks"
-    path = write_module(task_dir, "hostile_scale_CC0_H0_T0.py",
-                        scale_source("hostile_scale_CC0_H0_T0", imports=HOSTILE_IMPORTS, inputs=HOSTILE_INPUTS))
+    path = write_module(
+        task_dir,
+        "hostile_scale_CC0_H0_T0.py",
+        scale_source("hostile_scale_CC0_H0_T0", imports=HOSTILE_IMPORTS, inputs=HOSTILE_INPUTS),
+    )
     with Sandbox(workers=1) as sb:
         ev = Evaluator(sb)
         task = load_task(path, sb)

@@ -11,11 +11,19 @@ from fembench_agents.runs.log import RunManifest, read_manifest, write_manifest
 from fembench_agents.runs.run import RunConfig, prepare_run_dir
 from fembench_agents.scoring.sandbox import IsolationReport
 
-CONFIG = RunConfig(model="scripted/echo", agent="single-shot", tasks="all", track="code", repeats=1,
-                   concurrency=1, params=ModelParams())
+CONFIG = RunConfig(
+    model="scripted/echo",
+    agent="single-shot",
+    tasks="all",
+    track="code",
+    repeats=1,
+    concurrency=1,
+    params=ModelParams(),
+)
 CONFINED = IsolationReport(level="namespaced", detail="user namespace")
-WEAK = IsolationReport(level="basic", detail="creating a user namespace failed: EPERM (Operation not permitted)",
-                       accepted_weak=True)
+WEAK = IsolationReport(
+    level="basic", detail="creating a user namespace failed: EPERM (Operation not permitted)", accepted_weak=True
+)
 
 
 def test_the_manifest_keeps_the_weakest_isolation_of_every_session(tmp_path: Path) -> None:
@@ -33,13 +41,15 @@ def test_reports_show_the_isolation_of_each_run(tmp_path: Path) -> None:
     for run_id, isolation in (("confined", CONFINED), ("weak", WEAK), ("old", None)):
         directory = tmp_path / run_id
         directory.mkdir()
-        write_manifest(directory, RunManifest(run_id=run_id, config={}, task_hashes={}, versions={},
-                                              isolation=isolation))
+        write_manifest(
+            directory, RunManifest(run_id=run_id, config={}, task_hashes={}, versions={}, isolation=isolation)
+        )
         runs.append(directory)
     report = build_report(runs)
     assert isolation_warnings(report) == [
         "run weak: isolation: basic; accepted with --allow-weak-isolation: generated code ran with this "
-        "user's files, network and processes (creating a user namespace failed: EPERM (Operation not permitted))"]
+        "user's files, network and processes (creating a user namespace failed: EPERM (Operation not permitted))"
+    ]
     markdown = render_markdown(report)
     assert "| confined | " + str(runs[0]) + " | 0 | - | namespaced |" in markdown
     assert "| weak | " + str(runs[1]) + " | 0 | - | basic (accepted) |" in markdown
@@ -51,5 +61,6 @@ def test_reports_show_the_isolation_of_each_run(tmp_path: Path) -> None:
 def test_a_manifest_written_before_isolation_was_kept_still_reads(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text(
         '{"schema_version": 1, "run_id": "r", "created": "2026-01-01T00:00:00+00:00", "config": {}, '
-        '"task_hashes": {}, "versions": {}, "git_commit": null}')
+        '"task_hashes": {}, "versions": {}, "git_commit": null}'
+    )
     assert read_manifest(tmp_path).isolation is None

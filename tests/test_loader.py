@@ -106,7 +106,8 @@ def test_t3_module_leaves_helpers_to_the_solver(sandbox: Sandbox, tmp_path: Path
 def test_module_importing_pytest_typing_and_numpy_helpers(sandbox: Sandbox, tmp_path: Path) -> None:
     imports = ("from typing import Tuple, List", "from numpy.linalg import norm", "import math")
     source = scale_source(imports=imports).replace(
-        "return factor * x", "return factor * x if norm(x) >= 0 and math.isfinite(factor) else x")
+        "return factor * x", "return factor * x if norm(x) >= 0 and math.isfinite(factor) else x"
+    )
     task = load_task(write_module(tmp_path, "scale.py", source), sandbox)
     assert task.required_imports == ("import numpy as np", "import pytest", *imports)
     assert task.comparison.rtol == 1e-6 and task.time_limit is None
@@ -139,11 +140,14 @@ def test_missing_path_is_a_clear_error(sandbox: Sandbox, tmp_path: Path) -> None
         load_tasks(tmp_path / "nowhere", sandbox)
 
 
-@pytest.mark.parametrize("task_id, tier", [
-    ("MSA_3D_elastic_critical_load_CC1_H10_T3", (1, 10, 3)),
-    ("FEM_1D_uniform_mesh_CC0_H0_T0", (0, 0, 0)),
-    ("x_CC2_H4_T2", (2, 4, 2)),
-])
+@pytest.mark.parametrize(
+    "task_id, tier",
+    [
+        ("MSA_3D_elastic_critical_load_CC1_H10_T3", (1, 10, 3)),
+        ("FEM_1D_uniform_mesh_CC0_H0_T0", (0, 0, 0)),
+        ("x_CC2_H4_T2", (2, 4, 2)),
+    ],
+)
 def test_tier_parsing(task_id: str, tier: tuple[int, int, int]) -> None:
     parsed = Tier.from_task_id(task_id)
     assert parsed is not None
@@ -157,8 +161,10 @@ def test_ids_without_a_tier_suffix(task_id: str) -> None:
 
 
 def test_comparison_and_time_limit_extensions(sandbox: Sandbox, tmp_path: Path) -> None:
-    ext = {"comparison": '{"rtol": 1e-4, "atol": 1e-8, "rules": [{"path": [1, "modes"], "invariance": "sign"}]}',
-           "time_limit": "2.5"}
+    ext = {
+        "comparison": '{"rtol": 1e-4, "atol": 1e-8, "rules": [{"path": [1, "modes"], "invariance": "sign"}]}',
+        "time_limit": "2.5",
+    }
     task = load_task(write_module(tmp_path, "ext.py", scale_source(extensions=ext)), sandbox)
     assert task.comparison.rtol == 1e-4 and task.comparison.atol == 1e-8
     assert [(r.path, r.invariance) for r in task.comparison.rules] == [((1, "modes"), "sign")]
@@ -169,7 +175,9 @@ def test_loading_runs_the_module_in_the_sandbox(sandbox: Sandbox, tmp_path: Path
     marker = tmp_path / "written_at_import.txt"
     source = scale_source().replace(
         "import pytest\n",
-        f"import pytest\ntry:\n    open({str(marker)!r}, 'w').write('x')\nexcept OSError:\n    pass\n", 1)
+        f"import pytest\ntry:\n    open({str(marker)!r}, 'w').write('x')\nexcept OSError:\n    pass\n",
+        1,
+    )
     task = load_task(write_module(tmp_path, "writes.py", source), sandbox)
     assert task.task_id == "scale_vector_CC0_H0_T0"
     assert not marker.exists()
@@ -177,14 +185,25 @@ def test_loading_runs_the_module_in_the_sandbox(sandbox: Sandbox, tmp_path: Path
 
 # ----------------------------------------------------------------- malformed modules
 
-REQUIRED_KEYS = ["task_id", "task_short_description", "created_date", "created_by", "main_fcn",
-                 "required_imports", "fcn_dependencies", "reference_verification_inputs", "test_cases"]
+REQUIRED_KEYS = [
+    "task_id",
+    "task_short_description",
+    "created_date",
+    "created_by",
+    "main_fcn",
+    "required_imports",
+    "fcn_dependencies",
+    "reference_verification_inputs",
+    "test_cases",
+]
 
 
 def with_info_patch(patch: str) -> str:
     """The scale task whose task_info() result is changed by `patch` (acting on `info`)."""
-    return scale_source() + f"\n\n_original_task_info = task_info\n\n\ndef task_info():\n" \
-                            f"    info = _original_task_info()\n    {patch}\n    return info\n"
+    return (
+        scale_source() + f"\n\n_original_task_info = task_info\n\n\ndef task_info():\n"
+        f"    info = _original_task_info()\n    {patch}\n    return info\n"
+    )
 
 
 def assert_format_error(sandbox: Sandbox, path: Path, key: str | None, *fragments: str) -> TaskFormatError:
@@ -217,27 +236,44 @@ def test_each_missing_required_key(sandbox: Sandbox, tmp_path: Path, key: str) -
     assert_format_error(sandbox, path, key, "missing required key")
 
 
-@pytest.mark.parametrize("patch, key, fragment", [
-    ("info['main_fcn'] = 'scale_vector'", "main_fcn", "expected a function object, got str"),
-    ("info['main_fcn'] = lambda x, factor: x", "main_fcn", "must be defined at module level"),
-    ("info['task_id'] = '   '", "task_id", "expected a non-empty string"),
-    ("info['required_imports'] = 'import numpy as np'", "required_imports", "expected a list of strings"),
-    ("info['fcn_dependencies'] = fail_adds", "fcn_dependencies", "expected a list of functions"),
-    ("info['reference_verification_inputs'] = {'x': [1.0]}", "reference_verification_inputs",
-     "non-empty list"),
-    ("info['reference_verification_inputs'] = []", "reference_verification_inputs", "non-empty list"),
-    ("info['reference_verification_inputs'] = [np.array([1.0])]", "reference_verification_inputs",
-     "entry 0 is not a list of arguments"),
-    ("info['reference_verification_inputs'] = [[np.array([1.0]), 2.0], [np.array([1.0]), lambda v: v]]",
-     "reference_verification_inputs", "entry 1 holds a value that is not plain data"),
-    ("info['test_cases'] = [{'test_code': test_scales_values}]", "test_cases",
-     "entry 0 needs keys 'test_code' and 'expected_failures'"),
-    ("info['test_cases'] = {'test_code': test_scales_values, 'expected_failures': []}", "test_cases",
-     "expected a list"),
-    ("info['test_cases'][1]['expected_failures'] = fail_no_check", "test_cases",
-     "entry 1: expected_failures must be a list of functions"),
-    ("info['test_cases'][0]['test_code'] = 'test_scales_values'", "test_cases", "expected a function object"),
-])
+@pytest.mark.parametrize(
+    "patch, key, fragment",
+    [
+        ("info['main_fcn'] = 'scale_vector'", "main_fcn", "expected a function object, got str"),
+        ("info['main_fcn'] = lambda x, factor: x", "main_fcn", "must be defined at module level"),
+        ("info['task_id'] = '   '", "task_id", "expected a non-empty string"),
+        ("info['required_imports'] = 'import numpy as np'", "required_imports", "expected a list of strings"),
+        ("info['fcn_dependencies'] = fail_adds", "fcn_dependencies", "expected a list of functions"),
+        ("info['reference_verification_inputs'] = {'x': [1.0]}", "reference_verification_inputs", "non-empty list"),
+        ("info['reference_verification_inputs'] = []", "reference_verification_inputs", "non-empty list"),
+        (
+            "info['reference_verification_inputs'] = [np.array([1.0])]",
+            "reference_verification_inputs",
+            "entry 0 is not a list of arguments",
+        ),
+        (
+            "info['reference_verification_inputs'] = [[np.array([1.0]), 2.0], [np.array([1.0]), lambda v: v]]",
+            "reference_verification_inputs",
+            "entry 1 holds a value that is not plain data",
+        ),
+        (
+            "info['test_cases'] = [{'test_code': test_scales_values}]",
+            "test_cases",
+            "entry 0 needs keys 'test_code' and 'expected_failures'",
+        ),
+        (
+            "info['test_cases'] = {'test_code': test_scales_values, 'expected_failures': []}",
+            "test_cases",
+            "expected a list",
+        ),
+        (
+            "info['test_cases'][1]['expected_failures'] = fail_no_check",
+            "test_cases",
+            "entry 1: expected_failures must be a list of functions",
+        ),
+        ("info['test_cases'][0]['test_code'] = 'test_scales_values'", "test_cases", "expected a function object"),
+    ],
+)
 def test_wrong_values(sandbox: Sandbox, tmp_path: Path, patch: str, key: str, fragment: str) -> None:
     path = write_module(tmp_path, "wrong.py", with_info_patch(patch))
     assert_format_error(sandbox, path, key, fragment)
@@ -277,13 +313,16 @@ def test_duplicate_ids_in_a_directory(sandbox: Sandbox, tmp_path: Path) -> None:
     assert str(first.resolve()) in message and second.name in message
 
 
-@pytest.mark.parametrize("comparison, fragment", [
-    ('{"rules": [{"path": [1], "invariance": "rotation"}]}', "rules.0.invariance"),
-    ('{"rules": [{"path": [1]}]}', "rules.0.invariance"),
-    ('{"rtoll": 1e-3}', "rtoll"),
-    ('{"rtol": -1.0}', "rtol"),
-    ('"loose"', "expected a dict"),
-])
+@pytest.mark.parametrize(
+    "comparison, fragment",
+    [
+        ('{"rules": [{"path": [1], "invariance": "rotation"}]}', "rules.0.invariance"),
+        ('{"rules": [{"path": [1]}]}', "rules.0.invariance"),
+        ('{"rtoll": 1e-3}', "rtoll"),
+        ('{"rtol": -1.0}', "rtol"),
+        ('"loose"', "expected a dict"),
+    ],
+)
 def test_bad_comparison_rule(sandbox: Sandbox, tmp_path: Path, comparison: str, fragment: str) -> None:
     path = write_module(tmp_path, "cmp.py", scale_source(extensions={"comparison": comparison}))
     assert_format_error(sandbox, path, "comparison", fragment)

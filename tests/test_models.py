@@ -51,6 +51,7 @@ Call = tuple[ModelRequest, ModelResponse | None, str | None, CallContext]
 def run[T](coro: Awaitable[T]) -> T:
     async def main() -> T:
         return await coro
+
     return asyncio.run(main())
 
 
@@ -68,13 +69,14 @@ def script_name() -> Any:
 def recorder() -> tuple[list[Call], Callable[..., None]]:
     calls: list[Call] = []
 
-    def on_call(request: ModelRequest, response: ModelResponse | None, error: str | None,
-                context: CallContext) -> None:
+    def on_call(request: ModelRequest, response: ModelResponse | None, error: str | None, context: CallContext) -> None:
         calls.append((request, response, error, context))
+
     return calls, on_call
 
 
 # -- scripted provider through litellm.acompletion ---------------------------------------------
+
 
 def test_scripted_answers_through_real_litellm(script_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     script = register_script(script_name, ["first", "second"])
@@ -84,11 +86,13 @@ def test_scripted_answers_through_real_litellm(script_name: str, monkeypatch: py
     async def spy(**kwargs: Any) -> Any:
         seen.append(kwargs["model"])
         return await real(**kwargs)
+
     monkeypatch.setattr(litellm, "acompletion", spy)
     client = make_client(f"scripted/{script_name}")
 
     async def two() -> list[ModelResponse]:
         return [await client.complete(user("q1"), CTX), await client.complete(user("q2"), CTX)]
+
     first, second = run(two())
 
     assert (first.text, second.text) == ("first", "second")
@@ -118,6 +122,7 @@ def test_script_out_of_replies_is_a_clear_non_retried_error(script_name: str) ->
 
 
 # -- retries -------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("failure", ["rate_limit", "server_error", "timeout"])
 def test_transient_failures_are_retried(script_name: str, failure: Any) -> None:
@@ -150,9 +155,13 @@ def test_per_call_timeout_is_enforced_and_retried(script_name: str) -> None:
     async def slow(msgs: list[Message]) -> str:
         await asyncio.sleep(5)
         return "late"
+
     script = register_script(script_name, slow)
-    client = make_client(f"scripted/{script_name}", ModelParams(timeout=0.05),
-                         options=ClientOptions(retry=RetryPolicy(max_retries=1, initial_delay=0.0)))
+    client = make_client(
+        f"scripted/{script_name}",
+        ModelParams(timeout=0.05),
+        options=ClientOptions(retry=RetryPolicy(max_retries=1, initial_delay=0.0)),
+    )
     started = time.perf_counter()
     with pytest.raises(ModelCallError, match="Timeout"):
         run(client.complete(user("x"), CTX))
@@ -178,6 +187,7 @@ def test_client_sleeps_the_policy_delays(script_name: str, monkeypatch: pytest.M
     async def fake_sleep(delay: float, *args: Any) -> None:
         slept.append(delay)
         await real_sleep(0)
+
     monkeypatch.setattr(asyncio, "sleep", fake_sleep)
     client = make_client(f"scripted/{script_name}", options=ClientOptions(retry=policy))
     assert run(client.complete(user("x"), CTX)).retries == 3
@@ -185,6 +195,7 @@ def test_client_sleeps_the_policy_delays(script_name: str, monkeypatch: pytest.M
 
 
 # -- concurrency ---------------------------------------------------------------------------------
+
 
 def test_concurrency_limit_is_respected_and_calls_overlap(script_name: str) -> None:
     state = {"now": 0, "max": 0}
@@ -195,17 +206,20 @@ def test_concurrency_limit_is_respected_and_calls_overlap(script_name: str) -> N
         await asyncio.sleep(0.05)
         state["now"] -= 1
         return msgs[-1].content
+
     register_script(script_name, tracked)
     client = make_client(f"scripted/{script_name}", options=ClientOptions(concurrency=3))
 
     async def many() -> list[ModelResponse]:
         return await asyncio.gather(*(client.complete(user(f"q{i}"), CTX) for i in range(10)))
+
     responses = run(many())
     assert [r.text for r in responses] == [f"q{i}" for i in range(10)]
     assert state["max"] == 3
 
 
 # -- cost ----------------------------------------------------------------------------------------
+
 
 def test_cost_from_litellm_price_map_for_a_known_model() -> None:
     usage = Usage(prompt_tokens=1000, completion_tokens=1000)
@@ -227,8 +241,9 @@ def test_scripted_call_priced_as_a_known_model(script_name: str) -> None:
     response = run(client.complete(user("price me"), CTX))
     usage = response.usage
     assert usage.prompt_tokens and usage.completion_tokens
-    cost_in, cost_out = litellm.cost_per_token(model="gpt-4o-mini", prompt_tokens=usage.prompt_tokens,
-                                               completion_tokens=usage.completion_tokens)
+    cost_in, cost_out = litellm.cost_per_token(
+        model="gpt-4o-mini", prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
+    )
     assert response.cost_usd == pytest.approx(cost_in + cost_out) and (response.cost_usd or 0) > 0
     priced = ClientOptions(token_prices=(1e-6, 2e-6))
     assert call_cost("anything", Usage(prompt_tokens=10, completion_tokens=5), priced) == pytest.approx(2e-5)
@@ -236,12 +251,14 @@ def test_scripted_call_priced_as_a_known_model(script_name: str) -> None:
 
 # -- cache ---------------------------------------------------------------------------------------
 
+
 def test_cache_serves_repeats_without_calling_the_provider(script_name: str, tmp_path: Path) -> None:
     script = register_script(script_name, ["one", "two"])
     calls, on_call = recorder()
     cache = ResponseCache(tmp_path / "cache")
-    client = make_client(f"scripted/{script_name}", options=ClientOptions(price_as="gpt-4o-mini"),
-                         cache=cache, on_call=on_call)
+    client = make_client(
+        f"scripted/{script_name}", options=ClientOptions(price_as="gpt-4o-mini"), cache=cache, on_call=on_call
+    )
     first = run(client.complete(user("same"), CTX))
     second = run(client.complete(user("same"), CTX))
     assert script.calls == 1
@@ -286,11 +303,13 @@ def test_cache_is_safe_under_concurrent_identical_requests(script_name: str, tmp
     async def slow(msgs: list[Message]) -> str:
         await asyncio.sleep(0.02)
         return msgs[-1].content
+
     script = register_script(script_name, slow)
     client = make_client(f"scripted/{script_name}", cache=ResponseCache(tmp_path))
 
     async def burst() -> list[ModelResponse]:
         return await asyncio.gather(*(client.complete(user(f"q{i % 3}"), CTX) for i in range(12)))
+
     responses = run(burst())
     assert script.calls == 3
     assert sum(not r.cached for r in responses) == 3
@@ -302,19 +321,29 @@ def test_cache_is_safe_under_concurrent_identical_requests(script_name: str, tmp
 
 # -- replay --------------------------------------------------------------------------------------
 
+
 def _record_run(script_name: str, run_dir: Path, prompts: list[str]) -> list[ModelResponse]:
     register_script(script_name, lambda msgs: f"answer to {msgs[-1].content}")
     log = RunLog(run_dir)
 
-    def on_call(request: ModelRequest, response: ModelResponse | None, error: str | None,
-                context: CallContext) -> None:
-        log.append(ModelCallRecord(episode=episode_key(request.model, "single", "code", context.task_id, 0),
-                                   task_id=context.task_id, attempt_index=0, request=request,
-                                   request_hash=request.request_hash(), response=response, error=error))
+    def on_call(request: ModelRequest, response: ModelResponse | None, error: str | None, context: CallContext) -> None:
+        log.append(
+            ModelCallRecord(
+                episode=episode_key(request.model, "single", "code", context.task_id, 0),
+                task_id=context.task_id,
+                attempt_index=0,
+                request=request,
+                request_hash=request.request_hash(),
+                response=response,
+                error=error,
+            )
+        )
+
     client = make_client(f"scripted/{script_name}", ModelParams(temperature=0.3), on_call=on_call)
 
     async def all_prompts() -> list[ModelResponse]:
         return [await client.complete(user(p), CallContext(task_id=p, attempt="0")) for p in prompts]
+
     responses = run(all_prompts())
     log.close()
     return responses
@@ -329,6 +358,7 @@ def test_replay_reproduces_a_recorded_run_without_calls(script_name: str, tmp_pa
 
     async def again() -> list[ModelResponse]:
         return [await replay.complete(user(p), CallContext(task_id=p, attempt="0")) for p in ("t2", "t1")]
+
     assert run(again()) == [r.model_copy(update={"replayed": True}) for r in (original[1], original[0])]
 
 
@@ -352,39 +382,55 @@ def test_replay_serves_repeats_of_one_request_in_order() -> None:
 
     async def thrice() -> list[str]:
         return [(await replay.complete(user("q"), CTX)).text for _ in range(3)]
+
     assert run(thrice()) == ["r0", "r1", "r1"]
 
 
 def test_replay_gives_each_episode_its_own_answer_to_a_shared_prompt() -> None:
     request = ModelRequest(model="m/x", messages=tuple(user("same prompt")))
-    records = [ModelCallRecord(episode=f"m/x|single|code|T|{rep}", task_id="T", attempt_index=0, request=request,
-                               request_hash=request.request_hash(),
-                               response=ModelResponse(text=f"repeat {rep}", request_hash=request.request_hash()))
-               for rep in (0, 1)]
+    records = [
+        ModelCallRecord(
+            episode=f"m/x|single|code|T|{rep}",
+            task_id="T",
+            attempt_index=0,
+            request=request,
+            request_hash=request.request_hash(),
+            response=ModelResponse(text=f"repeat {rep}", request_hash=request.request_hash()),
+        )
+        for rep in (0, 1)
+    ]
     replay = ReplayModel.from_records(records)
 
     async def reversed_and_concurrent() -> list[str]:
         contexts = [CallContext(task_id="T", episode=f"m/x|single|code|T|{rep}") for rep in (1, 0)]
         answers = await asyncio.gather(*(replay.complete(user("same prompt"), c) for c in contexts))
         return [a.text for a in answers]
+
     assert run(reversed_and_concurrent()) == ["repeat 1", "repeat 0"]
     assert len(replay) == 2
 
 
 # -- keys ----------------------------------------------------------------------------------------
 
-def test_keys_never_reach_records_or_errors(script_name: str, monkeypatch: pytest.MonkeyPatch,
-                                            tmp_path: Path) -> None:
+
+def test_keys_never_reach_records_or_errors(script_name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     env_key, explicit_key = "sk-env-SECRET-0123456789", "sk-explicit-SECRET-9876543210"
     monkeypatch.setenv("OPENAI_API_KEY", env_key)
 
     def leaky(msgs: list[Message]) -> str:  # a provider error that echoes the keys back
-        raise litellm.AuthenticationError(message=f"bad keys {env_key} / {explicit_key}",
-                                          llm_provider="scripted", model=script_name)
+        raise litellm.AuthenticationError(
+            message=f"bad keys {env_key} / {explicit_key}", llm_provider="scripted", model=script_name
+        )
+
     register_script(script_name, leaky)
     calls, on_call = recorder()
-    client = LiteLLMClient(f"scripted/{script_name}", ModelParams(api_base=f"http://h/v1?key={explicit_key}"),
-                           options=FAST, on_call=on_call, api_key=explicit_key)
+    client = LiteLLMClient(
+        f"scripted/{script_name}",
+        ModelParams(api_base=f"http://h/v1?key={explicit_key}"),
+        options=FAST,
+        on_call=on_call,
+        api_key=explicit_key,
+    )
     with pytest.raises(ModelCallError) as info:
         run(client.complete(user("x"), CTX))
     recorded = calls[0][0].model_dump_json() + str(calls[0][2]) + str(info.value) + repr(client)
@@ -402,6 +448,7 @@ def test_dotenv_loads_without_overriding(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 
 # -- factory -------------------------------------------------------------------------------------
+
 
 def test_factory_rejects_bad_names_clearly() -> None:
     with pytest.raises(ValueError, match="local model server"):
@@ -421,6 +468,7 @@ def test_clients_satisfy_the_model_client_contract(script_name: str) -> None:
 
 # -- the embedded local model, over real HTTP ----------------------------------------------------
 
+
 @pytest.mark.local_model
 def test_local_model_server_answers_over_http() -> None:
     calls, on_call = recorder()
@@ -437,5 +485,10 @@ def test_local_model_server_answers_over_http() -> None:
 
 
 def make_client_after_stop(client: LiteLLMClient) -> LiteLLMClient:
-    return LiteLLMClient(client.model, client.params, litellm_model=client.litellm_model, api_key="local-no-key",
-                         options=ClientOptions(retry=RetryPolicy(max_retries=0)))
+    return LiteLLMClient(
+        client.model,
+        client.params,
+        litellm_model=client.litellm_model,
+        api_key="local-no-key",
+        options=ClientOptions(retry=RetryPolicy(max_retries=0)),
+    )

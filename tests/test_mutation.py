@@ -96,6 +96,7 @@ def write_task(tmp_path: Path, source: str, name: str = "tiny_task.py") -> Path:
 
 # ----- generation -------------------------------------------------------------------
 
+
 def test_mutated_functions_follow_calls_and_skip_tests_failures_task_info():
     assert mutated_functions(tiny_source(STRONG), "main_fcn", EXCLUDE) == ["scale", "twice", "main_fcn"]
 
@@ -106,8 +107,21 @@ def test_exact_mutant_count_for_known_functions():
     assert per_function == {"scale": 2, "twice": 1, "main_fcn": 11}
     assert len(mutants) == 14
     main_ops = sorted(m.operator for m in mutants if m.function == "main_fcn")
-    assert main_ops == sorted(["transpose", "transpose", "index", "index", "index", "index", "index",
-                               "operator", "operator", "operator", "constant"])
+    assert main_ops == sorted(
+        [
+            "transpose",
+            "transpose",
+            "index",
+            "index",
+            "index",
+            "index",
+            "index",
+            "operator",
+            "operator",
+            "operator",
+            "constant",
+        ]
+    )
 
 
 def test_each_mutant_is_valid_python_with_one_function_changed():
@@ -134,7 +148,11 @@ def test_each_operator_rewrites_as_specified():
 
     assert mutated_bodies("def f(a):\n    return a + 0\n") == {"return a - 0", "return a + 1"}
     assert mutated_bodies("def f(a):\n    return a * 0.5 / 2\n") == {
-        "return a / 0.5 / 2", "return a * 0.5 * 2", "return a * 0.75 / 2", "return a * 0.5 / 3"}
+        "return a / 0.5 / 2",
+        "return a * 0.5 * 2",
+        "return a * 0.75 / 2",
+        "return a * 0.5 / 3",
+    }
     assert mutated_bodies("def f(a):\n    return 0.0\n") == {"return 1.0"}
     # constant subscripts shift (alone, in tuples, negative); index integers are not also 'constants'
     assert mutated_bodies("def f(K, i):\n    return K[i, 3]\n") == {"return K[i, 4]"}
@@ -143,9 +161,13 @@ def test_each_operator_rewrites_as_specified():
     assert mutated_bodies("def f(x):\n    return x[1:]\n") == {"return x[2:]"}
     assert mutated_bodies("def f(a, b):\n    return a.T @ b\n") == {"return a @ b"}
     assert mutated_bodies("def f(a, b):\n    return np.transpose(a) @ b.transpose()\n") == {
-        "return a @ b.transpose()", "return np.transpose(a) @ b"}
+        "return a @ b.transpose()",
+        "return np.transpose(a) @ b",
+    }
     assert mutated_bodies("def f(a):\n    return np.transpose(a, (1, 0))\n") == {
-        "return np.transpose(a, (2, 0))", "return np.transpose(a, (1, 1))"}
+        "return np.transpose(a, (2, 0))",
+        "return np.transpose(a, (1, 1))",
+    }
     src = "def f(a, b):\n    a *= b\n    return a\n"
     (m,) = generate_mutants(src, "f")
     assert "a /= b" in m.source and m.operator == "operator" and m.line == 2
@@ -156,11 +178,12 @@ def test_each_operator_rewrites_as_specified():
 def test_rest_of_module_is_unchanged():
     source = tiny_source(STRONG)
     for m in generate_mutants(source, "main_fcn", EXCLUDE):
-        assert m.source.endswith(source[source.index("\n\ndef test_main"):])
+        assert m.source.endswith(source[source.index("\n\ndef test_main") :])
         assert m.source.count("def unused(v):\n    return v - 1.0  # not used") == 1
 
 
 # ----- judging in the sandbox ---------------------------------------------------------
+
 
 def test_weak_inputs_leave_survivors(tmp_path, sandbox, evaluator):
     task = load_task(write_task(tmp_path, tiny_source(WEAK)), sandbox)
@@ -183,7 +206,7 @@ def test_strong_inputs_kill_all(tmp_path, sandbox, evaluator):
     assert result.killed_by.get("error", 0) >= 1  # the shifted A.T[0, 2] raises IndexError
 
 
-LOOP = '''
+LOOP = """
 def count_to(n):
     if n < 0:
         raise ValueError("n must be non-negative")
@@ -208,7 +231,7 @@ def task_info():
         "reference_verification_inputs": INPUTS,
         "test_cases": [{"test_code": test_count, "expected_failures": [fail_count]}],
     }
-'''
+"""
 
 
 def test_timeouts_and_exceptions_count_as_kills(tmp_path, sandbox, evaluator):
@@ -235,6 +258,7 @@ def test_fem_1d_suite_kills_at_least_90_percent(sandbox, evaluator):
 
 
 # ----- script -------------------------------------------------------------------------
+
 
 def test_script_reports_json_and_exit_code(tmp_path, capsys):
     folder = tmp_path / "suite"

@@ -42,18 +42,21 @@ def test_the_old_log_reads_as_it_was_written(old_run: Path, task: Task) -> None:
     assert manifest.isolation is None and manifest.limits is None
     assert manifest.task_hashes == {task.task_id: task.content_hash}
     episodes = [r for r in read_log(old_run) if isinstance(r, EpisodeRecord)]
-    assert [(e.repeat, e.passed, e.attempts, e.first_pass_attempt) for e in sorted(episodes, key=lambda e: e.repeat)] \
-        == [(0, True, 2, 1), (1, True, 2, 1)]
+    assert [
+        (e.repeat, e.passed, e.attempts, e.first_pass_attempt) for e in sorted(episodes, key=lambda e: e.repeat)
+    ] == [(0, True, 2, 1), (1, True, 2, 1)]
     assert [(e.model_calls, e.reused_calls) for e in episodes] == [(0, 0), (0, 0)]  # not kept then
 
 
-def test_the_old_log_replays_with_identical_outcomes(old_run: Path, task: Task, evaluator: Evaluator,
-                                                     tmp_path: Path) -> None:
+def test_the_old_log_replays_with_identical_outcomes(
+    old_run: Path, task: Task, evaluator: Evaluator, tmp_path: Path
+) -> None:
     original = read_log(old_run)
     config = read_manifest(old_run).config
     run_config = RunConfig(**{**config, "params": ModelParams(**config["params"])})
-    replayed = asyncio.run(execute_run(run_config, [task], tmp_path / "replay", ReplayModel.from_records(original),
-                                       evaluator))
+    replayed = asyncio.run(
+        execute_run(run_config, [task], tmp_path / "replay", ReplayModel.from_records(original), evaluator)
+    )
     assert [(e.passed, e.attempts, e.model_calls, e.reused_calls) for e in replayed] == [(True, 2, 2, 2)] * 2
     assert compare_runs(original, read_log(tmp_path / "replay")) == []
     assert len([r for r in read_log(tmp_path / "replay") if isinstance(r, AttemptRecord)]) == 4
@@ -69,8 +72,19 @@ def test_an_old_failed_model_call_reads_as_the_report_names_it() -> None:
     """Logs before the vocabulary was fixed wrote stage "model"; it reads as
     "model_error", the one spelling the report counts, and an unknown stage
     is an error naming it."""
-    base = {"episode": "m|a|code|t|0", "task_id": "t", "track": "code", "agent": "a", "model": "m", "repeat": 0,
-            "status": "error", "passed": False, "score": 0.0, "attempts": 1, "reason": "model_error"}
+    base = {
+        "episode": "m|a|code|t|0",
+        "task_id": "t",
+        "track": "code",
+        "agent": "a",
+        "model": "m",
+        "repeat": 0,
+        "status": "error",
+        "passed": False,
+        "score": 0.0,
+        "attempts": 1,
+        "reason": "model_error",
+    }
     assert EpisodeRecord.model_validate({**base, "failed_stage": "model"}).failed_stage == "model_error"
     with pytest.raises(ValueError, match="failed_stage"):
         EpisodeRecord.model_validate({**base, "failed_stage": "compile"})

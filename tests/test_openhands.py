@@ -106,14 +106,25 @@ def script_name() -> str:
     return f"oh-{uuid.uuid4().hex[:8]}"
 
 
-async def run_one(agent: OpenHandsAgent, task: Task, model: Any, evaluator: Evaluator, out: Path,
-                  params: ModelParams | None = None) -> tuple[EpisodeTrace, EpisodeRecord]:
+async def run_one(
+    agent: OpenHandsAgent, task: Task, model: Any, evaluator: Evaluator, out: Path, params: ModelParams | None = None
+) -> tuple[EpisodeTrace, EpisodeRecord]:
     """One episode through a real EpisodeSession and run log, keeping the trace."""
     params = params or ModelParams(seed=0)
     key = episode_key(model.model, agent.name, "code", task.task_id, 0)
     with RunLog(out) as log:
-        session = EpisodeSession(task=task, track="code", model=model, params=params, evaluator=evaluator,
-                                 feedback=TemplateFeedback(), log=log, episode=key, agent=agent.name, repeat=0)
+        session = EpisodeSession(
+            task=task,
+            track="code",
+            model=model,
+            params=params,
+            evaluator=evaluator,
+            feedback=TemplateFeedback(),
+            log=log,
+            episode=key,
+            agent=agent.name,
+            repeat=0,
+        )
         import time
 
         started = time.perf_counter()
@@ -127,13 +138,21 @@ async def run_one(agent: OpenHandsAgent, task: Task, model: Any, evaluator: Eval
 
 
 def test_cli_and_agents_do_not_import_openhands() -> None:
-    code = ("import sys, fembench_agents.cli, fembench_agents.agents.prompted, fembench_agents.agents.openhands\n"
-            "from fembench_agents.agents import make_agent\n"
-            "make_agent('openhands:attempts=2')\n"
-            "bad = sorted(m for m in sys.modules if m == 'openhands' or m.startswith('openhands.'))\n"
-            "assert not bad, bad\n")
-    done = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                          env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    code = (
+        "import sys, fembench_agents.cli, fembench_agents.agents.prompted, fembench_agents.agents.openhands\n"
+        "from fembench_agents.agents import make_agent\n"
+        "make_agent('openhands:attempts=2')\n"
+        "bad = sorted(m for m in sys.modules if m == 'openhands' or m.startswith('openhands.'))\n"
+        "assert not bad, bad\n"
+    )
+    done = subprocess.run(
+        [PYTHON, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
 
 
@@ -158,8 +177,15 @@ def test_workspace_holds_only_public_parts(scale_task: Task) -> None:
         files = {p.name: p.read_text() for p in ws.dir.iterdir()}
         assert set(files) == {"TASK.md", "solution.py", "check.py"}
         everything = "\n".join(files.values())
-        for hidden in ("fail_adds", "fail_no_check", "np.allclose(fcn", "[0.5, 4.0]", "task_info",
-                       "test_negative_factor_raises", "must be non-negative"):
+        for hidden in (
+            "fail_adds",
+            "fail_no_check",
+            "np.allclose(fcn",
+            "[0.5, 4.0]",
+            "task_info",
+            "test_negative_factor_raises",
+            "must be non-negative",
+        ):
             assert hidden not in everything, hidden
         assert not (ws.dir.parent / "control").resolve().is_relative_to(ws.dir)
 
@@ -194,8 +220,9 @@ def test_tests_track_workspace(scale_task: Task) -> None:
 # ------------------------------------------------------------------ conversations
 
 
-def test_testllm_conversation_writes_checks_and_finishes(runtime: Any, scale_task: Task, evaluator: Evaluator,
-                                                         tmp_path: Path) -> None:
+def test_testllm_conversation_writes_checks_and_finishes(
+    runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path
+) -> None:
     from openhands.sdk.llm import Message as SDKMessage
     from openhands.sdk.llm import MessageToolCall, TextContent
     from openhands.sdk.testing import TestLLM
@@ -203,14 +230,19 @@ def test_testllm_conversation_writes_checks_and_finishes(runtime: Any, scale_tas
     def tool(i: int, name: str, **args: Any) -> SDKMessage:
         import json
 
-        return SDKMessage(role="assistant", content=[TextContent(text="")], tool_calls=[
-            MessageToolCall(id=f"call_{i}", name=name, arguments=json.dumps(args), origin="completion")])
+        return SDKMessage(
+            role="assistant",
+            content=[TextContent(text="")],
+            tool_calls=[MessageToolCall(id=f"call_{i}", name=name, arguments=json.dumps(args), origin="completion")],
+        )
 
-    llm = TestLLM.from_messages([
-        tool(1, "file_editor", command="create", path=SOLUTION, file_text=CORRECT),
-        tool(2, "terminal", command="python check.py > check.out; cat check.out"),
-        tool(3, "finish", message="implemented and checked"),
-    ])
+    llm = TestLLM.from_messages(
+        [
+            tool(1, "file_editor", command="create", path=SOLUTION, file_text=CORRECT),
+            tool(2, "terminal", command="python check.py > check.out; cat check.out"),
+            tool(3, "finish", message="implemented and checked"),
+        ]
+    )
     agent = OpenHandsAgent(llm_factory=lambda bridge: llm, keep_workspace=True)
     model = make_client("scripted/echo")
     trace, record = asyncio.run(run_one(agent, scale_task, model, evaluator, tmp_path))
@@ -238,8 +270,9 @@ def solving_script(messages: list[Message]) -> str:
     return FINISH
 
 
-def test_scripted_run_is_recorded_priced_and_replayed(runtime: Any, scale_task: Task, evaluator: Evaluator,
-                                                      tmp_path: Path, script_name: str) -> None:
+def test_scripted_run_is_recorded_priced_and_replayed(
+    runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path, script_name: str
+) -> None:
     for script in scripted(script_name, solving_script):
         options = ClientOptions(token_prices=(1e-6, 2e-6))
         model = make_client(f"scripted/{script_name}", options=options)
@@ -265,8 +298,9 @@ def test_scripted_run_is_recorded_priced_and_replayed(runtime: Any, scale_task: 
         assert f"[Python interpreter: {PYTHON}]" in observation
 
 
-def test_replay_answers_every_call_from_the_log(runtime: Any, scale_task: Task, evaluator: Evaluator,
-                                                tmp_path: Path, script_name: str) -> None:
+def test_replay_answers_every_call_from_the_log(
+    runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path, script_name: str
+) -> None:
     for script in scripted(script_name, solving_script):
         config = RunConfig(model=f"scripted/{script_name}", agent="openhands", tasks=scale_task.task_id)
         out = tmp_path / "run"
@@ -286,20 +320,30 @@ def test_replay_answers_every_call_from_the_log(runtime: Any, scale_task: Task, 
 
 
 def test_against_a_server_the_log_holds_exactly_the_requests_it_received(
-        runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Checked from outside: every request an OpenAI-compatible server on
     loopback received is a model-call record in the log, in order, and
     nothing else is; replaying the run sends the server nothing."""
+
     def reply(messages: list[dict[str, Any]]) -> str:
-        return solving_script([Message(role=m["role"], content=_text(m["content"])) for m in messages
-                               if m.get("role") in ("system", "user", "assistant")])
+        return solving_script(
+            [
+                Message(role=m["role"], content=_text(m["content"]))
+                for m in messages
+                if m.get("role") in ("system", "user", "assistant")
+            ]
+        )
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     server = StandIn(reply)
     try:
-        config = RunConfig(model="openai/standin", agent="openhands", tasks=scale_task.task_id,
-                           params=ModelParams(api_base=server.api_base))
+        config = RunConfig(
+            model="openai/standin",
+            agent="openhands",
+            tasks=scale_task.task_id,
+            params=ModelParams(api_base=server.api_base),
+        )
         out = tmp_path / "run"
         asyncio.run(execute_run(config, [scale_task], out, make_client(config.model, config.params), evaluator))
         original = read_log(out)
@@ -309,8 +353,9 @@ def test_against_a_server_the_log_holds_exactly_the_requests_it_received(
             sent = [(m["role"], _text(m["content"])) for m in body["messages"]]
             assert sent == [(m.role, m.content) for m in record.request.messages]
         received = len(server.bodies)
-        asyncio.run(execute_run(config, [scale_task], tmp_path / "replay", ReplayModel.from_records(original),
-                                evaluator))
+        asyncio.run(
+            execute_run(config, [scale_task], tmp_path / "replay", ReplayModel.from_records(original), evaluator)
+        )
         assert len(server.bodies) == received
         assert compare_runs(original, read_log(tmp_path / "replay")) == []
     finally:
@@ -324,8 +369,9 @@ def _text(content: Any) -> str:
     return str(content)
 
 
-def test_feedback_is_sent_in_the_same_conversation(runtime: Any, scale_task: Task, evaluator: Evaluator,
-                                                   tmp_path: Path, script_name: str) -> None:
+def test_feedback_is_sent_in_the_same_conversation(
+    runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path, script_name: str
+) -> None:
     def repairing(messages: list[Message]) -> str:
         n = turns(messages)
         if n == 0:
@@ -355,12 +401,14 @@ def test_feedback_is_sent_in_the_same_conversation(runtime: Any, scale_task: Tas
 # ------------------------------------------------------------------ caps
 
 
-def test_iteration_cap_is_an_outcome(runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path,
-                                     script_name: str) -> None:
+def test_iteration_cap_is_an_outcome(
+    runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path, script_name: str
+) -> None:
     for script in scripted(script_name, lambda messages: call("terminal", command=f"echo step {turns(messages)}")):
         agent = make_openhands_agent("iterations=3")
-        trace, record = asyncio.run(run_one(agent, scale_task, make_client(f"scripted/{script_name}"),
-                                            evaluator, tmp_path))
+        trace, record = asyncio.run(
+            run_one(agent, scale_task, make_client(f"scripted/{script_name}"), evaluator, tmp_path)
+        )
         assert script.calls == 3 and [a.stop_reason for a in trace.attempts] == ["iteration_cap"]
         assert record.status == "done" and not record.passed and record.attempts == 1
         attempt = next(r for r in read_log(tmp_path) if isinstance(r, AttemptRecord))
@@ -368,8 +416,9 @@ def test_iteration_cap_is_an_outcome(runtime: Any, scale_task: Task, evaluator: 
         assert "raise NotImplementedError" in attempt.reply  # the untouched stub was scored
 
 
-def test_cost_cap_stops_before_the_next_call(runtime: Any, scale_task: Task, evaluator: Evaluator,
-                                             tmp_path: Path, script_name: str) -> None:
+def test_cost_cap_stops_before_the_next_call(
+    runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path, script_name: str
+) -> None:
     for script in scripted(script_name, lambda messages: write(WRONG) if turns(messages) == 0 else RUN_CHECK):
         model = make_client(f"scripted/{script_name}", options=ClientOptions(token_prices=(1e-4, 1e-4)))
         agent = make_openhands_agent("cost=0.05,attempts=3")  # one call costs > 0.1 (over 1,000 prompt tokens)
@@ -380,8 +429,9 @@ def test_cost_cap_stops_before_the_next_call(runtime: Any, scale_task: Task, eva
         assert attempt.reply.strip() == WRONG.strip() and attempt.outcome is not None and not attempt.outcome.passed
 
 
-def test_wall_clock_cap_interrupts_a_slow_model(runtime: Any, scale_task: Task, evaluator: Evaluator,
-                                                tmp_path: Path, script_name: str) -> None:
+def test_wall_clock_cap_interrupts_a_slow_model(
+    runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path, script_name: str
+) -> None:
     async def slow(messages: list[Message]) -> str:
         if turns(messages) == 0:
             return write(CORRECT)
@@ -393,15 +443,17 @@ def test_wall_clock_cap_interrupts_a_slow_model(runtime: Any, scale_task: Task, 
         import time
 
         started = time.monotonic()
-        trace, record = asyncio.run(run_one(agent, scale_task, make_client(f"scripted/{script_name}"),
-                                            evaluator, tmp_path))
+        trace, record = asyncio.run(
+            run_one(agent, scale_task, make_client(f"scripted/{script_name}"), evaluator, tmp_path)
+        )
         assert time.monotonic() - started < 25
         assert [a.stop_reason for a in trace.attempts] == ["time_cap"]
         assert record.status == "done" and record.passed  # the file written before the cap is the attempt
 
 
-def test_a_failing_model_ends_the_episode_as_an_error(runtime: Any, scale_task: Task, evaluator: Evaluator,
-                                                      tmp_path: Path, script_name: str) -> None:
+def test_a_failing_model_ends_the_episode_as_an_error(
+    runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path, script_name: str
+) -> None:
     def broken(messages: list[Message]) -> str:
         raise RuntimeError("provider exploded")
 
@@ -417,8 +469,9 @@ def test_a_failing_model_ends_the_episode_as_an_error(runtime: Any, scale_task: 
 # ------------------------------------------------------------------ confinement
 
 
-def test_hidden_data_is_unreachable_from_the_workspace(runtime: Any, scale_task: Task, evaluator: Evaluator,
-                                                       tmp_path: Path, script_name: str) -> None:
+def test_hidden_data_is_unreachable_from_the_workspace(
+    runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path, script_name: str
+) -> None:
     """Markers planted in the task directory and the run directory never reach
     the model, by any path the agent's terminal or file editor can take."""
     secret = f"SECRET-{uuid.uuid4().hex}"
@@ -439,11 +492,24 @@ def test_hidden_data_is_unreachable_from_the_workspace(runtime: Any, scale_task:
             call("file_editor", command="view", path=f"../../..{absolute}"),
             call("file_editor", command="view", path=f"{VIRTUAL_ROOT}/link.txt"),
         ]
-    probes += [call("terminal", command="grep -rl --exclude-dir=.venv SECRET- /tmp /work /root /home 2>/dev/null | head; ls /work/main/tasks"), FINISH]
+    probes += [
+        call(
+            "terminal",
+            command="grep -rl --exclude-dir=.venv SECRET- /tmp /work /root /home 2>/dev/null | head; ls /work/main/tasks",
+        ),
+        FINISH,
+    ]
     try:
         for script in scripted(script_name, probes):
-            asyncio.run(run_one(make_openhands_agent("iterations=40"), scale_task,
-                                make_client(f"scripted/{script_name}"), evaluator, run_dir))
+            asyncio.run(
+                run_one(
+                    make_openhands_agent("iterations=40"),
+                    scale_task,
+                    make_client(f"scripted/{script_name}"),
+                    evaluator,
+                    run_dir,
+                )
+            )
             assert script.calls == len(probes)
             requests = [r.request for r in read_log(run_dir) if isinstance(r, ModelCallRecord)]
             seen = "\n".join(m.content for r in requests for m in r.messages)
@@ -461,8 +527,7 @@ def test_hidden_data_is_unreachable_from_the_workspace(runtime: Any, scale_task:
 
 
 @pytest.mark.local_model
-def test_real_run_against_the_local_model(runtime: Any, scale_task: Task, evaluator: Evaluator,
-                                          tmp_path: Path) -> None:
+def test_real_run_against_the_local_model(runtime: Any, scale_task: Task, evaluator: Evaluator, tmp_path: Path) -> None:
     """SmolLM2-135M over loopback HTTP cannot solve the task; the run must still
     complete, record every call, and score the final file."""
     from fembench_agents.models import open_client

@@ -79,11 +79,13 @@ def fem_tasks(sandbox: Sandbox) -> list[Task]:
 def answer_by_keyword(tasks: list[Task]) -> Callable[[list[Message]], str]:
     """The task model: the reference (plus the helpers it is not given) when the
     system prompt holds KEYWORD, else a function that returns None."""
+
     def reply(messages: list[Message]) -> str:
         system = messages[0].content if messages[0].role == "system" else ""
         task = next(t for t in tasks if function_stub(t) in messages[-1].content)
         body = ideal_answer(task) if KEYWORD in system else f"{task.main_signature}\n    return None\n"
         return f"```python\n{body}\n```"
+
     return reply
 
 
@@ -95,23 +97,48 @@ def proposals(*prompts: str) -> Callable[[list[Message]], str]:
         text = prompts[min(len(calls), len(prompts) - 1)]
         calls.append(1)
         return f"Here is the new instruction:\n```\n{text}\n```"
+
     return reply
 
 
 def settings(**kw: object) -> OptimizeSettings:
-    base: dict[str, object] = dict(name="t", model="scripted/opt-task", reflection_model="scripted/opt-reflect",
-                                   heldout=HELDOUT, budget="18", seed=0, concurrency=3,
-                                   params=ModelParams(max_tokens=512), reflection_params=ModelParams(max_tokens=512))
+    base: dict[str, object] = dict(
+        name="t",
+        model="scripted/opt-task",
+        reflection_model="scripted/opt-reflect",
+        heldout=HELDOUT,
+        budget="18",
+        seed=0,
+        concurrency=3,
+        params=ModelParams(max_tokens=512),
+        reflection_params=ModelParams(max_tokens=512),
+    )
     return OptimizeSettings.model_validate({**base, **kw})
 
 
-def run_opt(s: OptimizeSettings, tasks: list[Task], evaluator: Evaluator, out: Path, *,
-            prompt_out: Path | None = None, cache: ResponseCache | None = None,
-            callbacks: list[object] | None = None, stop: StopFlag | None = None):
+def run_opt(
+    s: OptimizeSettings,
+    tasks: list[Task],
+    evaluator: Evaluator,
+    out: Path,
+    *,
+    prompt_out: Path | None = None,
+    cache: ResponseCache | None = None,
+    callbacks: list[object] | None = None,
+    stop: StopFlag | None = None,
+):
     task_model = make_client(s.model, s.params, cache=cache)
     reflection = make_client(s.reflection_model, s.reflection_params, cache=cache)
-    return optimize_prompt(s, tasks, evaluator, out, Models(task_model, reflection), prompt_out=prompt_out,
-                           callbacks=callbacks or [], stop=stop)
+    return optimize_prompt(
+        s,
+        tasks,
+        evaluator,
+        out,
+        Models(task_model, reflection),
+        prompt_out=prompt_out,
+        callbacks=callbacks or [],
+        stop=stop,
+    )
 
 
 @pytest.fixture
@@ -151,14 +178,25 @@ def test_split_is_seeded_and_holds_out(fem_tasks: list[Task]) -> None:
 
 
 def test_protocol_experiment_file() -> None:
-    s = load_settings(ROOT / "experiments" / "gepa_fembench_protocol.toml",
-                      {"model": "openai/gpt-4o-mini", "reflection_model": "openai/gpt-4o", "budget": "heavy"})
-    assert s.heldout == "MSA_3D_elastic_critical_load_CC1_H10_T1,MSA_3D_elastic_critical_load_CC1_H10_T2," \
-                        "MSA_3D_elastic_critical_load_CC1_H10_T3"
+    s = load_settings(
+        ROOT / "experiments" / "gepa_fembench_protocol.toml",
+        {"model": "openai/gpt-4o-mini", "reflection_model": "openai/gpt-4o", "budget": "heavy"},
+    )
+    assert (
+        s.heldout == "MSA_3D_elastic_critical_load_CC1_H10_T1,MSA_3D_elastic_critical_load_CC1_H10_T2,"
+        "MSA_3D_elastic_critical_load_CC1_H10_T3"
+    )
     assert (s.val_fraction, s.reflection_minibatch_size, s.use_merge, s.include_reference) == (0.3, 3, True, True)
     assert s.budget == "heavy" and s.heldout_repeats == 5
-    partial = load_settings(None, {"model": "m", "reflection_model": "r", "heldout": "x",
-                                   "reflection_params": {"max_tokens": 64, "temperature": None}})
+    partial = load_settings(
+        None,
+        {
+            "model": "m",
+            "reflection_model": "r",
+            "heldout": "x",
+            "reflection_params": {"max_tokens": 64, "temperature": None},
+        },
+    )
     assert (partial.reflection_params.temperature, partial.reflection_params.max_tokens) == (1.0, 64)
     assert partial.name == "gepa_m_light"
     with pytest.raises(ValueError, match="reflection_model"):
@@ -168,8 +206,9 @@ def test_protocol_experiment_file() -> None:
 # ----------------------------------------------------------------- the optimizer finds the keyword
 
 
-def test_optimizer_finds_the_better_prompt(fem_tasks: list[Task], evaluator: Evaluator, scripts: None,
-                                           tmp_path: Path) -> None:
+def test_optimizer_finds_the_better_prompt(
+    fem_tasks: list[Task], evaluator: Evaluator, scripts: None, tmp_path: Path
+) -> None:
     prompt_out = tmp_path / "optimizers" / "kw.json"
     result = run_opt(settings(), fem_tasks, evaluator, tmp_path / "out", prompt_out=prompt_out)
     assert result.complete and KEYWORD in result.system_prompt
@@ -211,8 +250,9 @@ def test_optimizer_finds_the_better_prompt(fem_tasks: list[Task], evaluator: Eva
     assert isinstance(agent, PromptAgent) and agent.system_prompt == result.system_prompt
 
 
-def test_compare_runs_the_optimized_prompt_on_heldout(fem_tasks: list[Task], evaluator: Evaluator, scripts: None,
-                                                      tmp_path: Path) -> None:
+def test_compare_runs_the_optimized_prompt_on_heldout(
+    fem_tasks: list[Task], evaluator: Evaluator, scripts: None, tmp_path: Path
+) -> None:
     """What `compare --agents single-shot,prompt:optimizers/X.json --tasks <heldout> --repeats 5` runs."""
     prompt_out = tmp_path / "kw.json"
     result = run_opt(settings(), fem_tasks, evaluator, tmp_path / "out", prompt_out=prompt_out)
@@ -231,8 +271,9 @@ def asyncio_run(coro):  # type: ignore[no-untyped-def]
     return asyncio.run(coro)
 
 
-def test_candidate_run_directories_replay_with_no_model_calls(fem_tasks: list[Task], evaluator: Evaluator,
-                                                              scripts: None, tmp_path: Path) -> None:
+def test_candidate_run_directories_replay_with_no_model_calls(
+    fem_tasks: list[Task], evaluator: Evaluator, scripts: None, tmp_path: Path
+) -> None:
     result = run_opt(settings(budget="9"), fem_tasks, evaluator, tmp_path / "out")
     run_dir = tmp_path / "out" / "evals" / candidate_id(result.system_prompt)
     manifest = read_manifest(run_dir)
@@ -245,8 +286,9 @@ def test_candidate_run_directories_replay_with_no_model_calls(fem_tasks: list[Ta
 # ----------------------------------------------------------------- checkpoint and resume
 
 
-def test_resume_continues_rather_than_restarts(fem_tasks: list[Task], evaluator: Evaluator, scripts: None,
-                                               tmp_path: Path) -> None:
+def test_resume_continues_rather_than_restarts(
+    fem_tasks: list[Task], evaluator: Evaluator, scripts: None, tmp_path: Path
+) -> None:
     first = run_opt(settings(budget="9"), fem_tasks, evaluator, tmp_path / "resumed")
     assert first.complete and first.metric_calls == 9 and first.new_metric_calls == 9
     before = json.loads((tmp_path / "resumed" / "history.json").read_text())
@@ -258,7 +300,7 @@ def test_resume_continues_rather_than_restarts(fem_tasks: list[Task], evaluator:
     assert second.new_episodes < fresh.new_episodes
     after = json.loads((tmp_path / "resumed" / "history.json").read_text())
     lineage = lambda h: [(c["system_prompt"], c["parents"], c["val_scores"]) for c in h]  # noqa: E731
-    assert lineage(after)[:len(before)] == lineage(before) and len(after) > len(before)
+    assert lineage(after)[: len(before)] == lineage(before) and len(after) > len(before)
     assert KEYWORD in second.system_prompt and second.scores.val == 1.0
 
 
@@ -274,13 +316,21 @@ class CtrlC:
                 signal.raise_signal(signal.SIGINT)
 
 
-def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(fem_tasks: list[Task], evaluator: Evaluator, scripts: None,
-                                                    tmp_path: Path) -> None:
+def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(
+    fem_tasks: list[Task], evaluator: Evaluator, scripts: None, tmp_path: Path
+) -> None:
     out, prompt_out = tmp_path / "out", tmp_path / "p.json"
     stop = StopFlag()
     with graceful_interrupts(stop):
-        stopped = run_opt(settings(budget="30"), fem_tasks, evaluator, out, prompt_out=prompt_out,
-                          callbacks=[CtrlC(at=1, times=1)], stop=stop)
+        stopped = run_opt(
+            settings(budget="30"),
+            fem_tasks,
+            evaluator,
+            out,
+            prompt_out=prompt_out,
+            callbacks=[CtrlC(at=1, times=1)],
+            stop=stop,
+        )
     assert stop.requested and not stopped.complete and stopped.iterations == 1
     assert 0 < stopped.metric_calls < 30 and stopped.prompt_path is None and not prompt_out.exists()
     assert json.loads((out / "result.json").read_text())["complete"] is False
@@ -291,8 +341,9 @@ def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(fem_tasks: list[Task], evalu
     assert prompt_out.exists() and KEYWORD in resumed.system_prompt
 
 
-def test_second_ctrl_c_aborts_at_once_and_keeps_the_checkpoint(fem_tasks: list[Task], evaluator: Evaluator,
-                                                               scripts: None, tmp_path: Path) -> None:
+def test_second_ctrl_c_aborts_at_once_and_keeps_the_checkpoint(
+    fem_tasks: list[Task], evaluator: Evaluator, scripts: None, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     stop, before = StopFlag(), signal.getsignal(signal.SIGINT)
     with graceful_interrupts(stop), pytest.raises(KeyboardInterrupt):
@@ -303,8 +354,9 @@ def test_second_ctrl_c_aborts_at_once_and_keeps_the_checkpoint(fem_tasks: list[T
     assert resumed.complete and resumed.new_metric_calls < resumed.metric_calls
 
 
-def test_out_dir_of_another_optimization_is_refused(fem_tasks: list[Task], evaluator: Evaluator, scripts: None,
-                                                    tmp_path: Path) -> None:
+def test_out_dir_of_another_optimization_is_refused(
+    fem_tasks: list[Task], evaluator: Evaluator, scripts: None, tmp_path: Path
+) -> None:
     run_opt(settings(budget="3"), fem_tasks, evaluator, tmp_path / "out")
     with pytest.raises(ValueError, match="different optimization.*seed"):
         run_opt(settings(budget="3", seed=7), fem_tasks, evaluator, tmp_path / "out")
@@ -313,13 +365,20 @@ def test_out_dir_of_another_optimization_is_refused(fem_tasks: list[Task], evalu
 # ----------------------------------------------------------------- the leak guard
 
 
-def test_heldout_tasks_are_refused_before_any_model_call(fem_tasks: list[Task], evaluator: Evaluator,
-                                                         scripts: None, tmp_path: Path) -> None:
+def test_heldout_tasks_are_refused_before_any_model_call(
+    fem_tasks: list[Task], evaluator: Evaluator, scripts: None, tmp_path: Path
+) -> None:
     split = split_tasks(fem_tasks, HELDOUT, 0.3, seed=0)
     script = register_script("opt-task", answer_by_keyword(fem_tasks))
-    evaluations = PromptEvaluations(tmp_path, {t.task_id: t for t in fem_tasks}, split.seen,
-                                    make_client("scripted/opt-task"), evaluator, lambda o: None,  # type: ignore[arg-type]
-                                    ModelParams())
+    evaluations = PromptEvaluations(
+        tmp_path,
+        {t.task_id: t for t in fem_tasks},
+        split.seen,
+        make_client("scripted/opt-task"),
+        evaluator,
+        lambda o: None,  # type: ignore[arg-type]
+        ModelParams(),
+    )
     with LoopThread() as loop, pytest.raises(HeldOutViolation, match=split.heldout[0]):
         loop.run(evaluations.evaluate("any prompt", [split.train[0], split.heldout[0]]))
     assert script.calls == 0 and not (tmp_path / "evals").exists()
@@ -328,8 +387,19 @@ def test_heldout_tasks_are_refused_before_any_model_call(fem_tasks: list[Task], 
 def test_log_check_finds_a_heldout_episode(fem_tasks: list[Task], tmp_path: Path) -> None:
     heldout = split_tasks(fem_tasks, HELDOUT, 0.3, seed=0).heldout
     with RunLog(tmp_path / "evals" / "cX") as log:
-        log.append(AttemptRecord(episode=f"m|a|code|{heldout[1]}|0", task_id=heldout[1], track="code", agent="a",
-                                 model="m", repeat=0, attempt_index=0, messages=(), reply=""))
+        log.append(
+            AttemptRecord(
+                episode=f"m|a|code|{heldout[1]}|0",
+                task_id=heldout[1],
+                track="code",
+                agent="a",
+                model="m",
+                repeat=0,
+                attempt_index=0,
+                messages=(),
+                reply="",
+            )
+        )
     hits = logged_heldout(tmp_path, heldout)
     assert [(h.kind, h.task_id) for h in hits] == [("evaluated", heldout[1])]
 
@@ -350,8 +420,10 @@ def test_leak_guard_fires_on_planted_source_and_numbers(fem_tasks: list[Task], e
     heldout, seen = [by_id[t] for t in split.heldout], [by_id[t] for t in sorted(split.seen)]
     values, notes = heldout_values(heldout, evaluator)
     assert not notes and sum(map(len, values.values())) > 0
-    clean = ("You are an expert in finite elements. Check shapes, use numpy vectorization, "
-             "and verify Gauss points 0.5773502692 against your docstring. Mesh sizes like 1024 are fine.")
+    clean = (
+        "You are an expert in finite elements. Check shapes, use numpy vectorization, "
+        "and verify Gauss points 0.5773502692 against your docstring. Mesh sizes like 1024 are fine."
+    )
     quiet = scan_prompt(clean, heldout, seen, values)
     assert not quiet.leaked and quiet.hits == [], quiet.hits
 
@@ -374,8 +446,9 @@ def test_written_numbers_parse_formats() -> None:
     assert got["2.50 × 10^-3"] == pytest.approx((0.0025, 2))
 
 
-def test_leak_is_reported_loudly_in_result_and_provenance(fem_tasks: list[Task], evaluator: Evaluator,
-                                                          scripts: None, tmp_path: Path) -> None:
+def test_leak_is_reported_loudly_in_result_and_provenance(
+    fem_tasks: list[Task], evaluator: Evaluator, scripts: None, tmp_path: Path
+) -> None:
     split = split_tasks(fem_tasks, HELDOUT, 0.3, seed=0)
     by_id = {t.task_id: t for t in fem_tasks}
     line = _heldout_only_line([by_id[t] for t in split.heldout], [by_id[t] for t in sorted(split.seen)])
@@ -390,8 +463,7 @@ def test_leak_is_reported_loudly_in_result_and_provenance(fem_tasks: list[Task],
 # ----------------------------------------------------------------- the command line
 
 
-def test_cli_optimize_from_the_protocol_file_then_compare(fem_tasks: list[Task], scripts: None,
-                                                          tmp_path: Path) -> None:
+def test_cli_optimize_from_the_protocol_file_then_compare(fem_tasks: list[Task], scripts: None, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from fembench_agents.cli import app
@@ -403,10 +475,29 @@ def test_cli_optimize_from_the_protocol_file_then_compare(fem_tasks: list[Task],
     prompt = tmp_path / "optimizers" / "kw.json"
     common = ["--tasks-path", str(tasks_dir), "--cache", str(tmp_path / "cache")]
     runner = CliRunner()
-    res = runner.invoke(app, ["optimize", "--experiment", str(ROOT / "experiments" / "gepa_fembench_protocol.toml"),
-                              "--model", "scripted/opt-task", "--reflection-model", "scripted/opt-reflect",
-                              "--heldout", HELDOUT, "--budget", "18", "--name", "kw", "--out", str(tmp_path / "opt"),
-                              "--prompt-out", str(prompt), *common])
+    res = runner.invoke(
+        app,
+        [
+            "optimize",
+            "--experiment",
+            str(ROOT / "experiments" / "gepa_fembench_protocol.toml"),
+            "--model",
+            "scripted/opt-task",
+            "--reflection-model",
+            "scripted/opt-reflect",
+            "--heldout",
+            HELDOUT,
+            "--budget",
+            "18",
+            "--name",
+            "kw",
+            "--out",
+            str(tmp_path / "opt"),
+            "--prompt-out",
+            str(prompt),
+            *common,
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "leak check: no leak" in res.output and "fembench-agents compare" in res.output
     saved = json.loads(prompt.read_text())
@@ -414,11 +505,29 @@ def test_cli_optimize_from_the_protocol_file_then_compare(fem_tasks: list[Task],
     assert saved["provenance"]["gepa"]["use_merge"] is True and saved["provenance"]["include_reference"] is True
 
     heldout = ",".join(saved["provenance"]["split"]["heldout"])
-    res = runner.invoke(app, ["compare", "--models", "scripted/opt-task", "--agents", f"single-shot,prompt:{prompt}",
-                              "--tasks", heldout, "--repeats", "5", "--out", str(tmp_path / "cmp"), *common])
+    res = runner.invoke(
+        app,
+        [
+            "compare",
+            "--models",
+            "scripted/opt-task",
+            "--agents",
+            f"single-shot,prompt:{prompt}",
+            "--tasks",
+            heldout,
+            "--repeats",
+            "5",
+            "--out",
+            str(tmp_path / "cmp"),
+            *common,
+        ],
+    )
     assert res.exit_code == 0, res.output
-    passed = {d.name: sum(r.passed for r in read_log(d) if isinstance(r, EpisodeRecord))
-              for d in (tmp_path / "cmp").iterdir() if (d / "log.jsonl").exists()}
+    passed = {
+        d.name: sum(r.passed for r in read_log(d) if isinstance(r, EpisodeRecord))
+        for d in (tmp_path / "cmp").iterdir()
+        if (d / "log.jsonl").exists()
+    }
     assert sorted(passed.values()) == [0, 15], passed
 
 
@@ -429,8 +538,9 @@ def test_cli_optimize_names_a_bad_option(tmp_path: Path) -> None:
 
     res = CliRunner().invoke(app, ["optimize", "--model", "scripted/x", "--heldout", "X"])
     assert res.exit_code == 2 and "reflection_model (--reflection-model)" in res.output
-    res = CliRunner().invoke(app, ["optimize", "--model", "m", "--reflection-model", "r", "--heldout", "X",
-                                   "--budget", "lots"])
+    res = CliRunner().invoke(
+        app, ["optimize", "--model", "m", "--reflection-model", "r", "--heldout", "X", "--budget", "lots"]
+    )
     assert res.exit_code == 2 and "budget must be" in res.output
 
 
@@ -442,17 +552,34 @@ def test_cli_optimize_names_a_bad_option(tmp_path: Path) -> None:
 def test_optimize_on_the_embedded_local_model(fem_tasks: list[Task], evaluator: Evaluator, tmp_path: Path) -> None:
     """One GEPA iteration for real: the seed on 1 validation task, the seed and one
     reflected child on 1 training task, through litellm over HTTP to the local server."""
-    tasks = [t for t in fem_tasks if t.task_id in (
-        "FEM_1D_uniform_mesh_CC0_H0_T0", "FEM_2D_tri_quadrature_CC0_H0_T0", "FEM_2D_quad_quadrature_CC0_H0_T0")]
-    s = settings(model="local", reflection_model="local", heldout="FEM_2D_quad_quadrature_CC0_H0_T0",
-                 val_fraction=0.5, budget="2", reflection_minibatch_size=1, concurrency=1, include_reference=False,
-                 params=ModelParams(max_tokens=48), reflection_params=ModelParams(temperature=0.7, max_tokens=64))
+    tasks = [
+        t
+        for t in fem_tasks
+        if t.task_id
+        in ("FEM_1D_uniform_mesh_CC0_H0_T0", "FEM_2D_tri_quadrature_CC0_H0_T0", "FEM_2D_quad_quadrature_CC0_H0_T0")
+    ]
+    s = settings(
+        model="local",
+        reflection_model="local",
+        heldout="FEM_2D_quad_quadrature_CC0_H0_T0",
+        val_fraction=0.5,
+        budget="2",
+        reflection_minibatch_size=1,
+        concurrency=1,
+        include_reference=False,
+        params=ModelParams(max_tokens=48),
+        reflection_params=ModelParams(temperature=0.7, max_tokens=64),
+    )
     prompt_out = tmp_path / "local.json"
     with open_client("local", s.params) as client:
         result = optimize_prompt(s, tasks, evaluator, tmp_path / "out", Models(client, client), prompt_out=prompt_out)
     assert result.complete and result.metric_calls >= 2 and result.iterations >= 1
-    calls = [r for p in (tmp_path / "out" / "evals").glob("*/log.jsonl") for r in read_log(p.parent)
-             if isinstance(r, ModelCallRecord)]
+    calls = [
+        r
+        for p in (tmp_path / "out" / "evals").glob("*/log.jsonl")
+        for r in read_log(p.parent)
+        if isinstance(r, ModelCallRecord)
+    ]
     assert calls and all(r.request.model == "local/smollm2" and r.response is not None for r in calls)
     assert not {r.task_id for r in calls} & set(result.split.heldout)
     reflection = [r for r in read_log(tmp_path / "out" / "reflection") if isinstance(r, ModelCallRecord)]

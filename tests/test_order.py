@@ -32,12 +32,29 @@ ATTEMPTS: list[tuple[str, str, str, str]] = [
     ("raises", "scale", "code", "def scale_vector(x, factor):\n    raise ZeroDivisionError('no')\n"),
     ("good_suite", "scale", "tests", GOOD_SCALE_TESTS),
     ("partial_suite", "scale", "tests", GOOD_SCALE_TESTS.split("def test_negative")[0]),
-    ("unseeded_random", "scale", "code", CORRECT_SCALE.replace(
-        "return factor *", "return (np.random.rand() < 0.5) * 1e-3 + np.random.default_rng().random() * 0 + factor *")),
-    ("random_in_suite", "scale", "tests", GOOD_SCALE_TESTS.replace(
-        "assert np.allclose(fcn(np.array([1.0, 2.0]), 3.0), [3.0, 6.0])",
-        "v = np.random.rand(4)\n    assert np.allclose(fcn(v, 3.0), 3.0 * v)\n    assert np.random.rand() < 0.9")),
-    ("sabotage_builtins", "permissive", "code", """
+    (
+        "unseeded_random",
+        "scale",
+        "code",
+        CORRECT_SCALE.replace(
+            "return factor *",
+            "return (np.random.rand() < 0.5) * 1e-3 + np.random.default_rng().random() * 0 + factor *",
+        ),
+    ),
+    (
+        "random_in_suite",
+        "scale",
+        "tests",
+        GOOD_SCALE_TESTS.replace(
+            "assert np.allclose(fcn(np.array([1.0, 2.0]), 3.0), [3.0, 6.0])",
+            "v = np.random.rand(4)\n    assert np.allclose(fcn(v, 3.0), 3.0 * v)\n    assert np.random.rand() < 0.9",
+        ),
+    ),
+    (
+        "sabotage_builtins",
+        "permissive",
+        "code",
+        """
 import builtins
 import numpy as np
 def scale_vector(x, factor):
@@ -46,8 +63,13 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return factor * np.asarray(x, dtype=float)
-"""),
-    ("scratch_state", "permissive", "code", """
+""",
+    ),
+    (
+        "scratch_state",
+        "permissive",
+        "code",
+        """
 import os
 import numpy as np
 CALLS = []
@@ -59,8 +81,13 @@ def scale_vector(x, factor):
     if factor < 0:
         raise ValueError
     return factor * np.asarray(x, dtype=float)
-"""),
-    ("writes_outside", "permissive", "code", """
+""",
+    ),
+    (
+        "writes_outside",
+        "permissive",
+        "code",
+        """
 import os
 import numpy as np
 def scale_vector(x, factor):
@@ -69,22 +96,32 @@ def scale_vector(x, factor):
         return factor * np.asarray(x, dtype=float)
     except OSError as exc:
         raise PermissionError("refused") from exc
-"""),
+""",
+    ),
     ("mesh_ideal", "mesh", "code", "<ideal>"),
     ("mesh_own_tests", "mesh", "tests", "<own tests>"),
-    ("mesh_wrong", "mesh", "code", "import numpy as np\ndef generate_uniform_mesh_1d(x_min, x_max, num_elements):\n"
-                                  "    n = np.linspace(x_min, x_max, num_elements)\n"
-                                  "    return n, np.array([[e, e + 1] for e in range(num_elements)])\n"),
+    (
+        "mesh_wrong",
+        "mesh",
+        "code",
+        "import numpy as np\ndef generate_uniform_mesh_1d(x_min, x_max, num_elements):\n"
+        "    n = np.linspace(x_min, x_max, num_elements)\n"
+        "    return n, np.array([[e, e + 1] for e in range(num_elements)])\n",
+    ),
 ]
 
 
 @pytest.fixture(scope="module")
 def tasks(sandbox: Sandbox, scale_task: Task, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Task]:
     d = tmp_path_factory.mktemp("order_tasks")
-    permissive = write_module(d, f"{PERMISSIVE_ID}.py",
-                              scale_source(PERMISSIVE_ID, imports=("import os", "import builtins")))
-    return {"scale": scale_task, "permissive": load_task(permissive, sandbox),
-            "mesh": load_task(FEM_1D / "FEM_1D_uniform_mesh_CC0_H0_T0.py", sandbox)}
+    permissive = write_module(
+        d, f"{PERMISSIVE_ID}.py", scale_source(PERMISSIVE_ID, imports=("import os", "import builtins"))
+    )
+    return {
+        "scale": scale_task,
+        "permissive": load_task(permissive, sandbox),
+        "mesh": load_task(FEM_1D / "FEM_1D_uniform_mesh_CC0_H0_T0.py", sandbox),
+    }
 
 
 def run(evaluator: Evaluator, tasks: dict[str, Task], attempt: tuple[str, str, str, str]) -> dict:
@@ -109,8 +146,9 @@ def score_in_order(evaluator: Evaluator, tasks: dict[str, Task], seed: int, conc
     return {a[0]: d for a, d in zip(order, dumps, strict=True)}
 
 
-def test_two_shuffled_orders_give_identical_outcomes(evaluator: Evaluator, sandbox: Sandbox,
-                                                     tasks: dict[str, Task]) -> None:
+def test_two_shuffled_orders_give_identical_outcomes(
+    evaluator: Evaluator, sandbox: Sandbox, tasks: dict[str, Task]
+) -> None:
     first = score_in_order(evaluator, tasks, seed=1, concurrent=False)
     fresh = Evaluator(sandbox)  # no cached reference outputs: the reference runs in a different order too
     try:

@@ -32,8 +32,8 @@ from fembench_agents.suite.loader import load_task
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0,
-    reason="switching to another uid needs root; run as an ordinary user, the rest of the suite "
-           "already scores as one")
+    reason="switching to another uid needs root; run as an ordinary user, the rest of the suite already scores as one",
+)
 
 UID = 4321
 AS_USER = Path(__file__).with_name("as_user.py")
@@ -60,20 +60,46 @@ def _user_dir(home: Path, name: str) -> Path:
     return path
 
 
-def run_as_user(home: Path, argv: list[str], *, user_namespaces: bool = True,
-                timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run_as_user(
+    home: Path, argv: list[str], *, user_namespaces: bool = True, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     """ARGV as uid 4321, from its home directory, with a provider key in its
     environment (which no job may see)."""
-    command = [sys.executable, str(AS_USER), "--uid", str(UID), "--expose", os.path.realpath(sys.base_prefix),
-               "--expose", str(ROOT), "--expose", os.path.realpath(sys.prefix), "--expose", str(home)]
+    command = [
+        sys.executable,
+        str(AS_USER),
+        "--uid",
+        str(UID),
+        "--expose",
+        os.path.realpath(sys.base_prefix),
+        "--expose",
+        str(ROOT),
+        "--expose",
+        os.path.realpath(sys.prefix),
+        "--expose",
+        str(home),
+    ]
     if not user_namespaces:
         command.append("--no-user-namespaces")
     # PYTHONPATH: the user runs this checkout's package, whichever one is installed.
-    env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "LANG": "C.UTF-8",
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENAI_API_KEY": SECRET, "COLUMNS": "200",
-           "PYTHONPATH": str(ROOT)}
-    return subprocess.run([*command, "--", *argv], cwd=home, env=env, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    env = {
+        "HOME": str(home),
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "OPENAI_API_KEY": SECRET,
+        "COLUMNS": "200",
+        "PYTHONPATH": str(ROOT),
+    }
+    return subprocess.run(
+        [*command, "--", *argv],
+        cwd=home,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def as_user(home: Path, *args: str, user_namespaces: bool = True) -> subprocess.CompletedProcess[str]:
@@ -83,8 +109,15 @@ def as_user(home: Path, *args: str, user_namespaces: bool = True) -> subprocess.
 
 def as_root(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OPENAI_API_KEY": SECRET, "COLUMNS": "200", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "fembench_agents.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "fembench_agents.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _copy_tasks(home: Path) -> Path:
@@ -157,8 +190,10 @@ def test_verdicts_are_the_same_as_root_and_as_a_busy_ordinary_user(home: Path, s
     root_json, user_json = home / "root.json", home / "user.json"
     done = as_root(home, "score", str(completions), "--tasks", str(tasks), "--json", str(root_json))
     assert done.returncode == 0, done.stderr
-    busy = [subprocess.Popen(["setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups", "sleep", "600"])
-            for _ in range(80)]
+    busy = [
+        subprocess.Popen(["setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups", "sleep", "600"])
+        for _ in range(80)
+    ]
     try:
         done = as_user(home, "score", str(completions), "--tasks", str(tasks), "--json", str(user_json))
     finally:
@@ -172,12 +207,22 @@ def test_verdicts_are_the_same_as_root_and_as_a_busy_ordinary_user(home: Path, s
     # The fixed set is scored as it should be, not merely alike.
     functions = root["function_outcomes"]
     assert {label: {t: o["passed"] for t, o in by_task.items()} for label, by_task in functions.items()} == {
-        "ref": {MSA: True, MESH: True}, "wrong": {MSA: False, MESH: False}, "raises": {MSA: False, MESH: False}}
+        "ref": {MSA: True, MESH: True},
+        "wrong": {MSA: False, MESH: False},
+        "raises": {MSA: False, MESH: False},
+    }
     # Both tasks have two tests: all of them jointly succeed, one of them half.
     assert {s["label"]: (s["functions_correct"], s["mean_joint_test_success"]) for s in root["summaries"]} == {
-        "ref": (2, 1.0), "wrong": (0, 0.0), "raises": (0, 0.0), "one": (0, 0.5)}
+        "ref": (2, 1.0),
+        "wrong": (0, 0.0),
+        "raises": (0, 0.0),
+        "one": (0, 0.5),
+    }
     assert json.loads(user_json.read_text())["isolation"] == {
-        "level": "namespaced", "detail": "user namespace", "accepted_weak": False}
+        "level": "namespaced",
+        "detail": "user namespace",
+        "accepted_weak": False,
+    }
 
 
 ATTACKS = {
@@ -304,8 +349,9 @@ def listener() -> Iterator[tuple[int, list[bytes]]]:
     server.close()
 
 
-def test_the_attacks_of_an_ordinary_users_report_are_contained(home: Path, listener: tuple[int, list[bytes]],
-                                                              sandbox: Sandbox) -> None:
+def test_the_attacks_of_an_ordinary_users_report_are_contained(
+    home: Path, listener: tuple[int, list[bytes]], sandbox: Sandbox
+) -> None:
     """The attempts that got out as an ordinary user (issue 21), numpy and
     builtins only, so every static check lets them through; then a correct
     attempt in the same command, which must still pass."""
@@ -315,8 +361,13 @@ def test_the_attacks_of_an_ordinary_users_report_are_contained(home: Path, liste
     folder = _user_dir(home, "completions")
     task = load_task(TASK_FILES[MSA], sandbox)
     reference = "np.array(" + repr(load_reference(sandbox)) + ")"
-    names = {"TASK_FILE": repr(str(tasks / f"{MSA}.py")), "HOME": repr(str(home)),
-             "OUTSIDE": repr(str(outside)), "PORT": str(port), "REFERENCE": reference}
+    names = {
+        "TASK_FILE": repr(str(tasks / f"{MSA}.py")),
+        "HOME": repr(str(home)),
+        "OUTSIDE": repr(str(outside)),
+        "PORT": str(port),
+        "REFERENCE": reference,
+    }
     for label, code in ATTACKS.items():
         for name, value in names.items():
             code = code.replace(name, value)
@@ -328,10 +379,11 @@ def test_the_attacks_of_an_ordinary_users_report_are_contained(home: Path, liste
     scores = json.loads((outside / "scores.json").read_text())
     outcomes = {label: by_task[MSA] for label, by_task in scores["function_outcomes"].items()}
     assert {label: o["passed"] for label, o in outcomes.items()} == {
-        **{label.replace("_", "-"): False for label in ATTACKS}, "zcorrect": True}
+        **{label.replace("_", "-"): False for label in ATTACKS},
+        "zcorrect": True,
+    }
     # Every attack got past the static checks and ran in the sandbox.
-    assert all(o["stages"][1] == {**o["stages"][1], "stage": "imports", "passed": True}
-               for o in outcomes.values())
+    assert all(o["stages"][1] == {**o["stages"][1], "stage": "imports", "passed": True} for o in outcomes.values())
     assert outcomes["read-task-file"]["inputs"][0]["error"]["type"] == "FileNotFoundError"
     assert "stopped after" in outcomes["fork-bomb"]["inputs"][0]["error"]["message"]
     assert "stopped after" in outcomes["thread-bomb"]["inputs"][0]["error"]["message"]
@@ -361,8 +413,7 @@ def test_without_user_namespaces_generated_code_is_refused_unless_accepted(home:
     tasks = _copy_tasks(home)
     completions = _completions(home, sandbox)
     out = home / "scores.json"
-    done = as_user(home, "score", str(completions), "--tasks", str(tasks), "--json", str(out),
-                   user_namespaces=False)
+    done = as_user(home, "score", str(completions), "--tasks", str(tasks), "--json", str(out), user_namespaces=False)
     assert done.returncode == 2
     assert not out.exists()
     message = " ".join(done.stderr.split())
@@ -370,19 +421,32 @@ def test_without_user_namespaces_generated_code_is_refused_unless_accepted(home:
         "error: refusing to run generated code: this machine gives it only 'basic' isolation (creating a user "
         "namespace failed: ENOSPC (No space left on device)), so it would run with uid 4321's files, network "
         "and processes. To fix: - user namespaces are switched off: `sudo sysctl user.max_user_namespaces=15000` "
-        "- or run fembench-agents inside a container"), message
+        "- or run fembench-agents inside a container"
+    ), message
     assert "--allow-weak-isolation" in message and "fembench-agents sandbox check" in message
 
     check = as_user(home, "sandbox", "check", user_namespaces=False)
     assert check.returncode == 1
     assert check.stdout.splitlines()[0].startswith("isolation: basic: generated code ran with this user's files")
 
-    done = as_user(home, "score", str(completions), "--tasks", str(tasks), "--json", str(out),
-                   "--allow-weak-isolation", user_namespaces=False)
+    done = as_user(
+        home,
+        "score",
+        str(completions),
+        "--tasks",
+        str(tasks),
+        "--json",
+        str(out),
+        "--allow-weak-isolation",
+        user_namespaces=False,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())["isolation"]
-    assert report == {"level": "basic", "accepted_weak": True,
-                      "detail": "creating a user namespace failed: ENOSPC (No space left on device)"}
+    assert report == {
+        "level": "basic",
+        "accepted_weak": True,
+        "detail": "creating a user namespace failed: ENOSPC (No space left on device)",
+    }
     assert "isolation: basic; accepted with --allow-weak-isolation" in " ".join(done.stdout.split())
     assert "warning: isolation: basic; accepted with --allow-weak-isolation" in " ".join(done.stderr.split())
 
@@ -391,9 +455,24 @@ def test_the_hostile_corpus_is_contained_for_an_ordinary_user(home: Path) -> Non
     """Every attack of the hostile corpus and of the test-track isolation
     tests, run again with the scorer as an ordinary user: all contained, none
     skipped."""
-    done = run_as_user(home, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp",
-                              str(home / "pytest"), "--rootdir", str(ROOT), str(ROOT / "tests" / "test_hostile.py"),
-                              str(ROOT / "tests" / "test_test_isolation.py")], timeout=1200)
+    done = run_as_user(
+        home,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--basetemp",
+            str(home / "pytest"),
+            "--rootdir",
+            str(ROOT),
+            str(ROOT / "tests" / "test_hostile.py"),
+            str(ROOT / "tests" / "test_test_isolation.py"),
+        ],
+        timeout=1200,
+    )
     summary = done.stdout.strip().splitlines()[-1]
     assert done.returncode == 0, done.stdout[-3000:]
     assert re.fullmatch(r"\d+ passed in [\d.]+s( \(\S+\))?", summary), summary
@@ -418,21 +497,31 @@ def test_the_openhands_terminal_is_confined_for_an_ordinary_user(home: Path) -> 
     launcher = write_launcher(workspace)
     for path in (launcher, workspace.control / "confine.json"):
         os.chown(path, UID, UID)
-    probe = "; ".join([
-        "pwd", "echo written > notes.txt && echo wrote-workspace",
-        f"test -e {ROOT}/tasks -o -e {ROOT}/fembench_agents && echo repo-visible || echo repo-hidden",
-        f"test -e {home} && echo home-visible || echo home-hidden",
-        f"touch {userdata}/x 2>&1 | sed 's/.*: //'",
-        "python -c 'import socket; socket.create_connection((\"127.0.0.1\", 22), 1)' 2>&1 | tail -1",
-        "ls /proc | grep -c '^[0-9]'",
-        "echo ${OPENAI_API_KEY:-no-key}",
-    ])
+    probe = "; ".join(
+        [
+            "pwd",
+            "echo written > notes.txt && echo wrote-workspace",
+            f"test -e {ROOT}/tasks -o -e {ROOT}/fembench_agents && echo repo-visible || echo repo-hidden",
+            f"test -e {home} && echo home-visible || echo home-hidden",
+            f"touch {userdata}/x 2>&1 | sed 's/.*: //'",
+            "python -c 'import socket; socket.create_connection((\"127.0.0.1\", 22), 1)' 2>&1 | tail -1",
+            "ls /proc | grep -c '^[0-9]'",
+            "echo ${OPENAI_API_KEY:-no-key}",
+        ]
+    )
     try:
         done = run_as_user(home, [str(launcher), "-c", probe])
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines() == [
-            VIRTUAL_ROOT, "wrote-workspace", "repo-hidden", "home-hidden", "Read-only file system",
-            "OSError: [Errno 101] Network is unreachable", "4", "no-key"], done.stdout
+            VIRTUAL_ROOT,
+            "wrote-workspace",
+            "repo-hidden",
+            "home-hidden",
+            "Read-only file system",
+            "OSError: [Errno 101] Network is unreachable",
+            "4",
+            "no-key",
+        ], done.stdout
         assert (workspace.dir / "notes.txt").read_text() == "written\n"
         assert (workspace.dir / "notes.txt").stat().st_uid == UID
         assert os.listdir(userdata) == []

@@ -34,23 +34,49 @@ TASKS = ["t1", "t2", "t3", "t4", "t5"]
 # passes per task out of 3 repeats, and how the failures failed
 PASSES = {"single": [3, 2, 1, 0, 0], "loop": [3, 3, 3, 2, 1]}
 FAILURES = {
-    "single": {"t2": ("correct", "wrong_output"), "t3": ("correct", "wrong_output"),
-               "t4": ("parse", "syntax_error"), "t5": ("execute", "runtime_error")},
+    "single": {
+        "t2": ("correct", "wrong_output"),
+        "t3": ("correct", "wrong_output"),
+        "t4": ("parse", "syntax_error"),
+        "t5": ("execute", "runtime_error"),
+    },
     "loop": {"t4": ("correct", "wrong_output"), "t5": ("correct", "wrong_output")},
 }
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def episode(agent: str, task: str, repeat: int, passed: bool, *, track: str = "code",
-            score: float | None = None, stage: tuple[str, str] | None = None,
-            cost: float | None = 0.01, status: str = "done") -> EpisodeRecord:
+def episode(
+    agent: str,
+    task: str,
+    repeat: int,
+    passed: bool,
+    *,
+    track: str = "code",
+    score: float | None = None,
+    stage: tuple[str, str] | None = None,
+    cost: float | None = 0.01,
+    status: str = "done",
+) -> EpisodeRecord:
     return EpisodeRecord(
-        episode=episode_key(MODEL, agent, track, task, repeat), task_id=task, track=track,  # type: ignore[arg-type]
-        agent=agent, model=MODEL, repeat=repeat, status=status, passed=passed,  # type: ignore[arg-type]
-        score=float(passed) if score is None else score, attempts=1 if agent == "single" else 3,
-        first_pass_attempt=1 if passed else None, failed_stage=None if passed else stage[0] if stage else None,
-        reason=None if passed else stage[1] if stage else None, prompt_tokens=100, completion_tokens=50,
-        cost_usd=cost, model_seconds=1.0, seconds=2.0)
+        episode=episode_key(MODEL, agent, track, task, repeat),
+        task_id=task,
+        track=track,  # type: ignore[arg-type]
+        agent=agent,
+        model=MODEL,
+        repeat=repeat,
+        status=status,
+        passed=passed,  # type: ignore[arg-type]
+        score=float(passed) if score is None else score,
+        attempts=1 if agent == "single" else 3,
+        first_pass_attempt=1 if passed else None,
+        failed_stage=None if passed else stage[0] if stage else None,
+        reason=None if passed else stage[1] if stage else None,
+        prompt_tokens=100,
+        completion_tokens=50,
+        cost_usd=cost,
+        model_seconds=1.0,
+        seconds=2.0,
+    )
 
 
 def make_run(directory: Path, run_id: str, records: list[EpisodeRecord]) -> Path:
@@ -75,8 +101,10 @@ def code_episodes(agent: str) -> list[EpisodeRecord]:
 
 @pytest.fixture
 def code_runs(tmp_path: Path) -> list[Path]:
-    return [make_run(tmp_path / "run-single", "run-single", code_episodes("single")),
-            make_run(tmp_path / "run-loop", "run-loop", code_episodes("loop"))]
+    return [
+        make_run(tmp_path / "run-single", "run-single", code_episodes("single")),
+        make_run(tmp_path / "run-loop", "run-loop", code_episodes("loop")),
+    ]
 
 
 @pytest.fixture
@@ -172,8 +200,7 @@ def test_groups_from_synthetic_runs(report: Report) -> None:
     assert single.correct.low <= 0.4 <= single.correct.high
     assert single.joint_tests is None
     assert single.stage_failures == {"correct": 3, "execute": 3, "parse": 3}
-    assert single.failure_reasons == {"correct/wrong_output": 3, "execute/runtime_error": 3,
-                                      "parse/syntax_error": 3}
+    assert single.failure_reasons == {"correct/wrong_output": 3, "execute/runtime_error": 3, "parse/syntax_error": 3}
     assert loop.stage_failures == {"correct": 2, "model_error": 1}
     assert (single.prompt_tokens, single.completion_tokens) == (1500, 750)
     assert single.seconds == pytest.approx(30.0) and single.model_seconds == pytest.approx(15.0)
@@ -218,8 +245,11 @@ def test_markdown_rows(report: Report) -> None:
 
 
 def test_single_repeat_cells_are_yes_no(tmp_path: Path) -> None:
-    run = make_run(tmp_path / "r", "r", [episode("single", t, 0, t in ("t1", "t2"), stage=("parse", "syntax_error"))
-                                         for t in TASKS])
+    run = make_run(
+        tmp_path / "r",
+        "r",
+        [episode("single", t, 0, t in ("t1", "t2"), stage=("parse", "syntax_error")) for t in TASKS],
+    )
     report = build_report([run])
     lines = render_markdown(report).splitlines()
     assert "| t1 | Y |" in lines and "| t3 | N |" in lines
@@ -229,8 +259,11 @@ def test_single_repeat_cells_are_yes_no(tmp_path: Path) -> None:
 
 def test_tests_track_joint_success(tmp_path: Path) -> None:
     scores = {"t1": 1.0, "t2": 0.5, "t3": 0.0, "t4": 0.75, "t5": 0.25}
-    records = [episode("single", t, r, s == 1.0, track="tests", score=s, stage=("tests", "failure_not_detected"))
-               for t, s in scores.items() for r in range(2)]
+    records = [
+        episode("single", t, r, s == 1.0, track="tests", score=s, stage=("tests", "failure_not_detected"))
+        for t, s in scores.items()
+        for r in range(2)
+    ]
     report = build_report([make_run(tmp_path / "r", "r", records)])
     (g,) = report.groups
     assert g.joint_tests is not None and g.joint_tests.value == pytest.approx(0.5)
@@ -240,8 +273,11 @@ def test_tests_track_joint_success(tmp_path: Path) -> None:
 
 
 def test_resumed_error_is_replaced_and_duplicates_are_refused(tmp_path: Path) -> None:
-    records = [episode("single", "t1", 0, False, status="error", cost=None),
-               episode("single", "t1", 0, True), episode("single", "t2", 0, False, status="error")]
+    records = [
+        episode("single", "t1", 0, False, status="error", cost=None),
+        episode("single", "t1", 0, True),
+        episode("single", "t2", 0, False, status="error"),
+    ]
     run = make_run(tmp_path / "r", "r", records)
     (g,) = build_report([run]).groups
     # the replaced error record's unknown cost is not counted; the kept one's is
@@ -305,12 +341,18 @@ def test_plots_with_one_agent_and_with_both_tracks(tmp_path: Path) -> None:
     for p in write_report(one, tmp_path / "one-out").values():
         if p.suffix == ".png":
             assert_png(p)
-    tests_records = [episode(agent, t, 0, i % 2 == 0, track="tests", score=i / 4, stage=("tests", "missing_test"))
-                     for agent in ("single", "loop") for i, t in enumerate(TASKS)]
-    both = build_report([make_run(tmp_path / "a", "a", code_episodes("single") + code_episodes("loop")),
-                         make_run(tmp_path / "b", "b", tests_records)])
-    assert {(g.agent, g.track) for g in both.groups} == {(a, t) for a in ("single", "loop")
-                                                         for t in ("code", "tests")}
+    tests_records = [
+        episode(agent, t, 0, i % 2 == 0, track="tests", score=i / 4, stage=("tests", "missing_test"))
+        for agent in ("single", "loop")
+        for i, t in enumerate(TASKS)
+    ]
+    both = build_report(
+        [
+            make_run(tmp_path / "a", "a", code_episodes("single") + code_episodes("loop")),
+            make_run(tmp_path / "b", "b", tests_records),
+        ]
+    )
+    assert {(g.agent, g.track) for g in both.groups} == {(a, t) for a in ("single", "loop") for t in ("code", "tests")}
     assert len(both.paired) == 2
     for p in write_report(both, tmp_path / "both-out").values():
         if p.suffix == ".png":

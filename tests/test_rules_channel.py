@@ -20,11 +20,23 @@ GOOD = {"event": "input", "index": 0, "status": "ok", "seconds": 0.5, "value": [
 
 
 def test_well_formed_frames_are_kept_in_order() -> None:
-    frames = [GOOD, {"event": "input", "index": 1, "status": "error", "error_type": "ValueError", "message": "m",
-                     "error_mro": ["ValueError", "Exception"], "traceback": ["<attempt>, line 1"], "seconds": 1},
-              {"event": "test", "status": "passed", "seconds": 0.1, "side": "test"},
-              {"event": "invalid", "key": None, "error_type": "KeyError"},
-              {"event": "task", "task": {"task_id": "x"}}, {"event": "done"}]
+    frames = [
+        GOOD,
+        {
+            "event": "input",
+            "index": 1,
+            "status": "error",
+            "error_type": "ValueError",
+            "message": "m",
+            "error_mro": ["ValueError", "Exception"],
+            "traceback": ["<attempt>, line 1"],
+            "seconds": 1,
+        },
+        {"event": "test", "status": "passed", "seconds": 0.1, "side": "test"},
+        {"event": "invalid", "key": None, "error_type": "KeyError"},
+        {"event": "task", "task": {"task_id": "x"}},
+        {"event": "done"},
+    ]
     result = _decode(reply(*frames))
     assert result.frames == frames
     assert result.malformed_frames == 0
@@ -62,16 +74,18 @@ def test_frames_with_fields_of_the_wrong_type_are_dropped_and_counted() -> None:
 
 
 def test_the_first_isolation_report_wins_and_is_not_a_frame() -> None:
-    result = _decode(reply({"event": "isolation", "level": "namespaces"}, GOOD,
-                           {"event": "isolation", "level": "none"}))
+    result = _decode(
+        reply({"event": "isolation", "level": "namespaces"}, GOOD, {"event": "isolation", "level": "none"})
+    )
     assert result.isolation == "namespaces"
     assert result.frames == [GOOD]
     assert _decode(reply(GOOD)).isolation == "unknown"
 
 
 def test_how_the_job_ended_is_carried_over() -> None:
-    result = _decode(reply(GOOD, timed_out=1, truncated=0, exit_code=3, signal=None, stderr="x" * 9000 + "END",
-                           wall_seconds=2))
+    result = _decode(
+        reply(GOOD, timed_out=1, truncated=0, exit_code=3, signal=None, stderr="x" * 9000 + "END", wall_seconds=2)
+    )
     assert (result.timed_out, result.truncated, result.exit_code, result.signal) == (True, False, 3, None)
     assert result.stderr == ("x" * 9000 + "END")[-8192:] and len(result.stderr) == 8192
     assert result.wall_seconds == 2.0 and isinstance(result.wall_seconds, float)

@@ -137,7 +137,11 @@ def test_scale_invariance_accepts_any_nonzero_multiple() -> None:
     assert verdict({"mode": 0.5 * V}, {"mode": V}, scale_rule("mode")) is None
     assert verdict({"mode": V + np.array([0.0, 0.0, 0.1])}, {"mode": V}, scale_rule("mode"))[0] == "value_mismatch"
     # the zero vector is no multiple of a mode
-    assert verdict({"mode": 0 * V}, {"mode": V}, scale_rule("mode")) == ("value_mismatch", ("mode",), pytest.approx(0.8))
+    assert verdict({"mode": 0 * V}, {"mode": V}, scale_rule("mode")) == (
+        "value_mismatch",
+        ("mode",),
+        pytest.approx(0.8),
+    )
 
 
 def test_invariance_applies_per_column_of_a_matrix() -> None:
@@ -167,8 +171,11 @@ def test_lists_and_tuples_compare_interchangeably_element_by_element() -> None:
 
 
 def test_the_first_mismatch_in_order_is_reported_with_its_path() -> None:
-    found = compare_outputs([1.0, {"b": 2.0, "a": [np.zeros(1), np.array([9.0])]}, np.ones(3)],
-                            [1.0, {"a": [np.zeros(1), np.array([1.0])], "b": 3.0}, np.zeros(3)], DEFAULT)
+    found = compare_outputs(
+        [1.0, {"b": 2.0, "a": [np.zeros(1), np.array([9.0])]}, np.ones(3)],
+        [1.0, {"a": [np.zeros(1), np.array([1.0])], "b": 3.0}, np.zeros(3)],
+        DEFAULT,
+    )
     assert found == Mismatch("value_mismatch", (1, "a", 1), 8.0 / 1.0)
     assert found.where == "output[1]['a'][1]"
     assert compare_outputs(1.0, 1.0, DEFAULT) is None

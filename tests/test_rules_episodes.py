@@ -47,9 +47,14 @@ PROMPT = [Message(role="user", content="write f")]
 
 
 def fn(*failed: tuple[str, str], passed: tuple[str, ...] = ()) -> FunctionOutcome:
-    return FunctionOutcome(task_id="T", passed=not failed, stages=(
-        *(StageResult(stage=s, passed=True) for s in passed),
-        *(StageResult(stage=s, passed=False, reason=r) for s, r in failed)))
+    return FunctionOutcome(
+        task_id="T",
+        passed=not failed,
+        stages=(
+            *(StageResult(stage=s, passed=True) for s in passed),
+            *(StageResult(stage=s, passed=False, reason=r) for s, r in failed),
+        ),
+    )
 
 
 PARSE_FAIL = fn(("parse", "syntax_error"))
@@ -60,12 +65,23 @@ PASS = fn(passed=("parse", "imports", "execute", "correct"))
 
 def make_suite(*tests: CaseResult, parse_error: bool = False) -> SuiteOutcome:
     if parse_error:
-        return SuiteOutcome(task_id="T", passed=False, tests=tests,
-                            stages=(StageResult(stage="parse", passed=False, reason="syntax_error"),))
+        return SuiteOutcome(
+            task_id="T",
+            passed=False,
+            tests=tests,
+            stages=(StageResult(stage="parse", passed=False, reason="syntax_error"),),
+        )
     joint = all(t.joint for t in tests)
-    return SuiteOutcome(task_id="T", passed=joint, tests=tests, stages=(
-        StageResult(stage="parse", passed=True), StageResult(stage="imports", passed=True),
-        StageResult(stage="tests", passed=joint, reason=None if joint else "failure_not_detected")))
+    return SuiteOutcome(
+        task_id="T",
+        passed=joint,
+        tests=tests,
+        stages=(
+            StageResult(stage="parse", passed=True),
+            StageResult(stage="imports", passed=True),
+            StageResult(stage="tests", passed=joint, reason=None if joint else "failure_not_detected"),
+        ),
+    )
 
 
 def case(name: str, present: bool = True, reference: bool = True, **detected: bool) -> CaseResult:
@@ -73,8 +89,7 @@ def case(name: str, present: bool = True, reference: bool = True, **detected: bo
 
 
 HALF_RIGHT = make_suite(case("test_a", f=True), case("test_b", g=False))
-UNPARSED = make_suite(case("test_a", False, False, f=False), case("test_b", False, False, g=False),
-                         parse_error=True)
+UNPARSED = make_suite(case("test_a", False, False, f=False), case("test_b", False, False, g=False), parse_error=True)
 
 
 # ----------------------------------------------------------------- fakes
@@ -104,8 +119,9 @@ class QueuedModel:
         self.responses = list(responses)
         self.calls: list[tuple[list[Message], CallContext, ModelParams | None]] = []
 
-    async def complete(self, messages: list[Message], context: CallContext,
-                       params: ModelParams | None = None) -> ModelResponse:
+    async def complete(
+        self, messages: list[Message], context: CallContext, params: ModelParams | None = None
+    ) -> ModelResponse:
         self.calls.append((messages, context, params))
         item = self.responses.pop(0)
         if isinstance(item, Exception):
@@ -113,20 +129,38 @@ class QueuedModel:
         return item
 
 
-def response(prompt: int = 10, completion: int = 5, cost: float | None = 0.5, cached: bool = False,
-             latency: float = 1.0) -> ModelResponse:
-    return ModelResponse(text="```python\ndef f(): pass\n```", usage=Usage(prompt_tokens=prompt,
-                         completion_tokens=completion), cost_usd=cost, cached=cached, latency_seconds=latency)
+def response(
+    prompt: int = 10, completion: int = 5, cost: float | None = 0.5, cached: bool = False, latency: float = 1.0
+) -> ModelResponse:
+    return ModelResponse(
+        text="```python\ndef f(): pass\n```",
+        usage=Usage(prompt_tokens=prompt, completion_tokens=completion),
+        cost_usd=cost,
+        cached=cached,
+        latency_seconds=latency,
+    )
 
 
-def session(tmp_path: Path, outcomes: list[Any], responses: list[ModelResponse | Exception] | None = None,
-            track: str = "code", params: ModelParams | None = None) -> tuple[EpisodeSession, RunLog]:
+def session(
+    tmp_path: Path,
+    outcomes: list[Any],
+    responses: list[ModelResponse | Exception] | None = None,
+    track: str = "code",
+    params: ModelParams | None = None,
+) -> tuple[EpisodeSession, RunLog]:
     log = RunLog(tmp_path)
-    s = EpisodeSession(task=SimpleNamespace(task_id="T"), track=track,  # type: ignore[arg-type]
-                       model=QueuedModel(responses or [response() for _ in outcomes]),
-                       params=params or ModelParams(),
-                       evaluator=QueuedEvaluator(outcomes), feedback=TemplateFeedback(),  # type: ignore[arg-type]
-                       log=log, episode=episode_key(MODEL, "loop", track, "T", 0), agent="loop", repeat=0)
+    s = EpisodeSession(
+        task=SimpleNamespace(task_id="T"),
+        track=track,  # type: ignore[arg-type]
+        model=QueuedModel(responses or [response() for _ in outcomes]),
+        params=params or ModelParams(),
+        evaluator=QueuedEvaluator(outcomes),
+        feedback=TemplateFeedback(),  # type: ignore[arg-type]
+        log=log,
+        episode=episode_key(MODEL, "loop", track, "T", 0),
+        agent="loop",
+        repeat=0,
+    )
     return s, log
 
 
@@ -138,12 +172,20 @@ def run_attempts(s: EpisodeSession, n: int) -> str | None:
         except ModelUnavailable as exc:
             return str(exc)
         return None
+
     return asyncio.run(go())
 
 
 def summary_fields(record: EpisodeRecord) -> tuple[Any, ...]:
-    return (record.status, record.passed, record.score, record.attempts, record.first_pass_attempt,
-            record.failed_stage, record.reason)
+    return (
+        record.status,
+        record.passed,
+        record.score,
+        record.attempts,
+        record.first_pass_attempt,
+        record.failed_stage,
+        record.reason,
+    )
 
 
 # ----------------------------------------------------------------- the episode summary
@@ -205,14 +247,24 @@ def test_no_attempt_and_no_error(tmp_path: Path) -> None:
 
 
 def test_tokens_cost_and_model_time_are_summed_over_calls(tmp_path: Path) -> None:
-    s, log = session(tmp_path, [WRONG, WRONG, PASS],
-                     [response(10, 5, 0.25, latency=1.5), response(20, 7, 0.75, cached=True, latency=0.5),
-                      response(30, 11, 0.125, latency=2.0)])
+    s, log = session(
+        tmp_path,
+        [WRONG, WRONG, PASS],
+        [
+            response(10, 5, 0.25, latency=1.5),
+            response(20, 7, 0.75, cached=True, latency=0.5),
+            response(30, 11, 0.125, latency=2.0),
+        ],
+    )
     run_attempts(s, 3)
     record = s.summary(0.0)
     # a cached answer is the same sample asked again: its recorded tokens and cost count once
-    assert (record.prompt_tokens, record.completion_tokens, record.cost_usd, record.model_seconds) == \
-        (60, 23, 1.125, 4.0)
+    assert (record.prompt_tokens, record.completion_tokens, record.cost_usd, record.model_seconds) == (
+        60,
+        23,
+        1.125,
+        4.0,
+    )
     assert (record.model_calls, record.reused_calls) == (3, 1)
     log.close()
 
@@ -234,8 +286,10 @@ def test_attempts_are_logged_in_order_with_their_feedback(tmp_path: Path) -> Non
     run_attempts(s, 2)
     log.close()
     attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
-    assert [(a.attempt_index, a.outcome.passed if a.outcome else None, a.feedback.score if a.feedback else None)
-            for a in attempts] == [(0, False, 0.0), (1, True, 1.0)]
+    assert [
+        (a.attempt_index, a.outcome.passed if a.outcome else None, a.feedback.score if a.feedback else None)
+        for a in attempts
+    ] == [(0, False, 0.0), (1, True, 1.0)]
     assert s.last_reply() == attempts[-1].reply
 
 
@@ -243,10 +297,15 @@ def test_attempts_are_logged_in_order_with_their_feedback(tmp_path: Path) -> Non
 
 
 def test_an_outcome_names_its_first_failed_stage_and_reason() -> None:
-    outcome = FunctionOutcome(task_id="T", passed=False, stages=(
-        StageResult(stage="parse", passed=True, reason="syntax_error"),  # a passed stage's reason is ignored
-        StageResult(stage="execute", passed=False, reason="timeout"),
-        StageResult(stage="correct", passed=False, reason="wrong_output")))
+    outcome = FunctionOutcome(
+        task_id="T",
+        passed=False,
+        stages=(
+            StageResult(stage="parse", passed=True, reason="syntax_error"),  # a passed stage's reason is ignored
+            StageResult(stage="execute", passed=False, reason="timeout"),
+            StageResult(stage="correct", passed=False, reason="wrong_output"),
+        ),
+    )
     assert (outcome.failed_stage, outcome.reason, outcome.stage_reached) == ("execute", "timeout", "correct")
     assert (PASS.failed_stage, PASS.reason, PASS.stage_reached) == (None, None, "correct")
     empty = FunctionOutcome(task_id="T", passed=False, stages=())
@@ -254,8 +313,12 @@ def test_an_outcome_names_its_first_failed_stage_and_reason() -> None:
 
 
 def test_test_suite_shares() -> None:
-    outcome = make_suite(case("test_a", f=True, g=True), case("test_b", f=False, g=True),
-                            case("test_c", reference=False, h=True), case("test_d", False, False, k=False))
+    outcome = make_suite(
+        case("test_a", f=True, g=True),
+        case("test_b", f=False, g=True),
+        case("test_c", reference=False, h=True),
+        case("test_d", False, False, k=False),
+    )
     assert outcome.joint_score == 0.25
     assert outcome.reference_pass_share == 0.5
     assert outcome.detection_share == pytest.approx(4 / 6)
@@ -272,8 +335,12 @@ def test_a_missing_test_detects_nothing_even_with_no_expected_failures() -> None
 
 
 def test_outcomes_survive_the_log(tmp_path: Path) -> None:
-    outcome = FunctionOutcome(task_id="T", passed=False, stages=(StageResult(stage="execute", passed=False),),
-                              inputs=(InputResult(index=0, status="error", error=ErrorInfo(type="E")),))
+    outcome = FunctionOutcome(
+        task_id="T",
+        passed=False,
+        stages=(StageResult(stage="execute", passed=False),),
+        inputs=(InputResult(index=0, status="error", error=ErrorInfo(type="E")),),
+    )
     s, log = session(tmp_path, [outcome, HALF_RIGHT])
     run_attempts(s, 2)
     log.close()
@@ -285,17 +352,30 @@ def test_outcomes_survive_the_log(tmp_path: Path) -> None:
 
 
 def episode(task: str, status: str, passed: bool, score: float, repeat: int = 0) -> EpisodeRecord:
-    return EpisodeRecord(episode=episode_key(MODEL, "loop", "code", task, repeat), task_id=task, track="code",
-                         agent="loop", model=MODEL, repeat=repeat, status=status,  # type: ignore[arg-type]
-                         passed=passed, score=score, attempts=1)
+    return EpisodeRecord(
+        episode=episode_key(MODEL, "loop", "code", task, repeat),
+        task_id=task,
+        track="code",
+        agent="loop",
+        model=MODEL,
+        repeat=repeat,
+        status=status,  # type: ignore[arg-type]
+        passed=passed,
+        score=score,
+        attempts=1,
+    )
 
 
 def test_finished_episodes_keep_the_latest_done_record() -> None:
-    records = [episode("a", "done", False, 0.0), episode("b", "error", False, 0.0),
-               episode("a", "done", True, 1.0), episode("a", "error", False, 0.0), episode("c", "done", False, 0.5)]
+    records = [
+        episode("a", "done", False, 0.0),
+        episode("b", "error", False, 0.0),
+        episode("a", "done", True, 1.0),
+        episode("a", "error", False, 0.0),
+        episode("c", "done", False, 0.5),
+    ]
     done = finished_episodes(records)
-    assert {k.split("|")[3]: (r.status, r.score) for k, r in done.items()} == {"a": ("done", 1.0),
-                                                                             "c": ("done", 0.5)}
+    assert {k.split("|")[3]: (r.status, r.score) for k, r in done.items()} == {"a": ("done", 1.0), "c": ("done", 0.5)}
 
 
 def test_the_log_reader_returns_every_record_in_order_and_skips_a_torn_tail(tmp_path: Path) -> None:
@@ -348,20 +428,27 @@ def test_resume_skips_episodes_whose_latest_record_is_done_and_redoes_errors(tmp
     tasks = [fake_task("a"), fake_task("b"), fake_task("c")]
 
     async def run(outcomes: list[Any], responses: list[Any], agent: OneShot) -> list[EpisodeRecord]:
-        return await execute_run(config, tasks, tmp_path, QueuedModel(responses), QueuedEvaluator(outcomes),
-                                 agent=agent)
+        return await execute_run(
+            config, tasks, tmp_path, QueuedModel(responses), QueuedEvaluator(outcomes), agent=agent
+        )
 
     first = OneShot()
     # a passes, b's model call fails (an error record), c gets a wrong answer
     records = asyncio.run(run([PASS, WRONG], [response(), RuntimeError("down"), response()], first))
     assert sorted(first.solved) == ["a", "b", "c"]
-    assert [(r.task_id, r.status, r.passed, r.error) for r in records] == \
-        [("a", "done", True, None), ("b", "error", False, "RuntimeError: down"), ("c", "done", False, None)]
+    assert [(r.task_id, r.status, r.passed, r.error) for r in records] == [
+        ("a", "done", True, None),
+        ("b", "error", False, "RuntimeError: down"),
+        ("c", "done", False, None),
+    ]
     again = OneShot()
     records = asyncio.run(run([PASS], [response()], again))
     assert again.solved == ["b"]
-    assert [(r.task_id, r.status, r.passed) for r in records] == \
-        [("a", "done", True), ("b", "done", True), ("c", "done", False)]
+    assert [(r.task_id, r.status, r.passed) for r in records] == [
+        ("a", "done", True),
+        ("b", "done", True),
+        ("c", "done", False),
+    ]
     assert len(finished_episodes(read_log(tmp_path))) == 3
 
 
@@ -375,10 +462,14 @@ def test_every_model_call_is_logged_with_its_attempt_request_and_outcome(tmp_pat
     log.close()
     calls = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
     # each attempt is its own sample: the same prompt, two requests with two hashes
-    first, second = (ModelRequest(model=MODEL, messages=tuple(PROMPT), params=ModelParams(),
-                                  sample=f"{s.episode} attempt {i}") for i in (0, 1))
+    first, second = (
+        ModelRequest(model=MODEL, messages=tuple(PROMPT), params=ModelParams(), sample=f"{s.episode} attempt {i}")
+        for i in (0, 1)
+    )
     assert [(c.attempt_index, c.request, c.request_hash, c.error is None) for c in calls] == [
-        (0, first, first.request_hash(), True), (1, second, second.request_hash(), False)]
+        (0, first, first.request_hash(), True),
+        (1, second, second.request_hash(), False),
+    ]
     assert first.request_hash() != second.request_hash()
     assert calls[1].error == ("RuntimeError: " + long)[:2000]
     assert calls[0].response is not None and calls[0].response.usage.prompt_tokens == 10
@@ -429,10 +520,12 @@ def test_the_model_is_asked_with_the_messages_context_and_params(tmp_path: Path)
     assert isinstance(model, QueuedModel)
     assert [(m, c.task_id, c.episode, c.attempt_index, c.attempt, c.sample, p) for m, c, p in model.calls] == [
         (PROMPT, "T", s.episode, 0, "loop repeat 0 attempt 0", f"{s.episode} attempt 0", params),
-        (PROMPT, "T", s.episode, 1, "loop repeat 0 attempt 1", f"{s.episode} attempt 1", params)]
+        (PROMPT, "T", s.episode, 1, "loop repeat 0 attempt 1", f"{s.episode} attempt 1", params),
+    ]
     calls = [r for r in read_log(tmp_path) if isinstance(r, ModelCallRecord)]
-    assert calls[0].request == ModelRequest(model=MODEL, messages=tuple(PROMPT), params=params,
-                                            sample=f"{s.episode} attempt 0")
+    assert calls[0].request == ModelRequest(
+        model=MODEL, messages=tuple(PROMPT), params=params, sample=f"{s.episode} attempt 0"
+    )
 
 
 @pytest.mark.parametrize(("track", "method"), [("code", "function"), ("tests", "tests")])
@@ -446,8 +539,11 @@ def test_the_reply_is_scored_on_the_episodes_track(tmp_path: Path, track: str, m
 
 
 def test_the_last_reply_is_the_latest_attempts(tmp_path: Path) -> None:
-    s, log = session(tmp_path, [WRONG, WRONG, WRONG],
-                     [response().model_copy(update={"text": t}) for t in ("first", "second", "third")])
+    s, log = session(
+        tmp_path,
+        [WRONG, WRONG, WRONG],
+        [response().model_copy(update={"text": t}) for t in ("first", "second", "third")],
+    )
     assert s.last_reply() == ""
     run_attempts(s, 3)
     assert s.last_reply() == "third"
@@ -521,21 +617,31 @@ def test_task_selection_by_ids_and_patterns() -> None:
 
 
 def test_each_repeat_is_its_own_seeded_episode_and_reported_as_it_ends(tmp_path: Path) -> None:
-    config = RunConfig(model=MODEL, agent="loop", tasks="a", repeats=3, concurrency=1,
-                       params=ModelParams(temperature=0.7))
+    config = RunConfig(
+        model=MODEL, agent="loop", tasks="a", repeats=3, concurrency=1, params=ModelParams(temperature=0.7)
+    )
     model = QueuedModel([response(), response(), response()])
     seen: list[tuple[str, int, bool]] = []
-    records = asyncio.run(execute_run(config, [fake_task("a")], tmp_path, model, QueuedEvaluator([PASS, WRONG, PASS]),
-                                      agent=OneShot(), on_episode=lambda r: seen.append((r.task_id, r.repeat, r.passed))))
+    records = asyncio.run(
+        execute_run(
+            config,
+            [fake_task("a")],
+            tmp_path,
+            model,
+            QueuedEvaluator([PASS, WRONG, PASS]),
+            agent=OneShot(),
+            on_episode=lambda r: seen.append((r.task_id, r.repeat, r.passed)),
+        )
+    )
     assert [(p.seed, p.temperature) for _, _, p in model.calls] == [(0, 0.7), (1, 0.7), (2, 0.7)]
     assert [(r.task_id, r.repeat, r.passed, r.episode) for r in records] == [
-        ("a", i, ok, episode_key(MODEL, "loop", "code", "a", i)) for i, ok in enumerate((True, False, True))]
+        ("a", i, ok, episode_key(MODEL, "loop", "code", "a", i)) for i, ok in enumerate((True, False, True))
+    ]
     assert sorted(seen) == [("a", 0, True), ("a", 1, False), ("a", 2, True)]
     assert [r.repeat for r in read_log(tmp_path) if isinstance(r, EpisodeRecord)] == [0, 1, 2]
 
 
-def test_the_agent_named_in_the_config_runs_when_none_is_given(tmp_path: Path, scale_task: Any,
-                                                                evaluator: Any) -> None:
+def test_the_agent_named_in_the_config_runs_when_none_is_given(tmp_path: Path, scale_task: Any, evaluator: Any) -> None:
     from conftest import CORRECT_SCALE
 
     config = RunConfig(model=MODEL, agent="single-shot", tasks="all", repeats=1, concurrency=1)

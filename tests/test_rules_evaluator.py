@@ -89,10 +89,18 @@ def task_info():
 def rules_tasks(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Task]:
     d = tmp_path_factory.mktemp("rules_tasks")
     sources = {
-        "four_inputs_CC0_H0_T0": scale_source("four_inputs_CC0_H0_T0", imports=("import time", "import os", "import ctypes"),
-                                              inputs=FOUR_INPUTS, extensions={"time_limit": "0.25"}),
-        "many_inputs_CC0_H0_T0": scale_source("many_inputs_CC0_H0_T0", imports=("import time", "import os"),
-                                              inputs=MANY_INPUTS, extensions={"time_limit": "0.25"}),
+        "four_inputs_CC0_H0_T0": scale_source(
+            "four_inputs_CC0_H0_T0",
+            imports=("import time", "import os", "import ctypes"),
+            inputs=FOUR_INPUTS,
+            extensions={"time_limit": "0.25"},
+        ),
+        "many_inputs_CC0_H0_T0": scale_source(
+            "many_inputs_CC0_H0_T0",
+            imports=("import time", "import os"),
+            inputs=MANY_INPUTS,
+            extensions={"time_limit": "0.25"},
+        ),
         "two_failures_CC0_H0_T0": TWO_FAILURES,
     }
     return {tid: load_task(write_module(d, f"{tid}.py", src), sandbox) for tid, src in sources.items()}
@@ -108,8 +116,10 @@ def quick_tests(sandbox: Sandbox) -> Iterator[Evaluator]:
 
 def attempt(*lines: str) -> str:
     body = "\n".join(f"    {line}" for line in lines)
-    return ("import numpy as np\nimport time\nimport os\n\n\nclass NegativeFactor(ValueError):\n    pass\n\n\n"
-            f"def scale_vector(x, factor):\n{body}\n")
+    return (
+        "import numpy as np\nimport time\nimport os\n\n\nclass NegativeFactor(ValueError):\n    pass\n\n\n"
+        f"def scale_vector(x, factor):\n{body}\n"
+    )
 
 
 CHECK_SIGN = "if factor < 0:\n        raise ValueError('negative')"
@@ -133,23 +143,32 @@ FEEDBACK = TemplateFeedback()
 def test_a_correct_attempt_passes_every_stage(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], attempt(CHECK_SIGN, RIGHT))
     assert outcome.passed
-    assert stages(outcome) == [("parse", True, None, None), ("imports", True, None, None),
-                               ("execute", True, None, None), ("correct", True, None, None)]
+    assert stages(outcome) == [
+        ("parse", True, None, None),
+        ("imports", True, None, None),
+        ("execute", True, None, None),
+        ("correct", True, None, None),
+    ]
     assert statuses(outcome) == ["match"] * 4
     assert [r.index for r in outcome.inputs] == [0, 1, 2, 3]
 
 
 def test_a_timeout_on_the_third_of_four_inputs(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"],
-                                       attempt(CHECK_SIGN, "if factor == 3.0:\n        time.sleep(60)", RIGHT))
+    outcome = evaluator.score_function(
+        rules_tasks["four_inputs_CC0_H0_T0"], attempt(CHECK_SIGN, "if factor == 3.0:\n        time.sleep(60)", RIGHT)
+    )
     assert not outcome.passed
     assert statuses(outcome) == ["match", "match", "timeout", "not_run"]
-    assert stages(outcome)[2:] == [("execute", False, "timeout", "input 2: the code did not finish within the time "
-                                                                  "limit")]
+    assert stages(outcome)[2:] == [
+        ("execute", False, "timeout", "input 2: the code did not finish within the time limit")
+    ]
     fb = FEEDBACK(outcome)
-    assert (fb.score, fb.text) == (0.1, "Your previous function did not finish within the time limit on verification "
-                                        "input 2. Look for an infinite loop or an algorithm far slower than needed, "
-                                        "and return the complete corrected code.")
+    assert (fb.score, fb.text) == (
+        0.1,
+        "Your previous function did not finish within the time limit on verification "
+        "input 2. Look for an infinite loop or an algorithm far slower than needed, "
+        "and return the complete corrected code.",
+    )
 
 
 def test_the_time_limit_grows_with_the_number_of_inputs(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
@@ -163,55 +182,79 @@ def test_the_time_limit_grows_with_the_number_of_inputs(evaluator: Evaluator, ru
 
 
 def test_a_process_exit_on_the_second_input(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"],
-                                       attempt(CHECK_SIGN, "if factor == 2.0:\n        os._exit(3)", RIGHT))
+    outcome = evaluator.score_function(
+        rules_tasks["four_inputs_CC0_H0_T0"], attempt(CHECK_SIGN, "if factor == 2.0:\n        os._exit(3)", RIGHT)
+    )
     assert statuses(outcome) == ["match", "crashed", "not_run", "not_run"]
-    assert stages(outcome)[2:] == [("execute", False, "crashed",
-                                    "input 1: the process exited (code 3) before returning a result")]
+    assert stages(outcome)[2:] == [
+        ("execute", False, "crashed", "input 1: the process exited (code 3) before returning a result")
+    ]
     assert FEEDBACK(outcome).text.startswith(
         "Your previous function stopped the process on verification input 1: the process exited (code 3) before "
-        "returning a result. Check memory use")
+        "returning a result. Check memory use"
+    )
 
 
 def test_a_kill_by_signal_on_the_first_input(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"],
-                                       "import ctypes\n" + attempt("ctypes.string_at(0)", RIGHT))
+    outcome = evaluator.score_function(
+        rules_tasks["four_inputs_CC0_H0_T0"], "import ctypes\n" + attempt("ctypes.string_at(0)", RIGHT)
+    )
     assert statuses(outcome) == ["crashed", "not_run", "not_run", "not_run"]
-    assert stages(outcome)[2:] == [("execute", False, "crashed", "input 0: the process was killed by signal 11 "
-                                                                  "(memory or CPU limit, or a crash)")]
+    assert stages(outcome)[2:] == [
+        ("execute", False, "crashed", "input 0: the process was killed by signal 11 (memory or CPU limit, or a crash)")
+    ]
 
 
 def test_errors_on_some_inputs_name_the_first(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], attempt(
-        CHECK_SIGN, "if factor == 1.0:\n        raise KeyError('first')",
-        "if factor == 2.0:\n        return 0 * np.asarray(x, dtype=float)",
-        "if factor == 3.0:\n        raise ZeroDivisionError('third')", RIGHT))
+    outcome = evaluator.score_function(
+        rules_tasks["four_inputs_CC0_H0_T0"],
+        attempt(
+            CHECK_SIGN,
+            "if factor == 1.0:\n        raise KeyError('first')",
+            "if factor == 2.0:\n        return 0 * np.asarray(x, dtype=float)",
+            "if factor == 3.0:\n        raise ZeroDivisionError('third')",
+            RIGHT,
+        ),
+    )
     assert statuses(outcome) == ["error", "mismatch", "error", "match"]
     assert stages(outcome)[2:] == [("execute", False, "runtime_error", "input 0: KeyError: 'first'")]
     assert all(r.seconds is not None and r.seconds >= 0 for r in outcome.inputs)
     first, _, third, _ = outcome.inputs
     assert (first.error.type, first.error.message) == ("KeyError", "'first'")
     assert (third.error.type, third.error.message) == ("ZeroDivisionError", "third")
-    assert any(line.startswith("<attempt>, line ") and "raise ZeroDivisionError('third')" in line
-               for line in third.error.traceback)
+    assert any(
+        line.startswith("<attempt>, line ") and "raise ZeroDivisionError('third')" in line
+        for line in third.error.traceback
+    )
     fb = FEEDBACK(outcome)
     assert fb.score == 0.1
-    assert fb.text.startswith("Your previous function raised an exception on verification input 0:\n"
-                              "    KeyError: 'first'\nTraceback (your code only):\n    <attempt>, line ")
+    assert fb.text.startswith(
+        "Your previous function raised an exception on verification input 0:\n"
+        "    KeyError: 'first'\nTraceback (your code only):\n    <attempt>, line "
+    )
 
 
-@pytest.mark.parametrize(("raising", "status", "mismatch", "error_type"), [
-    ("raise NegativeFactor('no')", "match", None, None),  # a subclass of the documented exception
-    ("raise ValueError('no')", "match", None, None),
-    ("raise TypeError('no')", "mismatch", "wrong_exception", "TypeError"),
-    ("raise Exception('no')", "mismatch", "wrong_exception", "Exception"),
-    ("return np.zeros(1)", "mismatch", "expected_exception", None),
-])
+@pytest.mark.parametrize(
+    ("raising", "status", "mismatch", "error_type"),
+    [
+        ("raise NegativeFactor('no')", "match", None, None),  # a subclass of the documented exception
+        ("raise ValueError('no')", "match", None, None),
+        ("raise TypeError('no')", "mismatch", "wrong_exception", "TypeError"),
+        ("raise Exception('no')", "mismatch", "wrong_exception", "Exception"),
+        ("return np.zeros(1)", "mismatch", "expected_exception", None),
+    ],
+)
 def test_where_the_reference_raises_the_attempt_must_raise_the_same_kind(
-        evaluator: Evaluator, rules_tasks: dict[str, Task], raising: str, status: str, mismatch: str | None,
-        error_type: str | None) -> None:
-    outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"],
-                                       attempt(f"if factor < 0:\n        {raising}", RIGHT))
+    evaluator: Evaluator,
+    rules_tasks: dict[str, Task],
+    raising: str,
+    status: str,
+    mismatch: str | None,
+    error_type: str | None,
+) -> None:
+    outcome = evaluator.score_function(
+        rules_tasks["four_inputs_CC0_H0_T0"], attempt(f"if factor < 0:\n        {raising}", RIGHT)
+    )
     assert statuses(outcome) == ["match", "match", "match", status]
     last = outcome.inputs[3]
     assert (last.mismatch, last.error.type if last.error else None) == (mismatch, error_type)
@@ -220,19 +263,29 @@ def test_where_the_reference_raises_the_attempt_must_raise_the_same_kind(
     if status == "match":
         assert stages(outcome)[2:] == [("execute", True, None, None), ("correct", True, None, None)]
     else:
-        assert stages(outcome)[2:] == [("execute", True, None, None),
-                                       ("correct", False, "wrong_output", "1 of 4 verification inputs differ")]
+        assert stages(outcome)[2:] == [
+            ("execute", True, None, None),
+            ("correct", False, "wrong_output", "1 of 4 verification inputs differ"),
+        ]
     if mismatch == "expected_exception":
         assert last.where == "an exception of type ValueError"
 
 
 def test_wrong_values_on_some_inputs(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], attempt(
-        CHECK_SIGN, "if factor == 2.0:\n        return [factor * np.asarray(x, dtype=float)]",
-        "if factor == 3.0:\n        return factor * np.asarray(x, dtype=float) + 0.003", RIGHT))
+    outcome = evaluator.score_function(
+        rules_tasks["four_inputs_CC0_H0_T0"],
+        attempt(
+            CHECK_SIGN,
+            "if factor == 2.0:\n        return [factor * np.asarray(x, dtype=float)]",
+            "if factor == 3.0:\n        return factor * np.asarray(x, dtype=float) + 0.003",
+            RIGHT,
+        ),
+    )
     assert statuses(outcome) == ["match", "mismatch", "mismatch", "match"]
-    assert stages(outcome)[2:] == [("execute", True, None, None),
-                                   ("correct", False, "wrong_output", "2 of 4 verification inputs differ")]
+    assert stages(outcome)[2:] == [
+        ("execute", True, None, None),
+        ("correct", False, "wrong_output", "2 of 4 verification inputs differ"),
+    ]
     second, third = outcome.inputs[1:3]
     assert (second.mismatch, second.where) == ("type_mismatch", "output")
     assert (third.mismatch, third.where) == ("value_mismatch", "output")
@@ -242,29 +295,39 @@ def test_wrong_values_on_some_inputs(evaluator: Evaluator, rules_tasks: dict[str
     assert fb.text.splitlines()[:3] == [
         "Your previous function ran but returned wrong results on 2 of 4 verification inputs:",
         "- input 1: a returned value has the wrong type (at output)",
-        "- input 2: values differ, largest error about 1e-4 relative to the output scale (at output)"]
+        "- input 2: values differ, largest error about 1e-4 relative to the output scale (at output)",
+    ]
 
 
 def test_a_value_that_is_not_plain_data(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"],
-                                       attempt(CHECK_SIGN, "if factor == 3.0:\n        return len", RIGHT))
+    outcome = evaluator.score_function(
+        rules_tasks["four_inputs_CC0_H0_T0"], attempt(CHECK_SIGN, "if factor == 3.0:\n        return len", RIGHT)
+    )
     assert statuses(outcome) == ["match", "match", "mismatch", "match"]
     assert outcome.inputs[2].mismatch == "unsupported_output"
 
 
-@pytest.mark.parametrize(("module_line", "detail"), [
-    ("X = 1 / 0", "ZeroDivisionError: division by zero"),
-    ("Y = undefined_name", "NameError: name 'undefined_name' is not defined"),
-])
-def test_code_that_fails_to_load(evaluator: Evaluator, rules_tasks: dict[str, Task], module_line: str,
-                                 detail: str) -> None:
-    outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"],
-                                       module_line + "\n" + attempt(CHECK_SIGN, RIGHT))
+@pytest.mark.parametrize(
+    ("module_line", "detail"),
+    [
+        ("X = 1 / 0", "ZeroDivisionError: division by zero"),
+        ("Y = undefined_name", "NameError: name 'undefined_name' is not defined"),
+    ],
+)
+def test_code_that_fails_to_load(
+    evaluator: Evaluator, rules_tasks: dict[str, Task], module_line: str, detail: str
+) -> None:
+    outcome = evaluator.score_function(
+        rules_tasks["four_inputs_CC0_H0_T0"], module_line + "\n" + attempt(CHECK_SIGN, RIGHT)
+    )
     assert not outcome.passed
     assert outcome.inputs == ()
     assert stages(outcome)[2:] == [("execute", False, "load_error", detail)]
-    assert FEEDBACK(outcome).text == ("Your previous function raised an exception:\n    " + detail +
-                                      "\nFix the error and return the complete corrected code.")
+    assert FEEDBACK(outcome).text == (
+        "Your previous function raised an exception:\n    "
+        + detail
+        + "\nFix the error and return the complete corrected code."
+    )
 
 
 # ----------------------------------------------------------------- test track
@@ -284,32 +347,39 @@ def results(outcome: SuiteOutcome) -> list[tuple[str, bool, bool, dict[str, bool
 
 def test_a_test_that_catches_one_of_its_two_failures(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     # x = [1], factor 2: the reference gives 2, fail_adds 3 (caught), fail_squares 2 (not caught)
-    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"],
-                                    suite(SCALES.format(x="1.0", f="2.0", y="2.0"), ZERO))
+    outcome = evaluator.score_tests(
+        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0", f="2.0", y="2.0"), ZERO)
+    )
     assert results(outcome) == [
         ("test_scales_values", True, True, {"fail_adds": True, "fail_squares": False}),
-        ("test_zero_factor", True, True, {"fail_ones": True})]
+        ("test_zero_factor", True, True, {"fail_ones": True}),
+    ]
     assert (outcome.passed, outcome.joint_score, outcome.detection_share) == (False, 0.5, pytest.approx(2 / 3))
     assert stages(outcome)[-1][:3] == ("tests", False, "failure_not_detected")
     fb = FEEDBACK(outcome)
     assert fb.score == 0.5
-    assert fb.text.splitlines()[1] == \
-        "- test_scales_values passes on a wrong implementation it should reject: fail_squares."
+    assert (
+        fb.text.splitlines()[1]
+        == "- test_scales_values passes on a wrong implementation it should reject: fail_squares."
+    )
 
 
 def test_a_test_that_catches_both(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"],
-                                    suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), ZERO))
+    outcome = evaluator.score_tests(
+        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), ZERO)
+    )
     assert outcome.passed and outcome.joint_score == 1.0
     assert stages(outcome)[-1][:3] == ("tests", True, None)
 
 
 def test_a_missing_test_and_a_test_failing_the_reference(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"],
-                                    suite(SCALES.format(x="1.0", f="2.0", y="5.0")))
+    outcome = evaluator.score_tests(
+        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0", f="2.0", y="5.0"))
+    )
     assert results(outcome) == [
         ("test_scales_values", True, False, {"fail_adds": True, "fail_squares": True}),
-        ("test_zero_factor", False, False, {"fail_ones": False})]
+        ("test_zero_factor", False, False, {"fail_ones": False}),
+    ]
     assert stages(outcome)[-1][:3] == ("tests", False, "missing_test")
     error = outcome.tests[0].reference_error
     assert error is not None and error.type == "AssertionError" and error.message == ""
@@ -318,13 +388,15 @@ def test_a_missing_test_and_a_test_failing_the_reference(evaluator: Evaluator, r
     assert fb.score == 0.0
     assert fb.text.splitlines()[1:3] == [
         "Missing tests (write a function with exactly this name): test_zero_factor.",
-        f"- test_scales_values fails on a correct implementation (AssertionError), at: {error.traceback[-1]}."]
+        f"- test_scales_values fails on a correct implementation (AssertionError), at: {error.traceback[-1]}.",
+    ]
 
 
 def test_a_test_failing_only_the_reference(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     wrong_zero = ZERO.replace("[0.0, 0.0]", "[1.0, 1.0]")
-    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"],
-                                    suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), wrong_zero))
+    outcome = evaluator.score_tests(
+        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), wrong_zero)
+    )
     assert results(outcome)[1] == ("test_zero_factor", True, False, {"fail_ones": False})
     assert stages(outcome)[-1][:3] == ("tests", False, "fails_on_reference")
     assert outcome.joint_score == 0.5 and outcome.reference_pass_share == 0.5
@@ -332,8 +404,9 @@ def test_a_test_failing_only_the_reference(evaluator: Evaluator, rules_tasks: di
 
 def test_a_test_that_hangs_on_the_reference(quick_tests: Evaluator, rules_tasks: dict[str, Task]) -> None:
     hanging = ZERO.replace("assert", "time.sleep(30)\n    assert")
-    outcome = quick_tests.score_tests(rules_tasks["two_failures_CC0_H0_T0"],
-                                      suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), hanging))
+    outcome = quick_tests.score_tests(
+        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), hanging)
+    )
     hung = outcome.tests[1]
     assert (hung.present, hung.passes_reference, hung.detected) == (True, False, {"fail_ones": True})
     assert hung.reference_error is not None and hung.reference_error.type == "timeout"
@@ -341,16 +414,21 @@ def test_a_test_that_hangs_on_the_reference(quick_tests: Evaluator, rules_tasks:
     assert "- test_zero_factor fails on a correct implementation (timeout)." in FEEDBACK(outcome).text.splitlines()
 
 
-@pytest.mark.parametrize(("text", "stage", "reason"), [
-    ("def test_scales_values(fcn)\n    pass\n", "parse", "syntax_error"),
-    ("import os\n" + ZERO, "imports", "disallowed_import"),
-])
-def test_a_suite_stopped_early_scores_every_test_missing(evaluator: Evaluator, rules_tasks: dict[str, Task],
-                                                         text: str, stage: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "stage", "reason"),
+    [
+        ("def test_scales_values(fcn)\n    pass\n", "parse", "syntax_error"),
+        ("import os\n" + ZERO, "imports", "disallowed_import"),
+    ],
+)
+def test_a_suite_stopped_early_scores_every_test_missing(
+    evaluator: Evaluator, rules_tasks: dict[str, Task], text: str, stage: str, reason: str
+) -> None:
     outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], text)
     assert results(outcome) == [
         ("test_scales_values", False, False, {"fail_adds": False, "fail_squares": False}),
-        ("test_zero_factor", False, False, {"fail_ones": False})]
+        ("test_zero_factor", False, False, {"fail_ones": False}),
+    ]
     assert stages(outcome)[-1][:3] == (stage, False, reason)
     assert (outcome.passed, outcome.joint_score) == (False, 0.0)
 
@@ -359,12 +437,14 @@ def test_a_suite_stopped_early_scores_every_test_missing(evaluator: Evaluator, r
 
 
 def test_an_implementation_is_the_module_reduced_to_what_it_needs() -> None:
-    source = ('import numpy as np\nK = 2\n\ndef helper(x):\n    return K * x\n\n'
-              'def main(x):\n    """The doc."""\n    return helper(x)\n\n'
-              'def fail_a(x):\n    """Wrong."""\n    return x\n\n'
-              'def fail_a(x):\n    return -x\n\n'
-              'def test_main(fcn):\n    assert fcn(1) == 2\n\n'
-              'def task_info():\n    return {}\n')
+    source = (
+        "import numpy as np\nK = 2\n\ndef helper(x):\n    return K * x\n\n"
+        'def main(x):\n    """The doc."""\n    return helper(x)\n\n'
+        'def fail_a(x):\n    """Wrong."""\n    return x\n\n'
+        "def fail_a(x):\n    return -x\n\n"
+        "def test_main(fcn):\n    assert fcn(1) == 2\n\n"
+        "def task_info():\n    return {}\n"
+    )
     reduced = implementation_source(source, "fail_a", "main", ("test_main", "fail_a", "task_info", "main"))
     namespace: dict[str, object] = {}
     exec(reduced, namespace)
@@ -375,8 +455,7 @@ def test_an_implementation_is_the_module_reduced_to_what_it_needs() -> None:
     assert '"""' not in reference and reference.rstrip().endswith("return helper(x)")
 
 
-def test_the_reference_outputs_are_computed_once_per_task(evaluator: Evaluator,
-                                                           rules_tasks: dict[str, Task]) -> None:
+def test_the_reference_outputs_are_computed_once_per_task(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     task = rules_tasks["four_inputs_CC0_H0_T0"]
     first = evaluator.reference_outputs(task)
     assert evaluator.reference_outputs(task) is first
@@ -384,8 +463,9 @@ def test_the_reference_outputs_are_computed_once_per_task(evaluator: Evaluator,
     assert list(first[2].value) == [6.0, 12.0]
 
 
-def test_reference_outputs_are_computed_in_the_sandbox(evaluator: Evaluator, rules_tasks: dict[str, Task],
-                                                       tmp_path: Path) -> None:
+def test_reference_outputs_are_computed_in_the_sandbox(
+    evaluator: Evaluator, rules_tasks: dict[str, Task], tmp_path: Path
+) -> None:
     outputs = evaluator.run_reference(rules_tasks["two_failures_CC0_H0_T0"], "fail_squares")
     assert [list(o.value) for o in outputs] == [[3.0, 12.0]]
 
@@ -405,14 +485,17 @@ class RecordingSandbox:
         return self.inner.run(job, policy)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("task_id", "call_seconds", "wall"), [
-    ("four_inputs_CC0_H0_T0", 10.0, 0.25 * 4 + 5.0),  # the task's own per-call limit, times its 4 inputs
-    ("scale_vector_CC0_H0_T0", 10.0, 10.0 * 3 + 5.0),  # no limit of its own: the evaluator's, times 3 inputs
-    ("scale_vector_CC0_H0_T0", 7.0, 7.0 * 3 + 5.0),
-])
+@pytest.mark.parametrize(
+    ("task_id", "call_seconds", "wall"),
+    [
+        ("four_inputs_CC0_H0_T0", 10.0, 0.25 * 4 + 5.0),  # the task's own per-call limit, times its 4 inputs
+        ("scale_vector_CC0_H0_T0", 10.0, 10.0 * 3 + 5.0),  # no limit of its own: the evaluator's, times 3 inputs
+        ("scale_vector_CC0_H0_T0", 7.0, 7.0 * 3 + 5.0),
+    ],
+)
 def test_the_wall_clock_limit_of_a_call_job_scales_with_the_inputs(
-        sandbox: Sandbox, rules_tasks: dict[str, Task], scale_task: Task, task_id: str, call_seconds: float,
-        wall: float) -> None:
+    sandbox: Sandbox, rules_tasks: dict[str, Task], scale_task: Task, task_id: str, call_seconds: float, wall: float
+) -> None:
     task = rules_tasks.get(task_id, scale_task)
     recording = RecordingSandbox(sandbox)
     ev = Evaluator(recording, EvaluatorConfig(call_seconds=call_seconds, memory_mb=1024))  # type: ignore[arg-type]
@@ -423,7 +506,10 @@ def test_the_wall_clock_limit_of_a_call_job_scales_with_the_inputs(
     assert [kind for kind, _ in recording.policies] == ["call", "call"]  # the reference, then the attempt
     for _, policy in recording.policies:
         assert (policy.wall_seconds, policy.memory_mb, policy.hidden_paths) == (  # type: ignore[attr-defined]
-            wall, 1024, (str(Path(task.path).parent),))
+            wall,
+            1024,
+            (str(Path(task.path).parent),),
+        )
 
 
 class RefusingSandbox(RecordingSandbox):
@@ -442,10 +528,13 @@ def test_the_wall_clock_limit_is_capped_at_15_minutes(sandbox: Sandbox, scale_ta
             ev.score_function(scale_task, CORRECT_SCALE)
     finally:
         ev.close()
-    assert str(err.value) == ("scale_vector_CC0_H0_T0: reference gave no result on input 0 (the process exited "
-                              "(code None) before returning a result)")
+    assert str(err.value) == (
+        "scale_vector_CC0_H0_T0: reference gave no result on input 0 (the process exited "
+        "(code None) before returning a result)"
+    )
     assert [(kind, policy.wall_seconds) for kind, policy in recording.policies] == [  # type: ignore[attr-defined]
-        ("call", 900.0)]
+        ("call", 900.0)
+    ]
 
 
 def test_a_test_job_gets_the_test_time_limit(sandbox: Sandbox, rules_tasks: dict[str, Task]) -> None:
@@ -459,7 +548,10 @@ def test_a_test_job_gets_the_test_time_limit(sandbox: Sandbox, rules_tasks: dict
     assert sorted(kind for kind, _ in recording.policies) == ["test"] * 5  # 2 tests x (reference + failures)
     for _, policy in recording.policies:
         assert (policy.wall_seconds, policy.memory_mb, policy.hidden_paths) == (  # type: ignore[attr-defined]
-            12.5, 900, (str(Path(task.path).parent),))
+            12.5,
+            900,
+            (str(Path(task.path).parent),),
+        )
 
 
 def test_the_allowed_imports_come_before_the_attempt(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
@@ -476,7 +568,7 @@ def test_long_errors_are_cut(evaluator: Evaluator, rules_tasks: dict[str, Task])
     assert [len(line) for line in error.traceback] == [300]
 
 
-FORGER = '''
+FORGER = """
 def _stack():
     try:
         raise RuntimeError
@@ -495,27 +587,35 @@ FORGED = [
     '"data": ""}}}',
     '{"event": "input", "index": 3, "status": "error", "error_type": "ValueError"}',
 ]
-'''
+"""
 
 
-def test_frames_an_attempt_forges_are_judged_within_the_same_bounds(evaluator: Evaluator,
-                                                                     rules_tasks: dict[str, Task]) -> None:
+def test_frames_an_attempt_forges_are_judged_within_the_same_bounds(
+    evaluator: Evaluator, rules_tasks: dict[str, Task]
+) -> None:
     # the attempt writes its own frames to the result pipe and leaves before returning anything
-    code = attempt("out = next(f.f_locals['out'] for f in _stack() if 'out' in f.f_locals)",
-                   "for line in FORGED:\n        os.write(out._fd, (line + '\\n').encode())", "os._exit(0)")
+    code = attempt(
+        "out = next(f.f_locals['out'] for f in _stack() if 'out' in f.f_locals)",
+        "for line in FORGED:\n        os.write(out._fd, (line + '\\n').encode())",
+        "os._exit(0)",
+    )
     outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], FORGER + code)
     assert statuses(outcome) == ["error", "error", "mismatch", "mismatch"]
-    assert [(r.mismatch, r.seconds) for r in outcome.inputs] == [(None, None), (None, None),
-                                                                  ("unsupported_output", None),
-                                                                  ("wrong_exception", None)]  # no error_mro sent
+    assert [(r.mismatch, r.seconds) for r in outcome.inputs] == [
+        (None, None),
+        (None, None),
+        ("unsupported_output", None),
+        ("wrong_exception", None),
+    ]  # no error_mro sent
     first, second = outcome.inputs[:2]
     assert (first.error.type, first.error.message, first.error.traceback) == ("Error", "", ())
     assert (second.error.type, second.error.message, second.error.traceback) == ("E", "m" * 600, ("t" * 300,) * 8)
     assert stages(outcome)[2:] == [("execute", False, "runtime_error", "input 0: Error: ")]
 
 
-def test_a_tests_failure_message_on_the_reference_is_not_kept(evaluator: Evaluator,
-                                                               rules_tasks: dict[str, Task]) -> None:
+def test_a_tests_failure_message_on_the_reference_is_not_kept(
+    evaluator: Evaluator, rules_tasks: dict[str, Task]
+) -> None:
     # the message could show the reference's output ("got [2.]"): only the type and own lines are kept
     leaky = "def test_scales_values(fcn):\n    y = fcn(np.array([1.0]), 2.0)\n    assert y[0] == 5.0, f'got {y}'\n"
     outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], suite(leaky, ZERO))

@@ -34,9 +34,15 @@ def test_cpu_limit_backs_up_the_wall_clock(wall: float, cpu: int | None, limit: 
 
 def test_policy_as_sent_to_the_child() -> None:
     policy = SandboxPolicy(wall_seconds=12.5, memory_mb=512, hidden_paths=("/a", "/b"))
-    assert policy.as_dict() == {"wall_seconds": 12.5, "cpu_seconds": 14, "memory_mb": 512,
-                                "max_output_bytes": 32 * 1024 * 1024, "max_processes": 64, "scratch_mb": 256,
-                                "hidden_paths": ["/a", "/b"]}
+    assert policy.as_dict() == {
+        "wall_seconds": 12.5,
+        "cpu_seconds": 14,
+        "memory_mb": 512,
+        "max_output_bytes": 32 * 1024 * 1024,
+        "max_processes": 64,
+        "scratch_mb": 256,
+        "hidden_paths": ["/a", "/b"],
+    }
 
 
 def test_the_environment_is_a_whitelist(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,8 +60,7 @@ def test_the_environment_is_a_whitelist(monkeypatch: pytest.MonkeyPatch) -> None
         mutant = "m.x_f__mutmut_1"
         monkeypatch.setenv("MUTANT_UNDER_TEST", mutant)
     env = sandbox_env()
-    assert env == {"LANG": "C.UTF-8", "PATH": "/opt/bin", "MUTANT_UNDER_TEST": mutant, **FIXED_ENV,
-                   "HOME": "/tmp"}
+    assert env == {"LANG": "C.UTF-8", "PATH": "/opt/bin", "MUTANT_UNDER_TEST": mutant, **FIXED_ENV, "HOME": "/tmp"}
     assert env["OMP_NUM_THREADS"] == "1" and env["PYTHONHASHSEED"] == "0"
     monkeypatch.delenv("PATH")
     assert sandbox_env()["PATH"] == "/usr/local/bin:/usr/bin:/bin"
@@ -69,15 +74,18 @@ def test_the_environment_is_a_whitelist(monkeypatch: pytest.MonkeyPatch) -> None
 #   N = int(max(4 log2 n, 1.5 n)); total = V + 5n + 35N + ((N + 1) // 5 + 1) V + (V if N < 5)
 
 
-@pytest.mark.parametrize(("n", "v", "calls"), [
-    (6, 9, 416),  # N = 10: 9 + 30 + 350 + 3 * 9
-    (12, 9, 735),  # N = 18: 9 + 60 + 630 + 4 * 9
-    (18, 9, 1098),  # N = 27: 9 + 90 + 945 + 6 * 9
-    (6, 4, 6 * 5 + 350 + 4 + 3 * 4),
-    (3, 4, 4 + 15 + 6 * 35 + 2 * 4),  # N = int(6.34) = 6: no final pass
-    (2, 4, 4 + 10 + 4 * 35 + (2 + 1) * 4),  # N = 4 < 5: a final full pass
-    (1, 4, 4 + 5 + 1 * 35 + (1 + 1) * 4),  # N = int(1.5) = 1
-])
+@pytest.mark.parametrize(
+    ("n", "v", "calls"),
+    [
+        (6, 9, 416),  # N = 10: 9 + 30 + 350 + 3 * 9
+        (12, 9, 735),  # N = 18: 9 + 60 + 630 + 4 * 9
+        (18, 9, 1098),  # N = 27: 9 + 90 + 945 + 6 * 9
+        (6, 4, 6 * 5 + 350 + 4 + 3 * 4),
+        (3, 4, 4 + 15 + 6 * 35 + 2 * 4),  # N = int(6.34) = 6: no final pass
+        (2, 4, 4 + 10 + 4 * 35 + (2 + 1) * 4),  # N = 4 < 5: a final full pass
+        (1, 4, 4 + 5 + 1 * 35 + (1 + 1) * 4),  # N = int(1.5) = 1
+    ],
+)
 def test_dspy_auto_budget_by_hand(n: int, v: int, calls: int) -> None:
     assert dspy_auto_budget(n, v) == calls
 
@@ -94,8 +102,9 @@ def test_dspy_auto_budget_options() -> None:
 
 
 def test_presets_resolve_through_the_formula() -> None:
-    assert resolve_budget(" Light ", 9) == Budget(name="light", max_metric_calls=416, valset_size=9,
-                                                  formula="dspy auto_budget(n=6, components=1, V=9)")
+    assert resolve_budget(" Light ", 9) == Budget(
+        name="light", max_metric_calls=416, valset_size=9, formula="dspy auto_budget(n=6, components=1, V=9)"
+    )
     assert resolve_budget("medium", 9).max_metric_calls == 735
     assert resolve_budget("HEAVY", 9).max_metric_calls == 1098
     assert resolve_budget("light", 4).max_metric_calls == dspy_auto_budget(6, 4)
@@ -106,12 +115,15 @@ def test_integer_budgets_are_taken_verbatim() -> None:
     assert resolve_budget(" 1 ", 3).max_metric_calls == 1
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    (0, "budget must be a positive number of metric calls, got 0"),
-    ("-4", "budget must be a positive number of metric calls, got -4"),
-    ("lots", "budget must be light, medium, heavy or a positive integer, got 'lots'"),
-    ("2.5", "budget must be light, medium, heavy or a positive integer, got '2.5'"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (0, "budget must be a positive number of metric calls, got 0"),
+        ("-4", "budget must be a positive number of metric calls, got -4"),
+        ("lots", "budget must be light, medium, heavy or a positive integer, got 'lots'"),
+        ("2.5", "budget must be light, medium, heavy or a positive integer, got '2.5'"),
+    ],
+)
 def test_bad_budgets_are_named(spec: str | int, message: str) -> None:
     with pytest.raises(ValueError) as err:
         resolve_budget(spec, 9)

@@ -72,12 +72,15 @@ def test_the_interval_is_reproducible_and_depends_on_the_seed() -> None:
     assert bootstrap_ci(values, resamples=300, seed=11) != bootstrap_ci(values, resamples=300, seed=12)
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"confidence": 0.0}, "confidence must lie in (0, 1), got 0.0"),
-    ({"confidence": 1.0}, "confidence must lie in (0, 1), got 1.0"),
-    ({"confidence": 1.5}, "confidence must lie in (0, 1), got 1.5"),
-    ({"resamples": 0}, "resamples must be >= 1, got 0"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"confidence": 0.0}, "confidence must lie in (0, 1), got 0.0"),
+        ({"confidence": 1.0}, "confidence must lie in (0, 1), got 1.0"),
+        ({"confidence": 1.5}, "confidence must lie in (0, 1), got 1.5"),
+        ({"resamples": 0}, "resamples must be >= 1, got 0"),
+    ],
+)
 def test_bootstrap_rejects_bad_settings_naming_them(kwargs: dict[str, float], message: str) -> None:
     with pytest.raises(ValueError) as err:
         bootstrap_ci([0.0, 1.0], **kwargs)  # type: ignore[arg-type]
@@ -93,27 +96,33 @@ def test_bootstrap_needs_a_value() -> None:
 # ---------------------------------------------------------------- pass@k
 
 
-@pytest.mark.parametrize(("n", "c", "k", "expected"), [
-    (5, 2, 3, 1 - 1 / 10),  # n - c == k: one all-failing draw of C(5,3) = 10
-    (5, 2, 4, 1.0),  # n - c < k
-    (10, 3, 2, 1 - 21 / 45),  # 1 - C(7,2)/C(10,2)
-    (10, 3, 1, 0.3),
-    (6, 1, 3, 1 - 10 / 20),  # 1 - C(5,3)/C(6,3)
-    (4, 0, 4, 0.0),
-    (4, 4, 4, 1.0),
-    (3, 0, 1, 0.0),
-])
+@pytest.mark.parametrize(
+    ("n", "c", "k", "expected"),
+    [
+        (5, 2, 3, 1 - 1 / 10),  # n - c == k: one all-failing draw of C(5,3) = 10
+        (5, 2, 4, 1.0),  # n - c < k
+        (10, 3, 2, 1 - 21 / 45),  # 1 - C(7,2)/C(10,2)
+        (10, 3, 1, 0.3),
+        (6, 1, 3, 1 - 10 / 20),  # 1 - C(5,3)/C(6,3)
+        (4, 0, 4, 0.0),
+        (4, 4, 4, 1.0),
+        (3, 0, 1, 0.0),
+    ],
+)
 def test_pass_at_k_hand_values(n: int, c: int, k: int, expected: float) -> None:
     assert pass_at_k(n, c, k) == pytest.approx(expected, abs=1e-12)
 
 
-@pytest.mark.parametrize(("n", "c", "k", "message"), [
-    (0, 0, 1, "pass@k needs n >= 1 and 0 <= c <= n, got n=0, c=0"),
-    (3, -1, 1, "pass@k needs n >= 1 and 0 <= c <= n, got n=3, c=-1"),
-    (3, 4, 1, "pass@k needs n >= 1 and 0 <= c <= n, got n=3, c=4"),
-    (3, 1, 0, "pass@k needs 1 <= k <= n, got k=0, n=3"),
-    (3, 1, 4, "pass@k needs 1 <= k <= n, got k=4, n=3"),
-])
+@pytest.mark.parametrize(
+    ("n", "c", "k", "message"),
+    [
+        (0, 0, 1, "pass@k needs n >= 1 and 0 <= c <= n, got n=0, c=0"),
+        (3, -1, 1, "pass@k needs n >= 1 and 0 <= c <= n, got n=3, c=-1"),
+        (3, 4, 1, "pass@k needs n >= 1 and 0 <= c <= n, got n=3, c=4"),
+        (3, 1, 0, "pass@k needs 1 <= k <= n, got k=0, n=3"),
+        (3, 1, 4, "pass@k needs 1 <= k <= n, got k=4, n=3"),
+    ],
+)
 def test_pass_at_k_rejects_bad_arguments_naming_them(n: int, c: int, k: int, message: str) -> None:
     with pytest.raises(ValueError) as err:
         pass_at_k(n, c, k)
@@ -140,10 +149,20 @@ def test_k_of_n_counts_tasks_passed_at_least_k_times_up_to_the_largest_n() -> No
     assert k_of_n([(2, 0)]) == {1: 0, 2: 0}
 
 
-@pytest.mark.parametrize(("n", "c", "solved"), [
-    (1, 1, True), (1, 0, False), (2, 1, False), (2, 2, True), (3, 2, True), (3, 1, False),
-    (4, 2, False), (4, 3, True), (5, 3, True),
-])
+@pytest.mark.parametrize(
+    ("n", "c", "solved"),
+    [
+        (1, 1, True),
+        (1, 0, False),
+        (2, 1, False),
+        (2, 2, True),
+        (3, 2, True),
+        (3, 1, False),
+        (4, 2, False),
+        (4, 3, True),
+        (5, 3, True),
+    ],
+)
 def test_majority_is_strict(n: int, c: int, solved: bool) -> None:
     assert majority_passed(n, c) is solved
 
@@ -157,16 +176,19 @@ def pairs(both: int, a_only: int, b_only: int, neither: int) -> tuple[list[bool]
     return a, b
 
 
-@pytest.mark.parametrize(("counts", "p"), [
-    ((2, 1, 4, 3), 2 * (1 + 5) / 32),  # 2 P[X <= 1], X ~ Bin(5, 1/2) = 0.375
-    ((0, 4, 1, 0), 2 * (1 + 5) / 32),  # the same, A ahead
-    ((1, 0, 5, 1), 2 / 32),
-    ((0, 0, 7, 0), 2 / 128),
-    ((3, 2, 6, 0), 2 * (1 + 8 + 28) / 256),  # 2 P[X <= 2], X ~ Bin(8, 1/2)
-    ((0, 3, 3, 0), 1.0),  # 2 P[X <= 3] = 1.3125, capped
-    ((0, 2, 3, 0), 1.0),  # 2 P[X <= 2] = 2 * 16/32 = 1.0
-    ((4, 0, 0, 2), 1.0),  # no discordant pair
-])
+@pytest.mark.parametrize(
+    ("counts", "p"),
+    [
+        ((2, 1, 4, 3), 2 * (1 + 5) / 32),  # 2 P[X <= 1], X ~ Bin(5, 1/2) = 0.375
+        ((0, 4, 1, 0), 2 * (1 + 5) / 32),  # the same, A ahead
+        ((1, 0, 5, 1), 2 / 32),
+        ((0, 0, 7, 0), 2 / 128),
+        ((3, 2, 6, 0), 2 * (1 + 8 + 28) / 256),  # 2 P[X <= 2], X ~ Bin(8, 1/2)
+        ((0, 3, 3, 0), 1.0),  # 2 P[X <= 3] = 1.3125, capped
+        ((0, 2, 3, 0), 1.0),  # 2 P[X <= 2] = 2 * 16/32 = 1.0
+        ((4, 0, 0, 2), 1.0),  # no discordant pair
+    ],
+)
 def test_mcnemar_p_values(counts: tuple[int, int, int, int], p: float) -> None:
     a, b = pairs(*counts)
     result = mcnemar_exact(a, b)

@@ -32,19 +32,44 @@ from fembench_agents.runs.log import (
 MODEL = "mock/model"
 
 
-def ep(task: str, repeat: int, passed: bool, *, agent: str = "a", track: str = "code", score: float | None = None,
-       stage: str | None = None, reason: str | None = None, status: str = "done", cost: float | None = 0.25,
-       tokens: tuple[int, int] = (10, 5), seconds: float = 2.0, model: str = MODEL) -> EpisodeRecord:
+def ep(
+    task: str,
+    repeat: int,
+    passed: bool,
+    *,
+    agent: str = "a",
+    track: str = "code",
+    score: float | None = None,
+    stage: str | None = None,
+    reason: str | None = None,
+    status: str = "done",
+    cost: float | None = 0.25,
+    tokens: tuple[int, int] = (10, 5),
+    seconds: float = 2.0,
+    model: str = MODEL,
+) -> EpisodeRecord:
     return EpisodeRecord(
-        episode=episode_key(model, agent, track, task, repeat), task_id=task, track=track,  # type: ignore[arg-type]
-        agent=agent, model=model, repeat=repeat, status=status, passed=passed,  # type: ignore[arg-type]
-        score=float(passed) if score is None else score, attempts=1, failed_stage=stage, reason=reason,
-        prompt_tokens=tokens[0], completion_tokens=tokens[1], cost_usd=cost, model_seconds=seconds / 2,
-        seconds=seconds)
+        episode=episode_key(model, agent, track, task, repeat),
+        task_id=task,
+        track=track,  # type: ignore[arg-type]
+        agent=agent,
+        model=model,
+        repeat=repeat,
+        status=status,
+        passed=passed,  # type: ignore[arg-type]
+        score=float(passed) if score is None else score,
+        attempts=1,
+        failed_stage=stage,
+        reason=reason,
+        prompt_tokens=tokens[0],
+        completion_tokens=tokens[1],
+        cost_usd=cost,
+        model_seconds=seconds / 2,
+        seconds=seconds,
+    )
 
 
-def run_dir(path: Path, run_id: str, records: list[EpisodeRecord | ModelCallRecord],
-            commit: str | None = None) -> Path:
+def run_dir(path: Path, run_id: str, records: list[EpisodeRecord | ModelCallRecord], commit: str | None = None) -> Path:
     path.mkdir(parents=True)
     write_manifest(path, RunManifest(run_id=run_id, config={}, task_hashes={}, versions={}, git_commit=commit))
     with RunLog(path) as log:
@@ -106,26 +131,30 @@ def test_pass_at_k_runs_up_to_the_fewest_repeats() -> None:
 
 
 def test_the_joint_test_score_is_a_mean_over_tasks() -> None:
-    eps = [ep("t1", 0, False, track="tests", score=0.5, stage="tests", reason="failure_not_detected"),
-           ep("t1", 1, True, track="tests", score=1.0),
-           ep("t2", 0, False, track="tests", score=0.0, stage="tests", reason="missing_test")]
+    eps = [
+        ep("t1", 0, False, track="tests", score=0.5, stage="tests", reason="failure_not_detected"),
+        ep("t1", 1, True, track="tests", score=1.0),
+        ep("t2", 0, False, track="tests", score=0.0, stage="tests", reason="missing_test"),
+    ]
     g = summarize_group((MODEL, "a", "tests"), eps, ["r1"], SETTINGS)
     assert g.joint_tests is not None
     assert g.joint_tests.value == pytest.approx((0.75 + 0.0) / 2)
-    assert (g.joint_tests.low, g.joint_tests.high) == bootstrap_ci([0.75, 0.0], resamples=500, confidence=0.8,
-                                                                   seed=3)
+    assert (g.joint_tests.low, g.joint_tests.high) == bootstrap_ci([0.75, 0.0], resamples=500, confidence=0.8, seed=3)
     assert g.failure_reasons == {"tests/failure_not_detected": 1, "tests/missing_test": 1}
 
 
-@pytest.mark.parametrize(("record", "stage"), [
-    (ep("t", 0, True, stage="correct"), None),
-    (ep("t", 0, False, stage="execute", reason="timeout"), "execute"),
-    (ep("t", 0, False, stage="model", reason="model_error", status="error"), "model_error"),
-    (ep("t", 0, False, reason="model_error", status="error"), "model_error"),
-    (ep("t", 0, False, reason="model_error"), "model_error"),
-    (ep("t", 0, False, status="error"), "error"),
-    (ep("t", 0, False), "unknown"),
-])
+@pytest.mark.parametrize(
+    ("record", "stage"),
+    [
+        (ep("t", 0, True, stage="correct"), None),
+        (ep("t", 0, False, stage="execute", reason="timeout"), "execute"),
+        (ep("t", 0, False, stage="model", reason="model_error", status="error"), "model_error"),
+        (ep("t", 0, False, reason="model_error", status="error"), "model_error"),
+        (ep("t", 0, False, reason="model_error"), "model_error"),
+        (ep("t", 0, False, status="error"), "error"),
+        (ep("t", 0, False), "unknown"),
+    ],
+)
 def test_the_stage_a_failure_is_counted_under(record: EpisodeRecord, stage: str | None) -> None:
     assert failure_stage(record) == stage
 
@@ -144,8 +173,9 @@ def two_agents() -> list[EpisodeRecord]:
 
 def test_the_task_table_has_one_cell_per_agent_that_ran_the_task() -> None:
     eps = two_agents()
-    table = task_table(MODEL, "code", {"b": [e for e in eps if e.agent == "b"],
-                                       "a": [e for e in eps if e.agent == "a"]})
+    table = task_table(
+        MODEL, "code", {"b": [e for e in eps if e.agent == "b"], "a": [e for e in eps if e.agent == "a"]}
+    )
     assert table.agents == ["a", "b"]
     assert [r.task_id for r in table.rows] == ["t1", "t2", "t3", "t4", "t5", "t6", "t7"]
     t6 = table.rows[5].cells
@@ -156,8 +186,9 @@ def test_the_task_table_has_one_cell_per_agent_that_ran_the_task() -> None:
 
 def test_the_paired_test_pairs_tasks_solved_by_a_majority() -> None:
     eps = two_agents()
-    table = task_table(MODEL, "code", {"a": [e for e in eps if e.agent == "a"],
-                                       "b": [e for e in eps if e.agent == "b"]})
+    table = task_table(
+        MODEL, "code", {"a": [e for e in eps if e.agent == "a"], "b": [e for e in eps if e.agent == "b"]}
+    )
     result = paired_test(table, "a", "b")
     # six shared tasks: a alone solves t1..t5, b alone t6: p = 2 P[X <= 1], X ~ Bin(6, 1/2) = 2 * 7/64
     assert (result.tasks, result.both, result.a_only, result.b_only, result.neither) == (6, 0, 5, 1, 0)
@@ -169,24 +200,37 @@ def test_the_paired_test_pairs_tasks_solved_by_a_majority() -> None:
 
 
 def test_the_latest_finished_record_of_an_episode_wins(tmp_path: Path) -> None:
-    call = ModelCallRecord(episode=episode_key(MODEL, "a", "code", "t1", 0), task_id="t1", attempt_index=0,
-                           request=ModelRequest(model=MODEL, messages=(Message(role="user", content="q"),)),
-                           request_hash="h", error="down")
-    run = run_dir(tmp_path / "r1", "r1", [
-        call,  # the log holds model calls and attempts too
-        ep("t1", 0, False, stage="parse", reason="syntax_error"),
-        ep("t1", 0, True),  # the run was re-scored: the later done record wins
-        ep("t2", 0, True),
-        ep("t2", 0, False, status="error"),  # an error after a finished record does not replace it
-        ep("t3", 0, False, status="error", reason="crashed"),
-        ep("t3", 0, False, status="error", reason="model_error"),  # of errors, the last
-        ep("t4", 0, False, status="error"),
-        ep("t4", 0, False, stage="correct", reason="wrong_output"),  # resumed and finished
-    ])
+    call = ModelCallRecord(
+        episode=episode_key(MODEL, "a", "code", "t1", 0),
+        task_id="t1",
+        attempt_index=0,
+        request=ModelRequest(model=MODEL, messages=(Message(role="user", content="q"),)),
+        request_hash="h",
+        error="down",
+    )
+    run = run_dir(
+        tmp_path / "r1",
+        "r1",
+        [
+            call,  # the log holds model calls and attempts too
+            ep("t1", 0, False, stage="parse", reason="syntax_error"),
+            ep("t1", 0, True),  # the run was re-scored: the later done record wins
+            ep("t2", 0, True),
+            ep("t2", 0, False, status="error"),  # an error after a finished record does not replace it
+            ep("t3", 0, False, status="error", reason="crashed"),
+            ep("t3", 0, False, status="error", reason="model_error"),  # of errors, the last
+            ep("t4", 0, False, status="error"),
+            ep("t4", 0, False, stage="correct", reason="wrong_output"),  # resumed and finished
+        ],
+    )
     runs, episodes = collect_episodes([run])
     got = {e.task_id: (e.status, e.passed, e.reason) for _, e in episodes}
-    assert got == {"t1": ("done", True, None), "t2": ("done", True, None), "t3": ("error", False, "model_error"),
-                   "t4": ("done", False, "wrong_output")}
+    assert got == {
+        "t1": ("done", True, None),
+        "t2": ("done", True, None),
+        "t3": ("error", False, "model_error"),
+        "t4": ("done", False, "wrong_output"),
+    }
     assert [(r.run_id, r.episodes) for r in runs] == [("r1", 4)]
     assert {run_id for run_id, _ in episodes} == {"r1"}
 
@@ -196,8 +240,10 @@ def test_an_episode_in_two_runs_is_refused(tmp_path: Path) -> None:
     second = run_dir(tmp_path / "r2", "r2", [ep("t2", 0, True), ep("t1", 0, False)])
     with pytest.raises(ValueError) as err:
         collect_episodes([first, second])
-    assert str(err.value) == (f"episode {episode_key(MODEL, 'a', 'code', 't1', 0)} appears in run r1 and in run r2 "
-                              f"({second}); report each episode once")
+    assert str(err.value) == (
+        f"episode {episode_key(MODEL, 'a', 'code', 't1', 0)} appears in run r1 and in run r2 "
+        f"({second}); report each episode once"
+    )
 
 
 def test_a_report_groups_by_model_agent_and_track_and_honours_its_settings(tmp_path: Path) -> None:
@@ -209,13 +255,19 @@ def test_a_report_groups_by_model_agent_and_track_and_honours_its_settings(tmp_p
     report = build_report([r1, r2], SETTINGS)
     assert report.settings == SETTINGS
     assert [(g.model, g.track, g.agent, g.runs) for g in report.groups] == [
-        (MODEL, "code", "a", ["r1"]), (MODEL, "code", "b", ["r2"]), (MODEL, "tests", "a", ["r1"]),
-        ("other/model", "code", "a", ["r2"])]
+        (MODEL, "code", "a", ["r1"]),
+        (MODEL, "code", "b", ["r2"]),
+        (MODEL, "tests", "a", ["r1"]),
+        ("other/model", "code", "a", ["r2"]),
+    ]
     a = report.groups[0]
     shares = [2 / 3] * 5 + [1 / 2, 1.0]
     assert (a.correct.low, a.correct.high) == bootstrap_ci(shares, resamples=500, confidence=0.8, seed=3)
     assert [(t.model, t.track, t.agents) for t in report.task_tables] == [
-        (MODEL, "code", ["a", "b"]), (MODEL, "tests", ["a"]), ("other/model", "code", ["a"])]
+        (MODEL, "code", ["a", "b"]),
+        (MODEL, "tests", ["a"]),
+        ("other/model", "code", ["a"]),
+    ]
     assert [(p.agent_a, p.agent_b, p.tasks, p.a_only, p.b_only) for p in report.paired] == [("a", "b", 6, 5, 1)]
     assert [(r.run_id, r.episodes) for r in report.runs] == [("r1", 18 + 1), ("r2", 17 + 1)]
 
@@ -227,4 +279,6 @@ def test_runs_are_described_and_groups_ordered_whatever_the_run_order(tmp_path: 
     report = build_report([r2, r1], SETTINGS)  # agent b is read first
     assert [(g.agent, g.runs) for g in report.groups] == [("a", ["r1"]), ("b", ["r2"])]
     assert [(r.run_id, r.path, r.git_commit, r.episodes) for r in report.runs] == [
-        ("r2", str(r2), None, 17), ("r1", str(r1), "abc123", 18)]
+        ("r2", str(r2), None, 17),
+        ("r1", str(r1), "abc123", 18),
+    ]

@@ -107,8 +107,15 @@ def episodes_of(records: list[Any]) -> list[EpisodeRecord]:
     return [r for r in records if isinstance(r, EpisodeRecord)]
 
 
-def do_run(config: RunConfig, tasks: list[Task], out: Path, evaluator: Evaluator, *,
-           cache: ResponseCache | None = None, client: Any = None) -> list[EpisodeRecord]:
+def do_run(
+    config: RunConfig,
+    tasks: list[Task],
+    out: Path,
+    evaluator: Evaluator,
+    *,
+    cache: ResponseCache | None = None,
+    client: Any = None,
+) -> list[EpisodeRecord]:
     client = client or make_client(config.model, config.params, options=FAST, cache=cache)
     return asyncio.run(execute_run(config, tasks, out, client, evaluator))
 
@@ -116,15 +123,20 @@ def do_run(config: RunConfig, tasks: list[Task], out: Path, evaluator: Evaluator
 # ----------------------------------------------------------------- the run directory
 
 
-def test_execute_run_writes_manifest_and_log(evaluator: Evaluator, two_tasks: list[Task], script_name: str,
-                                             tmp_path: Path) -> None:
+def test_execute_run_writes_manifest_and_log(
+    evaluator: Evaluator, two_tasks: list[Task], script_name: str, tmp_path: Path
+) -> None:
     register_script(script_name, repairing_reply)
-    config = RunConfig(model=f"scripted/{script_name}", agent="feedback-loop:3", tasks=f"{SCALE},{MODE}",
-                       repeats=2, params=ModelParams(temperature=0.2, max_tokens=900))
+    config = RunConfig(
+        model=f"scripted/{script_name}",
+        agent="feedback-loop:3",
+        tasks=f"{SCALE},{MODE}",
+        repeats=2,
+        params=ModelParams(temperature=0.2, max_tokens=900),
+    )
     seen: list[EpisodeRecord] = []
     client = make_client(config.model, config.params, options=FAST)
-    episodes = asyncio.run(execute_run(config, two_tasks, tmp_path / "run", client, evaluator,
-                                       on_episode=seen.append))
+    episodes = asyncio.run(execute_run(config, two_tasks, tmp_path / "run", client, evaluator, on_episode=seen.append))
     manifest = read_manifest(tmp_path / "run")
     assert manifest.config == config.identity() and manifest.config["agent"] == "feedback-loop:3"
     assert "concurrency" not in manifest.config
@@ -151,8 +163,9 @@ def test_execute_run_writes_manifest_and_log(evaluator: Evaluator, two_tasks: li
     assert finished_episodes(records).keys() == {e.episode for e in episodes}
 
 
-def test_episodes_overlap_under_concurrency(evaluator: Evaluator, scale_task: Task, script_name: str,
-                                            tmp_path: Path) -> None:
+def test_episodes_overlap_under_concurrency(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     state = {"now": 0, "max": 0}
 
     async def slow(messages: list[Message]) -> str:
@@ -178,8 +191,9 @@ def test_episodes_overlap_under_concurrency(evaluator: Evaluator, scale_task: Ta
     assert state["max"] == 1
 
 
-def test_repeated_identical_run_is_served_from_the_cache(evaluator: Evaluator, two_tasks: list[Task],
-                                                         script_name: str, tmp_path: Path) -> None:
+def test_repeated_identical_run_is_served_from_the_cache(
+    evaluator: Evaluator, two_tasks: list[Task], script_name: str, tmp_path: Path
+) -> None:
     script = register_script(script_name, repairing_reply)
     cache = ResponseCache(tmp_path / "cache")
     config = RunConfig(model=f"scripted/{script_name}", agent="feedback-loop:3", tasks="*_CC*", repeats=1)
@@ -196,8 +210,9 @@ def test_repeated_identical_run_is_served_from_the_cache(evaluator: Evaluator, t
     assert compare_runs(read_log(tmp_path / "a"), read_log(tmp_path / "b")) == []
 
 
-def test_resuming_a_finished_run_does_nothing(evaluator: Evaluator, scale_task: Task, script_name: str,
-                                              tmp_path: Path) -> None:
+def test_resuming_a_finished_run_does_nothing(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     script = register_script(script_name, lambda m: fenced(CORRECT_SCALE))
     config = RunConfig(model=f"scripted/{script_name}", agent="single-shot", tasks=SCALE, repeats=2)
     first = do_run(config, [scale_task], tmp_path / "r", evaluator)
@@ -208,33 +223,39 @@ def test_resuming_a_finished_run_does_nothing(evaluator: Evaluator, scale_task: 
     assert [e.episode for e in again] == [e.episode for e in first]
 
 
-def test_a_run_directory_holding_another_run_refuses_to_resume(evaluator: Evaluator, scale_task: Task,
-                                                                script_name: str, tmp_path: Path) -> None:
+def test_a_run_directory_holding_another_run_refuses_to_resume(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     register_script(script_name, lambda m: fenced(CORRECT_SCALE))
     config = RunConfig(model=f"scripted/{script_name}", agent="single-shot", tasks=SCALE)
     do_run(config, [scale_task], tmp_path / "r", evaluator)
     log = (tmp_path / "r" / LOG_NAME).read_text()
-    for other in (RunConfig(model=config.model, agent="feedback-loop:2", tasks=SCALE),
-                  RunConfig(model=config.model, agent="single-shot", tasks=SCALE, track="tests"),
-                  RunConfig(model=config.model, agent="single-shot", tasks=SCALE, repeats=3),
-                  RunConfig(model=config.model, agent="single-shot", tasks=SCALE,
-                            params=ModelParams(temperature=0.7))):
+    for other in (
+        RunConfig(model=config.model, agent="feedback-loop:2", tasks=SCALE),
+        RunConfig(model=config.model, agent="single-shot", tasks=SCALE, track="tests"),
+        RunConfig(model=config.model, agent="single-shot", tasks=SCALE, repeats=3),
+        RunConfig(model=config.model, agent="single-shot", tasks=SCALE, params=ModelParams(temperature=0.7)),
+    ):
         with pytest.raises(ValueError, match="holds a different run"):
             do_run(other, [scale_task], tmp_path / "r", evaluator)
     # (not model_copy: it would carry over the cached content_hash)
-    changed = Task.model_validate({**scale_task.model_dump(), "module_source": scale_task.module_source + "\n# edited\n"})
+    changed = Task.model_validate(
+        {**scale_task.model_dump(), "module_source": scale_task.module_source + "\n# edited\n"}
+    )
     assert changed.content_hash != scale_task.content_hash
     with pytest.raises(ValueError, match=f"tasks changed.*{SCALE}"):
         do_run(config, [changed], tmp_path / "r", evaluator)
     assert (tmp_path / "r" / LOG_NAME).read_text() == log  # nothing appended
     # transport-only settings may change between sessions
-    ok = RunConfig(model=config.model, agent="single-shot", tasks=SCALE, concurrency=5,
-                   params=ModelParams(timeout=12.0))
+    ok = RunConfig(
+        model=config.model, agent="single-shot", tasks=SCALE, concurrency=5, params=ModelParams(timeout=12.0)
+    )
     assert len(do_run(ok, [scale_task], tmp_path / "r", evaluator)) == 1
 
 
-def test_a_torn_last_log_line_is_dropped_and_the_run_resumes(evaluator: Evaluator, scale_task: Task,
-                                                             script_name: str, tmp_path: Path) -> None:
+def test_a_torn_last_log_line_is_dropped_and_the_run_resumes(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     script = register_script(script_name, lambda m: fenced(CORRECT_SCALE))
     config = RunConfig(model=f"scripted/{script_name}", agent="single-shot", tasks=SCALE, repeats=2)
     do_run(config, [scale_task], tmp_path / "r", evaluator)
@@ -292,14 +313,29 @@ print("driver finished")
 """
 
 
-def test_kill_9_and_resume_redoes_no_finished_episode(evaluator: Evaluator, scale_task: Task, script_name: str,
-                                                      tmp_path: Path) -> None:
+def test_kill_9_and_resume_redoes_no_finished_episode(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
     repeats = 10
     out = tmp_path / "run"
     calls_file = tmp_path / "calls.txt"
-    proc = subprocess.Popen([sys.executable, "-c", DRIVER, scale_task.path, str(out), script_name, str(calls_file),
-                             fenced(CORRECT_SCALE), str(repeats)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            DRIVER,
+            scale_task.path,
+            str(out),
+            script_name,
+            str(calls_file),
+            fenced(CORRECT_SCALE),
+            str(repeats),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
     log = out / LOG_NAME
     deadline = time.monotonic() + 90
     try:
@@ -379,32 +415,36 @@ def config_of(run_dir: Path) -> RunConfig:
     return RunConfig(**{**c, "params": ModelParams(**c["params"])})
 
 
-def test_replay_reproduces_identical_outcomes(recorded: Path, evaluator: Evaluator, two_tasks: list[Task],
-                                              changed_scale: Task, tmp_path: Path) -> None:
+def test_replay_reproduces_identical_outcomes(
+    recorded: Path, evaluator: Evaluator, two_tasks: list[Task], changed_scale: Task, tmp_path: Path
+) -> None:
     original = read_log(recorded)
     assert len(attempts_of(original)) == 6
     model = ReplayModel.from_records(original)
     episodes = asyncio.run(execute_run(config_of(recorded), two_tasks, tmp_path / "replay", model, evaluator))
     replayed = read_log(tmp_path / "replay")
     assert compare_runs(original, replayed) == []
-    assert [(e.episode, e.passed, e.attempts) for e in episodes] == \
-        [(e.episode, e.passed, e.attempts) for e in sorted(episodes_of(original), key=lambda e: (e.task_id, e.repeat))]
-    assert [a.reply for a in attempts_of(replayed)] != [] and \
-        sorted(a.reply for a in attempts_of(replayed)) == sorted(a.reply for a in attempts_of(original))
+    assert [(e.episode, e.passed, e.attempts) for e in episodes] == [
+        (e.episode, e.passed, e.attempts) for e in sorted(episodes_of(original), key=lambda e: (e.task_id, e.repeat))
+    ]
+    assert [a.reply for a in attempts_of(replayed)] != [] and sorted(a.reply for a in attempts_of(replayed)) == sorted(
+        a.reply for a in attempts_of(original)
+    )
 
     # the same replay under a changed reference is reported as changed
     model = ReplayModel.from_records(original)
-    asyncio.run(execute_run(config_of(recorded), [changed_scale, two_tasks[1]], tmp_path / "changed", model,
-                            evaluator))
+    asyncio.run(execute_run(config_of(recorded), [changed_scale, two_tasks[1]], tmp_path / "changed", model, evaluator))
     changes = compare_runs(original, read_log(tmp_path / "changed"))
     assert changes and all(SCALE in c.episode for c in changes)
 
 
 def test_replay_of_an_unrecorded_request_fails_loudly_naming_task_and_attempt(
-        recorded: Path, evaluator: Evaluator, two_tasks: list[Task], tmp_path: Path) -> None:
+    recorded: Path, evaluator: Evaluator, two_tasks: list[Task], tmp_path: Path
+) -> None:
     original = read_log(recorded)
-    dropped = next(r for r in original if isinstance(r, ModelCallRecord) and r.task_id == SCALE
-                   and r.attempt_index == 1)
+    dropped = next(
+        r for r in original if isinstance(r, ModelCallRecord) and r.task_id == SCALE and r.attempt_index == 1
+    )
     model = ReplayModel.from_records([r for r in original if r is not dropped])
     started = time.perf_counter()
     with pytest.raises(UnrecordedRequestError) as info:
@@ -416,15 +456,21 @@ def test_replay_of_an_unrecorded_request_fails_loudly_naming_task_and_attempt(
     assert not [e for e in episodes_of(read_log(tmp_path / "replay")) if e.status == "error"]
 
 
-def test_a_failing_episode_stops_the_others_of_its_run(recorded: Path, evaluator: Evaluator,
-                                                       two_tasks: list[Task], tmp_path: Path) -> None:
+def test_a_failing_episode_stops_the_others_of_its_run(
+    recorded: Path, evaluator: Evaluator, two_tasks: list[Task], tmp_path: Path
+) -> None:
     """The loop may live on after a run failed (a compare grid, an optimizer): the run's
     other episodes must not go on calling the model and writing to its closed log."""
     original = read_log(recorded)
     calls: list[str] = []
     model = ReplayModel.from_records(
-        [r for r in original if not (isinstance(r, ModelCallRecord) and r.task_id == MODE and r.episode.endswith("|0"))],
-        on_call=lambda request, response, error, context: calls.append(context.episode))
+        [
+            r
+            for r in original
+            if not (isinstance(r, ModelCallRecord) and r.task_id == MODE and r.episode.endswith("|0"))
+        ],
+        on_call=lambda request, response, error, context: calls.append(context.episode),
+    )
     out = tmp_path / "replay"
     loop_errors: list[dict[str, Any]] = []
 
@@ -442,8 +488,9 @@ def test_a_failing_episode_stops_the_others_of_its_run(recorded: Path, evaluator
     assert all(json.loads(line) for line in (out / LOG_NAME).read_text().splitlines())
 
 
-def test_replay_reproduces_a_recorded_provider_failure(evaluator: Evaluator, two_tasks: list[Task],
-                                                       script_name: str, tmp_path: Path) -> None:
+def test_replay_reproduces_a_recorded_provider_failure(
+    evaluator: Evaluator, two_tasks: list[Task], script_name: str, tmp_path: Path
+) -> None:
     from fembench_agents.models._litellm import litellm
 
     def reply(messages: list[Message]) -> str:
@@ -460,8 +507,9 @@ def test_replay_reproduces_a_recorded_provider_failure(evaluator: Evaluator, two
     assert compare_runs(original, read_log(tmp_path / "replay")) == []
 
 
-def test_rescore_finds_no_change_under_the_same_evaluator(recorded: Path, evaluator: Evaluator,
-                                                          two_tasks: list[Task], changed_scale: Task) -> None:
+def test_rescore_finds_no_change_under_the_same_evaluator(
+    recorded: Path, evaluator: Evaluator, two_tasks: list[Task], changed_scale: Task
+) -> None:
     tasks = {t.task_id: t for t in two_tasks}
     assert rescore(recorded, tasks, evaluator) == []
     changes = rescore(recorded, {**tasks, SCALE: changed_scale}, evaluator)
@@ -487,8 +535,9 @@ CLI = str(Path(sys.executable).parent / "fembench-agents")
 
 
 @pytest.fixture(scope="module")
-def cli(recorded: Path, task_dir: Path, tmp_path_factory: pytest.TempPathFactory
-        ) -> dict[str, subprocess.CompletedProcess[str]]:
+def cli(
+    recorded: Path, task_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, subprocess.CompletedProcess[str]]:
     """Every CLI call, started at once (each on its own copy of the run). Replays
     under changed tasks are checked in-process (test_replay_reproduces_identical_outcomes,
     test_rescore_finds_no_change_under_the_same_evaluator): each CLI process costs seconds."""
@@ -501,8 +550,11 @@ def cli(recorded: Path, task_dir: Path, tmp_path_factory: pytest.TempPathFactory
 
     tampered = copy("tampered")
     log = tampered / LOG_NAME
-    kept = [line for line in log.read_text().splitlines(keepends=True)
-            if not (json.loads(line)["type"] == "model_call" and json.loads(line)["task_id"] == MODE)]
+    kept = [
+        line
+        for line in log.read_text().splitlines(keepends=True)
+        if not (json.loads(line)["type"] == "model_call" and json.loads(line)["task_id"] == MODE)
+    ]
     log.write_text("".join(kept))
     not_a_run = base / "not_a_run"
     not_a_run.mkdir()
@@ -517,8 +569,10 @@ def cli(recorded: Path, task_dir: Path, tmp_path_factory: pytest.TempPathFactory
         "replay_not_a_run": ["replay", str(not_a_run), "--tasks", str(task_dir)],
     }
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "400", "NO_COLOR": "1"}
-    procs = {k: subprocess.Popen([CLI, *args], cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True) for k, args in commands.items()}
+    procs = {
+        k: subprocess.Popen([CLI, *args], cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for k, args in commands.items()
+    }
     results = {}
     for key, proc in procs.items():
         out, err = proc.communicate(timeout=300)
@@ -614,17 +668,20 @@ def test_experiment_file_loads(tmp_path: Path) -> None:
     assert shipped.models == ["local"] and "feedback-loop:3" in shipped.agents
 
 
-@pytest.mark.parametrize("text, key", [
-    ('models = ["m"]\nagents = ["single-shot"]\n', "name"),
-    ('name = "x"\nagents = ["single-shot"]\n', "models"),
-    ('name = "x"\nmodels = []\nagents = ["single-shot"]\n', "models"),
-    ('name = "x"\nmodels = ["m"]\nagents = ["single-shot"]\nrepeats = 0\n', "repeats"),
-    ('name = "x"\nmodels = ["m"]\nagents = ["single-shot"]\ntrack = "solver"\n', "track"),
-    ('name = "x"\nmodels = ["m"]\nagents = ["single-shot"]\nrepeat = 3\n', "repeat"),
-    ('name = "x"\nmodels = ["m"]\nagents = ["single-shot"]\n[params]\ntemperature = "hot"\n', "params.temperature"),
-    ('name = "x"\nmodels = ["m"]\nagents = ["single-shot"]\n[params]\ntop_k = 3\n', "params"),
-    ('name = "x"\nmodels = "m"\nagents = ["single-shot"]\n', "models"),
-])
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ('models = ["m"]\nagents = ["single-shot"]\n', "name"),
+        ('name = "x"\nagents = ["single-shot"]\n', "models"),
+        ('name = "x"\nmodels = []\nagents = ["single-shot"]\n', "models"),
+        ('name = "x"\nmodels = ["m"]\nagents = ["single-shot"]\nrepeats = 0\n', "repeats"),
+        ('name = "x"\nmodels = ["m"]\nagents = ["single-shot"]\ntrack = "solver"\n', "track"),
+        ('name = "x"\nmodels = ["m"]\nagents = ["single-shot"]\nrepeat = 3\n', "repeat"),
+        ('name = "x"\nmodels = ["m"]\nagents = ["single-shot"]\n[params]\ntemperature = "hot"\n', "params.temperature"),
+        ('name = "x"\nmodels = ["m"]\nagents = ["single-shot"]\n[params]\ntop_k = 3\n', "params"),
+        ('name = "x"\nmodels = "m"\nagents = ["single-shot"]\n', "models"),
+    ],
+)
 def test_experiment_file_errors_name_the_file_and_key(text: str, key: str, tmp_path: Path) -> None:
     path = tmp_path / "bad_experiment.toml"
     path.write_text(text)
@@ -647,5 +704,7 @@ def test_experiment_file_syntax_and_missing_file_errors(tmp_path: Path) -> None:
 
 
 def test_compare_refuses_an_optimize_experiment_by_name() -> None:
-    with pytest.raises(ValueError, match=r"gepa_fembench_protocol\.toml: a 'optimize' experiment.*fembench-agents optimize"):
+    with pytest.raises(
+        ValueError, match=r"gepa_fembench_protocol\.toml: a 'optimize' experiment.*fembench-agents optimize"
+    ):
         load_experiment(ROOT / "experiments" / "gepa_fembench_protocol.toml")

@@ -66,18 +66,22 @@ def stubborn() -> Iterator[tuple[str, list[list[Message]]]]:
 @pytest.fixture(scope="module")
 def tasks(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> list[Task]:
     directory = tmp_path_factory.mktemp("sampling_tasks")
-    return [load_task(write_module(directory, f"{name}.py", scale_source(name)), sandbox)
-            for name in ("scale_a_CC0_H0_T0", "scale_b_CC0_H0_T0")]
+    return [
+        load_task(write_module(directory, f"{name}.py", scale_source(name)), sandbox)
+        for name in ("scale_a_CC0_H0_T0", "scale_b_CC0_H0_T0")
+    ]
 
 
-def run(config: RunConfig, tasks: list[Task], out: Path, evaluator: Evaluator, cache: ResponseCache,
-        client: object = None) -> list[EpisodeRecord]:
+def run(
+    config: RunConfig, tasks: list[Task], out: Path, evaluator: Evaluator, cache: ResponseCache, client: object = None
+) -> list[EpisodeRecord]:
     client = client or make_client(config.model, config.params, options=PRICED, cache=cache)
     return asyncio.run(execute_run(config, tasks, out, client, evaluator))  # type: ignore[arg-type]
 
 
 def test_a_model_that_repeats_itself_is_asked_once_per_attempt(
-        stubborn: tuple[str, list[list[Message]]], tasks: list[Task], evaluator: Evaluator, tmp_path: Path) -> None:
+    stubborn: tuple[str, list[list[Message]]], tasks: list[Task], evaluator: Evaluator, tmp_path: Path
+) -> None:
     name, prompts = stubborn
     cache = ResponseCache(tmp_path / "cache")
     config = RunConfig(model=f"scripted/{name}", agent="feedback-loop:3", repeats=2)
@@ -107,7 +111,8 @@ def test_a_model_that_repeats_itself_is_asked_once_per_attempt(
 
 
 def test_single_shot_and_the_feedback_loop_do_not_share_a_sample(
-        stubborn: tuple[str, list[list[Message]]], tasks: list[Task], evaluator: Evaluator, tmp_path: Path) -> None:
+    stubborn: tuple[str, list[list[Message]]], tasks: list[Task], evaluator: Evaluator, tmp_path: Path
+) -> None:
     """Their first prompts are identical; each agent still gets its own sample,
     so neither agent's numbers depend on which of them ran first."""
     name, prompts = stubborn
@@ -125,16 +130,22 @@ def _drop_last_attempt(run_dir: Path, cache: ResponseCache) -> str:
     records = read_log(run_dir)
     last = [r for r in records if isinstance(r, EpisodeRecord)][-1]
     final_call = [r for r in records if isinstance(r, ModelCallRecord) and r.episode == last.episode][-1]
-    keep = [line for line, r in zip(lines, records, strict=True)
-            if not (r.episode == last.episode and (isinstance(r, EpisodeRecord) or
-                                                   getattr(r, "attempt_index", -1) == final_call.attempt_index))]
+    keep = [
+        line
+        for line, r in zip(lines, records, strict=True)
+        if not (
+            r.episode == last.episode
+            and (isinstance(r, EpisodeRecord) or getattr(r, "attempt_index", -1) == final_call.attempt_index)
+        )
+    ]
     (run_dir / LOG_NAME).write_text("\n".join(keep) + "\n")
     cache.path(final_call.request_hash).unlink()
     return last.episode
 
 
 def test_a_resumed_run_asks_only_for_attempts_that_never_finished(
-        stubborn: tuple[str, list[list[Message]]], tasks: list[Task], evaluator: Evaluator, tmp_path: Path) -> None:
+    stubborn: tuple[str, list[list[Message]]], tasks: list[Task], evaluator: Evaluator, tmp_path: Path
+) -> None:
     name, prompts = stubborn
     cache = ResponseCache(tmp_path / "cache")
     config = RunConfig(model=f"scripted/{name}", agent="feedback-loop:3", repeats=2)
@@ -149,23 +160,35 @@ def test_a_resumed_run_asks_only_for_attempts_that_never_finished(
     assert (resumed[interrupted].model_calls, resumed[interrupted].reused_calls) == (3, 2)
 
     def totals(run_dir: Path) -> list[tuple[object, ...]]:
-        return [(g.episodes, g.passed, g.model_calls, g.prompt_tokens, g.completion_tokens, g.cost_usd)
-                for g in build_report([run_dir]).groups]
+        return [
+            (g.episodes, g.passed, g.model_calls, g.prompt_tokens, g.completion_tokens, g.cost_usd)
+            for g in build_report([run_dir]).groups
+        ]
 
     assert totals(tmp_path / "resumed") == totals(tmp_path / "whole")
     assert totals(tmp_path / "whole")[0][5] is not None and totals(tmp_path / "whole")[0][5] > 0
 
 
 def test_the_manifest_records_the_limits_of_the_latest_session(
-        stubborn: tuple[str, list[list[Message]]], tasks: list[Task], evaluator: Evaluator, tmp_path: Path) -> None:
+    stubborn: tuple[str, list[list[Message]]], tasks: list[Task], evaluator: Evaluator, tmp_path: Path
+) -> None:
     name, _ = stubborn
     cache = ResponseCache(tmp_path / "cache")
-    run(RunConfig(model=f"scripted/{name}", agent="single-shot", concurrency=3), tasks, tmp_path / "r",
-        evaluator, cache)
-    assert read_manifest(tmp_path / "r").limits == {"episodes": 3, "model_calls": 3,
-                                                     "sandbox_workers": evaluator.sandbox.size}
-    run(RunConfig(model=f"scripted/{name}", agent="single-shot", concurrency=1, model_concurrency=5), tasks,
-        tmp_path / "r", evaluator, cache)
+    run(
+        RunConfig(model=f"scripted/{name}", agent="single-shot", concurrency=3), tasks, tmp_path / "r", evaluator, cache
+    )
+    assert read_manifest(tmp_path / "r").limits == {
+        "episodes": 3,
+        "model_calls": 3,
+        "sandbox_workers": evaluator.sandbox.size,
+    }
+    run(
+        RunConfig(model=f"scripted/{name}", agent="single-shot", concurrency=1, model_concurrency=5),
+        tasks,
+        tmp_path / "r",
+        evaluator,
+        cache,
+    )
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["limits"] == {"episodes": 1, "model_calls": 5, "sandbox_workers": evaluator.sandbox.size}
 
@@ -192,8 +215,13 @@ def test_clients_of_one_provider_share_its_limit(tmp_path: Path) -> None:
             state.update(now=0, max=0)
             options = ClientOptions(concurrency=2, concurrency_group=group)
             clients = [make_client(f"scripted/{n}", options=options) for n in names]
-            await asyncio.gather(*(c.complete([Message(role="user", content=f"q{i}")],
-                                              CallContext(sample=str(i))) for c in clients for i in range(6)))
+            await asyncio.gather(
+                *(
+                    c.complete([Message(role="user", content=f"q{i}")], CallContext(sample=str(i)))
+                    for c in clients
+                    for i in range(6)
+                )
+            )
             return state["max"]
 
         assert asyncio.run(burst("scripted")) == 2
@@ -206,8 +234,9 @@ def test_clients_of_one_provider_share_its_limit(tmp_path: Path) -> None:
 WRONG_REPLY = "```python\ndef scale_vector(x, factor):\n    return x\n```\n"
 
 
-def test_episodes_at_once_keep_as_many_requests_in_flight(tasks: list[Task], evaluator: Evaluator,
-                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_episodes_at_once_keep_as_many_requests_in_flight(
+    tasks: list[Task], evaluator: Evaluator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """16 episodes at once against a server that takes 2 s: 16 requests in
     flight, no hidden cap below; the model-call limit caps them where set."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
@@ -216,14 +245,22 @@ def test_episodes_at_once_keep_as_many_requests_in_flight(tasks: list[Task], eva
     try:
         for concurrency, model_concurrency, expected in ((16, None, 16), (16, 4, 4)):
             server.max_in_flight = 0
-            config = RunConfig(model="openai/standin", agent="single-shot", tasks=tasks[0].task_id, repeats=16,
-                               concurrency=concurrency, model_concurrency=model_concurrency,
-                               params=ModelParams(api_base=server.api_base))
-            options = ClientOptions(concurrency=config.model_calls_at_once, concurrency_group="openai",
-                                    retry=RetryPolicy(max_retries=0))
+            config = RunConfig(
+                model="openai/standin",
+                agent="single-shot",
+                tasks=tasks[0].task_id,
+                repeats=16,
+                concurrency=concurrency,
+                model_concurrency=model_concurrency,
+                params=ModelParams(api_base=server.api_base),
+            )
+            options = ClientOptions(
+                concurrency=config.model_calls_at_once, concurrency_group="openai", retry=RetryPolicy(max_retries=0)
+            )
             client = make_client(config.model, config.params, options=options)
-            episodes = run(config, tasks, tmp_path / f"c{expected}", evaluator, ResponseCache(tmp_path / "c"),
-                           client=client)
+            episodes = run(
+                config, tasks, tmp_path / f"c{expected}", evaluator, ResponseCache(tmp_path / "c"), client=client
+            )
             assert len(episodes) == 16 and not any(e.status == "error" for e in episodes)
             assert server.max_in_flight == expected
     finally:
@@ -236,18 +273,50 @@ def test_run_prints_and_records_its_limits(tmp_path: Path, sandbox: Sandbox) -> 
     write_module(directory, "scale_a_CC0_H0_T0.py", scale_source("scale_a_CC0_H0_T0"))
     server = StandIn(WRONG_REPLY, latency=0.2)
     try:
-        env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "PYTHONPATH": str(ROOT),
-               "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "250"}
+        env = {
+            **os.environ,
+            "OPENAI_API_KEY": "sk-loopback",
+            "PYTHONPATH": str(ROOT),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "COLUMNS": "250",
+        }
         done = subprocess.run(
-            [sys.executable, "-c", "from fembench_agents.cli import main; main()", "run", "--model",
-             "openai/standin", "--api-base", server.api_base, "--tasks-path", str(directory), "--repeats", "8",
-             "--concurrency", "8", "--model-concurrency", "3", "--sandbox-workers", "1", "--out",
-             str(tmp_path / "run"), "--cache", str(tmp_path / "cache")], cwd=tmp_path, env=env, capture_output=True, text=True,
-            timeout=300)
+            [
+                sys.executable,
+                "-c",
+                "from fembench_agents.cli import main; main()",
+                "run",
+                "--model",
+                "openai/standin",
+                "--api-base",
+                server.api_base,
+                "--tasks-path",
+                str(directory),
+                "--repeats",
+                "8",
+                "--concurrency",
+                "8",
+                "--model-concurrency",
+                "3",
+                "--sandbox-workers",
+                "1",
+                "--out",
+                str(tmp_path / "run"),
+                "--cache",
+                str(tmp_path / "cache"),
+            ],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     finally:
         server.close()
     assert done.returncode == 0, done.stderr
-    assert ("limits: 8 episodes at once per run, 3 model calls at once per provider, 1 sandbox workers"
-            in done.stderr.splitlines())
+    assert (
+        "limits: 8 episodes at once per run, 3 model calls at once per provider, 1 sandbox workers"
+        in done.stderr.splitlines()
+    )
     assert server.max_in_flight == 3
     assert read_manifest(tmp_path / "run").limits == {"episodes": 8, "model_calls": 3, "sandbox_workers": 1}

@@ -23,7 +23,8 @@ def test_a_job_runs_under_a_lower_inherited_cpu_limit() -> None:
     def lower_limit() -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (20, 20))  # below the job's own 32 s
 
-    done = subprocess.run([sys.executable, "-c", JOB], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          preexec_fn=lower_limit)
+    done = subprocess.run(
+        [sys.executable, "-c", JOB], cwd=ROOT, capture_output=True, text=True, timeout=120, preexec_fn=lower_limit
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "['ok']"

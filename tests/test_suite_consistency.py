@@ -37,8 +37,16 @@ def test_tiers_of_a_concept_differ_only_in_the_helpers_given(suite: list[Task]) 
     for concept, tiers in multi.items():
         first = tiers[0]
         for other in tiers[1:]:
-            for field in ("main_name", "main_signature", "main_docstring", "main_source", "inputs",
-                          "tests", "comparison", "required_imports"):
+            for field in (
+                "main_name",
+                "main_signature",
+                "main_docstring",
+                "main_source",
+                "inputs",
+                "tests",
+                "comparison",
+                "required_imports",
+            ):
                 assert getattr(other, field) == getattr(first, field), f"{concept}: {field} differs"
         given = [len(t.helpers) for t in sorted(tiers, key=lambda t: t.tier.help_level)]  # type: ignore[union-attr]
         assert given == sorted(given, reverse=True) and given[-1] == 0, f"{concept}: T3 must give no helpers"

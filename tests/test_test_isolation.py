@@ -56,7 +56,7 @@ PREAMBLE = ["import numpy as np\nimport pytest"]
 
 # Each attack returns what it found of the implementation; the test fails
 # (raising with the findings) when it found anything.
-PROBE = '''
+PROBE = """
 import gc, inspect, sys, types
 HEAD, TAIL = "SECRET_", "MARKER_7f3a"  # never joined: the marker itself must not be in this process
 
@@ -137,11 +137,11 @@ def test_scales_values(fcn):
     assert np.allclose(fcn(np.array([1.0, 2.0]), 3.0), [3.0, 6.0])  # the implementation is reachable...
     found = ATTACK
     assert not found, found  # ...but nothing of it is
-'''
+"""
 
 # Freed memory too: the implementation's source never passes through the test's
 # process (the job request does not carry it), so not even a stale copy is left.
-MEMORY = '''
+MEMORY = """
 import ctypes
 def _count(blob, head, tail):
     n, i = 0, blob.find(tail)
@@ -167,18 +167,25 @@ def _memory():
             hits += [f"memory:{line}"] * _count(blob, head, tail)
         del blob
     return hits
-'''
+"""
 
-ATTACKS = {"globals": "_globals(fcn)", "code": "_consts(fcn)", "gc": "_gc()", "stack": "_stack()",
-           "modules": "_modules()", "memory": "_memory()",
-           "all": "_globals(fcn) + _consts(fcn) + _gc() + _stack() + _modules()"}
+ATTACKS = {
+    "globals": "_globals(fcn)",
+    "code": "_consts(fcn)",
+    "gc": "_gc()",
+    "stack": "_stack()",
+    "modules": "_modules()",
+    "memory": "_memory()",
+    "all": "_globals(fcn) + _consts(fcn) + _gc() + _stack() + _modules()",
+}
 
 
 @pytest.fixture(scope="module")
 def hidden_task(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Task:
     source = scale_source("hidden_scale_CC0_H0_T3", inputs=SCALE_INPUTS)
-    source = source.replace(source[source.index("\n\ndef scale_vector"):source.index("    \"\"\"Check that every")],
-                            HIDDEN + "\n")
+    source = source.replace(
+        source[source.index("\n\ndef scale_vector") : source.index('    """Check that every')], HIDDEN + "\n"
+    )
     path = write_module(tmp_path_factory.mktemp("isolation"), "hidden_scale_CC0_H0_T3.py", source)
     return load_task(path, sandbox)
 
@@ -199,8 +206,9 @@ def test_the_hidden_task_is_valid(evaluator: Evaluator, hidden_task: Task) -> No
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))
-def test_a_generated_test_finds_nothing_of_the_implementation(evaluator: Evaluator, hidden_task: Task,
-                                                              attack: str) -> None:
+def test_a_generated_test_finds_nothing_of_the_implementation(
+    evaluator: Evaluator, hidden_task: Task, attack: str
+) -> None:
     frame = run(evaluator, hidden_task, PROBE.replace("ATTACK", ATTACKS[attack]) + MEMORY)
     assert frame.get("status") == "passed", frame
 
@@ -248,8 +256,9 @@ def test_scales_values(fcn):
     assert frame.get("status") == "passed", frame
 
 
-def test_a_crash_of_the_implementation_ends_the_test_job(evaluator: Evaluator, hidden_task: Task,
-                                                          tmp_path: Path) -> None:
+def test_a_crash_of_the_implementation_ends_the_test_job(
+    evaluator: Evaluator, hidden_task: Task, tmp_path: Path
+) -> None:
     """An implementation that takes its process down ends the job as before:
     not as an exception a test could catch."""
     code = """
@@ -262,7 +271,8 @@ def test_scales_values(fcn):
     task = hidden_task
     module = Evaluator.task_implementation(task, task.main_name)
     module["module_source"] = module["module_source"].replace(
-        "def scale_vector(x, factor):", "def scale_vector(x, factor):\n    import os; os.kill(os.getpid(), 9)", 1)
+        "def scale_vector(x, factor):", "def scale_vector(x, factor):\n    import os; os.kill(os.getpid(), 9)", 1
+    )
     spec = {"preamble": PREAMBLE, "code": code, "name": "test_scales_values"}
     result = evaluator.run_test(task, module, spec)
     assert not result.events("test")
@@ -286,14 +296,17 @@ def test_scales_values(fcn):
     assert per_call_ms < 10.0, message
 
 
-@pytest.mark.parametrize(("mro", "expected"), [
-    ([["builtins", "ZeroDivisionError"], ["builtins", "ArithmeticError"]], ZeroDivisionError),
-    ([["numpy.linalg", "LinAlgError"], ["builtins", "ValueError"]], np.linalg.LinAlgError),
-    ([["__task__", "Custom"], ["builtins", "Exception"], ["builtins", "BaseException"]], RuntimeError),
-    ([["__task__", "Mine"], ["builtins", "KeyError"], ["builtins", "LookupError"]], KeyError),
-    ([["builtins", "UnicodeDecodeError"], ["builtins", "ValueError"]], RuntimeError),  # needs 5 arguments
-    ([], RuntimeError),
-])
+@pytest.mark.parametrize(
+    ("mro", "expected"),
+    [
+        ([["builtins", "ZeroDivisionError"], ["builtins", "ArithmeticError"]], ZeroDivisionError),
+        ([["numpy.linalg", "LinAlgError"], ["builtins", "ValueError"]], np.linalg.LinAlgError),
+        ([["__task__", "Custom"], ["builtins", "Exception"], ["builtins", "BaseException"]], RuntimeError),
+        ([["__task__", "Mine"], ["builtins", "KeyError"], ["builtins", "LookupError"]], KeyError),
+        ([["builtins", "UnicodeDecodeError"], ["builtins", "ValueError"]], RuntimeError),  # needs 5 arguments
+        ([], RuntimeError),
+    ],
+)
 def test_rebuild_exception(mro: list[list[str]], expected: type[BaseException]) -> None:
     exc = _rebuild_exception({"mro": mro, "message": "boom"})
     assert isinstance(exc, expected)

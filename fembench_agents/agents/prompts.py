@@ -42,13 +42,18 @@ def excerpt(code: str, limit: int = EXCERPT_CHARS) -> tuple[str, bool]:
 
 class PromptRenderer:
     def __init__(self, scaffold_dir: str | Path = SCAFFOLD_DIR) -> None:
-        self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(scaffold_dir)),
-                                      undefined=jinja2.StrictUndefined, autoescape=False,
-                                      keep_trailing_newline=False)
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(scaffold_dir)),
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=False,
+        )
 
     def _context(self, task: Task) -> dict[str, Any]:
         return {
-            "task_id": task.task_id, "stub": function_stub(task), "imports": list(task.required_imports),
+            "task_id": task.task_id,
+            "stub": function_stub(task),
+            "imports": list(task.required_imports),
             "helpers": "\n\n".join(h.source.rstrip() for h in task.helpers),
             "tests": [{"name": t.name, "docstring": t.docstring} for t in task.tests],
             "returns": returns_hint(task),
@@ -66,5 +71,9 @@ class PromptRenderer:
 
     def repair_prompt(self, original: str, feedback: str, previous_code: str) -> str:
         code, truncated = excerpt(previous_code)
-        return self.env.get_template("feedback_loop/repair.j2").render(
-            feedback=feedback, previous_code=code, truncated=truncated, original=original).strip() + "\n"
+        return (
+            self.env.get_template("feedback_loop/repair.j2")
+            .render(feedback=feedback, previous_code=code, truncated=truncated, original=original)
+            .strip()
+            + "\n"
+        )

@@ -66,8 +66,12 @@ def _from_prompt_file(spec: str, rest: str, prompts: PromptRenderer) -> SolverAg
     if not file.is_file():
         raise ValueError(f"agent {spec!r}: system prompt file {path!r} does not exist")
     attempts = attempts_from(spec, count) if count else 1
-    return PromptAgent(name=f"prompt:{file.stem}" + (f":{count}" if count else ""),
-                       system_prompt=read_prompt_file(file), max_attempts=attempts, prompts=prompts)
+    return PromptAgent(
+        name=f"prompt:{file.stem}" + (f":{count}" if count else ""),
+        system_prompt=read_prompt_file(file),
+        max_attempts=attempts,
+        prompts=prompts,
+    )
 
 
 def _openhands(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:

@@ -32,8 +32,10 @@ from fembench_agents.cases.model import (
 )
 from fembench_agents.cases.tracks import get_track
 
-LAYOUT = ("rows are y, columns are x: u[..., j, i] is the value at (x_i, y_j), "
-          "x = linspace(bbox[0], bbox[1], nx), y = linspace(bbox[2], bbox[3], ny); NaN outside the domain")
+LAYOUT = (
+    "rows are y, columns are x: u[..., j, i] is the value at (x_i, y_j), "
+    "x = linspace(bbox[0], bbox[1], nx), y = linspace(bbox[2], bbox[3], ny); NaN outside the domain"
+)
 
 
 @dataclass(frozen=True)
@@ -51,16 +53,26 @@ def _one(values: list[str]) -> str | list[str]:
 def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr]]:
     domain = DOMAINS[case.domain]
     d = derive(case, domain)
-    pieces = [BoundaryPiece(name=name, segment=(a, b), value=_one([show(e) for e in vals]))
-              for (name, a, b), vals in zip(domain.pieces, d.boundary, strict=True)]
+    pieces = [
+        BoundaryPiece(name=name, segment=(a, b), value=_one([show(e) for e in vals]))
+        for (name, a, b), vals in zip(domain.pieces, d.boundary, strict=True)
+    ]
     shape = (case.grid.ny, case.grid.nx)
     fields = {"u": FieldSpec(shape=(2, *shape) if case.family == "elasticity" else shape)}
     spec = CaseSpec(
-        id=case.id, family=case.family, equation=EQUATIONS[case.family],
-        coefficients=dict(case.coefficients), forcing=_one([show(e) for e in d.forcing]),
-        boundary=pieces, initial=None if d.initial is None else _one([show(e) for e in d.initial]),
-        time=case.time, domain=domain.spec(), grid=case.grid,
-        output=OutputContract(fields=fields, layout=LAYOUT), libraries=case.libraries)
+        id=case.id,
+        family=case.family,
+        equation=EQUATIONS[case.family],
+        coefficients=dict(case.coefficients),
+        forcing=_one([show(e) for e in d.forcing]),
+        boundary=pieces,
+        initial=None if d.initial is None else _one([show(e) for e in d.initial]),
+        time=case.time,
+        domain=domain.spec(),
+        grid=case.grid,
+        output=OutputContract(fields=fields, layout=LAYOUT),
+        libraries=case.libraries,
+    )
     return spec, d.solution
 
 
@@ -84,8 +96,10 @@ def reject_eigenfunction(case: CaseFile, spec: CaseSpec, ref: np.ndarray, mask: 
         raise CaseDefinitionError(f"{case.id}: the forcing vanishes: the solution is harmonic-like; choose another")
     c = float(fv @ r) / float(fv @ fv)
     if np.linalg.norm(c * fv - r) <= 1e-8 * np.linalg.norm(r):
-        raise CaseDefinitionError(f"{case.id}: the forcing is a multiple of the manufactured solution "
-                                  "(an eigenfunction); choose a solution that is not")
+        raise CaseDefinitionError(
+            f"{case.id}: the forcing is a multiple of the manufactured solution "
+            "(an eigenfunction); choose a solution that is not"
+        )
 
 
 def _round(v: float) -> float:
@@ -112,14 +126,22 @@ def build_case(case: CaseFile, definition_bytes: bytes, config: GateConfig | Non
     worst = max(c.tau_acc for c in calib.values())
     found = leaks(spec, ref, mask, worst)
     if found:
-        raise CaseDefinitionError(f"{case.id}: agent-visible data pass the accuracy gate: "
-                                  + ", ".join(f"{p.source} (error {p.error:.2e})" for p in found))
+        raise CaseDefinitionError(
+            f"{case.id}: agent-visible data pass the accuracy gate: "
+            + ", ".join(f"{p.source} (error {p.error:.2e})" for p in found)
+        )
     arrays = {"u": ref}
     npz = store.npz_bytes(arrays)
     hidden = HiddenRecord(
-        id=case.id, solution=_one([str(e) for e in solution]), reference_file=f"{case.id}.npz",
-        reference_sha256=store.sha256(npz), in_domain_points=int(mask.sum()), gates=config,
-        calibration=calib, definition_sha256=store.sha256(definition_bytes))
+        id=case.id,
+        solution=_one([str(e) for e in solution]),
+        reference_file=f"{case.id}.npz",
+        reference_sha256=store.sha256(npz),
+        in_domain_points=int(mask.sum()),
+        gates=config,
+        calibration=calib,
+        definition_sha256=store.sha256(definition_bytes),
+    )
     return Built(spec=spec, hidden=hidden, reference=arrays, npz=npz)
 
 
@@ -143,8 +165,9 @@ def build_all(cases_dir: Path, only: list[str] | None = None) -> list[Built]:
 def write(cases_dir: Path, built: list[Built], partial: bool = False) -> None:
     hidden_dir = cases_dir / store.HIDDEN
     for b in built:
-        store.write_if_changed(hidden_dir / f"{b.spec.id}.json",
-                               store.dumps(json.loads(b.hidden.model_dump_json())).encode())
+        store.write_if_changed(
+            hidden_dir / f"{b.spec.id}.json", store.dumps(json.loads(b.hidden.model_dump_json())).encode()
+        )
         store.write_if_changed(hidden_dir / b.hidden.reference_file, b.npz)
     specs = {b.spec.id: b.spec for b in built}
     if partial and (cases_dir / store.SPECS_FILE).exists():

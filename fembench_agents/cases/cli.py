@@ -55,11 +55,14 @@ def show(case_id: str, cases: CasesDir = DEFAULT) -> None:
 
 
 @cases_app.command("build")
-def build(cases: CasesDir = DEFAULT,
-          only: Annotated[list[str] | None, typer.Option("--only", help="build only these ids")] = None) -> None:
+def build(
+    cases: CasesDir = DEFAULT,
+    only: Annotated[list[str] | None, typer.Option("--only", help="build only these ids")] = None,
+) -> None:
     """Derive every case's spec, reference and calibration error; rewrite the records (reproducibly)."""
     from fembench_agents.cases.builder import build_all
     from fembench_agents.cases.manufactured import CaseDefinitionError
+
     try:
         built = build_all(cases, only)
     except (store.CaseStoreError, CaseDefinitionError, TrackUnavailable, ValueError) as exc:
@@ -68,10 +71,12 @@ def build(cases: CasesDir = DEFAULT,
 
 
 @cases_app.command("calibrate")
-def calibrate(cases: CasesDir = DEFAULT,
-              repeats: Annotated[int, typer.Option(min=1, help="timed calls per solve (median)")] = 5,
-              machine: Annotated[str | None, typer.Option(help="name of this machine's file")] = None,
-              only: Annotated[list[str] | None, typer.Option("--only", help="time only these ids")] = None) -> None:
+def calibrate(
+    cases: CasesDir = DEFAULT,
+    repeats: Annotated[int, typer.Option(min=1, help="timed calls per solve (median)")] = 5,
+    machine: Annotated[str | None, typer.Option(help="name of this machine's file")] = None,
+    only: Annotated[list[str] | None, typer.Option("--only", help="time only these ids")] = None,
+) -> None:
     """Time our calibration solvers on this machine: t_base per case and library."""
     try:
         specs = store.load_specs(cases)
@@ -90,17 +95,21 @@ def calibrate(cases: CasesDir = DEFAULT,
                 continue
             secs = timing.time_solve(track.calibration_solver(), spec_dict, repeats)
             t_base.setdefault(spec.id, {})[lib] = float(f"{secs:.4g}")
-    cal = timing.MachineCalibration(machine=machine or timing.machine_name(), fingerprint=timing.fingerprint(),
-                                    repeats=repeats, t_base=t_base)
+    cal = timing.MachineCalibration(
+        machine=machine or timing.machine_name(), fingerprint=timing.fingerprint(), repeats=repeats, t_base=t_base
+    )
     path = timing.save(cases, cal)
     typer.echo(f"calibration {cal.calibration_id} for {sum(map(len, t_base.values()))} solves written to {path}")
 
 
 @cases_app.command("validate")
-def validate(cases: CasesDir = DEFAULT,
-             rebuild: Annotated[bool, typer.Option(help="also rebuild and compare byte for byte")] = True) -> None:
+def validate(
+    cases: CasesDir = DEFAULT,
+    rebuild: Annotated[bool, typer.Option(help="also rebuild and compare byte for byte")] = True,
+) -> None:
     """Check the records: leak test, reproducibility, coverage."""
     from fembench_agents.cases.validate import problems
+
     found = problems(cases, rebuild)
     for p in found:
         typer.echo(f"problem: {p}", err=True)

@@ -41,8 +41,7 @@ class Domain:
         return idx
 
     def spec(self) -> DomainSpec:
-        holes = [[(x0, y0), (x1, y0), (x1, y1), (x0, y1)] for x0, x1, y0, y1 in self.removed
-                 if x1 < 1 and y1 < 1]
+        holes = [[(x0, y0), (x1, y0), (x1, y1), (x0, y1)] for x0, x1, y0, y1 in self.removed if x1 < 1 and y1 < 1]
         return DomainSpec(name=self.name, description=self.description, outer=list(self.outer), holes=holes)
 
 
@@ -54,28 +53,46 @@ def on_segment(x: np.ndarray, y: np.ndarray, a: Point, b: Point) -> np.ndarray:
 
 
 def _square_pieces() -> tuple[tuple[str, Point, Point], ...]:
-    return (("bottom", (0.0, 0.0), (1.0, 0.0)), ("right", (1.0, 0.0), (1.0, 1.0)),
-            ("top", (1.0, 1.0), (0.0, 1.0)), ("left", (0.0, 1.0), (0.0, 0.0)))
+    return (
+        ("bottom", (0.0, 0.0), (1.0, 0.0)),
+        ("right", (1.0, 0.0), (1.0, 1.0)),
+        ("top", (1.0, 1.0), (0.0, 1.0)),
+        ("left", (0.0, 1.0), (0.0, 0.0)),
+    )
 
 
 H0, H1 = 0.375, 0.625
 DOMAINS: dict[str, Domain] = {
     "unit_square": Domain(
-        "unit_square", "the unit square [0, 1] x [0, 1]",
-        ((0, 0), (1, 0), (1, 1), (0, 1)), (), _square_pieces()),
+        "unit_square", "the unit square [0, 1] x [0, 1]", ((0, 0), (1, 0), (1, 1), (0, 1)), (), _square_pieces()
+    ),
     "l_shape": Domain(
-        "l_shape", "L-shape: [0, 1] x [0, 1] without the open quarter (0.5, 1] x (0.5, 1]",
+        "l_shape",
+        "L-shape: [0, 1] x [0, 1] without the open quarter (0.5, 1] x (0.5, 1]",
         ((0, 0), (1, 0), (1, 0.5), (0.5, 0.5), (0.5, 1), (0, 1)),
         ((0.5, 2.0, 0.5, 2.0),),
-        (("bottom", (0.0, 0.0), (1.0, 0.0)), ("right", (1.0, 0.0), (1.0, 0.5)),
-         ("notch_bottom", (1.0, 0.5), (0.5, 0.5)), ("notch_left", (0.5, 0.5), (0.5, 1.0)),
-         ("top", (0.5, 1.0), (0.0, 1.0)), ("left", (0.0, 1.0), (0.0, 0.0)))),
+        (
+            ("bottom", (0.0, 0.0), (1.0, 0.0)),
+            ("right", (1.0, 0.0), (1.0, 0.5)),
+            ("notch_bottom", (1.0, 0.5), (0.5, 0.5)),
+            ("notch_left", (0.5, 0.5), (0.5, 1.0)),
+            ("top", (0.5, 1.0), (0.0, 1.0)),
+            ("left", (0.0, 1.0), (0.0, 0.0)),
+        ),
+    ),
     "square_hole": Domain(
-        "square_hole", "the unit square with the open square hole (0.375, 0.625) x (0.375, 0.625) removed",
-        ((0, 0), (1, 0), (1, 1), (0, 1)), ((H0, H1, H0, H1),),
-        (*_square_pieces(),
-         ("hole_bottom", (H0, H0), (H1, H0)), ("hole_right", (H1, H0), (H1, H1)),
-         ("hole_top", (H1, H1), (H0, H1)), ("hole_left", (H0, H1), (H0, H0)))),
+        "square_hole",
+        "the unit square with the open square hole (0.375, 0.625) x (0.375, 0.625) removed",
+        ((0, 0), (1, 0), (1, 1), (0, 1)),
+        ((H0, H1, H0, H1),),
+        (
+            *_square_pieces(),
+            ("hole_bottom", (H0, H0), (H1, H0)),
+            ("hole_right", (H1, H0), (H1, H1)),
+            ("hole_top", (H1, H1), (H0, H1)),
+            ("hole_left", (H0, H1), (H0, H0)),
+        ),
+    ),
 }
 
 

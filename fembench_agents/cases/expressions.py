@@ -14,13 +14,35 @@ from typing import Any
 import numpy as np
 
 FUNCTIONS: dict[str, Any] = {
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "log": np.log,
-    "sqrt": np.sqrt, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "atan": np.arctan,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "atan": np.arctan,
 }
 CONSTANTS: dict[str, float] = {"pi": float(np.pi), "E": float(np.e)}
 VARIABLES = ("x", "y", "t", "u")
-_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant, ast.Load,
-          ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd)
+_NODES = (
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Call,
+    ast.Name,
+    ast.Constant,
+    ast.Load,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.Pow,
+    ast.USub,
+    ast.UAdd,
+)
 
 
 class ExpressionError(ValueError):
@@ -54,6 +76,7 @@ def compile_expr(text: str | float) -> Callable[..., np.ndarray]:
         value = eval(code, env)  # noqa: S307 - syntax tree checked above
         like: Any = vars_.get("x", vars_.get("u", 0.0))
         return np.broadcast_to(np.asarray(value, dtype=float), np.shape(like)).copy()
+
     return f
 
 

@@ -32,12 +32,22 @@ from fembench_agents.scoring.outcomes import StageResult
 from fembench_agents.vocabulary import FailureReason
 
 Stage = Literal["executes", "accurate", "fast"]
-DIAGNOSTIC_KEYS = ("mesh_resolution", "element_degree", "dofs", "iterations", "time_steps",
-                   "method", "ksp_type", "pc_type", "rtol")
+DIAGNOSTIC_KEYS = (
+    "mesh_resolution",
+    "element_degree",
+    "dofs",
+    "iterations",
+    "time_steps",
+    "method",
+    "ksp_type",
+    "pc_type",
+    "rtol",
+)
 
 
 class Diagnostics(BaseModel):
     """Auxiliary facts; never change a verdict."""
+
     model_config = ConfigDict(frozen=True)
     max_abs_error: float | None = None
     rmse: float | None = None
@@ -46,6 +56,7 @@ class Diagnostics(BaseModel):
 
 class AttemptReport(BaseModel):
     """The attempt's own facts: what a feedback builder may use."""
+
     model_config = ConfigDict(frozen=True)
     case_id: str
     passed: bool
@@ -61,6 +72,7 @@ class AttemptReport(BaseModel):
 
 class HiddenFigures(BaseModel):
     """What the verdict was measured against. Evaluator-only."""
+
     model_config = ConfigDict(frozen=True)
     library: str
     e_base: float
@@ -77,6 +89,7 @@ class GateOutcome(BaseModel):
 
 
 # --- executes -----------------------------------------------------------------------------
+
 
 def disallowed_imports(source: str, allowed: Sequence[str]) -> list[str]:
     """Imports in `source` outside the track's allowed top-level modules (static check)."""
@@ -95,8 +108,10 @@ def disallowed_imports(source: str, allowed: Sequence[str]) -> list[str]:
 
 def check_output(output: Any, contract: OutputContract, mask: np.ndarray) -> StageResult:
     """Names, shapes, float dtype, finiteness at every in-domain point."""
+
     def fail(reason: FailureReason, detail: str) -> StageResult:
         return StageResult(stage="executes", passed=False, reason=reason, detail=detail)
+
     if not isinstance(output, Mapping):
         return fail("not_a_dict", f"solve returned {type(output).__name__}, expected a dict")
     for name, field in contract.fields.items():
@@ -111,17 +126,22 @@ def check_output(output: Any, contract: OutputContract, mask: np.ndarray) -> Sta
             return fail("wrong_dtype", f"output[{name!r}] has dtype {arr.dtype}, expected a float dtype")
         bad = ~np.isfinite(arr[..., mask])
         if bad.any():
-            return fail("non_finite", f"output[{name!r}] is NaN or infinite at {int(bad.sum())} "
-                                      f"in-domain grid points")
+            return fail("non_finite", f"output[{name!r}] is NaN or infinite at {int(bad.sum())} in-domain grid points")
     return StageResult(stage="executes", passed=True)
 
 
-def executes(output: Any, contract: OutputContract, mask: np.ndarray, *, ended: str = "ok",
-             message: str = "", bad_imports: Sequence[str] = ()) -> StageResult:
+def executes(
+    output: Any,
+    contract: OutputContract,
+    mask: np.ndarray,
+    *,
+    ended: str = "ok",
+    message: str = "",
+    bad_imports: Sequence[str] = (),
+) -> StageResult:
     """ended: ok | timeout | error | crashed (how the sandboxed call ended)."""
     if bad_imports:
-        return StageResult(stage="executes", passed=False, reason="disallowed_import",
-                           detail="; ".join(bad_imports))
+        return StageResult(stage="executes", passed=False, reason="disallowed_import", detail="; ".join(bad_imports))
     if ended != "ok":
         reasons: dict[str, FailureReason] = {"timeout": "timeout", "error": "runtime_error"}
         reason = reasons.get(ended, "crashed")
@@ -130,6 +150,7 @@ def executes(output: Any, contract: OutputContract, mask: np.ndarray, *, ended: 
 
 
 # --- accurate -----------------------------------------------------------------------------
+
 
 def relative_l2(u: np.ndarray, ref: np.ndarray, mask: np.ndarray, eps: float = 1e-300) -> float:
     """||u - ref|| / max(||ref||, eps) over in-domain points (all components).
@@ -146,11 +167,16 @@ def tau_acc(e_base: float, config: GateConfig) -> float:
 
 def accurate(error: float, tau: float) -> StageResult:
     ok = math.isfinite(error) and error <= tau
-    return StageResult(stage="accurate", passed=ok, reason=None if ok else "too_inaccurate",
-                       detail=None if ok else f"relative L2 error {error:.3e} is above the accuracy target")
+    return StageResult(
+        stage="accurate",
+        passed=ok,
+        reason=None if ok else "too_inaccurate",
+        detail=None if ok else f"relative L2 error {error:.3e} is above the accuracy target",
+    )
 
 
 # --- fast ---------------------------------------------------------------------------------
+
 
 def tau_time(t_base: float, config: GateConfig) -> float:
     return config.alpha_time * max(t_base, config.t_floor)
@@ -162,11 +188,16 @@ def fast(seconds: Sequence[float], tau: float) -> tuple[StageResult, float]:
         raise ValueError("fast gate needs at least one timing")
     best = float(min(seconds))
     ok = best <= tau
-    return StageResult(stage="fast", passed=ok, reason=None if ok else "too_slow",
-                       detail=None if ok else f"solve took {best:.3f} s, above the time target"), best
+    return StageResult(
+        stage="fast",
+        passed=ok,
+        reason=None if ok else "too_slow",
+        detail=None if ok else f"solve took {best:.3f} s, above the time target",
+    ), best
 
 
 # --- all three ----------------------------------------------------------------------------
+
 
 def _diagnostics(u: np.ndarray | None, ref: np.ndarray, mask: np.ndarray, info: Any) -> Diagnostics:
     clean: dict[str, str | int | float | bool | None] = {}
@@ -178,14 +209,25 @@ def _diagnostics(u: np.ndarray | None, ref: np.ndarray, mask: np.ndarray, info: 
     if u is None:
         return Diagnostics(solver_info=clean)
     d = np.asarray(u, dtype=float)[..., mask] - np.asarray(ref, dtype=float)[..., mask]
-    return Diagnostics(max_abs_error=float(np.max(np.abs(d))), rmse=float(np.sqrt(np.mean(d * d))),
-                       solver_info=clean)
+    return Diagnostics(max_abs_error=float(np.max(np.abs(d))), rmse=float(np.sqrt(np.mean(d * d))), solver_info=clean)
 
 
-def evaluate(case_id: str, output: Any, *, contract: OutputContract, reference: Mapping[str, np.ndarray],
-             mask: np.ndarray, library: str, e_base: float, t_base: float | None,
-             seconds: Sequence[float] = (), config: GateConfig | None = None, ended: str = "ok",
-             message: str = "", bad_imports: Sequence[str] = ()) -> GateOutcome:
+def evaluate(
+    case_id: str,
+    output: Any,
+    *,
+    contract: OutputContract,
+    reference: Mapping[str, np.ndarray],
+    mask: np.ndarray,
+    library: str,
+    e_base: float,
+    t_base: float | None,
+    seconds: Sequence[float] = (),
+    config: GateConfig | None = None,
+    ended: str = "ok",
+    message: str = "",
+    bad_imports: Sequence[str] = (),
+) -> GateOutcome:
     """Stage by stage; stops at the first failure. Without t_base (no machine
     calibration) the fast gate is not judged and the attempt does not pass."""
     config = config or GateConfig()
@@ -196,8 +238,9 @@ def evaluate(case_id: str, output: Any, *, contract: OutputContract, reference: 
     stages = [stage]
     info = output.get("solver_info") if isinstance(output, Mapping) else None
     if not stage.passed:
-        report = AttemptReport(case_id=case_id, passed=False, stages=tuple(stages),
-                               diagnostics=_diagnostics(None, np.zeros(0), mask, info))
+        report = AttemptReport(
+            case_id=case_id, passed=False, stages=tuple(stages), diagnostics=_diagnostics(None, np.zeros(0), mask, info)
+        )
         return GateOutcome(report=report, hidden=hidden)
     errors = [relative_l2(output[n], reference[n], mask, config.eps) for n in contract.fields]
     error = max(errors)
@@ -207,11 +250,23 @@ def evaluate(case_id: str, output: Any, *, contract: OutputContract, reference: 
     best: float | None = min(seconds) if seconds else None
     if stages[-1].passed:
         if tt is None or not seconds:
-            stages.append(StageResult(stage="fast", passed=False, reason="not_timed",
-                                      detail="no machine calibration or no timing: speed not judged"))
+            stages.append(
+                StageResult(
+                    stage="fast",
+                    passed=False,
+                    reason="not_timed",
+                    detail="no machine calibration or no timing: speed not judged",
+                )
+            )
         else:
             st, best = fast(seconds, tt)
             stages.append(st)
-    report = AttemptReport(case_id=case_id, passed=all(s.passed for s in stages), stages=tuple(stages),
-                           relative_l2_error=error, solve_seconds=best, diagnostics=diag)
+    report = AttemptReport(
+        case_id=case_id,
+        passed=all(s.passed for s in stages),
+        stages=tuple(stages),
+        relative_l2_error=error,
+        solve_seconds=best,
+        diagnostics=diag,
+    )
     return GateOutcome(report=report, hidden=hidden)

@@ -30,6 +30,7 @@ def _exprs(spec: CaseSpec) -> Iterator[tuple[str, Any]]:
                 yield f"{name}[{i}]", e
         else:
             yield name, v
+
     yield from comps("forcing", spec.forcing)
     for piece in spec.boundary:
         yield from comps(f"boundary[{piece.name}]", piece.value)

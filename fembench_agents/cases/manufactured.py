@@ -29,20 +29,24 @@ _LOCALS = {"x": x, "y": y, "t": t, "u": u_sym, "E": sp.E, "pi": sp.pi}
 EQUATIONS: dict[str, str] = {
     "poisson": "-div(k grad u) = f in the domain; u = g on every boundary piece",
     "heat": "du/dt - div(k grad u) = f in the domain for t0 < t <= t_end; u = g on every boundary "
-            "piece; u = u0 at t = t0; the output is u at t = t_end",
+    "piece; u = u0 at t = t0; the output is u at t = t_end",
     "convection_diffusion": "-eps lap(u) + b . grad u = f in the domain, b = (b[0], b[1]); "
-                            "u = g on every boundary piece",
+    "u = g on every boundary piece",
     "reaction_diffusion": "-D lap(u) + R(u) = f in the domain, R the given function of u; "
-                          "u = g on every boundary piece",
+    "u = g on every boundary piece",
     "elasticity": "-div sigma(u) = f in the domain (plane strain), u = (ux, uy), "
-                  "sigma = 2 mu eps(u) + lambda tr(eps(u)) I, eps(u) = (grad u + grad u^T)/2, "
-                  "lambda = E nu / ((1 + nu)(1 - 2 nu)), mu = E / (2 (1 + nu)); "
-                  "u = g (a pair) on every boundary piece",
+    "sigma = 2 mu eps(u) + lambda tr(eps(u)) I, eps(u) = (grad u + grad u^T)/2, "
+    "lambda = E nu / ((1 + nu)(1 - 2 nu)), mu = E / (2 (1 + nu)); "
+    "u = g (a pair) on every boundary piece",
     "helmholtz": "-lap(u) - k^2 u = f in the domain; u = g on every boundary piece",
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
-    "poisson": ("k",), "heat": ("k",), "convection_diffusion": ("eps", "b"),
-    "reaction_diffusion": ("D", "R"), "elasticity": ("E", "nu"), "helmholtz": ("k",),
+    "poisson": ("k",),
+    "heat": ("k",),
+    "convection_diffusion": ("eps", "b"),
+    "reaction_diffusion": ("D", "R"),
+    "elasticity": ("E", "nu"),
+    "helmholtz": ("k",),
 }
 
 

@@ -16,8 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 SCHEMA_VERSION = 1
 
-Family = Literal["poisson", "heat", "convection_diffusion", "reaction_diffusion",
-                 "elasticity", "helmholtz"]
+Family = Literal["poisson", "heat", "convection_diffusion", "reaction_diffusion", "elasticity", "helmholtz"]
 DomainName = Literal["unit_square", "l_shape", "square_hole"]
 Expr = str  # an expression in x, y (t, u where the family says so); see expressions.py
 Coefficient = Expr | float | list[Expr]
@@ -62,6 +61,7 @@ class Manufactured(_Frozen):
 
 class CaseFile(_Frozen):
     """A human-written case definition."""
+
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     family: Family
     domain: DomainName
@@ -107,6 +107,7 @@ class OutputContract(_Frozen):
 
 class CaseSpec(_Frozen):
     """Everything a solver agent may see about one case."""
+
     schema_version: int = SCHEMA_VERSION
     id: str
     family: Family
@@ -138,6 +139,7 @@ class GateConfig(_Frozen):
 
 class HiddenRecord(_Frozen):
     """Evaluator-only half of a case."""
+
     schema_version: int = SCHEMA_VERSION
     id: str
     reference_kind: Literal["manufactured"] = "manufactured"

@@ -1,10 +1,10 @@
 """Where records live and how they are written, byte for byte reproducibly.
 
-  cases/definitions/<id>.toml   human-written case files
-  cases/case_specs.jsonl        agent-visible specs, one per line, sorted by id
-  cases/hidden/<id>.json        evaluator-only record (sorted keys, fixed layout)
-  cases/hidden/<id>.npz         its reference on the grid (zip entries with a fixed date)
-  cases/calibration/            machine calibration times (gitignored; see timing.py)
+cases/definitions/<id>.toml   human-written case files
+cases/case_specs.jsonl        agent-visible specs, one per line, sorted by id
+cases/hidden/<id>.json        evaluator-only record (sorted keys, fixed layout)
+cases/hidden/<id>.npz         its reference on the grid (zip entries with a fixed date)
+cases/calibration/            machine calibration times (gitignored; see timing.py)
 """
 
 from __future__ import annotations

@@ -47,8 +47,10 @@ class MachineCalibration(BaseModel):
         try:
             return self.t_base[case_id][library]
         except KeyError:
-            raise CalibrationMissing(f"calibration {self.machine} has no time for {case_id} on {library}: "
-                                     "run `fembench-agents cases calibrate`") from None
+            raise CalibrationMissing(
+                f"calibration {self.machine} has no time for {case_id} on {library}: "
+                "run `fembench-agents cases calibrate`"
+            ) from None
 
 
 def machine_name() -> str:
@@ -59,9 +61,15 @@ def machine_name() -> str:
 def fingerprint() -> dict[str, str]:
     import numpy
     import scipy
-    return {"python": platform.python_version(), "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine(), "cpus": str(os.cpu_count()),
-            "numpy": numpy.__version__, "scipy": scipy.__version__}
+
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": str(os.cpu_count()),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+    }
 
 
 def time_solve(solver: Callable[[dict[str, Any]], Any], spec: dict[str, Any], repeats: int = 5) -> float:
@@ -88,6 +96,8 @@ def save(cases_dir: Path, cal: MachineCalibration) -> Path:
 def load(cases_dir: Path, machine: str | None = None) -> MachineCalibration:
     path = path_for(cases_dir, machine)
     if not path.exists():
-        raise CalibrationMissing(f"no machine calibration at {path}: run `fembench-agents cases calibrate` "
-                                 "on this machine (it times our calibration solvers; takes about a minute)")
+        raise CalibrationMissing(
+            f"no machine calibration at {path}: run `fembench-agents cases calibrate` "
+            "on this machine (it times our calibration solvers; takes about a minute)"
+        )
     return MachineCalibration.model_validate_json(path.read_text())

@@ -63,18 +63,21 @@ class TrackUnavailable(RuntimeError):
 
 TRACKS: dict[str, Track] = {
     "numpy-scipy": Track(
-        name="numpy-scipy", modules=("numpy", "scipy"),
+        name="numpy-scipy",
+        modules=("numpy", "scipy"),
         allowed_imports=("numpy", "scipy", "math", "functools", "itertools", "collections", "typing"),
         skeleton="pde/numpy_scipy_skeleton.py",
         calibration_module="fembench_agents.cases.calibration.numpy_scipy",
-        extra_contract="Use numpy and scipy only (any method: finite differences, finite elements, ...)."),
+        extra_contract="Use numpy and scipy only (any method: finite differences, finite elements, ...).",
+    ),
     "scikit-fem": Track(
-        name="scikit-fem", modules=("numpy", "scipy", "skfem"),
-        allowed_imports=("numpy", "scipy", "skfem", "math", "functools", "itertools", "collections",
-                         "typing"),
+        name="scikit-fem",
+        modules=("numpy", "scipy", "skfem"),
+        allowed_imports=("numpy", "scipy", "skfem", "math", "functools", "itertools", "collections", "typing"),
         skeleton="pde/scikit_fem_skeleton.py",
         calibration_module="fembench_agents.cases.calibration.scikit_fem",
-        extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed."),
+        extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed.",
+    ),
 }
 
 

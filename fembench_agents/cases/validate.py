@@ -43,14 +43,20 @@ def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
         out += [f"{d.id}: the manufactured solution appears in the spec" for s in sols if s in spec_text]
         tau = max(c.tau_acc for c in hidden.calibration.values())
         mask = grid_mask(DOMAINS[d.domain], d.grid)
-        out += [f"{d.id}: {p.source} passes the accuracy gate (error {p.error:.2e})"
-                for p in leaks(spec, arrays["u"], mask, tau)]
+        out += [
+            f"{d.id}: {p.source} passes the accuracy gate (error {p.error:.2e})"
+            for p in leaks(spec, arrays["u"], mask, tau)
+        ]
         if rebuild:
             raw = (cases_dir / store.DEFINITIONS / f"{d.id}.toml").read_bytes()
             b = build_case(d, raw, hidden.gates)
-            same = (b.npz == (cases_dir / store.HIDDEN / hidden.reference_file).read_bytes()
-                    and json.loads(b.hidden.model_dump_json()) == json.loads(hidden.model_dump_json())
-                    and b.spec == spec)
+            same = (
+                b.npz == (cases_dir / store.HIDDEN / hidden.reference_file).read_bytes()
+                and json.loads(b.hidden.model_dump_json()) == json.loads(hidden.model_dump_json())
+                and b.spec == spec
+            )
             if not same:
-                out.append(f"{d.id}: the committed record differs from a fresh build: run `fembench-agents cases build`")
+                out.append(
+                    f"{d.id}: the committed record differs from a fresh build: run `fembench-agents cases build`"
+                )
     return out

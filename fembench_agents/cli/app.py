@@ -15,18 +15,25 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from fembench_agents.scoring.sandbox import Sandbox, WeakIsolationRefused
 from fembench_agents.suite.loader import TaskFormatError, load_tasks
 
-app = typer.Typer(no_args_is_help=True, add_completion=False,
-                  help="Compare, repair and optimize LLM solver agents on computational-mechanics code.")
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Compare, repair and optimize LLM solver agents on computational-mechanics code.",
+)
 # Piped output (CI logs, files) gets wide tables instead of rich's 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 DEFAULT_TASKS = os.environ.get("FEMBENCH_TASKS", "tasks")
 TasksOpt = Annotated[str, typer.Option("--tasks", help="task file or directory")]
-AllowWeakOpt = Annotated[bool, typer.Option(
-    "--allow-weak-isolation",
-    help="run generated code even where this machine cannot confine it in namespaces "
-         "(recorded in the run and printed in every report; see `sandbox check`)")]
+AllowWeakOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-weak-isolation",
+        help="run generated code even where this machine cannot confine it in namespaces "
+        "(recorded in the run and printed in every report; see `sandbox check`)",
+    ),
+]
 
 
 def open_sandbox(allow_weak_isolation: bool = False, workers: int | None = None) -> Sandbox:
@@ -50,8 +57,14 @@ def refused(exc: WeakIsolationRefused) -> NoReturn:
 
 
 def progress_bar() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err, transient=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
 
 
 def load_suite(path: str, sandbox: Sandbox) -> list:

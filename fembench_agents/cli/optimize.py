@@ -25,8 +25,9 @@ LOCAL_REFLECTION_MAX_TOKENS = 1024  # the embedded model's context is 4096 token
 
 @app.command("optimize")
 def optimize(
-    experiment: Annotated[Path | None, typer.Option(help="optimize experiment file (TOML), e.g. "
-                                                         "experiments/gepa_fembench_protocol.toml")] = None,
+    experiment: Annotated[
+        Path | None, typer.Option(help="optimize experiment file (TOML), e.g. experiments/gepa_fembench_protocol.toml")
+    ] = None,
     model: Annotated[str | None, typer.Option(help="task model (litellm name, `local`)")] = None,
     reflection_model: Annotated[str | None, typer.Option(help="reflection model (litellm name, `local`)")] = None,
     budget: Annotated[str | None, typer.Option(help="light | medium | heavy | N metric calls")] = None,
@@ -35,20 +36,29 @@ def optimize(
     seed: Annotated[int | None, typer.Option(help="seed of the split and of GEPA")] = None,
     out: Annotated[Path | None, typer.Option(help="out directory (resumed if it exists)")] = None,
     tasks_path: Annotated[str | None, typer.Option("--tasks-path", help="task file or directory")] = None,
-    include_reference: Annotated[bool | None, typer.Option(
-        "--include-reference/--no-include-reference",
-        help="show training tasks' reference implementations to the reflection model")] = None,
+    include_reference: Annotated[
+        bool | None,
+        typer.Option(
+            "--include-reference/--no-include-reference",
+            help="show training tasks' reference implementations to the reflection model",
+        ),
+    ] = None,
     name: Annotated[str | None, typer.Option(help="name of the result (optimizers/<name>.json)")] = None,
-    prompt_out: Annotated[Path | None, typer.Option(help="where the optimized prompt goes "
-                                                         "(default: optimizers/<name>.json)")] = None,
+    prompt_out: Annotated[
+        Path | None, typer.Option(help="where the optimized prompt goes (default: optimizers/<name>.json)")
+    ] = None,
     seed_prompt: Annotated[str | None, typer.Option(help="the system prompt GEPA starts from")] = None,
     temperature: Annotated[float | None, typer.Option(help="task model temperature")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="task model max tokens")] = None,
     reflection_temperature: Annotated[float | None, typer.Option()] = None,
     reflection_max_tokens: Annotated[int | None, typer.Option()] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="episodes at once")] = None,
-    final_train_eval: Annotated[bool | None, typer.Option(
-        "--final-train-eval/--no-final-train-eval", help="score the best and the seed prompt on all training tasks")] = None,
+    final_train_eval: Annotated[
+        bool | None,
+        typer.Option(
+            "--final-train-eval/--no-final-train-eval", help="score the best and the seed prompt on all training tasks"
+        ),
+    ] = None,
     cache: Annotated[Path | None, typer.Option(help="response cache directory")] = Path(".fembench-cache"),
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
@@ -68,9 +78,18 @@ def optimize(
     from fembench_agents.scoring.evaluator import Evaluator
 
     overrides: dict[str, Any] = {
-        "model": model, "reflection_model": reflection_model, "budget": budget, "heldout": heldout,
-        "val_fraction": val_fraction, "seed": seed, "tasks_path": tasks_path, "include_reference": include_reference,
-        "name": name, "seed_prompt": seed_prompt, "concurrency": concurrency, "final_train_eval": final_train_eval,
+        "model": model,
+        "reflection_model": reflection_model,
+        "budget": budget,
+        "heldout": heldout,
+        "val_fraction": val_fraction,
+        "seed": seed,
+        "tasks_path": tasks_path,
+        "include_reference": include_reference,
+        "name": name,
+        "seed_prompt": seed_prompt,
+        "concurrency": concurrency,
+        "final_train_eval": final_train_eval,
         "params": {"temperature": temperature, "max_tokens": max_tokens},
         "reflection_params": {"temperature": reflection_temperature, "max_tokens": reflection_max_tokens},
     }
@@ -80,16 +99,27 @@ def optimize(
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    problems = list(dict.fromkeys(credential_problems([settings.model], settings.params.api_base)
-                                  + credential_problems([settings.reflection_model],
-                                                        settings.reflection_params.api_base)))
+    problems = list(
+        dict.fromkeys(
+            credential_problems([settings.model], settings.params.api_base)
+            + credential_problems([settings.reflection_model], settings.reflection_params.api_base)
+        )
+    )
     for problem in problems:
         err.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
     if problems:
         raise typer.Exit(2)
-    if is_local(settings.reflection_model) and (settings.reflection_params.max_tokens or 0) > LOCAL_REFLECTION_MAX_TOKENS:
-        settings = settings.model_copy(update={"reflection_params": settings.reflection_params.model_copy(
-            update={"max_tokens": LOCAL_REFLECTION_MAX_TOKENS})})
+    if (
+        is_local(settings.reflection_model)
+        and (settings.reflection_params.max_tokens or 0) > LOCAL_REFLECTION_MAX_TOKENS
+    ):
+        settings = settings.model_copy(
+            update={
+                "reflection_params": settings.reflection_params.model_copy(
+                    update={"max_tokens": LOCAL_REFLECTION_MAX_TOKENS}
+                )
+            }
+        )
         err.print(f"note: reflection max_tokens capped at {LOCAL_REFLECTION_MAX_TOKENS} for the embedded model")
     out = out or Path("runs") / "optimize" / settings.name
     prompt_out = prompt_out or Path("optimizers") / f"{settings.name}.json"
@@ -102,24 +132,49 @@ def optimize(
             response_cache = ResponseCache(cache) if cache else None
             task_client = stack.enter_context(open_client(settings.model, settings.params, cache=response_cache))
             same = settings.reflection_model == settings.model or (
-                is_local(settings.reflection_model) and is_local(settings.model))
-            reflection_client = task_client if same else stack.enter_context(
-                open_client(settings.reflection_model, settings.reflection_params, cache=response_cache))
+                is_local(settings.reflection_model) and is_local(settings.model)
+            )
+            reflection_client = (
+                task_client
+                if same
+                else stack.enter_context(
+                    open_client(settings.reflection_model, settings.reflection_params, cache=response_cache)
+                )
+            )
         except ValueError as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from None
-        err.print(f"held out {len(split.heldout)}, train {len(split.train)}, validation {len(split.val)}; "
-                  f"budget {settings.budget} = {total} metric calls; out {out}")
+        err.print(
+            f"held out {len(split.heldout)}, train {len(split.train)}, validation {len(split.val)}; "
+            f"budget {settings.budget} = {total} metric calls; out {out}"
+        )
         evaluator = Evaluator(sandbox)
         stack.callback(evaluator.close)
         try:
-            with progress_bar() as progress, graceful_interrupts(stop, on_first=lambda: err.print(
-                    "[yellow]stopping after the current iteration (Ctrl-C again to abort now)[/yellow]")):
-                result = optimize_prompt(settings, tasks, evaluator, out, Models(task_client, reflection_client),
-                                         prompt_out=prompt_out, callbacks=[RichProgress(progress, total)], stop=stop)
+            with (
+                progress_bar() as progress,
+                graceful_interrupts(
+                    stop,
+                    on_first=lambda: err.print(
+                        "[yellow]stopping after the current iteration (Ctrl-C again to abort now)[/yellow]"
+                    ),
+                ),
+            ):
+                result = optimize_prompt(
+                    settings,
+                    tasks,
+                    evaluator,
+                    out,
+                    Models(task_client, reflection_client),
+                    prompt_out=prompt_out,
+                    callbacks=[RichProgress(progress, total)],
+                    stop=stop,
+                )
         except KeyboardInterrupt:
-            err.print(f"interrupted; GEPA's last checkpoint and every finished episode are kept in {out}: "
-                      "rerun the same command to resume")
+            err.print(
+                f"interrupted; GEPA's last checkpoint and every finished episode are kept in {out}: "
+                "rerun the same command to resume"
+            )
             raise typer.Exit(130) from None
         except ValueError as exc:
             err.print(f"[red]error:[/red] {exc}")
@@ -134,29 +189,46 @@ def _show(result: Any, settings: Any) -> None:
     table.add_column("optimized")
     fmt = lambda x: "-" if x is None else f"{x:.3f}"  # noqa: E731
     table.add_row(f"validation ({len(result.split.val)} tasks)", fmt(result.scores.seed_val), fmt(result.scores.val))
-    table.add_row(f"training ({len(result.split.train)} tasks)", fmt(result.scores.seed_train), fmt(result.scores.train))
+    table.add_row(
+        f"training ({len(result.split.train)} tasks)", fmt(result.scores.seed_train), fmt(result.scores.train)
+    )
     console.print(table)
-    console.print(f"metric calls {result.metric_calls}/{result.budget.max_metric_calls} "
-                  f"({result.new_metric_calls} in this invocation), {result.iterations} iterations, "
-                  f"{result.candidates} candidates, best #{result.best_index} ({result.best_candidate_id}); "
-                  f"{result.reflection_calls} reflection calls")
+    console.print(
+        f"metric calls {result.metric_calls}/{result.budget.max_metric_calls} "
+        f"({result.new_metric_calls} in this invocation), {result.iterations} iterations, "
+        f"{result.candidates} candidates, best #{result.best_index} ({result.best_candidate_id}); "
+        f"{result.reflection_calls} reflection calls"
+    )
     if result.leak.leaked:
         lines = [f"{h.kind}: {h.task_id}: {h.text[:120]} ({h.detail})" for h in result.leak.hits[:20]]
-        console.print(Panel("\n".join(lines) + "\n\nThe optimized prompt must not be used to judge the held-out "
-                            "tasks. This is recorded in result.json and in the prompt's provenance.",
-                            title="[bold red]HELD-OUT LEAK DETECTED[/bold red]", border_style="red"))
+        console.print(
+            Panel(
+                "\n".join(lines) + "\n\nThe optimized prompt must not be used to judge the held-out "
+                "tasks. This is recorded in result.json and in the prompt's provenance.",
+                title="[bold red]HELD-OUT LEAK DETECTED[/bold red]",
+                border_style="red",
+            )
+        )
     else:
         console.print(f"[green]leak check: {result.leak.summary()}[/green]")
     if result.prompt_path is None:
         console.print(f"[yellow]not finished: rerun the same command to resume from {result.out_dir}[/yellow]")
     else:
         params = settings.params
-        sampling = "".join([f" --temperature {params.temperature}" if params.temperature is not None else "",
-                            f" --max-tokens {params.max_tokens}" if params.max_tokens is not None else ""])
-        console.print(f"optimized prompt: {result.prompt_path}\nnext, on the held-out tasks:\n"
-                      f"  fembench-agents compare --models {settings.model} "
-                      f"--agents single-shot,prompt:{result.prompt_path} --tasks {','.join(result.split.heldout)} "
-                      f"--repeats {settings.heldout_repeats} --tasks-path {settings.tasks_path}{sampling}",
-                      markup=False, highlight=False, soft_wrap=True)
+        sampling = "".join(
+            [
+                f" --temperature {params.temperature}" if params.temperature is not None else "",
+                f" --max-tokens {params.max_tokens}" if params.max_tokens is not None else "",
+            ]
+        )
+        console.print(
+            f"optimized prompt: {result.prompt_path}\nnext, on the held-out tasks:\n"
+            f"  fembench-agents compare --models {settings.model} "
+            f"--agents single-shot,prompt:{result.prompt_path} --tasks {','.join(result.split.heldout)} "
+            f"--repeats {settings.heldout_repeats} --tasks-path {settings.tasks_path}{sampling}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     if result.leak.leaked:
         raise typer.Exit(3)

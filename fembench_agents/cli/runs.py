@@ -30,10 +30,12 @@ from fembench_agents.scoring.evaluator import Evaluator
 
 CACHE_DIR = Path(".fembench-cache")
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="episodes at once (per run)")]
-ModelConcurrencyOpt = Annotated[int | None, typer.Option(
-    min=1, help="model calls in flight at once per provider [default: --concurrency]")]
-SandboxWorkersOpt = Annotated[int | None, typer.Option(
-    min=1, help="sandbox workers: attempts scored at once [default: one per CPU]")]
+ModelConcurrencyOpt = Annotated[
+    int | None, typer.Option(min=1, help="model calls in flight at once per provider [default: --concurrency]")
+]
+SandboxWorkersOpt = Annotated[
+    int | None, typer.Option(min=1, help="sandbox workers: attempts scored at once [default: one per CPU]")
+]
 
 
 def _safe(name: str) -> str:
@@ -42,8 +44,12 @@ def _safe(name: str) -> str:
 
 def _params(temperature: float, max_tokens: int, reasoning: str | None, api_base: str | None) -> ModelParams:
     try:
-        return ModelParams(temperature=temperature, max_tokens=max_tokens, reasoning_effort=reasoning,  # type: ignore[arg-type]
-                           api_base=api_base)
+        return ModelParams(
+            temperature=temperature,
+            max_tokens=max_tokens,
+            reasoning_effort=reasoning,  # type: ignore[arg-type]
+            api_base=api_base,
+        )
     except ValueError as exc:
         err.print(f"[red]error:[/red] bad model parameters: {exc}")
         raise typer.Exit(2) from None
@@ -62,9 +68,13 @@ def _show_report(run_dirs: list[Path], out: Path | None) -> None:
         err.print(f"report written to {paths['markdown']}")
 
 
-async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cache: Path | None,
-                    allow_weak_isolation: bool = False, sandbox_workers: int | None = None
-                    ) -> tuple[list[Path], list[RunStopped]]:
+async def _run_grid(
+    configs: list[tuple[RunConfig, Path]],
+    tasks_path: str,
+    cache: Path | None,
+    allow_weak_isolation: bool = False,
+    sandbox_workers: int | None = None,
+) -> tuple[list[Path], list[RunStopped]]:
     """Every run of the grid to its end, or to its early stop (returned, not raised)."""
     from fembench_agents.models import (  # lazy: litellm import
         ClientOptions,
@@ -85,22 +95,36 @@ async def _run_grid(configs: list[tuple[RunConfig, Path]], tasks_path: str, cach
         clients = {}
         for config, _ in configs:
             if config.model not in clients:
-                options = ClientOptions(concurrency=config.model_calls_at_once,
-                                        concurrency_group=provider_of(config.model, config.params))
+                options = ClientOptions(
+                    concurrency=config.model_calls_at_once, concurrency_group=provider_of(config.model, config.params)
+                )
                 clients[config.model] = stack.enter_context(
-                    open_client(config.model, config.params, options=options, cache=response_cache))
+                    open_client(config.model, config.params, options=options, cache=response_cache)
+                )
         first = configs[0][0]
-        local = " (1 for the embedded model, which answers one at a time)" if any(
-            is_local(c.model) for c, _ in configs) else ""
-        err.print(f"limits: {first.concurrency} episodes at once per run, {first.model_calls_at_once} model calls "
-                  f"at once per provider{local}, {sandbox.size} sandbox workers", highlight=False)
+        local = (
+            " (1 for the embedded model, which answers one at a time)"
+            if any(is_local(c.model) for c, _ in configs)
+            else ""
+        )
+        err.print(
+            f"limits: {first.concurrency} episodes at once per run, {first.model_calls_at_once} model calls "
+            f"at once per provider{local}, {sandbox.size} sandbox workers",
+            highlight=False,
+        )
         total = sum(len(select_tasks(tasks, c.tasks)) * c.repeats for c, _ in configs)
         with progress_bar() as progress:
             bar = progress.add_task("episodes", total=total)
+
             def tick(_: object) -> None:
                 progress.advance(bar)
-            stops = await asyncio.gather(*(_until_stopped(execute_run(c, tasks, out, clients[c.model], evaluator,
-                                                                      on_episode=tick)) for c, out in configs))
+
+            stops = await asyncio.gather(
+                *(
+                    _until_stopped(execute_run(c, tasks, out, clients[c.model], evaluator, on_episode=tick))
+                    for c, out in configs
+                )
+            )
         evaluator.close()
     return [out for _, out in configs], [s for s in stops if s is not None]
 
@@ -144,13 +168,18 @@ def _exit_on_model_errors(run_dirs: list[Path], stops: list[RunStopped]) -> None
 @app.command("run")
 def run(
     model: Annotated[str, typer.Option(help="litellm model name, `local` for the embedded model")] = "local",
-    agent: Annotated[str, typer.Option(help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH")] = "single-shot",
-    tasks: Annotated[str, typer.Option("--tasks", help="task ids or fnmatch patterns, comma-separated, or all")] = "all",
+    agent: Annotated[
+        str, typer.Option(help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH")
+    ] = "single-shot",
+    tasks: Annotated[
+        str, typer.Option("--tasks", help="task ids or fnmatch patterns, comma-separated, or all")
+    ] = "all",
     tasks_path: Annotated[str, typer.Option("--tasks-path", help="task file or directory")] = DEFAULT_TASKS,
     track: Annotated[str, typer.Option(help="code | tests")] = "code",
     repeats: Annotated[int, typer.Option(min=1)] = 1,
     out: Annotated[Path | None, typer.Option(help="run directory (resumed if it exists)")] = None,
-    temperature: float = 0.0, max_tokens: int = 2048,
+    temperature: float = 0.0,
+    max_tokens: int = 2048,
     reasoning_effort: Annotated[str | None, typer.Option(help="low | medium | high")] = None,
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL")] = None,
     concurrency: ConcurrencyOpt = 2,
@@ -161,9 +190,16 @@ def run(
 ) -> None:
     """One model x one agent x a task selection -> a resumable run directory."""
     try:
-        config = RunConfig(model=model, agent=agent, tasks=tasks, track=track, repeats=repeats,  # type: ignore[arg-type]
-                           concurrency=concurrency, model_concurrency=model_concurrency,
-                           params=_params(temperature, max_tokens, reasoning_effort, api_base))
+        config = RunConfig(
+            model=model,
+            agent=agent,
+            tasks=tasks,
+            track=track,  # type: ignore[arg-type]
+            repeats=repeats,
+            concurrency=concurrency,
+            model_concurrency=model_concurrency,
+            params=_params(temperature, max_tokens, reasoning_effort, api_base),
+        )
         from fembench_agents.agents import make_agent
 
         make_agent(agent)
@@ -172,8 +208,7 @@ def run(
         raise typer.Exit(2) from None
     out = out or Path("runs") / f"{_safe(model)}__{_safe(agent)}__{track}"
     try:
-        _, stops = asyncio.run(_run_grid([(config, out)], tasks_path, cache, allow_weak_isolation,
-                                         sandbox_workers))
+        _, stops = asyncio.run(_run_grid([(config, out)], tasks_path, cache, allow_weak_isolation, sandbox_workers))
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -187,10 +222,12 @@ def compare(
     agents: Annotated[str | None, typer.Option(help="comma-separated agent specs")] = None,
     tasks: Annotated[str, typer.Option("--tasks")] = "all",
     tasks_path: Annotated[str, typer.Option("--tasks-path")] = DEFAULT_TASKS,
-    track: str = "code", repeats: Annotated[int, typer.Option(min=1)] = 1,
+    track: str = "code",
+    repeats: Annotated[int, typer.Option(min=1)] = 1,
     experiment: Annotated[Path | None, typer.Option(help="experiment file (TOML) in experiments/")] = None,
     out: Annotated[Path | None, typer.Option(help="directory for the grid's run directories")] = None,
-    temperature: float = 0.0, max_tokens: int = 2048,
+    temperature: float = 0.0,
+    max_tokens: int = 2048,
     concurrency: ConcurrencyOpt = 2,
     model_concurrency: ModelConcurrencyOpt = None,
     sandbox_workers: SandboxWorkersOpt = None,
@@ -205,10 +242,19 @@ def compare(
         if experiment:
             exp = load_experiment(experiment)
         elif models and agents:
-            exp = Experiment(name="compare", models=models.split(","), agents=agents.split(","), tasks=tasks,
-                             tasks_path=tasks_path, track=track, repeats=repeats, concurrency=concurrency,  # type: ignore[arg-type]
-                             model_concurrency=model_concurrency, sandbox_workers=sandbox_workers,
-                             params=_params(temperature, max_tokens, None, None))
+            exp = Experiment(
+                name="compare",
+                models=models.split(","),
+                agents=agents.split(","),
+                tasks=tasks,
+                tasks_path=tasks_path,
+                track=track,  # type: ignore[arg-type]
+                repeats=repeats,
+                concurrency=concurrency,
+                model_concurrency=model_concurrency,
+                sandbox_workers=sandbox_workers,
+                params=_params(temperature, max_tokens, None, None),
+            )
         else:
             raise ValueError("give --experiment FILE, or both --models and --agents")
         for spec in exp.agents:
@@ -217,13 +263,27 @@ def compare(
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     out = out or Path("runs") / _safe(exp.name)
-    configs = [(RunConfig(model=m, agent=a, tasks=exp.tasks, track=exp.track, repeats=exp.repeats,
-                          concurrency=exp.concurrency, model_concurrency=exp.model_concurrency,
-                          params=exp.params), out / f"{_safe(m)}__{_safe(a)}")
-               for m in exp.models for a in exp.agents]
+    configs = [
+        (
+            RunConfig(
+                model=m,
+                agent=a,
+                tasks=exp.tasks,
+                track=exp.track,
+                repeats=exp.repeats,
+                concurrency=exp.concurrency,
+                model_concurrency=exp.model_concurrency,
+                params=exp.params,
+            ),
+            out / f"{_safe(m)}__{_safe(a)}",
+        )
+        for m in exp.models
+        for a in exp.agents
+    ]
     try:
-        run_dirs, stops = asyncio.run(_run_grid(configs, exp.tasks_path, cache, allow_weak_isolation,
-                                                exp.sandbox_workers))
+        run_dirs, stops = asyncio.run(
+            _run_grid(configs, exp.tasks_path, cache, allow_weak_isolation, exp.sandbox_workers)
+        )
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -308,8 +368,9 @@ def _print_turns(episodes: list, task_id: str) -> None:
     for end, turns in episodes:
         console.rule(turns[0].episode)
         for a in turns:
-            console.print(Panel(a.messages[-1].content, title=f"attempt {a.attempt_index}: prompt", expand=False),
-                          markup=False)
+            console.print(
+                Panel(a.messages[-1].content, title=f"attempt {a.attempt_index}: prompt", expand=False), markup=False
+            )
             console.print(Panel(a.reply or "(empty reply)", title="reply", expand=False), markup=False)
             if a.outcome is not None:
                 verdict = "passed" if a.outcome.passed else f"failed at {a.outcome.failed_stage} ({a.outcome.reason})"
@@ -317,8 +378,8 @@ def _print_turns(episodes: list, task_id: str) -> None:
             if a.model_error:
                 console.print(f"model error: {a.model_error}", markup=False)
             if a.feedback is not None and not a.outcome.passed:  # type: ignore[union-attr]
-                console.print(Panel(a.feedback.text, title=f"feedback (score {a.feedback.score:.2f})", expand=False),
-                              markup=False)
+                console.print(
+                    Panel(a.feedback.text, title=f"feedback (score {a.feedback.score:.2f})", expand=False), markup=False
+                )
         if end is not None:
             console.print(f"episode: {'passed' if end.passed else 'failed'} after {end.attempts} attempts")
-

@@ -22,13 +22,17 @@ def sandbox_check() -> None:
         report = replace(sandbox.isolation(), accepted_weak=False)  # probing accepts nothing
     console.print(escape(report.summary()), highlight=False)
     if report.confined:
-        console.print("each job: private mount, network, PID and IPC namespaces; every inherited mount "
-                      "read-only; home, project, task and run directories, /run and /tmp hidden; a private "
-                      "/tmp; no network interfaces; no capabilities; limits on memory, CPU time, processes "
-                      "and file size", highlight=False)
+        console.print(
+            "each job: private mount, network, PID and IPC namespaces; every inherited mount "
+            "read-only; home, project, task and run directories, /run and /tmp hidden; a private "
+            "/tmp; no network interfaces; no capabilities; limits on memory, CPU time, processes "
+            "and file size",
+            highlight=False,
+        )
         return
-    console.print("generated code is refused here unless a command is given --allow-weak-isolation. To fix:",
-                  highlight=False)
+    console.print(
+        "generated code is refused here unless a command is given --allow-weak-isolation. To fix:", highlight=False
+    )
     for line in remedies():
         console.print(f"  - {escape(line)}", highlight=False)
     raise typer.Exit(1)

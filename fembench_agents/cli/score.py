@@ -47,12 +47,19 @@ def score(
     for col in ("label", "functions correct", "joint test success", "tests pass reference", "failures detected"):
         table.add_column(col)
     for s in result.summaries:
-        table.add_row(s.label, f"{s.functions_correct}/{s.tasks}", f"{s.mean_joint_test_success:.3f}",
-                      f"{s.mean_reference_pass:.3f}", f"{s.mean_failure_detection:.3f}")
+        table.add_row(
+            s.label,
+            f"{s.functions_correct}/{s.tasks}",
+            f"{s.mean_joint_test_success:.3f}",
+            f"{s.mean_reference_pass:.3f}",
+            f"{s.mean_failure_detection:.3f}",
+        )
     console.print(table)
     if result.unmatched_files:
-        err.print(f"[yellow]{len(result.unmatched_files)} files matched no task:[/yellow] "
-                  + ", ".join(result.unmatched_files[:10]))
+        err.print(
+            f"[yellow]{len(result.unmatched_files)} files matched no task:[/yellow] "
+            + ", ".join(result.unmatched_files[:10])
+        )
     if json_out:
         json_out.write_text(result.model_dump_json(indent=1))
         err.print(f"wrote {json_out}")

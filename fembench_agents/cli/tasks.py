@@ -32,8 +32,14 @@ def tasks_list(tasks: TasksOpt = DEFAULT_TASKS) -> None:
     for col in ("task id", "tier", "given", "inputs", "tests", "description"):
         table.add_column(col)
     for t in loaded:
-        table.add_row(t.task_id, t.tier.label if t.tier else "-", str(len(t.helpers)), str(len(t.inputs)),
-                      str(len(t.tests)), t.short_description)
+        table.add_row(
+            t.task_id,
+            t.tier.label if t.tier else "-",
+            str(len(t.helpers)),
+            str(len(t.inputs)),
+            str(len(t.tests)),
+            t.short_description,
+        )
     console.print(table)
 
 

@@ -50,8 +50,11 @@ class ResponseCache:
         request_hash = request.request_hash()
         path = self.path(request_hash)
         path.parent.mkdir(parents=True, exist_ok=True)
-        entry = {"schema_version": CACHE_SCHEMA_VERSION, "request": request.model_dump(mode="json"),
-                 "response": response.model_dump(mode="json")}
+        entry = {
+            "schema_version": CACHE_SCHEMA_VERSION,
+            "request": request.model_dump(mode="json"),
+            "response": response.model_dump(mode="json"),
+        }
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -37,8 +37,10 @@ class ModelCheck:
             return f"{self.model}: not called: {self.error}"
         if self.error is not None:
             return f"{self.model}: no answer: {self.error}"
-        return (f"{self.model}: answered in {self.latency_seconds:.2f} s, {self.usage.prompt_tokens or 0} prompt + "
-                f"{self.usage.completion_tokens or 0} completion tokens, {_price(self.prices)}")
+        return (
+            f"{self.model}: answered in {self.latency_seconds:.2f} s, {self.usage.prompt_tokens or 0} prompt + "
+            f"{self.usage.completion_tokens or 0} completion tokens, {_price(self.prices)}"
+        )
 
 
 def _price(prices: tuple[float, float] | None) -> str:
@@ -64,5 +66,4 @@ def check_model(model: str, api_base: str | None = None, timeout: float = 60.0, 
                 return ModelCheck(model, called=True, error=exc.last_error, prices=prices)
     except (ValueError, LocalServerError) as exc:
         return ModelCheck(model, called=False, error=str(exc))
-    return ModelCheck(model, called=True, latency_seconds=response.latency_seconds, usage=response.usage,
-                      prices=prices)
+    return ModelCheck(model, called=True, latency_seconds=response.latency_seconds, usage=response.usage, prices=prices)

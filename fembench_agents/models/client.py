@@ -31,8 +31,12 @@ context) on success or cache hit, (request, None, error text, context) on a
 final failure. The error text has secrets redacted."""
 
 RETRYABLE: tuple[type[Exception], ...] = (
-    litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
-    litellm.BadGatewayError, litellm.Timeout, litellm.APIConnectionError,
+    litellm.RateLimitError,
+    litellm.InternalServerError,
+    litellm.ServiceUnavailableError,
+    litellm.BadGatewayError,
+    litellm.Timeout,
+    litellm.APIConnectionError,
 )
 
 
@@ -57,10 +61,18 @@ class LiteLLMClient:
     differs (the local server's `openai/<alias>`). Keys come from the
     environment; an explicit `api_key` is only handed to litellm."""
 
-    def __init__(self, model: str, params: ModelParams | None = None, *,
-                 options: ClientOptions | None = None, cache: ResponseCache | None = None,
-                 on_call: OnCall | None = None, system_prompt: str | None = None,
-                 litellm_model: str | None = None, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        params: ModelParams | None = None,
+        *,
+        options: ClientOptions | None = None,
+        cache: ResponseCache | None = None,
+        on_call: OnCall | None = None,
+        system_prompt: str | None = None,
+        litellm_model: str | None = None,
+        api_key: str | None = None,
+    ) -> None:
         self.model = model
         self.litellm_model = litellm_model or model
         self.params = params or ModelParams()
@@ -76,13 +88,18 @@ class LiteLLMClient:
     def __repr__(self) -> str:
         return f"LiteLLMClient(model={self.model!r}, litellm_model={self.litellm_model!r})"
 
-    async def complete(self, messages: Sequence[Message], context: CallContext,
-                       params: ModelParams | None = None) -> ModelResponse:
+    async def complete(
+        self, messages: Sequence[Message], context: CallContext, params: ModelParams | None = None
+    ) -> ModelResponse:
         params = params or self.params
         if params.api_base is None and self.params.api_base is not None:
             params = params.model_copy(update={"api_base": self.params.api_base})
-        request = ModelRequest(model=self.model, messages=with_system_prompt(messages, self.system_prompt),
-                               params=params, sample=context.sample)
+        request = ModelRequest(
+            model=self.model,
+            messages=with_system_prompt(messages, self.system_prompt),
+            params=params,
+            sample=context.sample,
+        )
         request_hash = request.request_hash()
         if self.cache is None:
             return await self._call(request, request_hash, context)
@@ -94,9 +111,15 @@ class LiteLLMClient:
                 # into another directory): it keeps its recorded tokens and cost, so
                 # a resumed run reports what the uninterrupted one would; `cached`
                 # says nothing was spent this time.
-                response = hit.model_copy(update={
-                    "cached": True, "retries": 0, "timestamp": stamp,
-                    "latency_seconds": time.perf_counter() - started, "request_hash": request_hash})
+                response = hit.model_copy(
+                    update={
+                        "cached": True,
+                        "retries": 0,
+                        "timestamp": stamp,
+                        "latency_seconds": time.perf_counter() - started,
+                        "request_hash": request_hash,
+                    }
+                )
                 self._report(request, response, None, context)
                 return response
             response = await self._call(request, request_hash, context)
@@ -145,19 +168,28 @@ class LiteLLMClient:
             async with asyncio.timeout(params.timeout):
                 return await litellm.acompletion(**kwargs)
         except TimeoutError:
-            raise litellm.Timeout(message=f"no answer within {params.timeout} s", model=self.litellm_model,
-                                  llm_provider="fembench") from None
+            raise litellm.Timeout(
+                message=f"no answer within {params.timeout} s", model=self.litellm_model, llm_provider="fembench"
+            ) from None
 
     def _response(self, raw: Any, request_hash: str, retries: int, latency: float, stamp: str) -> ModelResponse:
         choice = raw.choices[0]
         raw_usage = getattr(raw, "usage", None)
-        usage = Usage(prompt_tokens=getattr(raw_usage, "prompt_tokens", None),
-                      completion_tokens=getattr(raw_usage, "completion_tokens", None))
+        usage = Usage(
+            prompt_tokens=getattr(raw_usage, "prompt_tokens", None),
+            completion_tokens=getattr(raw_usage, "completion_tokens", None),
+        )
         return ModelResponse(
-            text=choice.message.content or "", finish_reason=choice.finish_reason, usage=usage,
+            text=choice.message.content or "",
+            finish_reason=choice.finish_reason,
+            usage=usage,
             cost_usd=call_cost(self.litellm_model, usage, self.options, raw_usage),
-            latency_seconds=latency, cached=False, retries=retries, request_hash=request_hash,
-            timestamp=stamp)
+            latency_seconds=latency,
+            cached=False,
+            retries=retries,
+            request_hash=request_hash,
+            timestamp=stamp,
+        )
 
     def _limit(self) -> asyncio.Semaphore:
         """The concurrency limit, one semaphore per event loop (and group)."""
@@ -185,7 +217,8 @@ class LiteLLMClient:
             return request
         return request.model_copy(update={"params": request.params.model_copy(update={"api_base": REDACTED})})
 
-    def _report(self, request: ModelRequest, response: ModelResponse | None, error: str | None,
-                context: CallContext) -> None:
+    def _report(
+        self, request: ModelRequest, response: ModelResponse | None, error: str | None, context: CallContext
+    ) -> None:
         if self.on_call is not None:
             self.on_call(self._recorded(request), response, error, context)

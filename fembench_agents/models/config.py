@@ -26,7 +26,7 @@ class RetryPolicy(BaseModel):
         return None if self.jitter_seed is None else random.Random(self.jitter_seed)
 
     def delay(self, retry: int, rng: random.Random | None) -> float:
-        base = min(self.max_delay, self.initial_delay * self.multiplier ** retry)
+        base = min(self.max_delay, self.initial_delay * self.multiplier**retry)
         return base if rng is None else base * rng.uniform(0.5, 1.0)
 
 

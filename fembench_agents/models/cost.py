@@ -10,8 +10,7 @@ from fembench_agents.models._litellm import litellm
 from fembench_agents.models.config import ClientOptions
 
 
-def call_cost(model: str, usage: Usage, options: ClientOptions | None = None,
-              raw_usage: Any = None) -> float | None:
+def call_cost(model: str, usage: Usage, options: ClientOptions | None = None, raw_usage: Any = None) -> float | None:
     """USD for one call of `model` (a litellm model name) with `usage`.
     `raw_usage` (litellm's Usage object) lets litellm price cached prompt tokens."""
     if usage.prompt_tokens is None and usage.completion_tokens is None:
@@ -23,8 +22,11 @@ def call_cost(model: str, usage: Usage, options: ClientOptions | None = None,
         return prompt * per_in + completion * per_out
     try:
         cost_in, cost_out = litellm.cost_per_token(
-            model=options.price_as or model, prompt_tokens=prompt, completion_tokens=completion,
-            usage_object=raw_usage if options.price_as is None else None)
+            model=options.price_as or model,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            usage_object=raw_usage if options.price_as is None else None,
+        )
     except Exception:  # litellm raises several types for "not in the price map"
         return None
     return float(cost_in) + float(cost_out)

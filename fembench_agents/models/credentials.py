@@ -17,8 +17,18 @@ from fembench_agents.models.names import is_local, is_scripted
 # variables litellm checks (AWS profiles and instance roles, gcloud's application
 # default credentials), or that default to a server on this machine (Ollama):
 # refusing them on litellm's word would refuse working set-ups.
-AMBIENT_CREDENTIALS = frozenset({"bedrock", "bedrock_converse", "sagemaker", "sagemaker_chat", "vertex_ai",
-                                 "vertex_ai_beta", "ollama", "ollama_chat"})
+AMBIENT_CREDENTIALS = frozenset(
+    {
+        "bedrock",
+        "bedrock_converse",
+        "sagemaker",
+        "sagemaker_chat",
+        "vertex_ai",
+        "vertex_ai_beta",
+        "ollama",
+        "ollama_chat",
+    }
+)
 # Handed to the OpenAI SDK for an `api_base` server when no key is set: the SDK
 # refuses to send a request without one, and a server that needs none ignores it.
 PLACEHOLDER_KEY = "no-key"

@@ -42,16 +42,25 @@ class ModelCallError(RuntimeError):
     `permanent` is the kind of error retrying cannot fix (see
     permanent_failure), None when retries ran out on a transient one."""
 
-    def __init__(self, model: str, context: CallContext, request_hash: str, retries: int,
-                 last_error: str, permanent: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        context: CallContext,
+        request_hash: str,
+        retries: int,
+        last_error: str,
+        permanent: str | None = None,
+    ) -> None:
         self.model = model
         self.permanent = permanent
         self.context = context
         self.request_hash = request_hash
         self.retries = retries
         self.last_error = last_error
-        super().__init__(f"model call failed ({_who(model, context)}) after {retries} "
-                         f"retr{'y' if retries == 1 else 'ies'}: {last_error}")
+        super().__init__(
+            f"model call failed ({_who(model, context)}) after {retries} "
+            f"retr{'y' if retries == 1 else 'ies'}: {last_error}"
+        )
 
 
 class UnrecordedRequestError(LookupError):
@@ -62,8 +71,10 @@ class UnrecordedRequestError(LookupError):
         self.model = model
         self.context = context
         self.request_hash = request_hash
-        super().__init__(f"replay has no recorded response for this request ({_who(model, context)}, "
-                         f"request hash {request_hash[:16]}); the run being replayed never asked it")
+        super().__init__(
+            f"replay has no recorded response for this request ({_who(model, context)}, "
+            f"request hash {request_hash[:16]}); the run being replayed never asked it"
+        )
 
 
 class LocalServerError(RuntimeError):

@@ -62,14 +62,20 @@ def _source_of(name: str) -> ModelSource | None:
 
 def _prepare_local(spec: ClientSpec, server: LocalModelServer | None) -> ClientSpec:
     if server is None or not server.running:
-        raise ValueError(f"model {spec.name!r} needs the local model server running; "
-                         "use open_client(...) or pass local_server=")
+        raise ValueError(
+            f"model {spec.name!r} needs the local model server running; use open_client(...) or pass local_server="
+        )
     # The server answers one request at a time: more in flight only queue there.
     options = (spec.options or ClientOptions()).model_copy(update={"concurrency": 1})
     if options.token_prices is None and options.price_as is None:
         options = options.model_copy(update={"token_prices": (0.0, 0.0)})  # it is free, not unpriced
-    return ClientSpec(LOCAL_MODEL, (spec.params or ModelParams()).model_copy(update={"api_base": server.api_base}),
-                      options, server.litellm_model, server.api_key)
+    return ClientSpec(
+        LOCAL_MODEL,
+        (spec.params or ModelParams()).model_copy(update={"api_base": server.api_base}),
+        options,
+        server.litellm_model,
+        server.api_key,
+    )
 
 
 def _prepare_litellm(spec: ClientSpec) -> ClientSpec:
@@ -84,17 +90,31 @@ def _prepare_litellm(spec: ClientSpec) -> ClientSpec:
 register_model_source(ModelSource("local", is_local, _prepare_local))
 
 
-def make_client(model_name: str, params: ModelParams | None = None, *,
-                options: ClientOptions | None = None, cache: ResponseCache | None = None,
-                on_call: OnCall | None = None, system_prompt: str | None = None,
-                local_server: LocalModelServer | None = None) -> LiteLLMClient:
+def make_client(
+    model_name: str,
+    params: ModelParams | None = None,
+    *,
+    options: ClientOptions | None = None,
+    cache: ResponseCache | None = None,
+    on_call: OnCall | None = None,
+    system_prompt: str | None = None,
+    local_server: LocalModelServer | None = None,
+) -> LiteLLMClient:
     """A client for `model_name`; ValueError names what is wrong with a bad one.
     `local` needs a running `local_server` (see `open_client`)."""
     spec = ClientSpec(model_name.strip(), params, options)
     source = _source_of(spec.name)
     spec = source.prepare(spec, local_server) if source is not None else _prepare_litellm(spec)
-    return LiteLLMClient(spec.name, spec.params, options=spec.options, cache=cache, on_call=on_call,
-                         system_prompt=system_prompt, litellm_model=spec.litellm_model, api_key=spec.api_key)
+    return LiteLLMClient(
+        spec.name,
+        spec.params,
+        options=spec.options,
+        cache=cache,
+        on_call=on_call,
+        system_prompt=system_prompt,
+        litellm_model=spec.litellm_model,
+        api_key=spec.api_key,
+    )
 
 
 def provider_of(model_name: str, params: ModelParams | None = None) -> str:
@@ -117,16 +137,31 @@ def _check_provider(name: str, params: ModelParams | None) -> None:
         litellm.get_llm_provider(name, api_base=params.api_base if params else None)
     except Exception as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"litellm does not know which provider serves {name!r}; write it as "
-                         f"'<provider>/<model>' (e.g. 'openai/gpt-4o-mini'): {first_line}") from None
+        raise ValueError(
+            f"litellm does not know which provider serves {name!r}; write it as "
+            f"'<provider>/<model>' (e.g. 'openai/gpt-4o-mini'): {first_line}"
+        ) from None
 
 
 @contextmanager
-def open_client(model_name: str, params: ModelParams | None = None, *,
-                options: ClientOptions | None = None, cache: ResponseCache | None = None,
-                on_call: OnCall | None = None, system_prompt: str | None = None) -> Iterator[LiteLLMClient]:
+def open_client(
+    model_name: str,
+    params: ModelParams | None = None,
+    *,
+    options: ClientOptions | None = None,
+    cache: ResponseCache | None = None,
+    on_call: OnCall | None = None,
+    system_prompt: str | None = None,
+) -> Iterator[LiteLLMClient]:
     """Like make_client, and starts (then stops) the local model server when the name asks for it."""
     with ExitStack() as stack:
         server = stack.enter_context(LocalModelServer()) if is_local(model_name) else None
-        yield make_client(model_name, params, options=options, cache=cache, on_call=on_call,
-                          system_prompt=system_prompt, local_server=server)
+        yield make_client(
+            model_name,
+            params,
+            options=options,
+            cache=cache,
+            on_call=on_call,
+            system_prompt=system_prompt,
+            local_server=server,
+        )

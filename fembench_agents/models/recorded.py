@@ -21,23 +21,36 @@ class ReplayModel:
     the last one is served again. Responses come back as recorded, marked
     `replayed`."""
 
-    def __init__(self, model: str, responses: Mapping[str, Sequence[ModelResponse | str]], *,
-                 params: ModelParams | None = None, system_prompt: str | None = None,
-                 on_call: OnCall | None = None,
-                 by_episode: Mapping[tuple[str, str], Sequence[ModelResponse | str]] | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        responses: Mapping[str, Sequence[ModelResponse | str]],
+        *,
+        params: ModelParams | None = None,
+        system_prompt: str | None = None,
+        on_call: OnCall | None = None,
+        by_episode: Mapping[tuple[str, str], Sequence[ModelResponse | str]] | None = None,
+    ) -> None:
         self.model = model
         self.params = params or ModelParams()
         self.system_prompt = system_prompt
         self.on_call = on_call
         # A str entry is a recorded failure: replayed as the same failure.
         self._responses: dict[tuple[str, str], list[ModelResponse | str]] = {
-            ("", h): list(rs) for h, rs in responses.items() if rs}
+            ("", h): list(rs) for h, rs in responses.items() if rs
+        }
         self._responses.update({k: list(rs) for k, rs in (by_episode or {}).items() if rs and k[0]})
         self._served: dict[tuple[str, str], int] = {}
 
     @classmethod
-    def from_records(cls, records: Iterable[object], model: str | None = None, *,
-                     system_prompt: str | None = None, on_call: OnCall | None = None) -> ReplayModel:
+    def from_records(
+        cls,
+        records: Iterable[object],
+        model: str | None = None,
+        *,
+        system_prompt: str | None = None,
+        on_call: OnCall | None = None,
+    ) -> ReplayModel:
         """From run-log records (other record types are skipped). Without
         `model`, the recording must hold exactly one model. Default params are
         the ones the recording used, when it used one set."""
@@ -57,25 +70,34 @@ class ReplayModel:
             request_hash = r.request.request_hash()
             responses.setdefault(request_hash, []).append(answer)
             by_episode.setdefault((r.episode, request_hash), []).append(answer)
-        used = {r.request.params.model_copy(update={"timeout": ModelParams().timeout, "api_base": None})
-                for r in calls}
+        used = {r.request.params.model_copy(update={"timeout": ModelParams().timeout, "api_base": None}) for r in calls}
         params = used.pop() if len(used) == 1 else None
-        return cls(model, responses, params=params, system_prompt=system_prompt, on_call=on_call,
-                   by_episode=by_episode)
+        return cls(model, responses, params=params, system_prompt=system_prompt, on_call=on_call, by_episode=by_episode)
 
     @classmethod
-    def from_log(cls, run_dir: str | os.PathLike[str], model: str | None = None, *,
-                 system_prompt: str | None = None, on_call: OnCall | None = None) -> ReplayModel:
+    def from_log(
+        cls,
+        run_dir: str | os.PathLike[str],
+        model: str | None = None,
+        *,
+        system_prompt: str | None = None,
+        on_call: OnCall | None = None,
+    ) -> ReplayModel:
         return cls.from_records(read_log(run_dir), model, system_prompt=system_prompt, on_call=on_call)
 
     def __len__(self) -> int:
         """How many recorded responses (each counted once)."""
         return sum(len(rs) for (episode, _), rs in self._responses.items() if not episode)
 
-    async def complete(self, messages: Sequence[Message], context: CallContext,
-                       params: ModelParams | None = None) -> ModelResponse:
-        request = ModelRequest(model=self.model, messages=with_system_prompt(messages, self.system_prompt),
-                               params=params or self.params, sample=context.sample)
+    async def complete(
+        self, messages: Sequence[Message], context: CallContext, params: ModelParams | None = None
+    ) -> ModelResponse:
+        request = ModelRequest(
+            model=self.model,
+            messages=with_system_prompt(messages, self.system_prompt),
+            params=params or self.params,
+            sample=context.sample,
+        )
         request_hash = request.request_hash()
         key = self._key(context.episode, request_hash)
         if key not in self._responses and request.sample is not None:
@@ -98,7 +120,6 @@ class ReplayModel:
         if self.on_call is not None:
             self.on_call(request, response, None, context)
         return response
-
 
     def _key(self, episode: str, request_hash: str) -> tuple[str, str]:
         key = (episode, request_hash)

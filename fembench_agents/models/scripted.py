@@ -52,13 +52,18 @@ class Script:
             except openai.APIError:  # litellm's errors (RateLimitError, ...) pass through as raised
                 raise
             except Exception as exc:
-                raise litellm.BadRequestError(message=f"script {self.name!r} raised {type(exc).__name__}: {exc}",
-                                              model=self.name, llm_provider=PROVIDER) from exc
+                raise litellm.BadRequestError(
+                    message=f"script {self.name!r} raised {type(exc).__name__}: {exc}",
+                    model=self.name,
+                    llm_provider=PROVIDER,
+                ) from exc
             return str(text)
         if self._served >= len(self.replies):
             raise litellm.BadRequestError(
                 message=f"script {self.name!r} has no reply left ({len(self.replies)} given, all used)",
-                model=self.name, llm_provider=PROVIDER)
+                model=self.name,
+                llm_provider=PROVIDER,
+            )
         self._served += 1
         return self.replies[self._served - 1]
 
@@ -81,13 +86,23 @@ class ScriptedProvider(litellm.CustomLLM):  # type: ignore[misc]
         super().__init__()
         self.scripts: dict[str, Script] = {"echo": Script("echo", _echo)}
 
-    async def acompletion(self, model: str, messages: list[dict[str, Any]], api_base: str,
-                          custom_prompt_dict: dict[str, Any], model_response: Any, *args: Any,
-                          **kwargs: Any) -> Any:
+    async def acompletion(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        api_base: str,
+        custom_prompt_dict: dict[str, Any],
+        model_response: Any,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
         script = self.scripts.get(model)
         if script is None:
-            raise litellm.NotFoundError(message=f"no script named {model!r}; registered: {sorted(self.scripts)}",
-                                        model=model, llm_provider=PROVIDER)
+            raise litellm.NotFoundError(
+                message=f"no script named {model!r}; registered: {sorted(self.scripts)}",
+                model=model,
+                llm_provider=PROVIDER,
+            )
         typed = [Message(role=m["role"], content=m["content"]) for m in messages]
         text = await script.reply(typed)
         prompt_tokens = litellm.token_counter(model="gpt-4o-mini", messages=messages)
@@ -95,8 +110,11 @@ class ScriptedProvider(litellm.CustomLLM):  # type: ignore[misc]
         model_response.choices[0].message.content = text
         model_response.choices[0].finish_reason = script.finish_reason
         model_response.model = script.model
-        model_response.usage = litellm.Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                                             total_tokens=prompt_tokens + completion_tokens)
+        model_response.usage = litellm.Usage(
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            total_tokens=prompt_tokens + completion_tokens,
+        )
         return model_response
 
 
@@ -107,8 +125,10 @@ def ensure_registered() -> ScriptedProvider:
     """Put the provider into litellm.custom_provider_map and our model sources
     (once), keeping others there."""
     if not any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
-        litellm.custom_provider_map = [*litellm.custom_provider_map,
-                                       {"provider": PROVIDER, "custom_handler": _PROVIDER}]
+        litellm.custom_provider_map = [
+            *litellm.custom_provider_map,
+            {"provider": PROVIDER, "custom_handler": _PROVIDER},
+        ]
     register_model_source(ModelSource(PROVIDER, is_scripted, _prepare_scripted))
     return _PROVIDER
 
@@ -120,8 +140,14 @@ def _prepare_scripted(spec: ClientSpec, server: object) -> ClientSpec:
     return spec
 
 
-def register_script(name: str, replies: Sequence[str] | Responder, *, fail_first: int = 0,
-                    failure: Failure = "rate_limit", finish_reason: str = "stop") -> Script:
+def register_script(
+    name: str,
+    replies: Sequence[str] | Responder,
+    *,
+    fail_first: int = 0,
+    failure: Failure = "rate_limit",
+    finish_reason: str = "stop",
+) -> Script:
     """Make `scripted/<name>` answer with `replies`; replaces a script of the same name."""
     if not name or "/" in name:
         raise ValueError(f"script name must be non-empty and contain no '/': {name!r}")

@@ -20,7 +20,19 @@ from fembench_agents.optimize.settings import OptimizeSettings, load_settings
 from fembench_agents.optimize.split import HeldOutViolation, Split, split_tasks
 
 __all__ = [
-    "Budget", "HeldOutViolation", "LeakReport", "Models", "OptimizeResult", "OptimizeSettings", "Split", "StopFlag",
-    "dspy_auto_budget", "graceful_interrupts", "load_settings", "optimize_prompt", "resolve_budget", "scan_prompt",
+    "Budget",
+    "HeldOutViolation",
+    "LeakReport",
+    "Models",
+    "OptimizeResult",
+    "OptimizeSettings",
+    "Split",
+    "StopFlag",
+    "dspy_auto_budget",
+    "graceful_interrupts",
+    "load_settings",
+    "optimize_prompt",
+    "resolve_budget",
+    "scan_prompt",
     "split_tasks",
 ]

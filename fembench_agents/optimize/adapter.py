@@ -27,29 +27,44 @@ COMPONENT = "system_prompt"
 class PromptAdapter:
     propose_new_texts = None  # GEPA's default reflective proposal, with our reflection LM
 
-    def __init__(self, evaluations: PromptEvaluations, loop: LoopThread, tasks: dict[str, Task],
-                 train: frozenset[str], include_reference: bool) -> None:
+    def __init__(
+        self,
+        evaluations: PromptEvaluations,
+        loop: LoopThread,
+        tasks: dict[str, Task],
+        train: frozenset[str],
+        include_reference: bool,
+    ) -> None:
         self.evaluations, self.loop, self.tasks = evaluations, loop, tasks
         self.train, self.include_reference = train, include_reference
 
-    def evaluate(self, batch: list[str], candidate: dict[str, str],
-                 capture_traces: bool = False) -> EvaluationBatch[EpisodeResult, dict[str, Any]]:
+    def evaluate(
+        self, batch: list[str], candidate: dict[str, str], capture_traces: bool = False
+    ) -> EvaluationBatch[EpisodeResult, dict[str, Any]]:
         results = self.loop.run(self.evaluations.evaluate(candidate[COMPONENT], list(batch)))
         outputs = [{"task_id": r.task_id, "passed": r.passed, "score": r.score} for r in results]
-        return EvaluationBatch(outputs=outputs, scores=[r.score for r in results],
-                               trajectories=list(results) if capture_traces else None)
+        return EvaluationBatch(
+            outputs=outputs, scores=[r.score for r in results], trajectories=list(results) if capture_traces else None
+        )
 
-    def make_reflective_dataset(self, candidate: dict[str, str],
-                                eval_batch: EvaluationBatch[EpisodeResult, dict[str, Any]],
-                                components_to_update: list[str]) -> Mapping[str, Sequence[Mapping[str, Any]]]:
+    def make_reflective_dataset(
+        self,
+        candidate: dict[str, str],
+        eval_batch: EvaluationBatch[EpisodeResult, dict[str, Any]],
+        components_to_update: list[str],
+    ) -> Mapping[str, Sequence[Mapping[str, Any]]]:
         records = [self.record(r) for r in eval_batch.trajectories or []]
         return {name: records for name in components_to_update}
 
     def record(self, result: EpisodeResult) -> dict[str, str]:
         code, _ = excerpt(result.code or "(empty reply)")
         verdict = "correct" if result.passed else "not correct"
-        rec = {"Task": result.task_id, "Inputs": result.prompt, "Generated Outputs": code,
-               "Feedback": f"Score {result.score:.2f} ({verdict}). {result.feedback}"}
+        rec = {
+            "Task": result.task_id,
+            "Inputs": result.prompt,
+            "Generated Outputs": code,
+            "Feedback": f"Score {result.score:.2f} ({verdict}). {result.feedback}",
+        }
         if self.include_reference and result.task_id in self.train:
             rec["Reference implementation"] = ideal_answer(self.tasks[result.task_id])
         return rec

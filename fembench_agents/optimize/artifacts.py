@@ -29,14 +29,18 @@ def candidate_history(result: GEPAResult[Any, Any], split: Split) -> list[dict[s
     rows = []
     for i, cand in enumerate(result.candidates):
         prompt = cand["system_prompt"]
-        rows.append({
-            "index": i, "candidate_id": candidate_id(prompt), "system_prompt": prompt,
-            "parents": [p for p in result.parents[i] if p is not None],
-            "val_score": result.val_aggregate_scores[i],
-            "val_scores": {split.val[k]: v for k, v in sorted(result.val_subscores[i].items())},
-            "discovered_at_metric_call": result.discovery_eval_counts[i],
-            "best": i == result.best_idx,
-        })
+        rows.append(
+            {
+                "index": i,
+                "candidate_id": candidate_id(prompt),
+                "system_prompt": prompt,
+                "parents": [p for p in result.parents[i] if p is not None],
+                "val_score": result.val_aggregate_scores[i],
+                "val_scores": {split.val[k]: v for k, v in sorted(result.val_subscores[i].items())},
+                "discovered_at_metric_call": result.discovery_eval_counts[i],
+                "best": i == result.best_idx,
+            }
+        )
     return rows
 
 

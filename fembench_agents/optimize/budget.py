@@ -52,8 +52,13 @@ class Budget(BaseModel):
     formula: str
 
 
-def dspy_auto_budget(num_candidates: int, valset_size: int, num_components: int = 1,
-                     minibatch_size: int = DSPY_MINIBATCH, full_eval_steps: int = DSPY_FULL_EVAL_STEPS) -> int:
+def dspy_auto_budget(
+    num_candidates: int,
+    valset_size: int,
+    num_components: int = 1,
+    minibatch_size: int = DSPY_MINIBATCH,
+    full_eval_steps: int = DSPY_FULL_EVAL_STEPS,
+) -> int:
     """DSPy's `GEPA.auto_budget`, term for term (see the module docstring)."""
     trials = int(max(2 * (num_components * 2) * math.log2(num_candidates), 1.5 * num_candidates))
     total = valset_size + num_candidates * 5 + trials * minibatch_size
@@ -69,8 +74,12 @@ def resolve_budget(spec: str | int, valset_size: int) -> Budget:
     text = str(spec).strip().lower()
     if text in AUTO_CANDIDATES:
         calls = dspy_auto_budget(AUTO_CANDIDATES[text], valset_size)
-        return Budget(name=text, max_metric_calls=calls, valset_size=valset_size,
-                      formula=f"dspy auto_budget(n={AUTO_CANDIDATES[text]}, components=1, V={valset_size})")
+        return Budget(
+            name=text,
+            max_metric_calls=calls,
+            valset_size=valset_size,
+            formula=f"dspy auto_budget(n={AUTO_CANDIDATES[text]}, components=1, V={valset_size})",
+        )
     try:
         calls = int(text)
     except ValueError:

@@ -68,9 +68,17 @@ class PromptEvaluations:
     """Runs candidates on tasks. Refuses any task outside `allowed` (the
     training and validation tasks): held-out tasks never reach a model here."""
 
-    def __init__(self, root: Path, tasks: dict[str, Task], allowed: frozenset[str], model: ModelClient,
-                 evaluator: Evaluator, feedback: FeedbackBuilder, params: ModelParams,
-                 concurrency: int = 4) -> None:
+    def __init__(
+        self,
+        root: Path,
+        tasks: dict[str, Task],
+        allowed: frozenset[str],
+        model: ModelClient,
+        evaluator: Evaluator,
+        feedback: FeedbackBuilder,
+        params: ModelParams,
+        concurrency: int = 4,
+    ) -> None:
         self.root = root
         self.tasks, self.allowed = tasks, allowed
         self.model, self.evaluator, self.feedback, self.params = model, evaluator, feedback, params
@@ -93,8 +101,9 @@ class PromptEvaluations:
     async def evaluate(self, system_prompt: str, task_ids: list[str]) -> list[EpisodeResult]:
         outside = sorted(set(task_ids) - self.allowed)
         if outside:
-            raise HeldOutViolation(f"refusing to evaluate tasks outside the training and validation sets: "
-                                   f"{', '.join(outside)}")
+            raise HeldOutViolation(
+                f"refusing to evaluate tasks outside the training and validation sets: {', '.join(outside)}"
+            )
         cid = candidate_id(system_prompt)
         lock = self._locks.setdefault(cid, asyncio.Lock())
         async with lock:  # one writer per candidate run directory
@@ -116,43 +125,71 @@ class PromptEvaluations:
 
         async def one(task_id: str) -> None:
             async with gate:
-                await run_episode(agent, self.tasks[task_id], config, self.model, self.evaluator,
-                                  self.feedback, log, REPEAT)
+                await run_episode(
+                    agent, self.tasks[task_id], config, self.model, self.evaluator, self.feedback, log, REPEAT
+                )
 
         with RunLog(out) as log:
             await asyncio.gather(*(one(t) for t in todo))
         self.new_episodes += len(todo)
         attempts, episodes = _index(read_log(out))
-        return [self._result(t, attempts.get(key[t]), episodes.get(key[t]), reused=t not in todo)
-                for t in task_ids]
+        return [self._result(t, attempts.get(key[t]), episodes.get(key[t]), reused=t not in todo) for t in task_ids]
 
     def _config(self, spec: str, task_ids: list[str]) -> RunConfig:
-        return RunConfig(model=self.model.model, agent=spec, tasks=",".join(task_ids), track="code",
-                         repeats=1, concurrency=self.concurrency, params=self.params)
+        return RunConfig(
+            model=self.model.model,
+            agent=spec,
+            tasks=",".join(task_ids),
+            track="code",
+            repeats=1,
+            concurrency=self.concurrency,
+            params=self.params,
+        )
 
     def _write_manifest(self, out: Path, config: RunConfig) -> None:
         """The manifest names every task attempted in this directory, so that
         `replay` re-runs exactly those."""
         ids = config.tasks.split(",")
-        write_manifest(out, RunManifest(run_id=out.name, config=config.identity(),
-                                        task_hashes={t: self.tasks[t].content_hash for t in ids},
-                                        versions=environment()["versions"],
-                                        git_commit=environment()["git_commit"]))
+        write_manifest(
+            out,
+            RunManifest(
+                run_id=out.name,
+                config=config.identity(),
+                task_hashes={t: self.tasks[t].content_hash for t in ids},
+                versions=environment()["versions"],
+                git_commit=environment()["git_commit"],
+            ),
+        )
 
-    def _result(self, task_id: str, attempt: AttemptRecord | None, episode: EpisodeRecord | None,
-                reused: bool) -> EpisodeResult:
+    def _result(
+        self, task_id: str, attempt: AttemptRecord | None, episode: EpisodeRecord | None, reused: bool
+    ) -> EpisodeResult:
         if attempt is None or attempt.outcome is None or attempt.feedback is None:
             error = (attempt.model_error if attempt else None) or (episode.error if episode else None) or "no attempt"
             prompt = attempt.messages[-1].content if attempt and attempt.messages else ""
-            return EpisodeResult(task_id=task_id, score=0.0, passed=False, prompt=prompt, reply="", code="",
-                                 feedback=f"The model call failed, so there is no answer to score ({error}).",
-                                 error=error, reused=reused)
+            return EpisodeResult(
+                task_id=task_id,
+                score=0.0,
+                passed=False,
+                prompt=prompt,
+                reply="",
+                code="",
+                feedback=f"The model call failed, so there is no answer to score ({error}).",
+                error=error,
+                reused=reused,
+            )
         task = self.tasks[task_id]
         parsed = parse_code(attempt.reply, (task.main_name,))
-        return EpisodeResult(task_id=task_id, score=attempt.feedback.score, passed=attempt.outcome.passed,
-                             prompt=attempt.messages[-1].content, reply=attempt.reply,
-                             code=parsed.code if parsed.code.strip() else attempt.reply,
-                             feedback=attempt.feedback.text, reused=reused)
+        return EpisodeResult(
+            task_id=task_id,
+            score=attempt.feedback.score,
+            passed=attempt.outcome.passed,
+            prompt=attempt.messages[-1].content,
+            reply=attempt.reply,
+            code=parsed.code if parsed.code.strip() else attempt.reply,
+            feedback=attempt.feedback.text,
+            reused=reused,
+        )
 
 
 def _index(records: Sequence[object]) -> tuple[dict[str, AttemptRecord], dict[str, EpisodeRecord]]:
@@ -165,4 +202,3 @@ def _index(records: Sequence[object]) -> tuple[dict[str, AttemptRecord], dict[st
         elif isinstance(r, EpisodeRecord) and r.status == "done":
             done[r.episode] = r
     return attempts, done
-

@@ -20,8 +20,9 @@ def environment() -> dict[str, Any]:
         except importlib.metadata.PackageNotFoundError:
             pass
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).resolve().parent)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=Path(__file__).resolve().parent
+        )
         commit = out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         commit = None

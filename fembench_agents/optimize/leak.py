@@ -43,8 +43,12 @@ MIN_DIGITS = 4
 NOISE_FLOOR = 1e-10  # output values smaller than this are round-off, not constants
 
 _TOKEN = re.compile(r"[a-z_][a-z0-9_]*|\d+(?:\.\d+)?(?:e[+-]?\d+)?|[^\sa-z0-9_]")
-_TIMES_TEN = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:x|×|\*|\\times)\s*10\s*(?:\^|\*\*)\s*\{?\s*([+\-−]?\d+)(?:\s*\})?")
-_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+(?:[eE][+\-]?\d+)?|\d+(?:[eE][+\-]?\d+)?)(?![\w])")
+_TIMES_TEN = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:x|×|\*|\\times)\s*10\s*(?:\^|\*\*)\s*\{?\s*([+\-−]?\d+)(?:\s*\})?"
+)
+_NUMBER = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+(?:[eE][+\-]?\d+)?|\d+(?:[eE][+\-]?\d+)?)(?![\w])"
+)
 
 
 class LeakHit(BaseModel):
@@ -82,24 +86,41 @@ def logged_heldout(out: Path, heldout: Iterable[str]) -> list[LeakHit]:
     for log_dir in sorted(p.parent for p in (out / "evals").glob("*/log.jsonl")):
         for r in read_log(log_dir):
             if r.task_id in held:
-                hits.append(LeakHit(kind="evaluated", task_id=r.task_id, text=r.episode,
-                                    detail=f"{type(r).__name__} in {log_dir / 'log.jsonl'}"))
+                hits.append(
+                    LeakHit(
+                        kind="evaluated",
+                        task_id=r.task_id,
+                        text=r.episode,
+                        detail=f"{type(r).__name__} in {log_dir / 'log.jsonl'}",
+                    )
+                )
     reflection = out / "reflection"
     if (reflection / "log.jsonl").exists():
         for r in read_log(reflection):
             if not isinstance(r, ModelCallRecord):
                 continue
             text = "\n".join(m.content for m in r.request.messages)
-            hits += [LeakHit(kind="reflection_prompt", task_id=t, text=t,
-                             detail=f"reflection call {r.attempt_index} names a held-out task")
-                     for t in sorted(held) if t in text]
+            hits += [
+                LeakHit(
+                    kind="reflection_prompt",
+                    task_id=t,
+                    text=t,
+                    detail=f"reflection call {r.attempt_index} names a held-out task",
+                )
+                for t in sorted(held)
+                if t in text
+            ]
     return hits
 
 
 def evaluated_tasks(out: Path) -> set[str]:
     """Task ids attempted anywhere in an optimization's run logs."""
-    return {r.task_id for p in (out / "evals").glob("*/log.jsonl") for r in read_log(p.parent)
-            if isinstance(r, AttemptRecord)}
+    return {
+        r.task_id
+        for p in (out / "evals").glob("*/log.jsonl")
+        for r in read_log(p.parent)
+        if isinstance(r, AttemptRecord)
+    }
 
 
 # ----------------------------------------------------------------- source lines
@@ -152,8 +173,15 @@ def source_hits(prompt: str, heldout: list[Task], seen: list[Task]) -> tuple[lis
             checked += 1
             if f" {line} " in text:
                 also = tuple(sorted(tid for tid, src in seen_texts.items() if f" {line} " in src))
-                hits.append(LeakHit(kind="source_line", task_id=task.task_id, text=line, also_in=also,
-                                    detail="a line of the held-out reference or its helpers"))
+                hits.append(
+                    LeakHit(
+                        kind="source_line",
+                        task_id=task.task_id,
+                        text=line,
+                        also_in=also,
+                        detail="a line of the held-out reference or its helpers",
+                    )
+                )
     return hits, checked
 
 
@@ -182,8 +210,13 @@ def significant_digits(x: float) -> int:
 
 
 def distinctive_values(outputs: Iterable[ReferenceOutput]) -> list[float]:
-    values = {round(abs(x), 12 - int(math.floor(math.log10(abs(x))))) for o in outputs if o.raises is None
-              for x in _walk(o.value) if math.isfinite(x) and abs(x) >= NOISE_FLOOR}
+    values = {
+        round(abs(x), 12 - int(math.floor(math.log10(abs(x)))))
+        for o in outputs
+        if o.raises is None
+        for x in _walk(o.value)
+        if math.isfinite(x) and abs(x) >= NOISE_FLOOR
+    }
     return sorted(v for v in values if significant_digits(v) >= MIN_DIGITS)
 
 
@@ -204,16 +237,15 @@ def written_numbers(text: str) -> list[Written]:
         decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
         digits = len(mantissa.replace(".", "").lstrip("0").rstrip("0"))
         try:
-            value = float(mantissa) * 10.0 ** exponent
+            value = float(mantissa) * 10.0**exponent
         except (OverflowError, ValueError):
             return
-        found.append(Written(text=raw, value=abs(value), tolerance=0.5 * 10.0 ** (exponent - decimals),
-                             digits=digits))
+        found.append(Written(text=raw, value=abs(value), tolerance=0.5 * 10.0 ** (exponent - decimals), digits=digits))
 
     masked = text
     for m in _TIMES_TEN.finditer(text):
         add(m.group(0), m.group(1), int(m.group(2).replace("−", "-")))
-        masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
+        masked = masked[: m.start()] + " " * (m.end() - m.start()) + masked[m.end() :]
     for m in _NUMBER.finditer(masked):
         raw = m.group(1)
         mantissa, _, exp = raw.lower().partition("e")
@@ -237,8 +269,15 @@ def number_hits(prompt: str, heldout_values: dict[str, list[float]], seen: list[
             if value is None:
                 continue
             also = tuple(sorted(tid for tid, nums in seen_numbers.items() if _matches(w, nums) is not None))
-            hits.append(LeakHit(kind="number", task_id=task_id, text=w.text, also_in=also,
-                                detail=f"matches the held-out reference output value {value!r}"))
+            hits.append(
+                LeakHit(
+                    kind="number",
+                    task_id=task_id,
+                    text=w.text,
+                    also_in=also,
+                    detail=f"matches the held-out reference output value {value!r}",
+                )
+            )
     return hits, sum(len(v) for v in heldout_values.values())
 
 
@@ -255,11 +294,23 @@ def heldout_values(heldout: list[Task], evaluator: Evaluator) -> tuple[dict[str,
 # ----------------------------------------------------------------- the report
 
 
-def scan_prompt(prompt: str, heldout: list[Task], seen: list[Task], values: dict[str, list[float]],
-                logged: list[LeakHit] | None = None, notes: list[str] | None = None) -> LeakReport:
+def scan_prompt(
+    prompt: str,
+    heldout: list[Task],
+    seen: list[Task],
+    values: dict[str, list[float]],
+    logged: list[LeakHit] | None = None,
+    notes: list[str] | None = None,
+) -> LeakReport:
     lines, n_lines = source_hits(prompt, heldout, seen)
     numbers, n_numbers = number_hits(prompt, values, seen)
     found = [*(logged or []), *lines, *numbers]
     hits = [h for h in found if not h.also_in]
-    return LeakReport(leaked=bool(hits), hits=hits, overlaps=[h for h in found if h.also_in],
-                      lines_checked=n_lines, numbers_checked=n_numbers, notes=list(notes or []))
+    return LeakReport(
+        leaked=bool(hits),
+        hits=hits,
+        overlaps=[h for h in found if h.also_in],
+        lines_checked=n_lines,
+        numbers_checked=n_numbers,
+        notes=list(notes or []),
+    )

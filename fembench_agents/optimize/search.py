@@ -126,16 +126,23 @@ class _FileLogger:
 def check_out_dir(out: Path, settings: OptimizeSettings, split: Split, tasks: dict[str, Task]) -> bool:
     """Writes `optimize.json`, or checks that `out` holds this same optimization.
     Returns True when resuming."""
-    identity = {"settings": settings.identity(), "split": split.model_dump(mode="json"),
-                "task_hashes": {t: tasks[t].content_hash for t in sorted(split.seen)}}
+    identity = {
+        "settings": settings.identity(),
+        "split": split.model_dump(mode="json"),
+        "task_hashes": {t: tasks[t].content_hash for t in sorted(split.seen)},
+    }
     path = out / "optimize.json"
     if path.exists():
         old = json.loads(path.read_text())
-        diff = sorted(k for k in {*old["settings"], *identity["settings"]}
-                      if old["settings"].get(k) != identity["settings"].get(k))
+        diff = sorted(
+            k
+            for k in {*old["settings"], *identity["settings"]}
+            if old["settings"].get(k) != identity["settings"].get(k)
+        )
         if diff:
-            raise ValueError(f"{out} holds a different optimization (differs in {', '.join(diff)}); "
-                             "choose another --out")
+            raise ValueError(
+                f"{out} holds a different optimization (differs in {', '.join(diff)}); choose another --out"
+            )
         if old["split"] != identity["split"]:
             raise ValueError(f"{out} holds an optimization over a different split; choose another --out")
         drift = sorted(t for t, h in identity["task_hashes"].items() if old["task_hashes"].get(t) != h)
@@ -152,9 +159,17 @@ def _checkpoint_calls(gepa_dir: Path) -> int:
     return int(GEPAState.load(str(gepa_dir)).total_num_evals)
 
 
-def optimize_prompt(settings: OptimizeSettings, tasks: Sequence[Task], evaluator: Evaluator, out: Path,
-                    models: Models, *, prompt_out: Path | None = None, callbacks: Sequence[object] = (),
-                    stop: StopFlag | None = None) -> OptimizeResult:
+def optimize_prompt(
+    settings: OptimizeSettings,
+    tasks: Sequence[Task],
+    evaluator: Evaluator,
+    out: Path,
+    models: Models,
+    *,
+    prompt_out: Path | None = None,
+    callbacks: Sequence[object] = (),
+    stop: StopFlag | None = None,
+) -> OptimizeResult:
     """Runs (or resumes) the optimization described by `settings` in `out`.
     `prompt_out` receives the optimized prompt with its provenance once the
     run completes (not when stopped early)."""
@@ -173,27 +188,43 @@ def optimize_prompt(settings: OptimizeSettings, tasks: Sequence[Task], evaluator
     seed_candidate = {COMPONENT: settings.seed_prompt}
 
     with LoopThread() as loop, RunLog(out / "reflection") as reflection_log:
-        evaluations = PromptEvaluations(out, by_id, split.seen, models.task, evaluator, TemplateFeedback(),
-                                        settings.params, settings.concurrency)
+        evaluations = PromptEvaluations(
+            out, by_id, split.seen, models.task, evaluator, TemplateFeedback(), settings.params, settings.concurrency
+        )
         adapter = PromptAdapter(evaluations, loop, by_id, frozenset(split.train), settings.include_reference)
         reflection = ReflectionModel(models.reflection, settings.reflection_params, reflection_log, loop)
         reflection_before = reflection.calls
         result: GEPAResult[Any, Any] = gepa.optimize(
-            seed_candidate=seed_candidate, trainset=list(split.train), valset=list(split.val),
+            seed_candidate=seed_candidate,
+            trainset=list(split.train),
+            valset=list(split.val),
             adapter=cast(Any, adapter),
-            reflection_lm=reflection, reflection_minibatch_size=settings.reflection_minibatch_size,
-            use_merge=settings.use_merge, max_merge_invocations=settings.max_merge_invocations,
-            max_metric_calls=budget.max_metric_calls, stop_callbacks=[stop], run_dir=str(gepa_dir),
-            logger=_FileLogger(gepa_dir / "gepa_log.txt"), callbacks=cast(Any, [tracker, *callbacks]),
-            seed=settings.seed, raise_on_exception=True, display_progress_bar=False)
+            reflection_lm=reflection,
+            reflection_minibatch_size=settings.reflection_minibatch_size,
+            use_merge=settings.use_merge,
+            max_merge_invocations=settings.max_merge_invocations,
+            max_metric_calls=budget.max_metric_calls,
+            stop_callbacks=[stop],
+            run_dir=str(gepa_dir),
+            logger=_FileLogger(gepa_dir / "gepa_log.txt"),
+            callbacks=cast(Any, [tracker, *callbacks]),
+            seed=settings.seed,
+            raise_on_exception=True,
+            display_progress_bar=False,
+        )
         (gepa_dir / STOP_FILE).unlink(missing_ok=True)
-        complete = not stop.requested and result.total_metric_calls is not None and \
-            result.total_metric_calls >= budget.max_metric_calls
+        complete = (
+            not stop.requested
+            and result.total_metric_calls is not None
+            and result.total_metric_calls >= budget.max_metric_calls
+        )
         best = result.candidates[result.best_idx]
         train = seed_train = None
         if settings.final_train_eval and complete:
             train = _mean(adapter.evaluate(list(split.train), best).scores)
-            seed_train = train if result.best_idx == 0 else _mean(adapter.evaluate(list(split.train), seed_candidate).scores)
+            seed_train = (
+                train if result.best_idx == 0 else _mean(adapter.evaluate(list(split.train), seed_candidate).scores)
+            )
         new_episodes = evaluations.new_episodes
         reflection_calls = reflection.calls - reflection_before
         reflection_cost = None if reflection.unpriced else reflection.total_cost
@@ -201,13 +232,29 @@ def optimize_prompt(settings: OptimizeSettings, tasks: Sequence[Task], evaluator
     leak = check_leaks(out, best[COMPONENT], split, by_id, evaluator)
     total = int(result.total_metric_calls or 0)
     outcome = OptimizeResult(
-        name=settings.name, out_dir=str(out), complete=complete, system_prompt=best[COMPONENT],
-        best_index=result.best_idx, best_candidate_id=candidate_id(best[COMPONENT]),
-        candidates=result.num_candidates, iterations=tracker.iterations,
-        scores=Scores(val=result.val_aggregate_scores[result.best_idx], seed_val=result.val_aggregate_scores[0],
-                      train=train, seed_train=seed_train),
-        budget=budget, metric_calls=total, new_metric_calls=total - before, new_episodes=new_episodes,
-        reflection_calls=reflection_calls, reflection_cost_usd=reflection_cost, split=split, leak=leak)
+        name=settings.name,
+        out_dir=str(out),
+        complete=complete,
+        system_prompt=best[COMPONENT],
+        best_index=result.best_idx,
+        best_candidate_id=candidate_id(best[COMPONENT]),
+        candidates=result.num_candidates,
+        iterations=tracker.iterations,
+        scores=Scores(
+            val=result.val_aggregate_scores[result.best_idx],
+            seed_val=result.val_aggregate_scores[0],
+            train=train,
+            seed_train=seed_train,
+        ),
+        budget=budget,
+        metric_calls=total,
+        new_metric_calls=total - before,
+        new_episodes=new_episodes,
+        reflection_calls=reflection_calls,
+        reflection_cost_usd=reflection_cost,
+        split=split,
+        leak=leak,
+    )
     write_json(out / "history.json", candidate_history(result, split))
     write_json(out / "pareto_front.json", pareto_front(result, split))
     if complete and prompt_out is not None:
@@ -223,8 +270,7 @@ def check_leaks(out: Path, prompt: str, split: Split, tasks: dict[str, Task], ev
     notes = [f"tasks outside the split were evaluated: {', '.join(strays)}"] if strays else []
     heldout = [tasks[t] for t in split.heldout]
     values, value_notes = heldout_values(heldout, evaluator)
-    report = scan_prompt(prompt, heldout, [tasks[t] for t in sorted(split.seen)], values, logged,
-                         notes + value_notes)
+    report = scan_prompt(prompt, heldout, [tasks[t] for t in sorted(split.seen)], values, logged, notes + value_notes)
     if strays:
         report = report.model_copy(update={"leaked": True})
     return report
@@ -232,20 +278,37 @@ def check_leaks(out: Path, prompt: str, split: Split, tasks: dict[str, Task], ev
 
 def provenance(settings: OptimizeSettings, result: OptimizeResult) -> dict[str, Any]:
     return {
-        "schema_version": RESULT_SCHEMA_VERSION, "optimizer": "gepa", "created": now(), "name": settings.name,
-        "model": settings.model, "reflection_model": settings.reflection_model,
+        "schema_version": RESULT_SCHEMA_VERSION,
+        "optimizer": "gepa",
+        "created": now(),
+        "name": settings.name,
+        "model": settings.model,
+        "reflection_model": settings.reflection_model,
         "params": settings.params.model_dump(mode="json", exclude={"api_base"}),
         "reflection_params": settings.reflection_params.model_dump(mode="json", exclude={"api_base"}),
         "budget": {**result.budget.model_dump(), "used_metric_calls": result.metric_calls},
-        "gepa": {"use_merge": settings.use_merge, "max_merge_invocations": settings.max_merge_invocations,
-                 "reflection_minibatch_size": settings.reflection_minibatch_size,
-                 "candidate_selection_strategy": "pareto", "frontier_type": "instance",
-                 "skip_perfect_score": True, "seed": settings.seed},
-        "include_reference": settings.include_reference, "seed_prompt": settings.seed_prompt,
-        "split": result.split.model_dump(mode="json"), "scores": result.scores.model_dump(),
-        "candidate": {"index": result.best_index, "id": result.best_candidate_id,
-                      "candidates": result.candidates, "iterations": result.iterations},
-        "leak_check": result.leak.model_dump(mode="json"), "out_dir": result.out_dir, **environment(),
+        "gepa": {
+            "use_merge": settings.use_merge,
+            "max_merge_invocations": settings.max_merge_invocations,
+            "reflection_minibatch_size": settings.reflection_minibatch_size,
+            "candidate_selection_strategy": "pareto",
+            "frontier_type": "instance",
+            "skip_perfect_score": True,
+            "seed": settings.seed,
+        },
+        "include_reference": settings.include_reference,
+        "seed_prompt": settings.seed_prompt,
+        "split": result.split.model_dump(mode="json"),
+        "scores": result.scores.model_dump(),
+        "candidate": {
+            "index": result.best_index,
+            "id": result.best_candidate_id,
+            "candidates": result.candidates,
+            "iterations": result.iterations,
+        },
+        "leak_check": result.leak.model_dump(mode="json"),
+        "out_dir": result.out_dir,
+        **environment(),
     }
 
 

@@ -12,8 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.experiments import read_experiment_file
 
-DEFAULT_SEED_PROMPT = ("You are an expert in computational mechanics and scientific Python. "
-                       "Write correct, self-contained code that follows the requested signature and docstring exactly.")
+DEFAULT_SEED_PROMPT = (
+    "You are an expert in computational mechanics and scientific Python. "
+    "Write correct, self-contained code that follows the requested signature and docstring exactly."
+)
 # Settings that may change when a run is resumed; everything else must match.
 RESUMABLE = frozenset({"name", "budget", "concurrency", "tasks_path", "heldout_repeats", "final_train_eval"})
 
@@ -85,7 +87,11 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any]) -> Optimiz
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "settings"
-        option = {"model": " (--model)", "reflection_model": " (--reflection-model)",
-                  "heldout": " (--heldout)", "name": " (--name)"}.get(where, "")
+        option = {
+            "model": " (--model)",
+            "reflection_model": " (--reflection-model)",
+            "heldout": " (--heldout)",
+            "name": " (--name)",
+        }.get(where, "")
         source = f"{path}: " if path is not None else ""
         raise ValueError(f"{source}{where}{option}: {first['msg']}") from None

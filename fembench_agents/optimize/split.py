@@ -50,12 +50,20 @@ def split_tasks(tasks: list[Task], heldout: str, val_fraction: float, seed: int)
     held = {t.task_id for t in select_tasks(tasks, heldout)}
     rest = sorted(t.task_id for t in tasks if t.task_id not in held)
     if len(rest) < 2:
-        raise ValueError(f"after holding out {len(held)} tasks only {len(rest)} remain; "
-                         "need at least one training and one validation task")
+        raise ValueError(
+            f"after holding out {len(held)} tasks only {len(rest)} remain; "
+            "need at least one training and one validation task"
+        )
     n_val = min(max(round(val_fraction * len(rest)), 1), len(rest) - 1)
     shuffled = list(rest)
     random.Random(seed).shuffle(shuffled)
-    split = Split(heldout_selector=heldout, val_fraction=val_fraction, seed=seed, heldout=tuple(sorted(held)),
-                  train=tuple(sorted(shuffled[n_val:])), val=tuple(sorted(shuffled[:n_val])))
+    split = Split(
+        heldout_selector=heldout,
+        val_fraction=val_fraction,
+        seed=seed,
+        heldout=tuple(sorted(held)),
+        train=tuple(sorted(shuffled[n_val:])),
+        val=tuple(sorted(shuffled[:n_val])),
+    )
     split.check_disjoint()
     return split

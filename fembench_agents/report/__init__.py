@@ -38,12 +38,25 @@ def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
     plots = write_plots(report, out / PLOTS_DIR)
     json_path, md_path = out / JSON_NAME, out / MARKDOWN_NAME
     json_path.write_text(report.model_dump_json(indent=1), encoding="utf-8")
-    md_path.write_text(render_markdown(report, {c: p.relative_to(out).as_posix() for c, p in plots.items()}),
-                       encoding="utf-8")
+    md_path.write_text(
+        render_markdown(report, {c: p.relative_to(out).as_posix() for c, p in plots.items()}), encoding="utf-8"
+    )
     return {"json": json_path, "markdown": md_path, **{p.stem: p for p in plots.values()}}
 
 
 __all__ = [
-    "Estimate", "GroupSummary", "PairedTest", "Report", "ReportSettings", "RunInfo", "TaskCell",
-    "TaskRow", "TaskTable", "build_report", "isolation_warnings", "render_markdown", "rich_tables", "write_report",
+    "Estimate",
+    "GroupSummary",
+    "PairedTest",
+    "Report",
+    "ReportSettings",
+    "RunInfo",
+    "TaskCell",
+    "TaskRow",
+    "TaskTable",
+    "build_report",
+    "isolation_warnings",
+    "render_markdown",
+    "rich_tables",
+    "write_report",
 ]

@@ -24,6 +24,7 @@ def _labeler(report: Report, with_track: bool) -> Callable[[GroupSummary], str]:
     def label(g: GroupSummary) -> str:
         parts = ([g.model] if several_models else []) + [g.agent] + ([g.track] if several_tracks else [])
         return " / ".join(parts)
+
     return label
 
 
@@ -57,23 +58,37 @@ def plot_correctness(report: Report, path: str | Path) -> Path:
         for key in both:
             c, t = code[key], tests[key]
             assert t.joint_tests is not None
-            ax.errorbar(c.correct.value, t.joint_tests.value, xerr=np.array([_err(c.correct)]).T,
-                        yerr=np.array([_err(t.joint_tests)]).T, fmt="o", capsize=3)
-            ax.annotate(label(c), (c.correct.value, t.joint_tests.value), textcoords="offset points",
-                        xytext=(5, 5), fontsize=8)
-        ax.set(xlim=(-0.05, 1.05), ylim=(-0.05, 1.05), xlabel="functions correct (mean over tasks)",
-               ylabel="joint test success", title=f"Correctness vs test quality ({conf}% CI)")
+            ax.errorbar(
+                c.correct.value,
+                t.joint_tests.value,
+                xerr=np.array([_err(c.correct)]).T,
+                yerr=np.array([_err(t.joint_tests)]).T,
+                fmt="o",
+                capsize=3,
+            )
+            ax.annotate(
+                label(c), (c.correct.value, t.joint_tests.value), textcoords="offset points", xytext=(5, 5), fontsize=8
+            )
+        ax.set(
+            xlim=(-0.05, 1.05),
+            ylim=(-0.05, 1.05),
+            xlabel="functions correct (mean over tasks)",
+            ylabel="joint test success",
+            title=f"Correctness vs test quality ({conf}% CI)",
+        )
         ax.grid(alpha=0.3)
     elif report.groups:
         label = _labeler(report, with_track=True)
         heads = [_headline(g) for g in report.groups]
         x = np.arange(len(heads))
-        ax.bar(x, [h.value for h in heads], yerr=np.array([_err(h) for h in heads]).T, capsize=4,
-               color="tab:blue")
+        ax.bar(x, [h.value for h in heads], yerr=np.array([_err(h) for h in heads]).T, capsize=4, color="tab:blue")
         ax.set_xticks(x, [label(g) for g in report.groups], rotation=30, ha="right")
         tracks = {g.track for g in report.groups}
-        ylabel = "joint test success" if tracks == {"tests"} else (
-            "functions correct" if tracks == {"code"} else "correct / joint test success")
+        ylabel = (
+            "joint test success"
+            if tracks == {"tests"}
+            else ("functions correct" if tracks == {"code"} else "correct / joint test success")
+        )
         ax.set(ylim=(0, 1.05), ylabel=ylabel, title=f"{ylabel.capitalize()} ({conf}% CI)")
         ax.grid(axis="y", alpha=0.3)
     else:
@@ -116,5 +131,7 @@ def write_plots(report: Report, out_dir: str | Path) -> dict[str, Path]:
     """Both plots into `out_dir`; caption -> file."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    return {"Correctness": plot_correctness(report, out / CORRECTNESS_PNG),
-            "Stage failures": plot_stage_failures(report, out / STAGES_PNG)}
+    return {
+        "Correctness": plot_correctness(report, out / CORRECTNESS_PNG),
+        "Stage failures": plot_stage_failures(report, out / STAGES_PNG),
+    }

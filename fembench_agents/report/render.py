@@ -44,14 +44,41 @@ def _pass_at_k(g: GroupSummary) -> str:
 
 def summary_rows(report: Report) -> Rows:
     conf = round(report.settings.confidence * 100)
-    headers = ["Model", "Agent", "Track", "Passed", "Solved", f"Correct [{conf}% CI]", "pass@1", "pass@k",
-               "k-of-n", f"Joint tests [{conf}% CI]", "Model calls (reused)", "Tokens (prompt/completion)",
-               "Cost", "Time (s)"]
-    rows = [[g.model, g.agent, g.track, f"{g.passed}/{g.episodes}", f"{g.tasks_solved}/{g.tasks}",
-             fmt_estimate(g.correct), f"{g.pass_at_k[1]:.3f}", _pass_at_k(g),
-             " ".join(f"{k}:{v}" for k, v in g.k_of_n.items()), fmt_estimate(g.joint_tests),
-             f"{g.model_calls} ({g.reused_calls})", f"{g.prompt_tokens:,} / {g.completion_tokens:,}", fmt_cost(g.cost_usd), f"{g.seconds:.1f}"]
-            for g in report.groups]
+    headers = [
+        "Model",
+        "Agent",
+        "Track",
+        "Passed",
+        "Solved",
+        f"Correct [{conf}% CI]",
+        "pass@1",
+        "pass@k",
+        "k-of-n",
+        f"Joint tests [{conf}% CI]",
+        "Model calls (reused)",
+        "Tokens (prompt/completion)",
+        "Cost",
+        "Time (s)",
+    ]
+    rows = [
+        [
+            g.model,
+            g.agent,
+            g.track,
+            f"{g.passed}/{g.episodes}",
+            f"{g.tasks_solved}/{g.tasks}",
+            fmt_estimate(g.correct),
+            f"{g.pass_at_k[1]:.3f}",
+            _pass_at_k(g),
+            " ".join(f"{k}:{v}" for k, v in g.k_of_n.items()),
+            fmt_estimate(g.joint_tests),
+            f"{g.model_calls} ({g.reused_calls})",
+            f"{g.prompt_tokens:,} / {g.completion_tokens:,}",
+            fmt_cost(g.cost_usd),
+            f"{g.seconds:.1f}",
+        ]
+        for g in report.groups
+    ]
     return headers, rows
 
 
@@ -63,40 +90,65 @@ def stage_columns(report: Report) -> list[str]:
 def stage_rows(report: Report) -> Rows:
     stages = stage_columns(report)
     headers = ["Model", "Agent", "Track", "Failed", *stages]
-    rows = [[g.model, g.agent, g.track, f"{g.episodes - g.passed}/{g.episodes}",
-             *(str(g.stage_failures.get(s, 0)) for s in stages)] for g in report.groups]
+    rows = [
+        [
+            g.model,
+            g.agent,
+            g.track,
+            f"{g.episodes - g.passed}/{g.episodes}",
+            *(str(g.stage_failures.get(s, 0)) for s in stages),
+        ]
+        for g in report.groups
+    ]
     return headers, rows
 
 
 def reason_rows(report: Report) -> Rows:
     headers = ["Model", "Agent", "Track", "Stage/reason", "Episodes"]
-    rows = [[g.model, g.agent, g.track, reason, str(n)]
-            for g in report.groups for reason, n in g.failure_reasons.items()]
+    rows = [
+        [g.model, g.agent, g.track, reason, str(n)] for g in report.groups for reason, n in g.failure_reasons.items()
+    ]
     return headers, rows
 
 
 def paired_rows(report: Report) -> Rows:
     headers = ["Model", "Track", "Agent A", "Agent B", "Tasks", "Both", "A only", "B only", "Neither", "p"]
-    rows = [[p.model, p.track, p.agent_a, p.agent_b, str(p.tasks), str(p.both), str(p.a_only),
-             str(p.b_only), str(p.neither), f"{p.p_value:.4g}"] for p in report.paired]
+    rows = [
+        [
+            p.model,
+            p.track,
+            p.agent_a,
+            p.agent_b,
+            str(p.tasks),
+            str(p.both),
+            str(p.a_only),
+            str(p.b_only),
+            str(p.neither),
+            f"{p.p_value:.4g}",
+        ]
+        for p in report.paired
+    ]
     return headers, rows
 
 
 def task_rows(t: TaskTable) -> Rows:
-    return (["Task", *t.agents],
-            [[r.task_id, *(fmt_cell(r.cells.get(a), t.track) for a in t.agents)] for r in t.rows])
+    return (["Task", *t.agents], [[r.task_id, *(fmt_cell(r.cells.get(a), t.track) for a in t.agents)] for r in t.rows])
 
 
 def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
     return [line(headers), "|" + "---|" * len(headers), *(line(r) for r in rows), ""]
 
 
 def isolation_warnings(report: Report) -> list[str]:
     """One line per run whose generated code ran with less than namespaced isolation."""
-    return [f"run {r.run_id}: {r.isolation.summary()}" for r in report.runs
-            if r.isolation is not None and not r.isolation.confined]
+    return [
+        f"run {r.run_id}: {r.isolation.summary()}"
+        for r in report.runs
+        if r.isolation is not None and not r.isolation.confined
+    ]
 
 
 def _isolation_cell(run: RunInfo) -> str:
@@ -111,19 +163,24 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
     relative to the Markdown file."""
     s = report.settings
     out = ["# Comparison report", ""]
-    out += _md_table(["Run", "Path", "Episodes", "Git commit", "Isolation"],
-                     [[r.run_id, r.path, str(r.episodes), r.git_commit or "-", _isolation_cell(r)]
-                      for r in report.runs])
+    out += _md_table(
+        ["Run", "Path", "Episodes", "Git commit", "Isolation"],
+        [[r.run_id, r.path, str(r.episodes), r.git_commit or "-", _isolation_cell(r)] for r in report.runs],
+    )
     out += [f"**Warning**: {w}\n" for w in isolation_warnings(report)]
     if not report.groups:
         return "\n".join([*out, "No finished episodes.", ""])
-    out += [f"Intervals: {round(s.confidence * 100)}% percentile bootstrap over tasks, {s.resamples} "
-            f"resamples, seed {s.seed}. Correct: mean over tasks of the share of repeats that passed. "
-            "Solved: tasks a strict majority of whose repeats passed. k-of-n: tasks passed in at least "
-            "k repeats. Model calls: one per model sample; reused: served by the response cache (the "
-            "same sample asked again, e.g. after a resume) or a recording, not asked again; tokens and "
-            "cost count each sample once, at its recorded figures. Cost is unknown when any call's price was unknown. Time is summed over episodes.",
-            "", "## Summary", ""]
+    out += [
+        f"Intervals: {round(s.confidence * 100)}% percentile bootstrap over tasks, {s.resamples} "
+        f"resamples, seed {s.seed}. Correct: mean over tasks of the share of repeats that passed. "
+        "Solved: tasks a strict majority of whose repeats passed. k-of-n: tasks passed in at least "
+        "k repeats. Model calls: one per model sample; reused: served by the response cache (the "
+        "same sample asked again, e.g. after a resume) or a recording, not asked again; tokens and "
+        "cost count each sample once, at its recorded figures. Cost is unknown when any call's price was unknown. Time is summed over episodes.",
+        "",
+        "## Summary",
+        "",
+    ]
     out += _md_table(*summary_rows(report))
     for t in report.task_tables:
         out += [f"## Per task: {t.model}, {t.track} track", ""]
@@ -133,10 +190,13 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
     if any(g.failure_reasons for g in report.groups):
         out += _md_table(*reason_rows(report))
     if report.paired:
-        out += ["## Paired tests", "",
-                "Exact two-sided McNemar test on the tasks both agents ran; a task counts as solved "
-                "when a strict majority of its repeats passed. A only / B only are the discordant tasks.",
-                ""]
+        out += [
+            "## Paired tests",
+            "",
+            "Exact two-sided McNemar test on the tasks both agents ran; a task counts as solved "
+            "when a strict majority of its repeats passed. A only / B only are the discordant tasks.",
+            "",
+        ]
         out += _md_table(*paired_rows(report))
     if plots:
         out += ["## Plots", ""]

@@ -46,8 +46,9 @@ def majority_passed(n: int, c: int) -> bool:
     return 2 * c > n
 
 
-def bootstrap_ci(values: Iterable[float], *, resamples: int = 2000, confidence: float = 0.95,
-                 seed: int = 0) -> tuple[float, float]:
+def bootstrap_ci(
+    values: Iterable[float], *, resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
     """Percentile bootstrap interval for the mean of `values` (one value per
     task: tasks are the resampled unit)."""
     x = np.asarray(list(values), dtype=float)
@@ -91,5 +92,6 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> McNemarResult:
     b_only = sum(y and not x for x, y in zip(a, b, strict=True))
     discordant = a_only + b_only
     p = min(1.0, 2.0 * float(binom.cdf(min(a_only, b_only), discordant, 0.5))) if discordant else 1.0
-    return McNemarResult(pairs=len(a), both=both, a_only=a_only, b_only=b_only,
-                         neither=len(a) - both - discordant, p_value=p)
+    return McNemarResult(
+        pairs=len(a), both=both, a_only=a_only, b_only=b_only, neither=len(a) - both - discordant, p_value=p
+    )

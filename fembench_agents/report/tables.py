@@ -36,8 +36,9 @@ from fembench_agents.runs.reader import chosen_episodes, open_run
 GroupKey = tuple[str, str, Track]  # model, agent, track
 
 
-def collect_episodes(run_dirs: Iterable[str | os.PathLike[str]]
-                     ) -> tuple[list[RunInfo], list[tuple[str, EpisodeRecord]]]:
+def collect_episodes(
+    run_dirs: Iterable[str | os.PathLike[str]],
+) -> tuple[list[RunInfo], list[tuple[str, EpisodeRecord]]]:
     """Every episode of every run, tagged with its run id. Within a run the
     last "done" record of an episode wins, else its last "error" record (a
     failure that a resume did not redo). The same episode in two runs is an
@@ -51,12 +52,22 @@ def collect_episodes(run_dirs: Iterable[str | os.PathLike[str]]
         chosen = chosen_episodes(run.records)
         for key, record in chosen.items():
             if key in seen:
-                raise ValueError(f"episode {key} appears in run {seen[key]} and in run "
-                                 f"{manifest.run_id} ({directory}); report each episode once")
+                raise ValueError(
+                    f"episode {key} appears in run {seen[key]} and in run "
+                    f"{manifest.run_id} ({directory}); report each episode once"
+                )
             seen[key] = manifest.run_id
             episodes.append((manifest.run_id, record))
-        runs.append(RunInfo(run_id=manifest.run_id, path=str(Path(directory)), created=manifest.created,
-                            git_commit=manifest.git_commit, episodes=len(chosen), isolation=manifest.isolation))
+        runs.append(
+            RunInfo(
+                run_id=manifest.run_id,
+                path=str(Path(directory)),
+                created=manifest.created,
+                git_commit=manifest.git_commit,
+                episodes=len(chosen),
+                isolation=manifest.isolation,
+            )
+        )
     return runs, episodes
 
 
@@ -80,38 +91,49 @@ def _by_task(eps: Sequence[EpisodeRecord]) -> dict[str, list[EpisodeRecord]]:
 
 
 def _estimate(values: list[float], settings: ReportSettings) -> Estimate:
-    low, high = bootstrap_ci(values, resamples=settings.resamples, confidence=settings.confidence,
-                             seed=settings.seed)
+    low, high = bootstrap_ci(values, resamples=settings.resamples, confidence=settings.confidence, seed=settings.seed)
     return Estimate(value=float(np.mean(values)), low=low, high=high)
 
 
-def summarize_group(key: GroupKey, eps: Sequence[EpisodeRecord], runs: list[str],
-                    settings: ReportSettings) -> GroupSummary:
+def summarize_group(
+    key: GroupKey, eps: Sequence[EpisodeRecord], runs: list[str], settings: ReportSettings
+) -> GroupSummary:
     model, agent, track = key
     tasks = _by_task(eps)
     counts = [(len(t), sum(e.passed for e in t)) for t in tasks.values()]
     repeats_min = min(n for n, _ in counts)
     stages = Counter(s for e in eps if (s := failure_stage(e)))
-    reasons = Counter(f"{s}/{e.reason}" if e.reason not in (None, s) else s
-                      for e in eps if (s := failure_stage(e)))
+    reasons = Counter(f"{s}/{e.reason}" if e.reason not in (None, s) else s for e in eps if (s := failure_stage(e)))
     costs = [e.cost_usd for e in eps]
     return GroupSummary(
-        model=model, agent=agent, track=track, runs=runs,
-        tasks=len(tasks), repeats_min=repeats_min, repeats_max=max(n for n, _ in counts),
-        episodes=len(eps), passed=sum(e.passed for e in eps),
+        model=model,
+        agent=agent,
+        track=track,
+        runs=runs,
+        tasks=len(tasks),
+        repeats_min=repeats_min,
+        repeats_max=max(n for n, _ in counts),
+        episodes=len(eps),
+        passed=sum(e.passed for e in eps),
         errors=sum(e.status == "error" for e in eps),
         tasks_solved=sum(majority_passed(n, c) for n, c in counts),
         correct=_estimate([c / n for n, c in counts], settings),
-        joint_tests=(_estimate([float(np.mean([e.score for e in t])) for t in tasks.values()], settings)
-                     if track == "tests" else None),
+        joint_tests=(
+            _estimate([float(np.mean([e.score for e in t])) for t in tasks.values()], settings)
+            if track == "tests"
+            else None
+        ),
         pass_at_k={k: mean_pass_at_k(counts, k) for k in range(1, repeats_min + 1)},
         k_of_n=k_of_n(counts),
-        stage_failures=dict(sorted(stages.items())), failure_reasons=dict(sorted(reasons.items())),
+        stage_failures=dict(sorted(stages.items())),
+        failure_reasons=dict(sorted(reasons.items())),
         prompt_tokens=sum(e.prompt_tokens for e in eps),
         completion_tokens=sum(e.completion_tokens for e in eps),
         cost_usd=None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None)),
-        seconds=sum(e.seconds for e in eps), model_seconds=sum(e.model_seconds for e in eps),
-        model_calls=sum(e.model_calls for e in eps), reused_calls=sum(e.reused_calls for e in eps),
+        seconds=sum(e.seconds for e in eps),
+        model_seconds=sum(e.model_seconds for e in eps),
+        model_calls=sum(e.model_calls for e in eps),
+        reused_calls=sum(e.reused_calls for e in eps),
     )
 
 
@@ -120,8 +142,9 @@ def task_table(model: str, track: Track, groups: Mapping[str, Sequence[EpisodeRe
     cells: dict[str, dict[str, TaskCell]] = defaultdict(dict)
     for agent, eps in groups.items():
         for task_id, t in _by_task(eps).items():
-            cells[task_id][agent] = TaskCell(passes=sum(e.passed for e in t), repeats=len(t),
-                                             score=float(np.mean([e.score for e in t])))
+            cells[task_id][agent] = TaskCell(
+                passes=sum(e.passed for e in t), repeats=len(t), score=float(np.mean([e.score for e in t]))
+            )
     rows = [TaskRow(task_id=task_id, cells=cells[task_id]) for task_id in sorted(cells)]
     return TaskTable(model=model, track=track, agents=sorted(groups), rows=rows)
 
@@ -135,9 +158,18 @@ def paired_test(table: TaskTable, agent_a: str, agent_b: str) -> PairedTest:
     solved_a = [majority_passed(r.cells[agent_a].repeats, r.cells[agent_a].passes) for r in rows]
     solved_b = [majority_passed(r.cells[agent_b].repeats, r.cells[agent_b].passes) for r in rows]
     result = mcnemar_exact(solved_a, solved_b)
-    return PairedTest(model=table.model, track=table.track, agent_a=agent_a, agent_b=agent_b,
-                      tasks=result.pairs, both=result.both, a_only=result.a_only, b_only=result.b_only,
-                      neither=result.neither, p_value=result.p_value)
+    return PairedTest(
+        model=table.model,
+        track=table.track,
+        agent_a=agent_a,
+        agent_b=agent_b,
+        tasks=result.pairs,
+        both=result.both,
+        a_only=result.a_only,
+        b_only=result.b_only,
+        neither=result.neither,
+        p_value=result.p_value,
+    )
 
 
 def build_report(run_dirs: Iterable[str | os.PathLike[str]], settings: ReportSettings | None = None) -> Report:

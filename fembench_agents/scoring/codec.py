@@ -16,10 +16,20 @@ import numpy as np
 
 # dtype kinds the parent accepts; everything else is reported as unsupported.
 _DTYPES = {
-    "bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
-    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
-    "float16": np.float16, "float32": np.float32, "float64": np.float64,
-    "complex64": np.complex64, "complex128": np.complex128,
+    "bool": np.bool_,
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+    "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
+    "float16": np.float16,
+    "float32": np.float32,
+    "float64": np.float64,
+    "complex64": np.complex64,
+    "complex128": np.complex128,
 }
 MAX_DEPTH = 64
 
@@ -68,8 +78,9 @@ def to_data(value: Any, depth: int = 0) -> Any:
         if name not in _DTYPES:
             return {"__unsupported__": f"ndarray of dtype {name}"}
         data = np.ascontiguousarray(arr).tobytes()
-        return {"__ndarray__": {"dtype": name, "shape": list(arr.shape),
-                                "data": base64.b64encode(data).decode("ascii")}}
+        return {
+            "__ndarray__": {"dtype": name, "shape": list(arr.shape), "data": base64.b64encode(data).decode("ascii")}
+        }
     if isinstance(value, np.generic):
         return {"__npscalar__": to_data(np.asarray(value), depth + 1)}
     if t is list:
@@ -101,7 +112,7 @@ def from_data(data: Any, depth: int = 0) -> Any:
         return [from_data(v, depth + 1) for v in data]
     if not isinstance(data, dict) or len(data) != 1:
         raise ValueError("malformed encoded value: expected a single-key tagged object")
-    (tag, body), = data.items()
+    ((tag, body),) = data.items()
     if tag == "__ndarray__":
         dtype = _DTYPES.get(str(body.get("dtype"))) if isinstance(body, dict) else None
         if dtype is None:

@@ -63,14 +63,21 @@ def _aligned(a: np.ndarray, b: np.ndarray, invariance: str) -> np.ndarray:
     return out.reshape(a.shape)
 
 
-def _compare_arrays(a: np.ndarray, b: np.ndarray, path: Path, cmp: Comparison, invariance: str | None) -> Mismatch | None:
+def _compare_arrays(
+    a: np.ndarray, b: np.ndarray, path: Path, cmp: Comparison, invariance: str | None
+) -> Mismatch | None:
     if a.shape != b.shape:
         return Mismatch("shape_mismatch", path)
     if b.dtype.kind == "b" or a.dtype.kind == "b":
-        return None if np.array_equal(a.astype(bool) if a.dtype.kind == "b" else a, b) else Mismatch("value_mismatch", path)
+        return (
+            None
+            if np.array_equal(a.astype(bool) if a.dtype.kind == "b" else a, b)
+            else Mismatch("value_mismatch", path)
+        )
     # non-finite entries must sit where the reference has them, with the same value (NaN matches NaN)
-    if not np.array_equal(np.isfinite(a), np.isfinite(b)) or \
-            not np.array_equal(a[~np.isfinite(a)], b[~np.isfinite(b)], equal_nan=True):
+    if not np.array_equal(np.isfinite(a), np.isfinite(b)) or not np.array_equal(
+        a[~np.isfinite(a)], b[~np.isfinite(b)], equal_nan=True
+    ):
         return Mismatch("non_finite", path)
     finite = np.isfinite(b)
     a_f, b_f = a[finite], b[finite]
@@ -95,7 +102,11 @@ def compare_outputs(candidate: Any, reference: Any, cmp: Comparison, path: Path 
             return Mismatch("type_mismatch", path)
         return _compare_arrays(cand_arr, ref_arr, path, cmp, invariance)
     if reference is None or isinstance(reference, str):
-        return None if type(candidate) is type(reference) and candidate == reference else Mismatch("type_mismatch" if type(candidate) is not type(reference) else "value_mismatch", path)
+        return (
+            None
+            if type(candidate) is type(reference) and candidate == reference
+            else Mismatch("type_mismatch" if type(candidate) is not type(reference) else "value_mismatch", path)
+        )
     if isinstance(reference, dict):
         if not isinstance(candidate, dict):
             return Mismatch("type_mismatch", path)

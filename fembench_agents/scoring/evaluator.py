@@ -53,9 +53,11 @@ class EvaluatorConfig:
 
 
 def _error(frame: dict[str, Any], with_message: bool = True) -> ErrorInfo:
-    return ErrorInfo(type=str(frame.get("error_type", "Error"))[:100],
-                     message=str(frame.get("message", ""))[:600] if with_message else "",
-                     traceback=tuple(str(x)[:300] for x in frame.get("traceback", [])[:8]))
+    return ErrorInfo(
+        type=str(frame.get("error_type", "Error"))[:100],
+        message=str(frame.get("message", ""))[:600] if with_message else "",
+        traceback=tuple(str(x)[:300] for x in frame.get("traceback", [])[:8]),
+    )
 
 
 def _ended_how(result: JobResult) -> tuple[Literal["timeout", "crashed"], str]:
@@ -82,12 +84,12 @@ class Evaluator:
     def _call_policy(self, task: Task) -> SandboxPolicy:
         per_call = task.time_limit or self.config.call_seconds
         wall = min(per_call * len(task.inputs) + 5.0, 900.0)
-        return SandboxPolicy(wall_seconds=wall, memory_mb=self.config.memory_mb,
-                             hidden_paths=(_task_dir(task),))
+        return SandboxPolicy(wall_seconds=wall, memory_mb=self.config.memory_mb, hidden_paths=(_task_dir(task),))
 
     def _test_policy(self, task: Task) -> SandboxPolicy:
-        return SandboxPolicy(wall_seconds=self.config.test_seconds, memory_mb=self.config.memory_mb,
-                             hidden_paths=(_task_dir(task),))
+        return SandboxPolicy(
+            wall_seconds=self.config.test_seconds, memory_mb=self.config.memory_mb, hidden_paths=(_task_dir(task),)
+        )
 
     @staticmethod
     def _preamble(task: Task) -> list[str]:
@@ -98,8 +100,10 @@ class Evaluator:
         """A reference or expected-failure implementation, built from the module
         reduced to what it needs (see `implementation_source`)."""
         drop = (*task.test_names, *task.expected_failure_names, "task_info", task.main_name)
-        return {"module_source": implementation_source(task.module_source, function, task.main_name, drop),
-                "function": task.main_name}
+        return {
+            "module_source": implementation_source(task.module_source, function, task.main_name, drop),
+            "function": task.main_name,
+        }
 
     # ----- reference outputs -------------------------------------------------
     def reference_outputs(self, task: Task) -> list[ReferenceOutput]:
@@ -114,17 +118,24 @@ class Evaluator:
         return outputs
 
     def run_reference(self, task: Task, function: str | None = None) -> list[ReferenceOutput]:
-        job: CallJob = {"kind": "call", "implementation": self.task_implementation(task, function or task.main_name),
-                        "inputs": list(task.inputs)}
+        job: CallJob = {
+            "kind": "call",
+            "implementation": self.task_implementation(task, function or task.main_name),
+            "inputs": list(task.inputs),
+        }
         result = self.sandbox.run(job, self._call_policy(task))
         frames = {f.get("index"): f for f in result.events("input")}
         if result.events("build_error"):
-            raise ReferenceFailure(f"{task.task_id}: the module failed to build: {result.events('build_error')[0].get('message')}")
+            raise ReferenceFailure(
+                f"{task.task_id}: the module failed to build: {result.events('build_error')[0].get('message')}"
+            )
         outputs = []
         for i in range(len(task.inputs)):
             frame = frames.get(i)
             if frame is None:
-                raise ReferenceFailure(f"{task.task_id}: reference gave no result on input {i} ({_ended_how(result)[1]})")
+                raise ReferenceFailure(
+                    f"{task.task_id}: reference gave no result on input {i} ({_ended_how(result)[1]})"
+                )
             if frame["status"] == "ok":
                 outputs.append(ReferenceOutput(value=codec.from_data(frame["value"])))
             else:
@@ -153,19 +164,30 @@ class Evaluator:
         start = time.perf_counter()
         stages: list[StageResult] = []
         parsed = parse_code(text, (task.main_name,))
-        stages.append(StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason,
-                                  detail=parsed.error, seconds=time.perf_counter() - start))
+        stages.append(
+            StageResult(
+                stage="parse",
+                passed=parsed.error is None,
+                reason=parsed.reason,
+                detail=parsed.error,
+                seconds=time.perf_counter() - start,
+            )
+        )
         if parsed.error:
-            return FunctionOutcome(task_id=task.task_id, passed=False, stages=tuple(stages),
-                                   seconds=time.perf_counter() - start)
+            return FunctionOutcome(
+                task_id=task.task_id, passed=False, stages=tuple(stages), seconds=time.perf_counter() - start
+            )
         stages.append(_imports_stage(parsed.code, task))
         if not stages[-1].passed:
-            return FunctionOutcome(task_id=task.task_id, passed=False, stages=tuple(stages),
-                                   seconds=time.perf_counter() - start)
+            return FunctionOutcome(
+                task_id=task.task_id, passed=False, stages=tuple(stages), seconds=time.perf_counter() - start
+            )
         reference = self.reference_outputs(task)
-        job: CallJob = {"kind": "call", "inputs": list(task.inputs),
-               "implementation": {"preamble": self._preamble(task), "code": parsed.code,
-                                  "function": task.main_name}}
+        job: CallJob = {
+            "kind": "call",
+            "inputs": list(task.inputs),
+            "implementation": {"preamble": self._preamble(task), "code": parsed.code, "function": task.main_name},
+        }
         t0 = time.perf_counter()
         result = self.sandbox.run(job, self._call_policy(task))
         inputs, execute, correct = self._judge_calls(task, result, reference)
@@ -173,16 +195,26 @@ class Evaluator:
         if correct is not None:
             stages.append(correct)
         passed = all(s.passed for s in stages) and correct is not None
-        return FunctionOutcome(task_id=task.task_id, passed=passed, stages=tuple(stages), inputs=tuple(inputs),
-                               isolation=result.isolation, seconds=time.perf_counter() - start)
+        return FunctionOutcome(
+            task_id=task.task_id,
+            passed=passed,
+            stages=tuple(stages),
+            inputs=tuple(inputs),
+            isolation=result.isolation,
+            seconds=time.perf_counter() - start,
+        )
 
-    def _judge_calls(self, task: Task, result: JobResult, reference: list[ReferenceOutput]
-                     ) -> tuple[list[InputResult], StageResult, StageResult | None]:
+    def _judge_calls(
+        self, task: Task, result: JobResult, reference: list[ReferenceOutput]
+    ) -> tuple[list[InputResult], StageResult, StageResult | None]:
         build = result.events("build_error")
         if build:
             err = _error(build[0])
-            return [], StageResult(stage="execute", passed=False, reason="load_error",
-                                   detail=f"{err.type}: {err.message}"), None
+            return (
+                [],
+                StageResult(stage="execute", passed=False, reason="load_error", detail=f"{err.type}: {err.message}"),
+                None,
+            )
         frames = {f.get("index"): f for f in result.events("input") if isinstance(f.get("index"), int)}
         inputs: list[InputResult] = []
         execute_reason: FailureReason | None = None
@@ -203,12 +235,20 @@ class Evaluator:
                 elif ref.raises[0] in frame.get("error_mro", []):
                     inputs.append(InputResult(index=i, status="match", seconds=seconds))
                 else:
-                    inputs.append(InputResult(index=i, status="mismatch", mismatch="wrong_exception",
-                                              error=err, seconds=seconds))
+                    inputs.append(
+                        InputResult(index=i, status="mismatch", mismatch="wrong_exception", error=err, seconds=seconds)
+                    )
                 continue
             if ref.raises is not None:
-                inputs.append(InputResult(index=i, status="mismatch", mismatch="expected_exception",
-                                          where=f"an exception of type {ref.raises[0]}", seconds=seconds))
+                inputs.append(
+                    InputResult(
+                        index=i,
+                        status="mismatch",
+                        mismatch="expected_exception",
+                        where=f"an exception of type {ref.raises[0]}",
+                        seconds=seconds,
+                    )
+                )
                 continue
             try:
                 value = codec.from_data(frame.get("value"))
@@ -216,23 +256,40 @@ class Evaluator:
                 inputs.append(InputResult(index=i, status="mismatch", mismatch="unsupported_output", seconds=seconds))
                 continue
             found = compare_outputs(value, ref.value, task.comparison)
-            inputs.append(InputResult(index=i, status="match", seconds=seconds) if found is None else
-                          InputResult(index=i, status="mismatch", mismatch=found.kind, where=found.where,
-                                      relative_error=found.relative_error, seconds=seconds))
+            inputs.append(
+                InputResult(index=i, status="match", seconds=seconds)
+                if found is None
+                else InputResult(
+                    index=i,
+                    status="mismatch",
+                    mismatch=found.kind,
+                    where=found.where,
+                    relative_error=found.relative_error,
+                    seconds=seconds,
+                )
+            )
         if execute_reason:
             bad = next(r for r in inputs if r.status in ("error", "timeout", "crashed"))
-            detail = (f"input {bad.index}: {bad.error.type}: {bad.error.message}" if bad.error
-                      else f"input {bad.index}: {ended_detail}")
+            detail = (
+                f"input {bad.index}: {bad.error.type}: {bad.error.message}"
+                if bad.error
+                else f"input {bad.index}: {ended_detail}"
+            )
             return inputs, StageResult(stage="execute", passed=False, reason=execute_reason, detail=detail), None
         wrong = [r for r in inputs if r.status == "mismatch"]
-        correct = StageResult(stage="correct", passed=not wrong, reason="wrong_output" if wrong else None,
-                              detail=f"{len(wrong)} of {len(inputs)} verification inputs differ" if wrong else None)
+        correct = StageResult(
+            stage="correct",
+            passed=not wrong,
+            reason="wrong_output" if wrong else None,
+            detail=f"{len(wrong)} of {len(inputs)} verification inputs differ" if wrong else None,
+        )
         return inputs, StageResult(stage="execute", passed=True), correct
 
     # ----- test-suite attempts -----------------------------------------------
     def run_test(self, task: Task, implementation: Implementation, test: TestSpec) -> JobResult:
-        return self.sandbox.run({"kind": "test", "implementation": implementation, "test": test},
-                                self._test_policy(task))
+        return self.sandbox.run(
+            {"kind": "test", "implementation": implementation, "test": test}, self._test_policy(task)
+        )
 
     @staticmethod
     def test_passed(result: JobResult) -> bool:
@@ -243,17 +300,30 @@ class Evaluator:
         start = time.perf_counter()
         stages: list[StageResult] = []
         parsed = parse_code(text, (), prefix="test_")
-        stages.append(StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason,
-                                  detail=parsed.error))
-        missing = tuple(TestResult(name=t.name, present=False,
-                                   detected={f.name: False for f in t.expected_failures}) for t in task.tests)
+        stages.append(
+            StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason, detail=parsed.error)
+        )
+        missing = tuple(
+            TestResult(name=t.name, present=False, detected={f.name: False for f in t.expected_failures})
+            for t in task.tests
+        )
         if parsed.error:
-            return TestSuiteOutcome(task_id=task.task_id, passed=False, stages=tuple(stages), tests=missing,
-                                    seconds=time.perf_counter() - start)
+            return TestSuiteOutcome(
+                task_id=task.task_id,
+                passed=False,
+                stages=tuple(stages),
+                tests=missing,
+                seconds=time.perf_counter() - start,
+            )
         stages.append(_imports_stage(parsed.code, task))
         if not stages[-1].passed:
-            return TestSuiteOutcome(task_id=task.task_id, passed=False, stages=tuple(stages), tests=missing,
-                                    seconds=time.perf_counter() - start)
+            return TestSuiteOutcome(
+                task_id=task.task_id,
+                passed=False,
+                stages=tuple(stages),
+                tests=missing,
+                seconds=time.perf_counter() - start,
+            )
         present = [t for t in task.tests if t.name in parsed.functions]
         jobs = []
         for t in present:
@@ -270,19 +340,39 @@ class Evaluator:
                 continue
             ref = results[(t.name, task.main_name)]
             ref_frames = ref.events("test") or ref.events("build_error")
-            ref_error = (_error(ref_frames[0], with_message=False)
-                         if ref_frames and ref_frames[0].get("status") != "passed" else
-                         None if ref_frames else ErrorInfo(type=_ended_how(ref)[0]))
-            tests.append(TestResult(
-                name=t.name, present=True, passes_reference=self.test_passed(ref), reference_error=ref_error,
-                detected={f.name: not self.test_passed(results[(t.name, f.name)]) for f in t.expected_failures},
-            ))
+            ref_error = (
+                _error(ref_frames[0], with_message=False)
+                if ref_frames and ref_frames[0].get("status") != "passed"
+                else None
+                if ref_frames
+                else ErrorInfo(type=_ended_how(ref)[0])
+            )
+            tests.append(
+                TestResult(
+                    name=t.name,
+                    present=True,
+                    passes_reference=self.test_passed(ref),
+                    reference_error=ref_error,
+                    detected={f.name: not self.test_passed(results[(t.name, f.name)]) for f in t.expected_failures},
+                )
+            )
         all_joint = all(r.joint for r in tests)
-        stages.append(StageResult(stage="tests", passed=all_joint,
-                                  reason=None if all_joint else _tests_reason(tests),
-                                  seconds=time.perf_counter() - start))
-        return TestSuiteOutcome(task_id=task.task_id, passed=all_joint, stages=tuple(stages),
-                                tests=tuple(tests), isolation=isolation, seconds=time.perf_counter() - start)
+        stages.append(
+            StageResult(
+                stage="tests",
+                passed=all_joint,
+                reason=None if all_joint else _tests_reason(tests),
+                seconds=time.perf_counter() - start,
+            )
+        )
+        return TestSuiteOutcome(
+            task_id=task.task_id,
+            passed=all_joint,
+            stages=tuple(stages),
+            tests=tuple(tests),
+            isolation=isolation,
+            seconds=time.perf_counter() - start,
+        )
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -316,8 +406,12 @@ def implementation_source(module_source: str, function: str, main_name: str, dro
 
 def _imports_stage(code: str, task: Task) -> StageResult:
     imports = check_imports(code, task.required_imports)
-    return StageResult(stage="imports", passed=imports.ok, reason=None if imports.ok else "disallowed_import",
-                       detail=None if imports.ok else "; ".join(imports.disallowed))
+    return StageResult(
+        stage="imports",
+        passed=imports.ok,
+        reason=None if imports.ok else "disallowed_import",
+        detail=None if imports.ok else "; ".join(imports.disallowed),
+    )
 
 
 def _tests_reason(tests: list[TestResult]) -> FailureReason:

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from fembench_agents.vocabulary import FailureReason
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-         ast.Assign, ast.AnnAssign)
+_KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
 
 
 @dataclass(frozen=True)
@@ -47,8 +46,10 @@ def _select_source(text: str, wanted: tuple[str, ...]) -> str:
     blocks = code_blocks(text)
     if not blocks:
         return text
+
     def score(block: str) -> int:
         return sum(bool(re.search(rf"^\s*(async\s+)?def\s+{re.escape(w)}\s*\(", block, re.M)) for w in wanted)
+
     best = max(range(len(blocks)), key=lambda i: (score(blocks[i]), i))
     if score(blocks[best]) == 0 and not wanted:
         return "\n\n".join(blocks)
@@ -70,11 +71,13 @@ def parse_code(text: str, required: tuple[str, ...], prefix: str | None = None) 
     names = tuple(n.name for n in kept if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
     missing = [r for r in required if r not in names]
     if missing:
-        return ParsedCode(ast.unparse(module), names, f"no function named {missing[0]!r} is defined",
-                          "missing_function")
+        return ParsedCode(
+            ast.unparse(module), names, f"no function named {missing[0]!r} is defined", "missing_function"
+        )
     if prefix and not any(n.startswith(prefix) for n in names):
-        return ParsedCode(ast.unparse(module), names, f"no function whose name starts with {prefix!r}",
-                          "missing_function")
+        return ParsedCode(
+            ast.unparse(module), names, f"no function whose name starts with {prefix!r}", "missing_function"
+        )
     return ParsedCode(ast.unparse(module), names)
 
 

@@ -64,11 +64,18 @@ def outcome_score(outcome: FunctionOutcome | TestSuiteOutcome) -> float:
 class TemplateFeedback:
     """The default feedback builder."""
 
-    def __init__(self, template_dir: str | Path = FEEDBACK_DIR, target: str = "the requested function",
-                 tests_target: str = "the requested test functions") -> None:
-        self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir)),
-                                      undefined=jinja2.StrictUndefined, autoescape=False,
-                                      keep_trailing_newline=True)
+    def __init__(
+        self,
+        template_dir: str | Path = FEEDBACK_DIR,
+        target: str = "the requested function",
+        tests_target: str = "the requested test functions",
+    ) -> None:
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(template_dir)),
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=True,
+        )
         self.target = target
         self.tests_target = tests_target
 
@@ -85,32 +92,51 @@ class TemplateFeedback:
     def view(self, outcome: FunctionOutcome | TestSuiteOutcome) -> dict[str, Any]:
         failed = next((s for s in outcome.stages if not s.passed), None)
         target = self.tests_target if isinstance(outcome, TestSuiteOutcome) else self.target
-        ctx: dict[str, Any] = {"kind": outcome.kind, "reason": outcome.reason, "target": target,
-                               "detail": failed.detail if failed else None, "input_index": None,
-                               "error_type": None, "error_message": None, "traceback": []}
+        ctx: dict[str, Any] = {
+            "kind": outcome.kind,
+            "reason": outcome.reason,
+            "target": target,
+            "detail": failed.detail if failed else None,
+            "input_index": None,
+            "error_type": None,
+            "error_message": None,
+            "traceback": [],
+        }
         if isinstance(outcome, FunctionOutcome):
             bad = next((r for r in outcome.inputs if r.status in ("error", "timeout", "crashed")), None)
             if bad is not None:
                 ctx["input_index"] = bad.index
                 # the templates name the input themselves: "input 3: <what happened>" -> "<what happened>"
                 if ctx["detail"] and ctx["detail"].startswith(f"input {bad.index}: "):
-                    ctx["detail"] = ctx["detail"][len(f"input {bad.index}: "):]
+                    ctx["detail"] = ctx["detail"][len(f"input {bad.index}: ") :]
                 if bad.error:
-                    ctx.update(error_type=bad.error.type, error_message=bad.error.message,
-                               traceback=list(bad.error.traceback))
+                    ctx.update(
+                        error_type=bad.error.type, error_message=bad.error.message, traceback=list(bad.error.traceback)
+                    )
             elif failed is not None and failed.stage == "execute" and failed.detail:
                 ctx.update(error_type=failed.detail.split(":")[0], error_message=failed.detail.partition(": ")[2])
-            ctx["failing"] = [{"index": r.index, "description": describe_mismatch(r)}
-                              for r in outcome.inputs if r.status == "mismatch"]
+            ctx["failing"] = [
+                {"index": r.index, "description": describe_mismatch(r)}
+                for r in outcome.inputs
+                if r.status == "mismatch"
+            ]
             ctx["total"] = len(outcome.inputs)
         else:
             ctx["missing"] = [t.name for t in outcome.tests if not t.present]
             ctx["fails_reference"] = [
-                {"name": t.name, "error_type": t.reference_error.type if t.reference_error else "no result",
-                 "traceback": list(t.reference_error.traceback) if t.reference_error else []}
-                for t in outcome.tests if t.present and not t.passes_reference]
-            ctx["undetected"] = [{"name": t.name, "slipped": [n for n, ok in t.detected.items() if not ok]}
-                                 for t in outcome.tests if t.present and not all(t.detected.values())]
+                {
+                    "name": t.name,
+                    "error_type": t.reference_error.type if t.reference_error else "no result",
+                    "traceback": list(t.reference_error.traceback) if t.reference_error else [],
+                }
+                for t in outcome.tests
+                if t.present and not t.passes_reference
+            ]
+            ctx["undetected"] = [
+                {"name": t.name, "slipped": [n for n, ok in t.detected.items() if not ok]}
+                for t in outcome.tests
+                if t.present and not all(t.detected.values())
+            ]
         return ctx
 
     def __call__(self, outcome: FunctionOutcome | TestSuiteOutcome) -> Feedback:

@@ -50,7 +50,7 @@ def find_completions(folder: Path, tasks: list[Task]) -> tuple[list[Completion],
             for track in ("code", "test"):
                 prefix = f"{task_id}_{track}_"
                 if stem.startswith(prefix) and len(stem) > len(prefix):
-                    found.append(Completion(task_id, track, stem[len(prefix):], path))
+                    found.append(Completion(task_id, track, stem[len(prefix) :], path))
                     break
             else:
                 continue
@@ -60,8 +60,9 @@ def find_completions(folder: Path, tasks: list[Task]) -> tuple[list[Completion],
     return found, unmatched
 
 
-def score_folder(folder: Path, tasks: list[Task], evaluator: Evaluator,
-                 progress: Callable[[Completion], None] | None = None) -> FolderScore:
+def score_folder(
+    folder: Path, tasks: list[Task], evaluator: Evaluator, progress: Callable[[Completion], None] | None = None
+) -> FolderScore:
     by_id = {t.task_id: t for t in tasks}
     completions, unmatched = find_completions(folder, tasks)
 
@@ -85,11 +86,20 @@ def score_folder(folder: Path, tasks: list[Task], evaluator: Evaluator,
     for label in sorted(set(fn) | set(ts)):
         f, t = fn.get(label, {}), ts.get(label, {})
         n = len(tasks)
-        summaries.append(LabelSummary(
-            label=label, tasks=n, functions_correct=sum(o.passed for o in f.values()),
-            mean_joint_test_success=sum(o.joint_score for o in t.values()) / n,
-            mean_reference_pass=sum(o.reference_pass_share for o in t.values()) / n,
-            mean_failure_detection=sum(o.detection_share for o in t.values()) / n,
-        ))
-    return FolderScore(summaries=summaries, function_outcomes=fn, test_outcomes=ts, unmatched_files=unmatched,
-                       isolation=evaluator.sandbox.isolation())
+        summaries.append(
+            LabelSummary(
+                label=label,
+                tasks=n,
+                functions_correct=sum(o.passed for o in f.values()),
+                mean_joint_test_success=sum(o.joint_score for o in t.values()) / n,
+                mean_reference_pass=sum(o.reference_pass_share for o in t.values()) / n,
+                mean_failure_detection=sum(o.detection_share for o in t.values()) / n,
+            )
+        )
+    return FolderScore(
+        summaries=summaries,
+        function_outcomes=fn,
+        test_outcomes=ts,
+        unmatched_files=unmatched,
+        isolation=evaluator.sandbox.isolation(),
+    )

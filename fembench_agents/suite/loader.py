@@ -46,8 +46,7 @@ def load_task(path: str | os.PathLike[str], sandbox: Sandbox) -> Task:
         compile(source, str(path), "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise TaskFormatError(path, None, f"syntax error on line {exc.lineno}: {exc.msg}") from None
-    result = sandbox.run({"kind": "describe", "source": source, "filename": str(path.resolve())},
-                         DESCRIBE_POLICY)
+    result = sandbox.run({"kind": "describe", "source": source, "filename": str(path.resolve())}, DESCRIBE_POLICY)
     described = result.events("task")
     if not described:
         invalid = result.events("invalid")
@@ -79,17 +78,33 @@ def _to_task(path: Path, source: str, d: dict[str, Any]) -> Task:
     comparison = _comparison(path, ext.get("comparison"))
     try:
         return Task(
-            task_id=d["task_id"], short_description=d["short_description"],
-            created_date=d["created_date"], created_by=d["created_by"], path=str(path.resolve()),
-            module_source=source, main_name=d["main_name"], main_signature=d["main_signature"],
-            main_docstring=d["main_docstring"], main_source=d["main_source"],
+            task_id=d["task_id"],
+            short_description=d["short_description"],
+            created_date=d["created_date"],
+            created_by=d["created_by"],
+            path=str(path.resolve()),
+            module_source=source,
+            main_name=d["main_name"],
+            main_signature=d["main_signature"],
+            main_docstring=d["main_docstring"],
+            main_source=d["main_source"],
             helpers=tuple(SourceFunction(**h) for h in d["helpers"]),
-            required_imports=tuple(d["required_imports"]), inputs=tuple(d["inputs"]),
-            tests=tuple(TestCase(name=t["name"], source=t["source"], docstring=t["docstring"],
-                                 expected_failures=tuple(SourceFunction(**f) for f in t["expected_failures"]))
-                        for t in d["tests"]),
-            module_functions=d["module_functions"], tier=Tier.from_task_id(d["task_id"]),
-            comparison=comparison, time_limit=ext.get("time_limit"), python_version=ext.get("python_version"),
+            required_imports=tuple(d["required_imports"]),
+            inputs=tuple(d["inputs"]),
+            tests=tuple(
+                TestCase(
+                    name=t["name"],
+                    source=t["source"],
+                    docstring=t["docstring"],
+                    expected_failures=tuple(SourceFunction(**f) for f in t["expected_failures"]),
+                )
+                for t in d["tests"]
+            ),
+            module_functions=d["module_functions"],
+            tier=Tier.from_task_id(d["task_id"]),
+            comparison=comparison,
+            time_limit=ext.get("time_limit"),
+            python_version=ext.get("python_version"),
             package_versions=ext.get("package_versions") or {},
         )
     except ValidationError as exc:

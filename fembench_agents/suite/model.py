@@ -116,7 +116,5 @@ class Task(BaseModel):
     def unprovided_helpers(self) -> tuple[SourceFunction, ...]:
         """Module functions the reference relies on that the solver is not given
         (the helpers a T3 solver must write itself)."""
-        skip = {self.main_name, "task_info", *self.helper_names, *self.test_names,
-                *self.expected_failure_names}
-        return tuple(SourceFunction(name=n, source=s) for n, s in self.module_functions.items()
-                     if n not in skip)
+        skip = {self.main_name, "task_info", *self.helper_names, *self.test_names, *self.expected_failure_names}
+        return tuple(SourceFunction(name=n, source=s) for n, s in self.module_functions.items() if n not in skip)

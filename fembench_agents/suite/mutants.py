@@ -28,7 +28,10 @@ class Mutant:
 
 
 _SWAP: dict[type[ast.operator], type[ast.operator]] = {
-    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
 }
 _SYMBOL: dict[type[ast.operator], str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
@@ -43,8 +46,13 @@ def _int_index(node: ast.expr) -> int | None:
     """The value of a constant integer index (`3` or `-1`), else None."""
     if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
         return node.value
-    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant)
-            and isinstance(node.operand.value, int) and not isinstance(node.operand.value, bool)):
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, int)
+        and not isinstance(node.operand.value, bool)
+    ):
         return -node.operand.value
     return None
 
@@ -56,7 +64,7 @@ def _index_node(value: int, like: ast.expr) -> ast.expr:
 
 def _short(node: ast.AST, limit: int = 60) -> str:
     text = ast.unparse(node)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class _Mutator(ast.NodeTransformer):
@@ -87,14 +95,18 @@ class _Mutator(ast.NodeTransformer):
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
         op = type(node.op)
-        if op in _SWAP and self._hit("operator", lambda: f"operator {_SYMBOL[op]} -> {_SYMBOL[_SWAP[op]]} in {_short(node)}", node):
+        if op in _SWAP and self._hit(
+            "operator", lambda: f"operator {_SYMBOL[op]} -> {_SYMBOL[_SWAP[op]]} in {_short(node)}", node
+        ):
             return ast.copy_location(ast.BinOp(node.left, _SWAP[op](), node.right), node)
         return node
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
         self.generic_visit(node)
         op = type(node.op)
-        if op in _SWAP and self._hit("operator", lambda: f"operator {_SYMBOL[op]}= -> {_SYMBOL[_SWAP[op]]}= in {_short(node)}", node):
+        if op in _SWAP and self._hit(
+            "operator", lambda: f"operator {_SYMBOL[op]}= -> {_SYMBOL[_SWAP[op]]}= in {_short(node)}", node
+        ):
             return ast.copy_location(ast.AugAssign(node.target, _SWAP[op](), node.value), node)
         return node
 
@@ -122,16 +134,23 @@ class _Mutator(ast.NodeTransformer):
         if _int_index(s) is not None:
             node.slice = self._shift(s, original, None)
         elif isinstance(s, ast.Tuple):
-            s.elts = [self._shift(e, original, i) if _int_index(e) is not None else self.visit(e)
-                      for i, e in enumerate(s.elts)]
+            s.elts = [
+                self._shift(e, original, i) if _int_index(e) is not None else self.visit(e)
+                for i, e in enumerate(s.elts)
+            ]
         else:
             node.slice = self.visit(s)
         return node
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         self.generic_visit(node)
-        if node.attr == "T" and isinstance(node.ctx, ast.Load) and self._hit(
-                "transpose", lambda: f"transpose dropped: {ast.unparse(node)} -> {ast.unparse(node.value)}", node):
+        if (
+            node.attr == "T"
+            and isinstance(node.ctx, ast.Load)
+            and self._hit(
+                "transpose", lambda: f"transpose dropped: {ast.unparse(node)} -> {ast.unparse(node.value)}", node
+            )
+        ):
             return node.value
         return node
 
@@ -141,10 +160,17 @@ class _Mutator(ast.NodeTransformer):
         if not (isinstance(f, ast.Attribute) and f.attr == "transpose") or node.keywords:
             return node
         if isinstance(f.value, ast.Name) and f.value.id in self.numpy_names:
-            if len(node.args) == 1 and not isinstance(node.args[0], ast.Starred) and self._hit(
-                    "transpose", lambda: f"transpose dropped: {ast.unparse(node)} -> {ast.unparse(node.args[0])}", node):
+            if (
+                len(node.args) == 1
+                and not isinstance(node.args[0], ast.Starred)
+                and self._hit(
+                    "transpose", lambda: f"transpose dropped: {ast.unparse(node)} -> {ast.unparse(node.args[0])}", node
+                )
+            ):
                 return node.args[0]
-        elif not node.args and self._hit("transpose", lambda: f"transpose dropped: {ast.unparse(node)} -> {ast.unparse(f.value)}", node):
+        elif not node.args and self._hit(
+            "transpose", lambda: f"transpose dropped: {ast.unparse(node)} -> {ast.unparse(f.value)}", node
+        ):
             return f.value
         return node
 
@@ -195,7 +221,7 @@ def generate_mutants(module_source: str, main_name: str, exclude: tuple[str, ...
         fdef = functions[name]
         start = min([fdef.lineno, *(d.lineno for d in fdef.decorator_list)])
         end = fdef.end_lineno or fdef.lineno
-        before, after = "".join(lines[:start - 1]), "".join(lines[end:])
+        before, after = "".join(lines[: start - 1]), "".join(lines[end:])
         seen = {ast.unparse(fdef)}
         k = 0
         while True:
@@ -211,8 +237,7 @@ def generate_mutants(module_source: str, main_name: str, exclude: tuple[str, ...
             source = before + text + "\n" + after
             compile(source, "<mutant>", "exec", dont_inherit=True)  # a generated mutant is always valid Python
             operator, description, line = m.applied
-            mutants.append(Mutant(function=name, operator=operator, description=description, line=line,
-                                  source=source))
+            mutants.append(Mutant(function=name, operator=operator, description=description, line=line, source=source))
     return mutants
 
 

@@ -59,6 +59,7 @@ JOB_OVERHEAD_SECONDS = 3.0  # fork, confinement and building the module
 
 # ----- results -----------------------------------------------------------------
 
+
 class Survivor(BaseModel):
     model_config = ConfigDict(frozen=True)
     function: str
@@ -124,6 +125,7 @@ class SuiteMutationReport(BaseModel):
 
 # ----- running mutants -----------------------------------------------------------
 
+
 @dataclass
 class _Prepared:
     task: Task
@@ -135,16 +137,17 @@ class _Prepared:
 
 def _policy(task: Task, evaluator: Evaluator, per_call: float) -> SandboxPolicy:
     wall = per_call * len(task.inputs) + JOB_OVERHEAD_SECONDS
-    return SandboxPolicy(wall_seconds=wall, memory_mb=evaluator.config.memory_mb,
-                         hidden_paths=(os.path.dirname(task.path),))
+    return SandboxPolicy(
+        wall_seconds=wall, memory_mb=evaluator.config.memory_mb, hidden_paths=(os.path.dirname(task.path),)
+    )
 
 
 def _run_source(task: Task, evaluator: Evaluator, source: str, policy: SandboxPolicy) -> JobResult:
     # Built exactly as the reference is, from the task with the mutated module.
-    implementation = Evaluator.task_implementation(task.model_copy(update={"module_source": source}),
-                                                   task.main_name)
-    return evaluator.sandbox.run({"kind": "call", "implementation": implementation, "inputs": list(task.inputs)},
-                                 policy)
+    implementation = Evaluator.task_implementation(task.model_copy(update={"module_source": source}), task.main_name)
+    return evaluator.sandbox.run(
+        {"kind": "call", "implementation": implementation, "inputs": list(task.inputs)}, policy
+    )
 
 
 def _verdict(task: Task, evaluator: Evaluator, result: JobResult, reference: list[ReferenceOutput]) -> str | None:
@@ -175,8 +178,9 @@ def _prepare(task: Task, evaluator: Evaluator, per_call_seconds: float | None) -
             control = _run_source(task, evaluator, task.module_source, _policy(task, evaluator, limit))
             how = _verdict(task, evaluator, control, reference)
             if how is not None:
-                return _Prepared(task, None, mutants, limit,
-                                 f"the unmutated reference does not reproduce its own outputs ({how})")
+                return _Prepared(
+                    task, None, mutants, limit, f"the unmutated reference does not reproduce its own outputs ({how})"
+                )
             slowest = max((float(f.get("seconds", 0.0)) for f in control.events("input")), default=0.0)
             per_call = min(limit, max(MIN_CALL_SECONDS, CALL_TIME_FACTOR * slowest))
         else:
@@ -198,24 +202,47 @@ def _summarise(prep: _Prepared, verdicts: list[str | None], seconds: float) -> T
     task = prep.task
     functions = tuple(dict.fromkeys(m.function for m in prep.mutants))
     if prep.error is not None:
-        return TaskMutationResult(task_id=task.task_id, path=task.path, functions=functions,
-                                  error=prep.error, per_call_seconds=prep.per_call, sandbox_seconds=seconds)
+        return TaskMutationResult(
+            task_id=task.task_id,
+            path=task.path,
+            functions=functions,
+            error=prep.error,
+            per_call_seconds=prep.per_call,
+            sandbox_seconds=seconds,
+        )
     by_operator: dict[str, tuple[int, int]] = {}
     for op in OPERATORS:
         pairs = [(m, v) for m, v in zip(prep.mutants, verdicts, strict=True) if m.operator == op]
         if pairs:
             by_operator[op] = (sum(v is not None for _, v in pairs), len(pairs))
-    survivors = tuple(Survivor(function=m.function, operator=m.operator, description=m.description, line=m.line)
-                      for m, v in zip(prep.mutants, verdicts, strict=True) if v is None)
+    survivors = tuple(
+        Survivor(function=m.function, operator=m.operator, description=m.description, line=m.line)
+        for m, v in zip(prep.mutants, verdicts, strict=True)
+        if v is None
+    )
     killed_by = dict(sorted(Counter(v for v in verdicts if v is not None).items()))
-    return TaskMutationResult(task_id=task.task_id, path=task.path, functions=functions,
-                              total=len(prep.mutants), killed=len(prep.mutants) - len(survivors),
-                              survivors=survivors, by_operator=by_operator, killed_by=killed_by,
-                              per_call_seconds=prep.per_call, sandbox_seconds=seconds)
+    return TaskMutationResult(
+        task_id=task.task_id,
+        path=task.path,
+        functions=functions,
+        total=len(prep.mutants),
+        killed=len(prep.mutants) - len(survivors),
+        survivors=survivors,
+        by_operator=by_operator,
+        killed_by=killed_by,
+        per_call_seconds=prep.per_call,
+        sandbox_seconds=seconds,
+    )
 
 
-def mutation_report(tasks: list[Task], evaluator: Evaluator, *, per_call_seconds: float | None = None,
-                    skipped: tuple[SkippedTask, ...] = (), progress: Any = None) -> SuiteMutationReport:
+def mutation_report(
+    tasks: list[Task],
+    evaluator: Evaluator,
+    *,
+    per_call_seconds: float | None = None,
+    skipped: tuple[SkippedTask, ...] = (),
+    progress: Any = None,
+) -> SuiteMutationReport:
     """Runs every mutant of every task in the sandbox, `evaluator.sandbox.size`
     at a time. `per_call_seconds` fixes the mutants' per-call time limit
     (default: from a control run of the unmutated module). `progress`, if
@@ -250,8 +277,11 @@ def _load_each(path: str, sandbox: Any) -> tuple[list[Task], list[SkippedTask]]:
             skipped.append(SkippedTask(path=str(f), reason=f"{type(exc).__name__}: {exc}"[:500]))
             continue
         if task.task_id in tasks:
-            skipped.append(SkippedTask(path=str(f), reason=f"duplicate task id {task.task_id!r} "
-                                                           f"(also in {tasks[task.task_id].path})"))
+            skipped.append(
+                SkippedTask(
+                    path=str(f), reason=f"duplicate task id {task.task_id!r} (also in {tasks[task.task_id].path})"
+                )
+            )
             continue
         tasks[task.task_id] = task
     return sorted(tasks.values(), key=lambda t: t.task_id), skipped
@@ -261,9 +291,18 @@ def print_report(report: SuiteMutationReport, console: Any, max_survivors: int |
     from rich.table import Table
 
     table = Table(title="Mutation check: verification inputs against simple mutants of the reference")
-    for col, justify in (("task", "left"), ("mutants", "right"), ("killed", "right"), ("survived", "right"),
-                         ("kill rate", "right"), ("constant", "right"), ("operator", "right"),
-                         ("index", "right"), ("transpose", "right"), ("call limit", "right")):
+    for col, justify in (
+        ("task", "left"),
+        ("mutants", "right"),
+        ("killed", "right"),
+        ("survived", "right"),
+        ("kill rate", "right"),
+        ("constant", "right"),
+        ("operator", "right"),
+        ("index", "right"),
+        ("transpose", "right"),
+        ("call limit", "right"),
+    ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for t in report.tasks:
         if t.error:
@@ -271,9 +310,15 @@ def print_report(report: SuiteMutationReport, console: Any, max_survivors: int |
             continue
         rate = f"{100 * t.kill_rate:.1f}%"
         ops = [f"{t.by_operator[o][0]}/{t.by_operator[o][1]}" if o in t.by_operator else "-" for o in OPERATORS]
-        table.add_row(t.task_id, str(t.total), str(t.killed), str(len(t.survivors)),
-                      rate if t.kill_rate >= 0.9 else f"[yellow]{rate}[/yellow]", *ops,
-                      f"{t.per_call_seconds:.1f}s")
+        table.add_row(
+            t.task_id,
+            str(t.total),
+            str(t.killed),
+            str(len(t.survivors)),
+            rate if t.kill_rate >= 0.9 else f"[yellow]{rate}[/yellow]",
+            *ops,
+            f"{t.per_call_seconds:.1f}s",
+        )
     console.print(table)
     for t in report.tasks:
         if t.error:
@@ -292,11 +337,13 @@ def print_report(report: SuiteMutationReport, console: Any, max_survivors: int |
     for skip in report.skipped:
         console.print(f"[yellow]skipped {skip.path}: {skip.reason}[/yellow]")
     errors = sum(1 for t in report.tasks if t.error)
-    console.print(f"[bold]Overall: {report.killed}/{report.total} mutants killed "
-                  f"({100 * report.kill_rate:.1f}%) over {len(report.tasks) - errors} tasks[/bold]"
-                  + (f", {errors} task(s) could not be checked" if errors else "")
-                  + (f", {len(report.skipped)} file(s) skipped" if report.skipped else "")
-                  + f" in {report.seconds:.0f}s")
+    console.print(
+        f"[bold]Overall: {report.killed}/{report.total} mutants killed "
+        f"({100 * report.kill_rate:.1f}%) over {len(report.tasks) - errors} tasks[/bold]"
+        + (f", {errors} task(s) could not be checked" if errors else "")
+        + (f", {len(report.skipped)} file(s) skipped" if report.skipped else "")
+        + f" in {report.seconds:.0f}s"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -306,14 +353,21 @@ def main(argv: list[str] | None = None) -> int:
 
     from fembench_agents.scoring.sandbox import Sandbox
 
-    parser = argparse.ArgumentParser(prog="python -m fembench_agents.suite.mutation", description=__doc__.splitlines()[0])
-    parser.add_argument("tasks_path", nargs="?", default=os.environ.get("FEMBENCH_TASKS", "tasks"),
-                        help="task file or directory (default: tasks)")
+    parser = argparse.ArgumentParser(
+        prog="python -m fembench_agents.suite.mutation", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "tasks_path",
+        nargs="?",
+        default=os.environ.get("FEMBENCH_TASKS", "tasks"),
+        help="task file or directory (default: tasks)",
+    )
     parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
     parser.add_argument("--min-rate", type=float, default=0.9, help="exit 1 below this overall kill rate")
     parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")
-    parser.add_argument("--call-seconds", type=float, default=None,
-                        help="per-call time limit for mutants (default: from a control run)")
+    parser.add_argument(
+        "--call-seconds", type=float, default=None, help="per-call time limit for mutants (default: from a control run)"
+    )
     parser.add_argument("--max-survivors", type=int, default=None, help="survivors listed per task")
     args = parser.parse_args(argv)
     console = Console(width=None if sys.stdout.isatty() else 160)
@@ -326,12 +380,14 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         evaluator = Evaluator(sandbox)
         try:
+
             def progress(done: int, total: int) -> None:
                 if done % 50 == 0 or done == total:
                     err.print(f"  {done}/{total} mutants run", highlight=False)
 
-            report = mutation_report(tasks, evaluator, per_call_seconds=args.call_seconds,
-                                     skipped=tuple(skipped), progress=progress)
+            report = mutation_report(
+                tasks, evaluator, per_call_seconds=args.call_seconds, skipped=tuple(skipped), progress=progress
+            )
         finally:
             evaluator.close()
     print_report(report, console, args.max_survivors)

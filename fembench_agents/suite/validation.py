@@ -56,8 +56,9 @@ def validate_task(task: Task, evaluator: Evaluator) -> list[Problem]:
     outcome = evaluator.score(task, "code", ideal_answer(task))
     if not outcome.passed:
         detail = next((s.detail or s.reason for s in outcome.stages if not s.passed), "")
-        problem("ideal_answer", f"the reference, as a solver would submit it, fails at "
-                                f"{outcome.failed_stage}: {detail}")
+        problem(
+            "ideal_answer", f"the reference, as a solver would submit it, fails at {outcome.failed_stage}: {detail}"
+        )
     suite = evaluator.score(task, "tests", "\n\n".join(t.source for t in task.tests))
     if suite.failed_stage in ("parse", "imports"):
         detail = next((s.detail or s.reason for s in suite.stages if not s.passed), "")
@@ -66,8 +67,11 @@ def validate_task(task: Task, evaluator: Evaluator) -> list[Problem]:
     for result in suite.tests:
         if result.present and not result.passes_reference:
             err = result.reference_error
-            problem("tests", f"{result.name} fails on the reference ({err.type if err else 'no result'}"
-                             f"{': ' + ' | '.join(err.traceback[-2:]) if err and err.traceback else ''})")
+            problem(
+                "tests",
+                f"{result.name} fails on the reference ({err.type if err else 'no result'}"
+                f"{': ' + ' | '.join(err.traceback[-2:]) if err and err.traceback else ''})",
+            )
         for name, detected in result.detected.items():
             if detected:
                 caught.add(name)
@@ -80,7 +84,10 @@ def validate_task(task: Task, evaluator: Evaluator) -> list[Problem]:
             outputs = evaluator.run_reference(task, function=name)
         except ReferenceFailure:
             continue  # crashing differs from the reference
-        if all(a.raises == b.raises and (a.raises is not None or compare_outputs(a.value, b.value, task.comparison) is None)
-               for a, b in zip(outputs, first, strict=True)):
+        if all(
+            a.raises == b.raises
+            and (a.raises is not None or compare_outputs(a.value, b.value, task.comparison) is None)
+            for a, b in zip(outputs, first, strict=True)
+        ):
             problem("expected_failures", f"{name} matches the reference on every input and no test catches it")
     return problems

@@ -85,8 +85,10 @@ class EpisodeTrace:
     @property
     def metrics_agree(self) -> bool:
         cost_ok = self.cost_usd is None or abs(self.cost_usd - self.sdk_cost_usd) <= 1e-9 + 1e-6 * self.cost_usd
-        return (self.sdk_prompt_tokens, self.sdk_completion_tokens) == (self.prompt_tokens,
-                                                                       self.completion_tokens) and cost_ok
+        return (self.sdk_prompt_tokens, self.sdk_completion_tokens) == (
+            self.prompt_tokens,
+            self.completion_tokens,
+        ) and cost_ok
 
 
 async def in_thread[T](fn: Callable[[], T], timeout: float | None = None) -> T:
@@ -139,16 +141,20 @@ class OpenHandsAgent:
         ws = create_workspace(task, session.track, prompt)
         trace = EpisodeTrace(workspace=str(ws.dir))
         loop = asyncio.get_running_loop()
-        bridge = Bridge(session=session, loop=loop,
-                        caps=Caps(deadline=started + self.options.max_seconds, max_cost_usd=self.options.max_cost_usd),
-                        label=f"{self.name} repeat {getattr(session, 'repeat', 0)}")
+        bridge = Bridge(
+            session=session,
+            loop=loop,
+            caps=Caps(deadline=started + self.options.max_seconds, max_cost_usd=self.options.max_cost_usd),
+            label=f"{self.name} repeat {getattr(session, 'repeat', 0)}",
+        )
         oh = None
         try:
             launcher = write_launcher(ws, self._hidden(task, session))
             await in_thread(lambda: check_launcher(launcher))
             system = SYSTEM_PROMPT.format(**names)
-            oh = await in_thread(lambda: runtime.OpenHandsSession(ws, str(launcher), self.options, system,
-                                                                  bridge, self.llm_factory))
+            oh = await in_thread(
+                lambda: runtime.OpenHandsSession(ws, str(launcher), self.options, system, bridge, self.llm_factory)
+            )
             sent: list[Message] = []
             text = FIRST_MESSAGE.format(prompt=prompt.strip(), **names)
             for index in range(self.options.attempts):
@@ -163,29 +169,61 @@ class OpenHandsAgent:
                 response = bridge.attempt_totals.as_response(final, result.stop_reason)
                 outcome, feedback = await session.submit(final, list(sent), response)
                 totals = bridge.attempt_totals
-                trace.attempts.append(AttemptTrace(result.stop_reason, result.detail, totals.calls, totals.prompt_tokens,
-                                                   totals.completion_tokens, totals.cost_usd, outcome.passed))
-                log.info("%s %s attempt %d: %s (%s), %d model calls", self.name, task.task_id, index,
-                         result.stop_reason, "passed" if outcome.passed else "failed", totals.calls)
+                trace.attempts.append(
+                    AttemptTrace(
+                        result.stop_reason,
+                        result.detail,
+                        totals.calls,
+                        totals.prompt_tokens,
+                        totals.completion_tokens,
+                        totals.cost_usd,
+                        outcome.passed,
+                    )
+                )
+                log.info(
+                    "%s %s attempt %d: %s (%s), %d model calls",
+                    self.name,
+                    task.task_id,
+                    index,
+                    result.stop_reason,
+                    "passed" if outcome.passed else "failed",
+                    totals.calls,
+                )
                 if outcome.passed or result.stop_reason in ("cost_cap", "time_cap"):
                     break
-                text = FEEDBACK_MESSAGE.format(feedback=feedback.text.strip(), done=index + 1,
-                                               total=self.options.attempts, **names)
+                text = FEEDBACK_MESSAGE.format(
+                    feedback=feedback.text.strip(), done=index + 1, total=self.options.attempts, **names
+                )
         finally:
             if oh is not None:
                 trace.sdk_prompt_tokens, trace.sdk_completion_tokens, trace.sdk_cost_usd = oh.sdk_usage()
                 try:
                     await in_thread(oh.close, timeout=STOP_GRACE_SECONDS)
                 except TimeoutError:
-                    log.warning("%s %s: the conversation did not close within %.0f s; abandoned",
-                                self.name, task.task_id, STOP_GRACE_SECONDS)
+                    log.warning(
+                        "%s %s: the conversation did not close within %.0f s; abandoned",
+                        self.name,
+                        task.task_id,
+                        STOP_GRACE_SECONDS,
+                    )
             totals = bridge.episode_totals
             trace.prompt_tokens, trace.completion_tokens, trace.cost_usd = (
-                totals.prompt_tokens, totals.completion_tokens, totals.cost_usd)
+                totals.prompt_tokens,
+                totals.completion_tokens,
+                totals.cost_usd,
+            )
             if self.llm_factory is None and not trace.metrics_agree:
-                log.warning("%s %s: the SDK counted %d/%d tokens and $%.6f; our records %d/%d and %s",
-                            self.name, task.task_id, trace.sdk_prompt_tokens, trace.sdk_completion_tokens,
-                            trace.sdk_cost_usd, trace.prompt_tokens, trace.completion_tokens, trace.cost_usd)
+                log.warning(
+                    "%s %s: the SDK counted %d/%d tokens and $%.6f; our records %d/%d and %s",
+                    self.name,
+                    task.task_id,
+                    trace.sdk_prompt_tokens,
+                    trace.sdk_completion_tokens,
+                    trace.sdk_cost_usd,
+                    trace.prompt_tokens,
+                    trace.completion_tokens,
+                    trace.cost_usd,
+                )
             if not self.keep_workspace:
                 ws.remove()
         return trace

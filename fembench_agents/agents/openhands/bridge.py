@@ -70,10 +70,15 @@ class CallTotals:
     def as_response(self, text: str, stop_reason: str) -> ModelResponse:
         """One response standing for all calls of an attempt: the attempt record
         and the episode summary count the agent's tokens, cost and time from it."""
-        return ModelResponse(text=text, finish_reason=stop_reason,
-                             usage=Usage(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens),
-                             cost_usd=self.cost_usd, latency_seconds=self.latency_seconds,
-                             request_hash=self.last_hash, timestamp=self.first_timestamp or now())
+        return ModelResponse(
+            text=text,
+            finish_reason=stop_reason,
+            usage=Usage(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens),
+            cost_usd=self.cost_usd,
+            latency_seconds=self.latency_seconds,
+            request_hash=self.last_hash,
+            timestamp=self.first_timestamp or now(),
+        )
 
 
 @dataclass
@@ -119,8 +124,10 @@ class Bridge:
         index = self.episode_totals.calls
         try:
             response = await self.session.call_model(
-                messages, attempt_index=self.attempt_index,
-                attempt=f"{self.label} attempt {self.attempt_index} call {index}")
+                messages,
+                attempt_index=self.attempt_index,
+                attempt=f"{self.label} attempt {self.attempt_index} call {index}",
+            )
         except ModelUnavailable as exc:
             raise ModelFailure(exc.error, exc.__cause__ or exc) from exc
         except Exception as exc:  # a diverged replay: the agent stops the run on it

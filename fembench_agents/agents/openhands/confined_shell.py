@@ -41,7 +41,12 @@ def _sandbox_confinement() -> ModuleType:
 
 sc = _sandbox_confinement()
 _mount, _within, _write = sc.mount, sc.within, sc.write_file
-CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUSER = sc.CLONE_NEWNS, sc.CLONE_NEWNET, sc.CLONE_NEWPID, sc.CLONE_NEWUSER
+CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUSER = (
+    sc.CLONE_NEWNS,
+    sc.CLONE_NEWNET,
+    sc.CLONE_NEWPID,
+    sc.CLONE_NEWUSER,
+)
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = sc.MS_RDONLY, sc.MS_NOSUID, sc.MS_NODEV, sc.MS_NOEXEC
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = sc.MS_REMOUNT, sc.MS_BIND, sc.MS_REC, sc.MS_PRIVATE
 NOBODY = sc.NOBODY
@@ -95,8 +100,11 @@ def drop_privileges(as_root: bool) -> None:
     else:  # a nested user namespace: the mounts above become locked
         os.unshare(CLONE_NEWUSER | CLONE_NEWNS)
     sc.forbid_new_privileges()
-    for limit, value in ((resource.RLIMIT_NPROC, 512), (resource.RLIMIT_FSIZE, 256 * 1024 * 1024),
-                         (resource.RLIMIT_CORE, 0)):
+    for limit, value in (
+        (resource.RLIMIT_NPROC, 512),
+        (resource.RLIMIT_FSIZE, 256 * 1024 * 1024),
+        (resource.RLIMIT_CORE, 0),
+    ):
         try:
             resource.setrlimit(limit, (value, value))
         except (ValueError, OSError):

@@ -54,9 +54,18 @@ def to_litellm(response: ModelResponse, model: str, call_id: str) -> LiteLLMResp
         p, c = response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0
         usage = LiteLLMUsage(prompt_tokens=p, completion_tokens=c, total_tokens=p + c)
     raw = LiteLLMResponse(
-        id=call_id, created=0, model=model, object="chat.completion",
-        choices=[Choices(index=0, finish_reason=response.finish_reason or "stop",
-                         message=LiteLLMMessage(role="assistant", content=response.text))])
+        id=call_id,
+        created=0,
+        model=model,
+        object="chat.completion",
+        choices=[
+            Choices(
+                index=0,
+                finish_reason=response.finish_reason or "stop",
+                message=LiteLLMMessage(role="assistant", content=response.text),
+            )
+        ],
+    )
     if usage is not None:
         raw.usage = usage  # type: ignore[attr-defined]
     cost = 0.0 if response.cached else response.cost_usd
@@ -72,31 +81,45 @@ class BridgedLLM(LLM):
 
     @classmethod
     def for_model(cls, model: str, transport: Transport) -> BridgedLLM:
-        llm = cls(model=model, usage_id="fembench-agent", native_tool_calling=False, num_retries=0,
-                  disable_stop_word=True, caching_prompt=False, stream=False)
+        llm = cls(
+            model=model,
+            usage_id="fembench-agent",
+            native_tool_calling=False,
+            num_retries=0,
+            disable_stop_word=True,
+            caching_prompt=False,
+            stream=False,
+        )
         llm._transport = transport
         return llm
 
-    def _transport_call(self, *, messages: list[dict[str, Any]], enable_streaming: bool = False,
-                        on_token: Any = None, **kwargs: Any) -> LiteLLMResponse:
+    def _transport_call(
+        self, *, messages: list[dict[str, Any]], enable_streaming: bool = False, on_token: Any = None, **kwargs: Any
+    ) -> LiteLLMResponse:
         assert self._transport is not None, "BridgedLLM used before a transport was bound"
         response = self._transport(flatten(messages))
         return to_litellm(response, self.model, f"fembench-{next(self._ids)}")
 
-    def pre_request_prompt_mock(self, messages: list[dict[str, Any]], tools: list[Any], kwargs: dict[str, Any],
-                                include_security_params: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def pre_request_prompt_mock(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[Any],
+        kwargs: dict[str, Any],
+        include_security_params: bool = False,
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Tools prompted in text, without the SDK's long worked example (a
         web-server session that fits no FEM task and a small model's context)
         and without stop words (our client sends none)."""
         messages = convert_fncall_messages_to_non_fncall_messages(
-            messages, tools, add_in_context_learning_example=False,
-            include_security_params=include_security_params)
+            messages, tools, add_in_context_learning_example=False, include_security_params=include_security_params
+        )
         kwargs = {k: v for k, v in kwargs.items() if k not in ("tool_choice", "stop")}
         return messages, kwargs
 
     def uses_responses_api(self) -> bool:
         return False  # the transport speaks chat completions
 
-    async def _atransport_call(self, *, messages: list[dict[str, Any]], enable_streaming: bool = False,
-                               on_token: Any = None, **kwargs: Any) -> LiteLLMResponse:
+    async def _atransport_call(
+        self, *, messages: list[dict[str, Any]], enable_streaming: bool = False, on_token: Any = None, **kwargs: Any
+    ) -> LiteLLMResponse:
         raise NotImplementedError("the fembench agent runs conversations synchronously")

@@ -6,8 +6,12 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # Short spellings accepted in a spec, mapped to field names.
-ALIASES = {"iterations": "max_iterations", "cost": "max_cost_usd", "seconds": "max_seconds",
-           "command_seconds": "command_seconds"}
+ALIASES = {
+    "iterations": "max_iterations",
+    "cost": "max_cost_usd",
+    "seconds": "max_seconds",
+    "command_seconds": "command_seconds",
+}
 
 
 class OpenHandsOptions(BaseModel):
@@ -48,7 +52,11 @@ class OpenHandsOptions(BaseModel):
         """The options that differ from the defaults, as a spec suffix (for the agent name)."""
         default = OpenHandsOptions()
         inverse = {v: k for k, v in ALIASES.items()}
-        parts = [f"{inverse.get(name, name)}={getattr(self, name):g}" if isinstance(getattr(self, name), float)
-                 else f"{inverse.get(name, name)}={getattr(self, name)}"
-                 for name in type(self).model_fields if getattr(self, name) != getattr(default, name)]
+        parts = [
+            f"{inverse.get(name, name)}={getattr(self, name):g}"
+            if isinstance(getattr(self, name), float)
+            else f"{inverse.get(name, name)}={getattr(self, name)}"
+            for name in type(self).model_fields
+            if getattr(self, name) != getattr(default, name)
+        ]
         return ",".join(parts)

@@ -45,15 +45,31 @@ class OpenHandsSession:
     """One conversation in one workspace; `turn(text)` sends a user message and
     runs the agent until it stops."""
 
-    def __init__(self, ws: Workspace, launcher: str, options: OpenHandsOptions, system_prompt: str,
-                 bridge: Bridge, llm_factory: LLMFactory | None = None) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        launcher: str,
+        options: OpenHandsOptions,
+        system_prompt: str,
+        bridge: Bridge,
+        llm_factory: LLMFactory | None = None,
+    ) -> None:
         self.bridge = bridge
         self.llm = (llm_factory or bridged_llm)(bridge)
-        agent = Agent(llm=self.llm, tools=tool_specs(str(ws.dir), launcher, options.command_seconds),
-                      include_default_tools=["FinishTool"], system_prompt=system_prompt)
-        self.conversation: Any = Conversation(agent=agent, workspace=str(ws.dir), persistence_dir=None,
-                                         max_iteration_per_run=options.max_iterations, visualizer=None,
-                                         delete_on_close=True)
+        agent = Agent(
+            llm=self.llm,
+            tools=tool_specs(str(ws.dir), launcher, options.command_seconds),
+            include_default_tools=["FinishTool"],
+            system_prompt=system_prompt,
+        )
+        self.conversation: Any = Conversation(
+            agent=agent,
+            workspace=str(ws.dir),
+            persistence_dir=None,
+            max_iteration_per_run=options.max_iterations,
+            visualizer=None,
+            delete_on_close=True,
+        )
 
     def turn(self, text: str) -> TurnResult:
         conv = self.conversation
@@ -84,8 +100,11 @@ class OpenHandsSession:
         """(prompt tokens, completion tokens, cost) as the SDK's own metrics count them."""
         m = self.llm.metrics
         usage = m.accumulated_token_usage
-        return ((usage.prompt_tokens if usage else 0) or 0, (usage.completion_tokens if usage else 0) or 0,
-                float(m.accumulated_cost or 0.0))
+        return (
+            (usage.prompt_tokens if usage else 0) or 0,
+            (usage.completion_tokens if usage else 0) or 0,
+            float(m.accumulated_cost or 0.0),
+        )
 
     def stop(self) -> None:
         """Ask a running turn to stop (from another thread): pause between steps."""
@@ -96,5 +115,3 @@ class OpenHandsSession:
 
     def close(self) -> None:
         self.conversation.close()
-
-

@@ -26,8 +26,20 @@ CONFINE_SCRIPT = Path(__file__).resolve().parent / "confined_shell.py"
 ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/run/user")
 # Never covered, whatever a caller asks: the shell needs its tools.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
-PASSTHROUGH_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
-                   "PS1", "PS2", "TERM", "PAGER", "GIT_PAGER", "PROMPT_COMMAND")
+PASSTHROUGH_ENV = (
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "PS1",
+    "PS2",
+    "TERM",
+    "PAGER",
+    "GIT_PAGER",
+    "PROMPT_COMMAND",
+)
 
 
 def _within(path: str, root: str) -> bool:
@@ -58,9 +70,16 @@ def hidden_paths(extra: Iterable[str | os.PathLike[str]] = ()) -> list[str]:
 def shell_env(python_bin: str) -> dict[str, str]:
     return {
         "PATH": f"{python_bin}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": VIRTUAL_ROOT, "TMPDIR": "/tmp", "PWD": VIRTUAL_ROOT,
-        "INPUTRC": "/tmp/.inputrc", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
-        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        "HOME": VIRTUAL_ROOT,
+        "TMPDIR": "/tmp",
+        "PWD": VIRTUAL_ROOT,
+        "INPUTRC": "/tmp/.inputrc",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "MPLBACKEND": "Agg",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
     }
 
 
@@ -81,7 +100,7 @@ def write_launcher(ws: Workspace, extra_hidden: Iterable[str | os.PathLike[str]]
     config_path.write_text(json.dumps(config, indent=1))
     launcher = ws.control / "confined-bash"
     command = [sys.executable, "-I", "-S", str(CONFINE_SCRIPT), str(config_path)]
-    launcher.write_text(f"#!/bin/sh\nexec {shlex.join(command)} \"$@\"\n")
+    launcher.write_text(f'#!/bin/sh\nexec {shlex.join(command)} "$@"\n')
     launcher.chmod(0o700)
     return launcher
 
@@ -99,10 +118,12 @@ def check_launcher(launcher: Path) -> None:
     if _CHECKED:
         return
     probe = f'test "$PWD" = {VIRTUAL_ROOT} && test ! -e {shlex.quote(str(REPO_ROOT / "fembench_agents"))}'
-    done = subprocess.run([str(launcher), "-c", probe], capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [str(launcher), "-c", probe], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
     if done.returncode != 0:
         raise ConfinementUnavailable(
             "the openhands agent cannot confine its terminal on this machine (it needs Linux mount, network "
-            f"and PID namespaces: root, or unprivileged user namespaces): {done.stderr.strip()[-500:]}")
+            f"and PID namespaces: root, or unprivileged user namespaces): {done.stderr.strip()[-500:]}"
+        )
     _CHECKED.append(True)

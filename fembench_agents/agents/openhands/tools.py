@@ -59,9 +59,9 @@ class WorkspacePaths:
         virtual = os.path.normpath(path if os.path.isabs(path) else os.path.join(VIRTUAL_ROOT, path))
         if not _within(virtual, VIRTUAL_ROOT):
             raise PathOutsideWorkspace(f"{path} is outside the workspace {VIRTUAL_ROOT}")
-        real = self.real + virtual[len(VIRTUAL_ROOT):]
+        real = self.real + virtual[len(VIRTUAL_ROOT) :]
         current = self.real
-        for part in Path(real[len(self.real):]).parts[1:] if real != self.real else ():
+        for part in Path(real[len(self.real) :]).parts[1:] if real != self.real else ():
             current = os.path.join(current, part)
             if os.path.islink(current):
                 raise PathOutsideWorkspace(f"{path} passes through a symbolic link; edit the file itself")
@@ -88,8 +88,10 @@ class ConfinedEditorExecutor(ToolExecutor):  # type: ignore[type-arg]
         observation = self.inner(action.model_copy(update={"path": real}), conversation)
         if action.command != "view" and os.path.exists(real) and os.geteuid() == 0:
             os.chown(real, NOBODY, NOBODY)  # the confined shell runs as nobody
-        content = [TextContent(text=self.paths.to_virtual(c.text)) if isinstance(c, TextContent) else c
-                   for c in observation.content]
+        content = [
+            TextContent(text=self.paths.to_virtual(c.text)) if isinstance(c, TextContent) else c
+            for c in observation.content
+        ]
         return observation.model_copy(update={"content": content, "path": action.path})
 
 
@@ -99,23 +101,44 @@ class ConfinedFileEditorTool(FileEditorTool):
     @classmethod
     def create(cls, conv_state: Any, real_root: str) -> Sequence[ConfinedFileEditorTool]:  # type: ignore[override]
         (base,) = FileEditorTool.create(conv_state)
-        return [cls(action_type=base.action_type, observation_type=base.observation_type,
-                    description=EDITOR_DESCRIPTION, annotations=base.annotations,
-                    executor=ConfinedEditorExecutor(real_root))]
+        return [
+            cls(
+                action_type=base.action_type,
+                observation_type=base.observation_type,
+                description=EDITOR_DESCRIPTION,
+                annotations=base.annotations,
+                executor=ConfinedEditorExecutor(real_root),
+            )
+        ]
 
 
 class ConfinedTerminalTool(TerminalTool):
     name: ClassVar[str] = "terminal"
 
     @classmethod
-    def create(cls, conv_state: Any, launcher: str, command_seconds: int = 30  # type: ignore[override]
-               ) -> Sequence[ConfinedTerminalTool]:
-        executor = TerminalExecutor(working_dir=conv_state.workspace.working_dir, terminal_type="subprocess",
-                                    shell_path=launcher, no_change_timeout_seconds=command_seconds,
-                                    env={"OH_TERMINAL_PROCESS_PRIORITY": "none"})
+    def create(  # type: ignore[override]
+        cls,
+        conv_state: Any,
+        launcher: str,
+        command_seconds: int = 30,
+    ) -> Sequence[ConfinedTerminalTool]:
+        executor = TerminalExecutor(
+            working_dir=conv_state.workspace.working_dir,
+            terminal_type="subprocess",
+            shell_path=launcher,
+            no_change_timeout_seconds=command_seconds,
+            env={"OH_TERMINAL_PROCESS_PRIORITY": "none"},
+        )
         (base,) = TerminalTool.create(conv_state, executor=executor)
-        return [cls(action_type=base.action_type, observation_type=base.observation_type,
-                    description=TERMINAL_DESCRIPTION, annotations=base.annotations, executor=executor)]
+        return [
+            cls(
+                action_type=base.action_type,
+                observation_type=base.observation_type,
+                description=TERMINAL_DESCRIPTION,
+                annotations=base.annotations,
+                executor=executor,
+            )
+        ]
 
 
 register_tool(TERMINAL_KEY, ConfinedTerminalTool)
@@ -123,5 +146,7 @@ register_tool(EDITOR_KEY, ConfinedFileEditorTool)
 
 
 def tool_specs(real_root: str, launcher: str, command_seconds: int) -> list[Tool]:
-    return [Tool(name=TERMINAL_KEY, params={"launcher": launcher, "command_seconds": command_seconds}),
-            Tool(name=EDITOR_KEY, params={"real_root": real_root})]
+    return [
+        Tool(name=TERMINAL_KEY, params={"launcher": launcher, "command_seconds": command_seconds}),
+        Tool(name=EDITOR_KEY, params={"real_root": real_root}),
+    ]

@@ -91,14 +91,20 @@ def solution_stub(task: Task, track: Track) -> str:
     given = ""
     if task.helpers:
         sources = "\n\n\n".join(h.source.rstrip() for h in task.helpers)
-        given = ("\n\n\n# --- given helper functions: already available, do not change them ---\n\n\n"
-                 f"{sources}\n\n\n# --- end of given helper functions ---")
+        given = (
+            "\n\n\n# --- given helper functions: already available, do not change them ---\n\n\n"
+            f"{sources}\n\n\n# --- end of given helper functions ---"
+        )
     if track == "code":
         body = f"{function_stub(task)}\n    raise NotImplementedError\n"
     else:
-        body = "\n\n\n".join(
-            f'def {t.name}(fcn):\n    """{textwrap.indent(t.docstring, "    ").strip()}"""\n    raise NotImplementedError'
-            for t in task.tests) + "\n"
+        body = (
+            "\n\n\n".join(
+                f'def {t.name}(fcn):\n    """{textwrap.indent(t.docstring, "    ").strip()}"""\n    raise NotImplementedError'
+                for t in task.tests
+            )
+            + "\n"
+        )
     return f"{header}{given}\n\n\n{body}"
 
 
@@ -122,7 +128,9 @@ def check_spec(task: Task, track: Track) -> dict[str, object]:
     from fembench_agents.scoring.extraction import allowed_modules
 
     return {
-        "track": track, "solution": SOLUTION_FILE[track], "function": task.main_name,
+        "track": track,
+        "solution": SOLUTION_FILE[track],
+        "function": task.main_name,
         "parameters": _parameters(task.main_signature),
         "allowed_modules": sorted(allowed_modules(task.required_imports)),
         "tests": list(task.test_names) if track == "tests" else [],  # prompt-facing only on that track

@@ -22,6 +22,7 @@ def components(value: Any) -> list[Any]:
 def inside_polygon_closed(spec: dict[str, Any], x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Closed-domain test from the spec's outer polygon and holes (even-odd rule),
     with points on any boundary piece counted in."""
+
     def crossing(poly: list[list[float]]) -> np.ndarray:
         inside = np.zeros(np.shape(x), dtype=bool)
         n = len(poly)
@@ -32,6 +33,7 @@ def inside_polygon_closed(spec: dict[str, Any], x: np.ndarray, y: np.ndarray) ->
                 xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1 if y2 != y1 else 1.0)
             inside ^= cond & (x < xc)
         return inside
+
     ok = crossing(spec["domain"]["outer"])
     for hole in spec["domain"]["holes"]:
         ok &= ~crossing(hole)
@@ -90,5 +92,4 @@ def grid_problem(spec: dict[str, Any]) -> GridProblem:
         a, b = spec["boundary"][k]["segment"]
         piece[on_segment(X, Y, tuple(a), tuple(b))] = k
     inside = inside_polygon_closed(spec, X, Y)
-    return GridProblem(nx, ny, (x1 - x0) / (nx - 1), (y1 - y0) / (ny - 1), X, Y, inside,
-                       piece >= 0, piece, spec)
+    return GridProblem(nx, ny, (x1 - x0) / (nx - 1), (y1 - y0) / (ny - 1), X, Y, inside, piece >= 0, piece, spec)

@@ -60,8 +60,16 @@ def _split(A: sps.csr_matrix, interior: np.ndarray) -> tuple[sps.csc_matrix, sps
 
 
 def _info(p: GridProblem, dofs: int, method: str, **extra: Any) -> dict[str, Any]:
-    return {"mesh_resolution": p.nx - 1, "element_degree": 0, "method": method, "dofs": dofs,
-            "ksp_type": "preonly", "pc_type": "lu", "rtol": 0.0, **extra}
+    return {
+        "mesh_resolution": p.nx - 1,
+        "element_degree": 0,
+        "method": method,
+        "dofs": dofs,
+        "ksp_type": "preonly",
+        "pc_type": "lu",
+        "rtol": 0.0,
+        **extra,
+    }
 
 
 def _steady(p: GridProblem, A: sps.csr_matrix, f: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -92,8 +100,11 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         u = _steady(p, (lap - k * k * sps.identity(p.nx * p.ny)).tocsr(), f, g)
     elif fam == "convection_diffusion":
         eps, (bx, by) = c["eps"], c["b"]
-        A = (sps.diags(p.field(eps).ravel()) @ lap + sps.diags(p.field(bx).ravel()) @ ops["Cx"]
-             + sps.diags(p.field(by).ravel()) @ ops["Cy"]).tocsr()
+        A = (
+            sps.diags(p.field(eps).ravel()) @ lap
+            + sps.diags(p.field(bx).ravel()) @ ops["Cx"]
+            + sps.diags(p.field(by).ravel()) @ ops["Cy"]
+        ).tocsr()
         u = _steady(p, A, f, g)
     elif fam == "reaction_diffusion":
         return _reaction(p, lap, case_spec, f, g)
@@ -102,8 +113,9 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     return {"u": p.as_output(u), "solver_info": _info(p, n_int, "fd5")}
 
 
-def _reaction(p: GridProblem, lap: sps.csr_matrix, spec: dict[str, Any], f: np.ndarray,
-              g: np.ndarray) -> dict[str, Any]:
+def _reaction(
+    p: GridProblem, lap: sps.csr_matrix, spec: dict[str, Any], f: np.ndarray, g: np.ndarray
+) -> dict[str, Any]:
     D = float(spec["coefficients"]["D"])
     R = compile_expr(spec["coefficients"]["R"])
     inn = p.interior.ravel()
@@ -125,8 +137,7 @@ def _reaction(p: GridProblem, lap: sps.csr_matrix, spec: dict[str, Any], f: np.n
             break
     u = gb
     u[inn] = uI
-    return {"u": p.as_output(u.reshape(p.ny, p.nx)),
-            "solver_info": _info(p, uI.size, "fd5-newton", iterations=its)}
+    return {"u": p.as_output(u.reshape(p.ny, p.nx)), "solver_info": _info(p, uI.size, "fd5-newton", iterations=its)}
 
 
 def _heat(p: GridProblem, ops: dict[str, sps.csr_matrix], spec: dict[str, Any]) -> dict[str, Any]:
@@ -158,8 +169,10 @@ def _heat(p: GridProblem, ops: dict[str, sps.csr_matrix], spec: dict[str, Any]) 
     (g,) = p.dirichlet(t1)
     u = g.ravel()
     u[inn] = uI
-    return {"u": p.as_output(u.reshape(p.ny, p.nx)),
-            "solver_info": _info(p, uI.size, "fd5-crank-nicolson", time_steps=steps, dt=dt)}
+    return {
+        "u": p.as_output(u.reshape(p.ny, p.nx)),
+        "solver_info": _info(p, uI.size, "fd5-crank-nicolson", time_steps=steps, dt=dt),
+    }
 
 
 def _elasticity(p: GridProblem, ops: dict[str, sps.csr_matrix], spec: dict[str, Any]) -> dict[str, Any]:
@@ -168,8 +181,10 @@ def _elasticity(p: GridProblem, ops: dict[str, sps.csr_matrix], spec: dict[str, 
     Dx, Dy, Cx, Cy = ops["Dx"], ops["Dy"], ops["Cx"], ops["Cy"]
     mxx, myy = (Dx.T @ Dx).tocsr(), (Dy.T @ Dy).tocsr()  # -d2/dx2, -d2/dy2
     mxy = (Cx @ Cy).tocsr()  # d2/dxdy
-    A = sps.bmat([[(lam + 2 * mu) * mxx + mu * myy, -(lam + mu) * mxy],
-                  [-(lam + mu) * mxy, mu * mxx + (lam + 2 * mu) * myy]], format="csr")
+    A = sps.bmat(
+        [[(lam + 2 * mu) * mxx + mu * myy, -(lam + mu) * mxy], [-(lam + mu) * mxy, mu * mxx + (lam + 2 * mu) * myy]],
+        format="csr",
+    )
     fx, fy = (p.field(e) for e in spec["forcing"])
     gx, gy = p.dirichlet()
     interior2 = np.concatenate([p.interior.ravel(), p.interior.ravel()])

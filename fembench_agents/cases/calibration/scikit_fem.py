@@ -45,7 +45,7 @@ def _mesh(spec: dict[str, Any], inside: np.ndarray) -> tuple[MeshTri, int, int]:
     used = np.zeros((cy + 1, cx + 1), dtype=bool)
     for dj in (0, 1):
         for di in (0, 1):
-            used[dj:dj + cy, di:di + cx] |= keep
+            used[dj : dj + cy, di : di + cx] |= keep
     vid[used] = np.arange(int(used.sum()))
     X, Y = np.meshgrid(xs, ys)
     p = np.vstack([X[used], Y[used]])
@@ -59,8 +59,9 @@ def _grid_index(locs: np.ndarray, nx: int, ny: int) -> tuple[np.ndarray, np.ndar
     return np.rint(locs[1] * (ny - 1)).astype(int), np.rint(locs[0] * (nx - 1)).astype(int)
 
 
-def _dirichlet(spec: dict[str, Any], locs: np.ndarray, dofs: np.ndarray, comp: int,
-               t: float | None = None) -> np.ndarray:
+def _dirichlet(
+    spec: dict[str, Any], locs: np.ndarray, dofs: np.ndarray, comp: int, t: float | None = None
+) -> np.ndarray:
     x, y = locs[0, dofs], locs[1, dofs]
     vals = np.full(dofs.size, np.nan)
     for piece in reversed(spec["boundary"]):
@@ -81,8 +82,16 @@ def _out(u_dofs: np.ndarray, basis: Any, p: Any, nx: int, ny: int) -> np.ndarray
 
 
 def _info(cells: int, dofs: int, method: str, **extra: Any) -> dict[str, Any]:
-    return {"mesh_resolution": cells, "element_degree": 2, "method": method, "dofs": dofs,
-            "ksp_type": "preonly", "pc_type": "lu", "rtol": 0.0, **extra}
+    return {
+        "mesh_resolution": cells,
+        "element_degree": 2,
+        "method": method,
+        "dofs": dofs,
+        "ksp_type": "preonly",
+        "pc_type": "lu",
+        "rtol": 0.0,
+        **extra,
+    }
 
 
 def _solve_dirichlet(A: sps.spmatrix, rhs: np.ndarray, D: np.ndarray, uD: np.ndarray) -> np.ndarray:
@@ -121,6 +130,7 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         @BilinearForm
         def a(u: Any, v: Any, w: Any) -> Any:
             return kf(x=w.x[0], y=w.x[1]) * dot(grad(u), grad(v))
+
         return asm(a, basis)
 
     if fam == "heat":
@@ -139,21 +149,21 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         @BilinearForm
         def cd(u: Any, v: Any, w: Any) -> Any:
             X, Y = w.x[0], w.x[1]
-            return (ef(x=X, y=Y) * dot(grad(u), grad(v))
-                    + (bx(x=X, y=Y) * grad(u)[0] + by(x=X, y=Y) * grad(u)[1]) * v)
+            return ef(x=X, y=Y) * dot(grad(u), grad(v)) + (bx(x=X, y=Y) * grad(u)[0] + by(x=X, y=Y) * grad(u)[1]) * v
+
         A = asm(cd, basis)
     elif fam == "reaction_diffusion":
         u, its = _reaction(case_spec, basis, stiffness(float(c["D"])), F, D, uD)
-        return {"u": _out(u, basis, p, nx, ny),
-                "solver_info": _info(cells, basis.N, "p2-newton", iterations=its)}
+        return {"u": _out(u, basis, p, nx, ny), "solver_info": _info(cells, basis.N, "p2-newton", iterations=its)}
     else:
         raise ValueError(f"unknown family {fam}")
     u = _solve_dirichlet(A, F, D, uD)
     return {"u": _out(u, basis, p, nx, ny), "solver_info": _info(cells, basis.N, "p2-galerkin")}
 
 
-def _reaction(spec: dict[str, Any], basis: Any, K: Any, F: np.ndarray, D: np.ndarray,
-              uD: np.ndarray) -> tuple[np.ndarray, int]:
+def _reaction(
+    spec: dict[str, Any], basis: Any, K: Any, F: np.ndarray, D: np.ndarray, uD: np.ndarray
+) -> tuple[np.ndarray, int]:
     R = compile_expr(spec["coefficients"]["R"])
 
     def dR(u: np.ndarray) -> np.ndarray:
@@ -183,8 +193,9 @@ def _reaction(spec: dict[str, Any], basis: Any, K: Any, F: np.ndarray, D: np.nda
     return u, its
 
 
-def _heat(spec: dict[str, Any], basis: Any, M: Any, K: Any, D: np.ndarray, p: Any, nx: int, ny: int,
-          cells: int) -> dict[str, Any]:
+def _heat(
+    spec: dict[str, Any], basis: Any, M: Any, K: Any, D: np.ndarray, p: Any, nx: int, ny: int, cells: int
+) -> dict[str, Any]:
     t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
     steps = max(1, math.ceil((t1 - t0) * (nx - 1)))
     dt = (t1 - t0) / steps
@@ -206,8 +217,10 @@ def _heat(spec: dict[str, Any], basis: Any, M: Any, K: Any, D: np.ndarray, p: An
         u[D] = gD
         u[inn] = lu.solve(rhs[inn] - AID @ gD)
         f_old = f_new
-    return {"u": _out(u, basis, p, nx, ny),
-            "solver_info": _info(cells, basis.N, "p2-crank-nicolson", time_steps=steps, dt=dt)}
+    return {
+        "u": _out(u, basis, p, nx, ny),
+        "solver_info": _info(cells, basis.N, "p2-crank-nicolson", time_steps=steps, dt=dt),
+    }
 
 
 def _elasticity(spec: dict[str, Any], mesh: MeshTri, p: Any, nx: int, ny: int, cells: int) -> dict[str, Any]:

@@ -53,8 +53,10 @@ ROOT_MECHANISM = "root"
 USERNS_MECHANISM = "user namespace"
 
 # Syscalls without a libc wrapper everywhere (glibc < 2.36 has no mount_setattr).
-_SYSCALLS = {"x86_64": {"mount_setattr": 442, "keyctl": 250, "capset": 126},
-             "aarch64": {"mount_setattr": 442, "keyctl": 219, "capset": 91}}
+_SYSCALLS = {
+    "x86_64": {"mount_setattr": 442, "keyctl": 250, "capset": 126},
+    "aarch64": {"mount_setattr": 442, "keyctl": 219, "capset": 91},
+}
 AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
 KEYCTL_JOIN_SESSION_KEYRING = 1
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
@@ -156,8 +158,12 @@ def make_inherited_mounts_read_only() -> None:
     whatever the user could write outside the hidden paths, the job cannot."""
 
     class MountAttr(ctypes.Structure):
-        _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
-                    ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+        _fields_ = [
+            ("attr_set", ctypes.c_uint64),
+            ("attr_clr", ctypes.c_uint64),
+            ("propagation", ctypes.c_uint64),
+            ("userns_fd", ctypes.c_uint64),
+        ]
 
     attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
     if _syscall("mount_setattr", AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)) == 0:
@@ -286,8 +292,14 @@ def _virtual_memory_kb() -> int:
     return 0
 
 
-def confine(policy: dict, namespaces: Namespaces, hidden: list[str], exposed: list[str],
-            env: dict[str, str], fallback_scratch: str) -> tuple[str, str]:
+def confine(
+    policy: dict,
+    namespaces: Namespaces,
+    hidden: list[str],
+    exposed: list[str],
+    env: dict[str, str],
+    fallback_scratch: str,
+) -> tuple[str, str]:
     """Confine the current process (B); returns the isolation level achieved
     ("namespaced" or "basic") and how, or why not."""
     vm_kb = _virtual_memory_kb()  # before /proc is replaced
@@ -295,8 +307,12 @@ def confine(policy: dict, namespaces: Namespaces, hidden: list[str], exposed: li
     scratch = None
     if namespaces.mechanism is not None:
         try:
-            scratch = _hide_filesystem(hidden + list(policy["hidden_paths"]), exposed, policy["scratch_mb"],
-                                       as_user=namespaces.mechanism == USERNS_MECHANISM)
+            scratch = _hide_filesystem(
+                hidden + list(policy["hidden_paths"]),
+                exposed,
+                policy["scratch_mb"],
+                as_user=namespaces.mechanism == USERNS_MECHANISM,
+            )
             level, detail = "namespaced", namespaces.mechanism
         except OSError as exc:
             # Nothing of the job has run yet; a partly hidden filesystem is

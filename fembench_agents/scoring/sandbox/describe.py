@@ -9,9 +9,17 @@ from typing import Any
 
 from fembench_agents.scoring import codec
 
-REQUIRED_KEYS = ("task_id", "task_short_description", "created_date", "created_by", "main_fcn",
-                 "required_imports", "fcn_dependencies", "reference_verification_inputs",
-                 "test_cases")
+REQUIRED_KEYS = (
+    "task_id",
+    "task_short_description",
+    "created_date",
+    "created_by",
+    "main_fcn",
+    "required_imports",
+    "fcn_dependencies",
+    "reference_verification_inputs",
+    "test_cases",
+)
 OPTIONAL_KEYS = ("python_version", "package_versions", "comparison", "time_limit")
 
 
@@ -83,8 +91,9 @@ def describe_module(source: str, filename: str) -> dict[str, Any]:
             raise TaskKeyError("reference_verification_inputs", f"entry {i} is not a list of arguments")
         data = codec.to_data(list(args))
         if "__unsupported__" in repr(data):
-            raise TaskKeyError("reference_verification_inputs",
-                               f"entry {i} holds a value that is not plain data (callable or object)")
+            raise TaskKeyError(
+                "reference_verification_inputs", f"entry {i} holds a value that is not plain data (callable or object)"
+            )
         encoded_inputs.append(data)
     cases = info["test_cases"]
     if not isinstance(cases, (list, tuple)):
@@ -97,23 +106,35 @@ def describe_module(source: str, filename: str) -> dict[str, Any]:
         fails = case["expected_failures"]
         if not isinstance(fails, (list, tuple)):
             raise TaskKeyError("test_cases", f"entry {i}: expected_failures must be a list of functions")
-        tests.append({
-            "name": test.__name__, "source": _source(test), "docstring": inspect.getdoc(test) or "",
-            "expected_failures": [{"name": f.__name__, "source": _source(_function(f, "test_cases", ns))}
-                                  for f in fails],
-        })
-    module_functions = {k: _source(v) for k, v in ns.items()
-                        if isinstance(v, types.FunctionType) and v.__globals__ is ns}
+        tests.append(
+            {
+                "name": test.__name__,
+                "source": _source(test),
+                "docstring": inspect.getdoc(test) or "",
+                "expected_failures": [
+                    {"name": f.__name__, "source": _source(_function(f, "test_cases", ns))} for f in fails
+                ],
+            }
+        )
+    module_functions = {
+        k: _source(v) for k, v in ns.items() if isinstance(v, types.FunctionType) and v.__globals__ is ns
+    }
     extensions = {k: codec.to_data(info[k]) for k in OPTIONAL_KEYS if k in info}
     unknown = sorted(set(info) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
     return {
-        "task_id": info["task_id"], "short_description": info["task_short_description"],
-        "created_date": info["created_date"], "created_by": info["created_by"],
-        "main_name": main.__name__, "main_source": _source(main),
+        "task_id": info["task_id"],
+        "short_description": info["task_short_description"],
+        "created_date": info["created_date"],
+        "created_by": info["created_by"],
+        "main_name": main.__name__,
+        "main_source": _source(main),
         "main_docstring": inspect.getdoc(main) or "",
         "main_signature": _signature(_source(main)),
         "helpers": [{"name": h.__name__, "source": _source(h)} for h in helpers],
         "required_imports": _str_list(info["required_imports"], "required_imports"),
-        "inputs": encoded_inputs, "tests": tests, "module_functions": module_functions,
-        "extensions": extensions, "unknown_keys": unknown,
+        "inputs": encoded_inputs,
+        "tests": tests,
+        "module_functions": module_functions,
+        "extensions": extensions,
+        "unknown_keys": unknown,
     }

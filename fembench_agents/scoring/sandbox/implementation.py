@@ -75,15 +75,17 @@ def build_implementation(spec: dict[str, Any]) -> Callable[..., Any]:
 
 def error_frame(exc: BaseException, own_files: tuple[str, ...]) -> dict[str, Any]:
     frames = traceback.extract_tb(exc.__traceback__)
-    lines = [f"{f.filename}, line {f.lineno}, in {f.name}: {(f.line or '').strip()}"
-             for f in frames if f.filename in own_files]
+    lines = [
+        f"{f.filename}, line {f.lineno}, in {f.name}: {(f.line or '').strip()}"
+        for f in frames
+        if f.filename in own_files
+    ]
     mro = [c.__name__ for c in type(exc).__mro__]
     try:
         message = str(exc)[:MESSAGE_LIMIT]
     except BaseException:  # a hostile __str__
         message = "<unprintable message>"
-    return {"error_type": type(exc).__name__, "error_mro": mro, "message": message,
-            "traceback": lines[-8:]}
+    return {"error_type": type(exc).__name__, "error_mro": mro, "message": message, "traceback": lines[-8:]}
 
 
 def seed_generators() -> None:

@@ -38,8 +38,10 @@ class IsolationReport:
         if self.confined:
             return f"isolation: {NAMESPACED} ({self.detail})"
         accepted = f"; accepted with {ACCEPT_OPTION}" if self.accepted_weak else ""
-        return (f"isolation: {self.level}{accepted}: generated code ran with this user's files, "
-                f"network and processes ({self.detail})")
+        return (
+            f"isolation: {self.level}{accepted}: generated code ran with this user's files, "
+            f"network and processes ({self.detail})"
+        )
 
 
 def _read(path: str) -> str | None:
@@ -53,22 +55,31 @@ def _read(path: str) -> str | None:
 def remedies() -> list[str]:
     """What would give this machine namespaced isolation, most specific first."""
     if platform.system() != "Linux":
-        return ["run fembench-agents inside a Linux container or virtual machine (namespaces are a Linux "
-                f"feature; this is {platform.system()})"]
+        return [
+            "run fembench-agents inside a Linux container or virtual machine (namespaces are a Linux "
+            f"feature; this is {platform.system()})"
+        ]
     found = []
     if _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
-        found.append("AppArmor forbids unprivileged user namespaces here (Ubuntu 23.10 and later): allow them "
-                     "for this Python with an AppArmor profile that grants `userns,` (README: 'Isolation'), "
-                     "or system-wide with `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`")
+        found.append(
+            "AppArmor forbids unprivileged user namespaces here (Ubuntu 23.10 and later): allow them "
+            "for this Python with an AppArmor profile that grants `userns,` (README: 'Isolation'), "
+            "or system-wide with `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`"
+        )
     if _read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
-        found.append("the kernel forbids unprivileged user namespaces: "
-                     "`sudo sysctl kernel.unprivileged_userns_clone=1`")
+        found.append(
+            "the kernel forbids unprivileged user namespaces: `sudo sysctl kernel.unprivileged_userns_clone=1`"
+        )
     if _read("/proc/sys/user/max_user_namespaces") == "0":
         found.append("user namespaces are switched off: `sudo sysctl user.max_user_namespaces=15000`")
-    found.append("or run fembench-agents inside a container (Docker, Podman, Apptainer) that permits "
-                 "user namespaces, or as root in a container of its own")
-    found.append(f"or accept weaker isolation for this command with {ACCEPT_OPTION} (recorded in the run "
-                 "and printed in every report built from it)")
+    found.append(
+        "or run fembench-agents inside a container (Docker, Podman, Apptainer) that permits "
+        "user namespaces, or as root in a container of its own"
+    )
+    found.append(
+        f"or accept weaker isolation for this command with {ACCEPT_OPTION} (recorded in the run "
+        "and printed in every report built from it)"
+    )
     return found
 
 
@@ -78,9 +89,12 @@ class WeakIsolationRefused(RuntimeError):
 
     def __init__(self, report: IsolationReport) -> None:
         self.report = report
-        lines = [f"refusing to run generated code: this machine gives it only '{report.level}' isolation "
-                 f"({report.detail or 'no namespaces'}), so it would run with {_who()}'s files, network "
-                 "and processes.", "To fix:"]
+        lines = [
+            f"refusing to run generated code: this machine gives it only '{report.level}' isolation "
+            f"({report.detail or 'no namespaces'}), so it would run with {_who()}'s files, network "
+            "and processes.",
+            "To fix:",
+        ]
         lines += [f"  - {r}" for r in remedies()]
         lines.append("Check with `fembench-agents sandbox check`.")
         super().__init__("\n".join(lines))

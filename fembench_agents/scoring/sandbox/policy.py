@@ -10,8 +10,16 @@ from dataclasses import dataclass, field
 # is excluded by default.
 # MUTANT_UNDER_TEST: mutmut's selected mutant (scripts/mutation.sh), so that a
 # mutant of code that runs in the child (sandbox/runner.py) is active there too.
-PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
-                   "MUTANT_UNDER_TEST")
+PASSTHROUGH_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "MUTANT_UNDER_TEST",
+)
 
 FIXED_ENV = {
     # One BLAS thread: results reproducible bit for bit and no thread pools to
@@ -64,8 +72,11 @@ class SandboxPolicy:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_limit,
-            "memory_mb": self.memory_mb, "max_output_bytes": self.max_output_bytes,
-            "max_processes": self.max_processes, "scratch_mb": self.scratch_mb,
+            "wall_seconds": self.wall_seconds,
+            "cpu_seconds": self.cpu_limit,
+            "memory_mb": self.memory_mb,
+            "max_output_bytes": self.max_output_bytes,
+            "max_processes": self.max_processes,
+            "scratch_mb": self.scratch_mb,
             "hidden_paths": list(self.hidden_paths),
         }

@@ -52,8 +52,9 @@ class JobResult:
 # load the same code as the parent (a checkout other than the installed one,
 # or a mutation-testing copy), so it is given exactly this directory.
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])
-_WORKER_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-                "from fembench_agents.scoring.sandbox import zygote; zygote.main()")
+_WORKER_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from fembench_agents.scoring.sandbox import zygote; zygote.main()"
+)
 
 
 def _default_hidden() -> list[str]:
@@ -61,8 +62,19 @@ def _default_hidden() -> list[str]:
     # agents, a docker socket) and every world-writable directory: a job may
     # write nowhere but its scratch, so it leaves nothing on the machine for a
     # later job to find. The Python installation is bound back wherever it is.
-    hidden = [os.path.expanduser("~"), os.getcwd(), "/home", "/root", "/run", "/tmp", "/var/tmp", "/dev/shm",
-              "/var/lock", "/mnt", "/media"]
+    hidden = [
+        os.path.expanduser("~"),
+        os.getcwd(),
+        "/home",
+        "/root",
+        "/run",
+        "/tmp",
+        "/var/tmp",
+        "/dev/shm",
+        "/var/lock",
+        "/mnt",
+        "/media",
+    ]
     installs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
     if not any(_inside(_PACKAGE_PARENT, p) for p in installs):
         hidden.append(_PACKAGE_PARENT)  # a source checkout: tasks, cases and their references
@@ -75,8 +87,7 @@ def _inside(path: str, root: str) -> bool:
 
 
 @contextlib.contextmanager
-def _payload(job: Job, policy: SandboxPolicy, hidden: list[str],
-             require_namespaces: bool) -> Iterator[dict[str, Any]]:
+def _payload(job: Job, policy: SandboxPolicy, hidden: list[str], require_namespaces: bool) -> Iterator[dict[str, Any]]:
     """The request for a job. The implementation of a test job does not travel
     in the request, which every process of the job reads, test process
     included: it goes in a private file that the job's trusted intermediate
@@ -90,8 +101,7 @@ def _payload(job: Job, policy: SandboxPolicy, hidden: list[str],
             json.dump(job["implementation"], fh)
         sent["implementation"] = {"file": path}
     try:
-        yield {"job": sent, "policy": policy.as_dict(), "hidden": hidden,
-               "require_namespaces": require_namespaces}
+        yield {"job": sent, "policy": policy.as_dict(), "hidden": hidden, "require_namespaces": require_namespaces}
     finally:
         if path is not None:
             with contextlib.suppress(FileNotFoundError):
@@ -102,8 +112,12 @@ class _Worker:
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-c", _WORKER_BOOT, _PACKAGE_PARENT],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=sandbox_env(), cwd="/", start_new_session=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=sandbox_env(),
+            cwd="/",
+            start_new_session=True,
         )
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -134,8 +148,9 @@ class Sandbox:
     inside the child, before its code runs, if its confinement fails.
     """
 
-    def __init__(self, workers: int | None = None, hidden_paths: tuple[str, ...] = (),
-                 allow_weak_isolation: bool = False) -> None:
+    def __init__(
+        self, workers: int | None = None, hidden_paths: tuple[str, ...] = (), allow_weak_isolation: bool = False
+    ) -> None:
         self.size = workers or max(1, os.cpu_count() or 1)
         self.hidden = _default_hidden() + [os.path.abspath(p) for p in hidden_paths]
         self.allow_weak_isolation = allow_weak_isolation
@@ -161,8 +176,9 @@ class Sandbox:
             probe = self._run({"kind": "probe"}, SandboxPolicy(wall_seconds=30.0), require_namespaces=False)
             level = probe.isolation if probe.isolation != "unknown" else "none"
             detail = probe.isolation_detail or (probe.stderr.strip().splitlines() or ["the probe job failed"])[-1]
-            self._isolation = IsolationReport(level=level, detail=detail, accepted_weak=level != NAMESPACED
-                                              and self.allow_weak_isolation)
+            self._isolation = IsolationReport(
+                level=level, detail=detail, accepted_weak=level != NAMESPACED and self.allow_weak_isolation
+            )
         return self._isolation
 
     def require_isolation(self) -> IsolationReport:
@@ -216,9 +232,12 @@ class Sandbox:
 
 def _decode(reply: dict[str, Any]) -> JobResult:
     result = JobResult(
-        timed_out=bool(reply.get("timed_out")), truncated=bool(reply.get("truncated")),
-        exit_code=reply.get("exit_code"), signal=reply.get("signal"),
-        stderr=str(reply.get("stderr", ""))[-8192:], wall_seconds=float(reply.get("wall_seconds", 0.0)),
+        timed_out=bool(reply.get("timed_out")),
+        truncated=bool(reply.get("truncated")),
+        exit_code=reply.get("exit_code"),
+        signal=reply.get("signal"),
+        stderr=str(reply.get("stderr", ""))[-8192:],
+        wall_seconds=float(reply.get("wall_seconds", 0.0)),
     )
     for line in str(reply.get("frames_text", "")).splitlines():
         try:
@@ -243,8 +262,17 @@ def _decode(reply: dict[str, Any]) -> JobResult:
 # fields do not have these types is dropped as malformed, so no consumer ever
 # sees one. `value` and `task` stay tagged data, decoded by their consumers.
 _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
-    "event": str, "index": int, "status": str, "error_type": str, "message": str, "side": str,
-    "seconds": (int, float), "level": str, "detail": str, "key": (str, type(None)), "task": dict,
+    "event": str,
+    "index": int,
+    "status": str,
+    "error_type": str,
+    "message": str,
+    "side": str,
+    "seconds": (int, float),
+    "level": str,
+    "detail": str,
+    "key": (str, type(None)),
+    "task": dict,
 }
 _STRING_LISTS = ("error_mro", "traceback")
 
@@ -254,5 +282,6 @@ def _well_formed(frame: Any) -> bool:
         return False
     if any(k in frame and not isinstance(frame[k], t) for k, t in _FIELD_TYPES.items()):
         return False
-    return all(isinstance(frame[k], list) and all(isinstance(x, str) for x in frame[k])
-               for k in _STRING_LISTS if k in frame)
+    return all(
+        isinstance(frame[k], list) and all(isinstance(x, str) for x in frame[k]) for k in _STRING_LISTS if k in frame
+    )

@@ -108,8 +108,11 @@ def _serve_implementation(spec: dict[str, Any], sock: Any) -> None:
         try:
             args = codec.from_data(request["args"])
             kwargs = codec.from_data(request["kwargs"])
-            if not isinstance(args, tuple) or not isinstance(kwargs, dict) or \
-                    not all(isinstance(k, str) for k in kwargs):
+            if (
+                not isinstance(args, tuple)
+                or not isinstance(kwargs, dict)
+                or not all(isinstance(k, str) for k in kwargs)
+            ):
                 raise TypeError("malformed call")
         except BaseException as exc:
             _send(sock, _exception_reply(TypeError(f"malformed call: {type(exc).__name__}")))
@@ -263,8 +266,7 @@ class _Channel:
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         request = {"args": codec.to_data(args), "kwargs": codec.to_data(kwargs)}
         if not _plain(request):
-            raise TypeError("fcn accepts plain data only (numpy arrays, numbers, strings, "
-                            "lists, tuples, dicts, sets)")
+            raise TypeError("fcn accepts plain data only (numpy arrays, numbers, strings, lists, tuples, dicts, sets)")
         with self._lock:
             _send(self._sock, request)
             reply = self.receive()
@@ -280,8 +282,9 @@ def _proxy(name: str, channel: _Channel) -> Callable[..., Any]:
     def fcn(*args: Any, **kwargs: Any) -> Any:
         return channel.call(args, kwargs)
 
-    proxy = types.FunctionType(fcn.__code__, {"__name__": "__task__", "__builtins__": builtins}, name,
-                               None, fcn.__closure__)
+    proxy = types.FunctionType(
+        fcn.__code__, {"__name__": "__task__", "__builtins__": builtins}, name, None, fcn.__closure__
+    )
     proxy.__qualname__ = name
     return proxy
 
@@ -318,7 +321,13 @@ def run_test(job: dict[str, Any], out: FrameWriter) -> None:
     try:
         test_fn(impl)
     except BaseException as exc:
-        out.emit({"event": "test", "status": "failed", "seconds": time.perf_counter() - start,
-                  **error_frame(exc, (TEST_FILE,))})
+        out.emit(
+            {
+                "event": "test",
+                "status": "failed",
+                "seconds": time.perf_counter() - start,
+                **error_frame(exc, (TEST_FILE,)),
+            }
+        )
         return
     out.emit({"event": "test", "status": "passed", "seconds": time.perf_counter() - start})

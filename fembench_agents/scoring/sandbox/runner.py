@@ -41,15 +41,32 @@ def run_call(job: dict[str, Any], out: FrameWriter) -> None:
             value = fn(*args)
             seconds = time.perf_counter() - start
             try:
-                frame = {"event": "input", "index": index, "status": "ok", "seconds": seconds,
-                         "value": codec.to_data(value)}
+                frame = {
+                    "event": "input",
+                    "index": index,
+                    "status": "ok",
+                    "seconds": seconds,
+                    "value": codec.to_data(value),
+                }
             except BaseException as exc:
-                frame = {"event": "input", "index": index, "status": "error", "seconds": seconds,
-                         "error_type": "UnserializableOutput", "error_mro": ["UnserializableOutput"],
-                         "message": f"{type(exc).__name__}", "traceback": []}
+                frame = {
+                    "event": "input",
+                    "index": index,
+                    "status": "error",
+                    "seconds": seconds,
+                    "error_type": "UnserializableOutput",
+                    "error_mro": ["UnserializableOutput"],
+                    "message": f"{type(exc).__name__}",
+                    "traceback": [],
+                }
         except BaseException as exc:
-            frame = {"event": "input", "index": index, "status": "error",
-                     "seconds": time.perf_counter() - start, **error_frame(exc, (ATTEMPT_FILE,))}
+            frame = {
+                "event": "input",
+                "index": index,
+                "status": "error",
+                "seconds": time.perf_counter() - start,
+                **error_frame(exc, (ATTEMPT_FILE,)),
+            }
         out.emit(frame)
     out.emit({"event": "done"})
 

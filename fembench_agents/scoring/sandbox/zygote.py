@@ -45,8 +45,16 @@ from fembench_agents.scoring.sandbox import confine, describe, runner  # noqa: F
 STDERR_TAIL = 8192
 
 
-def _child(job: dict, policy: dict, hidden: list[str], exposed: list[str], env: dict[str, str],
-           pipes: dict[str, int], scratch: str, require_namespaces: bool) -> None:
+def _child(
+    job: dict,
+    policy: dict,
+    hidden: list[str],
+    exposed: list[str],
+    env: dict[str, str],
+    pipes: dict[str, int],
+    scratch: str,
+    require_namespaces: bool,
+) -> None:
     """Runs in the trusted intermediate process A: creates namespaces, forks the
     job process B, enforces the wall clock on it, reports B's fate."""
     os.setsid()
@@ -104,9 +112,11 @@ def _child(job: dict, policy: dict, hidden: list[str], exposed: list[str], env: 
         timed_out = True
         os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
-    report = {"timed_out": timed_out,
-              "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
-              "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}
+    report = {
+        "timed_out": timed_out,
+        "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+    }
     os.write(pipes["status_w"], json.dumps(report).encode())
     os._exit(0)
 
@@ -123,9 +133,16 @@ def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root
         try:
             for fd in (result_r, err_r, status_r):
                 os.close(fd)
-            _child(request["job"], policy, request.get("hidden", []), exposed, env,
-                   {"result_w": result_w, "err_w": err_w, "status_w": status_w}, scratch,
-                   bool(request.get("require_namespaces", True)))
+            _child(
+                request["job"],
+                policy,
+                request.get("hidden", []),
+                exposed,
+                env,
+                {"result_w": result_w, "err_w": err_w, "status_w": status_w},
+                scratch,
+                bool(request.get("require_namespaces", True)),
+            )
         finally:
             os._exit(71)
     for fd in (result_w, err_w, status_w):
@@ -169,7 +186,7 @@ def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root
     except ValueError:
         report = {}
     if truncated:
-        del result[policy["max_output_bytes"]:]
+        del result[policy["max_output_bytes"] :]
     return {
         "frames_text": result.decode("utf-8", "replace"),
         "truncated": truncated,
@@ -201,7 +218,7 @@ def _serve_one(exposed: list[str], env: dict[str, str], root: str) -> int:
     reply = (json.dumps(serve(json.loads(line), exposed, env, root)) + "\n").encode()
     view = memoryview(reply)
     while view:
-        view = view[os.write(1, view):]
+        view = view[os.write(1, view) :]
     return 0
 
 
