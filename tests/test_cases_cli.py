@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from fembench_agents.cases import store, timing
-from fembench_agents.cases.cli import cases_app
+from fembench_agents.cli.cases import cases_app
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 runner = CliRunner()

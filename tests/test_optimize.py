@@ -41,7 +41,7 @@ from fembench_agents.optimize import (
     split_tasks,
 )
 from fembench_agents.optimize.candidates import PromptEvaluations, candidate_id
-from fembench_agents.optimize.leak import (
+from fembench_agents.optimize.heldout import (
     heldout_values,
     logged_heldout,
     normalize,

@@ -1,8 +1,119 @@
-"""`cases list/show/build/calibrate/validate`: the PDE cases (see docs/pde_cases.md)."""
+"""`cases list/show/build/calibrate/validate`: the PDE cases (docs/pde_cases.md)."""
 
 from __future__ import annotations
 
-from fembench_agents.cases.cli import cases_app
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from fembench_agents.cases import store, timing
+from fembench_agents.cases.tracks import TRACKS, TrackUnavailable, get_track
 from fembench_agents.cli.app import app
 
+cases_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Browse, build and check the PDE cases.")
 app.add_typer(cases_app, name="cases")
+console = Console(width=160)
+CasesDir = Annotated[Path, typer.Option("--cases", help="the cases folder")]
+DEFAULT = Path(os.environ.get("FEMBENCH_CASES", "cases"))
+
+
+def _fail(msg: str) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(2)
+
+
+@cases_app.command("list")
+def list_cases(cases: CasesDir = DEFAULT) -> None:
+    """The cases (id, family, domain, grid, libraries) and which library tracks are available."""
+    try:
+        defs = store.load_definitions(cases)
+    except store.CaseStoreError as exc:
+        _fail(str(exc))
+    table = Table("id", "family", "domain", "grid", "libraries")
+    for d in defs:
+        table.add_row(d.id, d.family, d.domain, f"{d.grid.nx}x{d.grid.ny}", ", ".join(d.libraries))
+    console.print(table)
+    for name, track in sorted(TRACKS.items()):
+        ok, why = track.available()
+        console.print(f"track {name}: {'available' if ok else 'unavailable (' + why + ')'}")
+
+
+@cases_app.command("show")
+def show(case_id: str, cases: CasesDir = DEFAULT) -> None:
+    """The agent-visible case_spec of one case (never the evaluator-only half)."""
+    try:
+        specs = {s.id: s for s in store.load_specs(cases)}
+    except store.CaseStoreError as exc:
+        _fail(str(exc))
+    if case_id not in specs:
+        _fail(f"unknown case {case_id!r}; see `cases list`")
+    typer.echo(json.dumps(json.loads(specs[case_id].model_dump_json()), indent=1, sort_keys=True))
+
+
+@cases_app.command("build")
+def build(
+    cases: CasesDir = DEFAULT,
+    only: Annotated[list[str] | None, typer.Option("--only", help="build only these ids")] = None,
+) -> None:
+    """Derive every case's spec, reference and calibration error; rewrite the records (reproducibly)."""
+    from fembench_agents.cases.builder import build_all
+    from fembench_agents.cases.manufactured import CaseDefinitionError
+
+    try:
+        built = build_all(cases, only)
+    except (store.CaseStoreError, CaseDefinitionError, TrackUnavailable, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(f"built {len(built)} cases into {cases}")
+
+
+@cases_app.command("calibrate")
+def calibrate(
+    cases: CasesDir = DEFAULT,
+    repeats: Annotated[int, typer.Option(min=1, help="timed calls per solve (median)")] = 5,
+    machine: Annotated[str | None, typer.Option(help="name of this machine's file")] = None,
+    only: Annotated[list[str] | None, typer.Option("--only", help="time only these ids")] = None,
+) -> None:
+    """Time our calibration solvers on this machine: t_base per case and library."""
+    try:
+        specs = store.load_specs(cases)
+    except store.CaseStoreError as exc:
+        _fail(str(exc))
+    t_base: dict[str, dict[str, float]] = {}
+    for spec in specs:
+        if only and spec.id not in only:
+            continue
+        spec_dict = json.loads(spec.model_dump_json())
+        for lib in spec.libraries:
+            track = get_track(lib)
+            ok, why = track.available()
+            if not ok:
+                typer.echo(f"skip {spec.id} on {lib}: {why}", err=True)
+                continue
+            secs = timing.time_solve(track.calibration_solver(), spec_dict, repeats)
+            t_base.setdefault(spec.id, {})[lib] = float(f"{secs:.4g}")
+    cal = timing.MachineCalibration(
+        machine=machine or timing.machine_name(), fingerprint=timing.fingerprint(), repeats=repeats, t_base=t_base
+    )
+    path = timing.save(cases, cal)
+    typer.echo(f"calibration {cal.calibration_id} for {sum(map(len, t_base.values()))} solves written to {path}")
+
+
+@cases_app.command("validate")
+def validate(
+    cases: CasesDir = DEFAULT,
+    rebuild: Annotated[bool, typer.Option(help="also rebuild and compare byte for byte")] = True,
+) -> None:
+    """Check the records: leak test, reproducibility, coverage."""
+    from fembench_agents.cases.validation import problems
+
+    found = problems(cases, rebuild)
+    for p in found:
+        typer.echo(f"problem: {p}", err=True)
+    if found:
+        raise typer.Exit(1)
+    typer.echo("cases valid: leak-free, reproducible, coverage met")

@@ -8,7 +8,7 @@ adapter (the GEPA adapter), reflection (the reflection LM through our client),
 leak (the leak guard), artifacts, progress, runner (start to finish)."""
 
 from fembench_agents.optimize.budget import Budget, dspy_auto_budget, resolve_budget
-from fembench_agents.optimize.leak import LeakReport, scan_prompt
+from fembench_agents.optimize.heldout import LeakReport, scan_prompt
 from fembench_agents.optimize.search import (
     Models,
     OptimizeResult,

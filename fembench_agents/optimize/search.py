@@ -38,7 +38,7 @@ from fembench_agents.optimize.artifacts import (
 from fembench_agents.optimize.budget import Budget, resolve_budget
 from fembench_agents.optimize.candidates import PromptEvaluations, candidate_id
 from fembench_agents.optimize.environment import environment
-from fembench_agents.optimize.leak import (
+from fembench_agents.optimize.heldout import (
     LeakReport,
     evaluated_tasks,
     heldout_values,

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fembench_agents.report.model import (
+from fembench_agents.report.plots import write_plots
+from fembench_agents.report.render import isolation_warnings, render_markdown, rich_tables
+from fembench_agents.report.schema import (
     Estimate,
     GroupSummary,
     PairedTest,
@@ -21,8 +23,6 @@ from fembench_agents.report.model import (
     TaskRow,
     TaskTable,
 )
-from fembench_agents.report.plots import write_plots
-from fembench_agents.report.render import isolation_warnings, render_markdown, rich_tables
 from fembench_agents.report.tables import build_report
 
 JSON_NAME = "report.json"

@@ -10,8 +10,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from fembench_agents.report.model import Estimate, GroupSummary, Report
 from fembench_agents.report.render import stage_columns
+from fembench_agents.report.schema import Estimate, GroupSummary, Report
 
 CORRECTNESS_PNG = "correctness.png"
 STAGES_PNG = "stage_failures.png"

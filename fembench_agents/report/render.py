@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from rich.table import Table
 
-from fembench_agents.report.model import (
+from fembench_agents.report.schema import (
     STAGE_ORDER,
     Estimate,
     GroupSummary,

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from fembench_agents.contracts import Track
-from fembench_agents.report.model import (
+from fembench_agents.report.schema import (
     Estimate,
     GroupSummary,
     PairedTest,
