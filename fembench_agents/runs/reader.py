@@ -1,0 +1,71 @@
+"""The one reader of a run directory: its manifest and log, with the rules
+every consumer shares (report, replay, resume, compare, optimize, the Python
+API): the latest record wins; an episode counts by its latest finished
+record, else its latest error; only finished episodes are skipped on resume."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fembench_agents.runs.log import (
+    AttemptRecord,
+    EpisodeRecord,
+    ModelCallRecord,
+    RunManifest,
+    read_log,
+    read_manifest,
+)
+
+
+def chosen_episodes(records: list[Any]) -> dict[str, EpisodeRecord]:
+    """Episode key -> the record it counts by: the latest "done" one, else the
+    latest "error" one (a failure that a resume did not redo)."""
+    chosen: dict[str, EpisodeRecord] = {}
+    for r in records:
+        if isinstance(r, EpisodeRecord) and (r.status == "done" or chosen.get(r.episode, r).status == "error"):
+            chosen[r.episode] = r
+    return chosen
+
+
+def finished_episodes(records: list[Any]) -> dict[str, EpisodeRecord]:
+    """Episodes a resume skips: those with a "done" record."""
+    return {r.episode: r for r in records if isinstance(r, EpisodeRecord) and r.status == "done"}
+
+
+def latest_attempts(records: list[Any]) -> dict[tuple[str, int], AttemptRecord]:
+    """(episode, attempt index) -> its latest attempt record."""
+    return {(r.episode, r.attempt_index): r for r in records if isinstance(r, AttemptRecord)}
+
+
+@dataclass(frozen=True)
+class RunRecords:
+    """A run directory as read back."""
+
+    path: Path
+    manifest: RunManifest
+    records: list[Any]
+
+    def episodes(self) -> list[EpisodeRecord]:
+        """One record per episode (see `chosen_episodes`), in model, agent,
+        track, task and repeat order."""
+        return sorted(chosen_episodes(self.records).values(),
+                      key=lambda e: (e.model, e.agent, e.track, e.task_id, e.repeat))
+
+    def attempts(self) -> list[AttemptRecord]:
+        return [r for r in self.records if isinstance(r, AttemptRecord)]
+
+    def model_calls(self) -> list[ModelCallRecord]:
+        return [r for r in self.records if isinstance(r, ModelCallRecord)]
+
+    def episode_rows(self) -> list[dict[str, Any]]:
+        """Flat rows, one per episode: `pandas.DataFrame(run.episode_rows())`."""
+        return [{"run": self.manifest.run_id, **e.model_dump(exclude={"schema_version", "type"})}
+                for e in self.episodes()]
+
+
+def open_run(path: str | os.PathLike[str]) -> RunRecords:
+    """The run in `path`; FileNotFoundError when it holds no manifest."""
+    return RunRecords(Path(path), read_manifest(path), read_log(path))
