@@ -57,8 +57,8 @@ MODULES: dict[str, tuple[str, ...]] = {
 
 # Tests that exercise code running only in sandbox children.
 DECLARED: dict[str, tuple[str, ...]] = {
-    "scoring.sandbox.runner": ("tests/test_rules_evaluator.py",),
-    "scoring.sandbox.implementation": ("tests/test_rules_evaluator.py",),
+    "scoring.sandbox.runner": ("tests/test_rules_evaluator.py", "tests/test_rules_child.py"),
+    "scoring.sandbox.implementation": ("tests/test_rules_evaluator.py", "tests/test_rules_child.py"),
     "scoring.sandbox.proxy": ("tests/test_rules_evaluator.py", "tests/test_test_isolation.py"),
 }
 
