@@ -50,6 +50,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "report.tables": ("*",),
     "optimize.candidates": ("*",),
     "scoring.evaluator": ("*",),
+    "scoring.references": ("*",),
     "scoring.sandbox.runner": ("*",),
     "scoring.sandbox.implementation": ("*",),
     "scoring.sandbox.proxy": ("*",),

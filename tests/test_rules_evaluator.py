@@ -12,15 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import CORRECT_SCALE, scale_source, write_module
 
-from fembench_agents.scoring.evaluator import (
-    Evaluator,
-    EvaluatorConfig,
-    ReferenceFailure,
-    implementation_source,
-)
+from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig, ReferenceFailure
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.outcomes import FunctionOutcome
 from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
+from fembench_agents.scoring.references import implementation_source
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 from fembench_agents.suite.loader import load_task
 from fembench_agents.suite.model import Task

@@ -32,8 +32,9 @@ class Experiment(BaseModel):
         if isinstance(value, dict):
             unknown = sorted(set(value) - set(ModelParams.model_fields))
             if unknown:
-                raise ValueError(f"unknown model parameter {unknown[0]!r} "
-                                 f"(known: {', '.join(ModelParams.model_fields)})")
+                raise ValueError(
+                    f"unknown model parameter {unknown[0]!r} (known: {', '.join(ModelParams.model_fields)})"
+                )
         return value
 
 
@@ -49,8 +50,7 @@ def read_experiment_file(path: str | Path, kind: str) -> dict[str, Any]:
         raise ValueError(f"{path}: not valid TOML: {exc}") from None
     found = data.pop("kind", "compare" if kind == "compare" else kind)
     if found != kind:
-        raise ValueError(f"{path}: a {found!r} experiment, not a {kind!r} one "
-                         f"(use `fembench-agents {found}` with it)")
+        raise ValueError(f"{path}: a {found!r} experiment, not a {kind!r} one (use `fembench-agents {found}` with it)")
     return data
 
 

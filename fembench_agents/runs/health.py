@@ -41,8 +41,10 @@ class RunStopped(RuntimeError):
 
     def __init__(self, kind: str, message: str, failed: int, not_run: int) -> None:
         self.kind, self.message, self.failed, self.not_run = kind, message, failed, not_run
-        super().__init__(f"run stopped early: {failed} episodes in a row failed with the same {kind} error; "
-                         f"{not_run} episode{'s' if not_run != 1 else ''} not run")
+        super().__init__(
+            f"run stopped early: {failed} episodes in a row failed with the same {kind} error; "
+            f"{not_run} episode{'s' if not_run != 1 else ''} not run"
+        )
 
 
 @dataclass

@@ -51,8 +51,9 @@ class RunRecords:
     def episodes(self) -> list[EpisodeRecord]:
         """One record per episode (see `chosen_episodes`), in model, agent,
         track, task and repeat order."""
-        return sorted(chosen_episodes(self.records).values(),
-                      key=lambda e: (e.model, e.agent, e.track, e.task_id, e.repeat))
+        return sorted(
+            chosen_episodes(self.records).values(), key=lambda e: (e.model, e.agent, e.track, e.task_id, e.repeat)
+        )
 
     def attempts(self) -> list[AttemptRecord]:
         return [r for r in self.records if isinstance(r, AttemptRecord)]
@@ -62,8 +63,9 @@ class RunRecords:
 
     def episode_rows(self) -> list[dict[str, Any]]:
         """Flat rows, one per episode: `pandas.DataFrame(run.episode_rows())`."""
-        return [{"run": self.manifest.run_id, **e.model_dump(exclude={"schema_version", "type"})}
-                for e in self.episodes()]
+        return [
+            {"run": self.manifest.run_id, **e.model_dump(exclude={"schema_version", "type"})} for e in self.episodes()
+        ]
 
 
 def open_run(path: str | os.PathLike[str]) -> RunRecords:

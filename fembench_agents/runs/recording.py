@@ -38,15 +38,24 @@ def diverged_replay(exc: BaseException | None) -> bool:
     return exc is not None and errors is not None and isinstance(exc, errors.UnrecordedRequestError)
 
 
-async def recorded_call(model: ModelClient, log: RunLog | None, messages: Sequence[Message], context: CallContext,
-                        params: ModelParams) -> ModelResponse:
+async def recorded_call(
+    model: ModelClient, log: RunLog | None, messages: Sequence[Message], context: CallContext, params: ModelParams
+) -> ModelResponse:
     request = ModelRequest(model=model.model, messages=tuple(messages), params=params, sample=context.sample)
 
     def record(request_hash: str, response: ModelResponse | None = None, error: str | None = None) -> None:
         if log is not None:
-            log.append(ModelCallRecord(episode=context.episode, task_id=context.task_id,
-                                       attempt_index=context.attempt_index, request=request,
-                                       request_hash=request_hash, response=response, error=error))
+            log.append(
+                ModelCallRecord(
+                    episode=context.episode,
+                    task_id=context.task_id,
+                    attempt_index=context.attempt_index,
+                    request=request,
+                    request_hash=request_hash,
+                    response=response,
+                    error=error,
+                )
+            )
 
     try:
         response = await model.complete(list(messages), context, params)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.runs.reader import latest_attempts
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log
+from fembench_agents.runs.reader import latest_attempts
+from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.suite.model import Task
 
 
@@ -56,8 +56,11 @@ def rescore(run_dir: Path, tasks: dict[str, Task], evaluator: Evaluator) -> list
         new = record.model_copy(update={"outcome": evaluator.score(task, record.track, record.reply)})
         before, after = outcome_signature(record), outcome_signature(new)
         if before != after:
-            changes.append(Change(episode=record.episode, attempt_index=record.attempt_index,
-                                  before=before[:300], after=after[:300]))
+            changes.append(
+                Change(
+                    episode=record.episode, attempt_index=record.attempt_index, before=before[:300], after=after[:300]
+                )
+            )
     return changes
 
 

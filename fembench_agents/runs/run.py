@@ -16,8 +16,6 @@ from pathlib import Path
 
 from fembench_agents.agents import make_agent
 from fembench_agents.contracts import FeedbackBuilder, ModelClient, SolverAgent, Track
-from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.health import STOP_AFTER, FailureStreak, RunStopped
 from fembench_agents.runs.log import (
@@ -29,10 +27,12 @@ from fembench_agents.runs.log import (
     read_manifest,
     write_manifest,
 )
-from fembench_agents.scoring.sandbox import IsolationReport
 from fembench_agents.runs.reader import finished_episodes
 from fembench_agents.runs.recording import ModelUnavailable
 from fembench_agents.runs.session import EpisodeSession
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.feedback import TemplateFeedback
+from fembench_agents.scoring.sandbox import IsolationReport
 from fembench_agents.suite.model import Task
 
 
@@ -85,8 +85,9 @@ def select_tasks(tasks: list[Task], selector: str) -> list[Task]:
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).resolve().parent)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=Path(__file__).resolve().parent
+        )
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -104,12 +105,20 @@ def _versions() -> dict[str, str]:
 
 def run_limits(config: RunConfig, evaluator: Evaluator) -> dict[str, int]:
     """The limits a session of a run works under, as the manifest records them."""
-    return {"episodes": config.concurrency, "model_calls": config.model_calls_at_once,
-            "sandbox_workers": evaluator.sandbox.size}
+    return {
+        "episodes": config.concurrency,
+        "model_calls": config.model_calls_at_once,
+        "sandbox_workers": evaluator.sandbox.size,
+    }
 
 
-def prepare_run_dir(out: Path, config: RunConfig, tasks: list[Task],
-                    isolation: IsolationReport | None = None, limits: dict[str, int] | None = None) -> None:
+def prepare_run_dir(
+    out: Path,
+    config: RunConfig,
+    tasks: list[Task],
+    isolation: IsolationReport | None = None,
+    limits: dict[str, int] | None = None,
+) -> None:
     """Write the manifest, or check that an existing run directory holds the
     same run. A resumed run that scores under weaker isolation than before
     records the weaker one: the run's scores are only as confined as that."""
@@ -129,18 +138,44 @@ def prepare_run_dir(out: Path, config: RunConfig, tasks: list[Task],
             write_manifest(out, old.model_copy(update=update))
         return
     out.mkdir(parents=True, exist_ok=True)
-    write_manifest(out, RunManifest(run_id=out.name, config=config.identity(),
-                                    task_hashes={t.task_id: t.content_hash for t in tasks},
-                                    versions=_versions(), git_commit=_git_commit(), isolation=isolation,
-                                    limits=limits))
+    write_manifest(
+        out,
+        RunManifest(
+            run_id=out.name,
+            config=config.identity(),
+            task_hashes={t.task_id: t.content_hash for t in tasks},
+            versions=_versions(),
+            git_commit=_git_commit(),
+            isolation=isolation,
+            limits=limits,
+        ),
+    )
 
 
-async def run_episode(agent: SolverAgent, task: Task, config: RunConfig, model: ModelClient,
-                      evaluator: Evaluator, feedback: FeedbackBuilder, log: RunLog, repeat: int) -> EpisodeRecord:
+async def run_episode(
+    agent: SolverAgent,
+    task: Task,
+    config: RunConfig,
+    model: ModelClient,
+    evaluator: Evaluator,
+    feedback: FeedbackBuilder,
+    log: RunLog,
+    repeat: int,
+) -> EpisodeRecord:
     key = episode_key(config.model, agent.name, config.track, task.task_id, repeat)
     params = config.params.model_copy(update={"seed": repeat})
-    session = EpisodeSession(task=task, track=config.track, model=model, params=params, evaluator=evaluator,
-                             feedback=feedback, log=log, episode=key, agent=agent.name, repeat=repeat)
+    session = EpisodeSession(
+        task=task,
+        track=config.track,
+        model=model,
+        params=params,
+        evaluator=evaluator,
+        feedback=feedback,
+        log=log,
+        episode=key,
+        agent=agent.name,
+        repeat=repeat,
+    )
     started = time.perf_counter()
     error, error_kind = None, None
     try:
@@ -152,11 +187,17 @@ async def run_episode(agent: SolverAgent, task: Task, config: RunConfig, model: 
     return record
 
 
-async def execute_run(config: RunConfig, tasks: list[Task], out: Path, model: ModelClient,
-                      evaluator: Evaluator, agent: SolverAgent | None = None,
-                      feedback: FeedbackBuilder | None = None,
-                      on_episode: Callable[[EpisodeRecord], None] | None = None,
-                      stop_after: int | None = STOP_AFTER) -> list[EpisodeRecord]:
+async def execute_run(
+    config: RunConfig,
+    tasks: list[Task],
+    out: Path,
+    model: ModelClient,
+    evaluator: Evaluator,
+    agent: SolverAgent | None = None,
+    feedback: FeedbackBuilder | None = None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+    stop_after: int | None = STOP_AFTER,
+) -> list[EpisodeRecord]:
     """Run every unfinished episode of `config` into `out`; returns all finished episodes.
     Raises RunStopped once `stop_after` episodes in a row fail with the same error
     that retrying cannot fix (None: never stop early)."""
@@ -165,12 +206,17 @@ async def execute_run(config: RunConfig, tasks: list[Task], out: Path, model: Mo
     feedback = feedback or TemplateFeedback()
     prepare_run_dir(out, config, selected, evaluator.sandbox.isolation(), run_limits(config, evaluator))
     done = finished_episodes(read_log(out))
-    todo = [(t, r) for r in range(config.repeats) for t in selected
-            if episode_key(config.model, agent.name, config.track, t.task_id, r) not in done]
+    todo = [
+        (t, r)
+        for r in range(config.repeats)
+        for t in selected
+        if episode_key(config.model, agent.name, config.track, t.task_id, r) not in done
+    ]
     gate = asyncio.Semaphore(config.concurrency)
     streak = FailureStreak(stop_after) if stop_after else None
     ended = 0
     with RunLog(out) as log:
+
         async def one(task: Task, repeat: int) -> EpisodeRecord:
             async with gate:
                 record = await run_episode(agent, task, config, model, evaluator, feedback, log, repeat)

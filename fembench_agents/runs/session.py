@@ -7,18 +7,29 @@ import asyncio
 import time
 
 from fembench_agents.contracts import Feedback, FeedbackBuilder, ModelClient, Track
-from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.messages import CallContext, Message, ModelParams, ModelRequest, ModelResponse
-from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
+from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunLog
 from fembench_agents.runs.recording import ModelUnavailable, recorded_call
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.suite.model import Task
 
 
 class EpisodeSession:
-    def __init__(self, *, task: Task, track: Track, model: ModelClient, params: ModelParams,
-                 evaluator: Evaluator, feedback: FeedbackBuilder, log: RunLog, episode: str,
-                 agent: str, repeat: int) -> None:
+    def __init__(
+        self,
+        *,
+        task: Task,
+        track: Track,
+        model: ModelClient,
+        params: ModelParams,
+        evaluator: Evaluator,
+        feedback: FeedbackBuilder,
+        log: RunLog,
+        episode: str,
+        agent: str,
+        repeat: int,
+    ) -> None:
         self.task, self.track, self.model, self.params = task, track, model, params
         self.evaluator, self.feedback, self.log = evaluator, feedback, log
         self.episode, self.agent, self.repeat = episode, agent, repeat
@@ -37,35 +48,60 @@ class EpisodeSession:
         # two tasks that read alike, two agents that open alike).
         sample = f"{self.episode} attempt {index}"
         try:
-            response = await self.call_model(messages, attempt_index=index, sample=sample,
-                                             attempt=f"{self.agent} repeat {self.repeat} attempt {index}")
+            response = await self.call_model(
+                messages,
+                attempt_index=index,
+                sample=sample,
+                attempt=f"{self.agent} repeat {self.repeat} attempt {index}",
+            )
         except ModelUnavailable as exc:
             self._record(index, messages, "", None, None, None, model_error=exc.error)
             raise
         return await self.submit(response.text, messages, response)
 
-    async def call_model(self, messages: list[Message], *, attempt_index: int, attempt: str,
-                         sample: str | None = None) -> ModelResponse:
+    async def call_model(
+        self, messages: list[Message], *, attempt_index: int, attempt: str, sample: str | None = None
+    ) -> ModelResponse:
         """A model call of this episode, recorded (see `runs.recording`)."""
-        context = CallContext(task_id=self.task.task_id, episode=self.episode, attempt_index=attempt_index,
-                              attempt=attempt, sample=sample)
+        context = CallContext(
+            task_id=self.task.task_id, episode=self.episode, attempt_index=attempt_index, attempt=attempt, sample=sample
+        )
         return await recorded_call(self.model, self.log, messages, context, self.params)
 
-    async def submit(self, text: str, messages: list[Message], response: ModelResponse | None
-                     ) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]:
+    async def submit(
+        self, text: str, messages: list[Message], response: ModelResponse | None
+    ) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]:
         outcome = await self.score(text)
         feedback = self.feedback(outcome)
         self._record(len(self.attempts), messages, text, response, outcome, feedback)
         return outcome, feedback
 
-    def _record(self, index: int, messages: list[Message], reply: str, response: ModelResponse | None,
-                outcome: FunctionOutcome | TestSuiteOutcome | None, feedback: Feedback | None,
-                model_error: str | None = None) -> None:
+    def _record(
+        self,
+        index: int,
+        messages: list[Message],
+        reply: str,
+        response: ModelResponse | None,
+        outcome: FunctionOutcome | TestSuiteOutcome | None,
+        feedback: Feedback | None,
+        model_error: str | None = None,
+    ) -> None:
         record = AttemptRecord(
-            episode=self.episode, task_id=self.task.task_id, track=self.track, agent=self.agent,
-            model=self.model.model, repeat=self.repeat, attempt_index=index, messages=tuple(messages),
-            reply=reply, request_hash=response.request_hash if response else None, response=response,
-            model_error=model_error, outcome=outcome, feedback=feedback)
+            episode=self.episode,
+            task_id=self.task.task_id,
+            track=self.track,
+            agent=self.agent,
+            model=self.model.model,
+            repeat=self.repeat,
+            attempt_index=index,
+            messages=tuple(messages),
+            reply=reply,
+            request_hash=response.request_hash if response else None,
+            response=response,
+            model_error=model_error,
+            outcome=outcome,
+            feedback=feedback,
+        )
         self.attempts.append(record)
         self.log.append(record)
 
@@ -75,19 +111,36 @@ class EpisodeSession:
         last = scored[-1].outcome if scored else None
         responses = [a.response for a in self.attempts if a.response is not None]
         costs = [r.cost_usd for r in responses]  # a cached response is the same sample, at its recorded cost
-        score = (last.joint_score if isinstance(last, TestSuiteOutcome) else float(bool(last and last.passed))) if last else 0.0
+        score = (
+            (last.joint_score if isinstance(last, TestSuiteOutcome) else float(bool(last and last.passed)))
+            if last
+            else 0.0
+        )
         if passed_at is not None:
             score = 1.0
         return EpisodeRecord(
-            episode=self.episode, task_id=self.task.task_id, track=self.track, agent=self.agent,
-            model=self.model.model, repeat=self.repeat, status="error" if error else "done",
-            passed=passed_at is not None, score=score, attempts=len(self.attempts),
-            first_pass_attempt=passed_at, failed_stage=None if passed_at is not None else (
-                last.failed_stage if last else ("model_error" if error else None)),
+            episode=self.episode,
+            task_id=self.task.task_id,
+            track=self.track,
+            agent=self.agent,
+            model=self.model.model,
+            repeat=self.repeat,
+            status="error" if error else "done",
+            passed=passed_at is not None,
+            score=score,
+            attempts=len(self.attempts),
+            first_pass_attempt=passed_at,
+            failed_stage=None
+            if passed_at is not None
+            else (last.failed_stage if last else ("model_error" if error else None)),
             reason=None if passed_at is not None else (last.reason if last else ("model_error" if error else None)),
             prompt_tokens=sum(r.usage.prompt_tokens or 0 for r in responses),
             completion_tokens=sum(r.usage.completion_tokens or 0 for r in responses),
             cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
             model_seconds=sum(r.latency_seconds for r in responses),
-            seconds=time.perf_counter() - started, error=error, error_kind=error_kind,
-            model_calls=len(responses), reused_calls=sum(r.cached or r.replayed for r in responses))
+            seconds=time.perf_counter() - started,
+            error=error,
+            error_kind=error_kind,
+            model_calls=len(responses),
+            reused_calls=sum(r.cached or r.replayed for r in responses),
+        )

@@ -4,8 +4,6 @@ here, in the parent, from data the children return."""
 
 from __future__ import annotations
 
-import ast
-import functools
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +22,7 @@ from fembench_agents.scoring.outcomes import (
     TestResult,
     TestSuiteOutcome,
 )
+from fembench_agents.scoring.references import attempt_preamble, task_implementation
 from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
 from fembench_agents.scoring.sandbox.jobs import CallJob, Implementation, TestSpec
 from fembench_agents.suite.model import Task
@@ -93,17 +92,12 @@ class Evaluator:
 
     @staticmethod
     def _preamble(task: Task) -> list[str]:
-        return ["\n".join(task.required_imports), *(h.source for h in task.helpers)]
+        return attempt_preamble(task)
 
     @staticmethod
     def task_implementation(task: Task, function: str) -> Implementation:
-        """A reference or expected-failure implementation, built from the module
-        reduced to what it needs (see `implementation_source`)."""
-        drop = (*task.test_names, *task.expected_failure_names, "task_info", task.main_name)
-        return {
-            "module_source": implementation_source(task.module_source, function, task.main_name, drop),
-            "function": task.main_name,
-        }
+        """A reference or expected-failure implementation (`references.task_implementation`)."""
+        return task_implementation(task, function)
 
     # ----- reference outputs -------------------------------------------------
     def reference_outputs(self, task: Task) -> list[ReferenceOutput]:
@@ -376,32 +370,6 @@ class Evaluator:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
-
-
-@functools.lru_cache(maxsize=256)
-def implementation_source(module_source: str, function: str, main_name: str, drop: tuple[str, ...]) -> str:
-    """The task module without the module-level functions in `drop` (tests,
-    expected failures, task_info, the reference), with `function` renamed to
-    `main_name`, stripped of its docstring and defined last. The process that
-    runs it (apart from the generated test's: see `runner.run_test`) holds
-    nothing but imports, constants, helpers and the one implementation, so
-    every implementation of a task looks alike from inside and none of the
-    others (nor the reference) can be reached."""
-    tree = ast.parse(module_source)
-    body: list[ast.stmt] = []
-    chosen: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in (*drop, function):
-            if node.name == function:
-                chosen = node  # a later definition wins, as when the module runs
-            continue
-        body.append(node)
-    if chosen is not None:
-        chosen.name = main_name
-        if ast.get_docstring(chosen, clean=False) is not None:
-            chosen.body = chosen.body[1:] or [ast.Pass()]
-        body.append(chosen)
-    return ast.unparse(ast.Module(body=body, type_ignores=[]))
 
 
 def _imports_stage(code: str, task: Task) -> StageResult:

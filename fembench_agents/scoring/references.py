@@ -1,0 +1,51 @@
+"""What the sandbox runs for a task besides an attempt: a reference or an expected
+failure reduced to what it needs, and the preamble an attempt runs after."""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+from fembench_agents.scoring.sandbox.jobs import Implementation
+from fembench_agents.suite.model import Task
+
+
+def attempt_preamble(task: Task) -> list[str]:
+    """The allowed imports and the helpers the task gives, run before an attempt's code."""
+    return ["\n".join(task.required_imports), *(h.source for h in task.helpers)]
+
+
+def task_implementation(task: Task, function: str) -> Implementation:
+    """A reference or expected-failure implementation, built from the module
+    reduced to what it needs (see `implementation_source`)."""
+    drop = (*task.test_names, *task.expected_failure_names, "task_info", task.main_name)
+    return {
+        "module_source": implementation_source(task.module_source, function, task.main_name, drop),
+        "function": task.main_name,
+    }
+
+
+@functools.lru_cache(maxsize=256)
+def implementation_source(module_source: str, function: str, main_name: str, drop: tuple[str, ...]) -> str:
+    """The task module without the module-level functions in `drop` (tests,
+    expected failures, task_info, the reference), with `function` renamed to
+    `main_name`, stripped of its docstring and defined last. The process that
+    runs it (apart from the generated test's: see `runner.run_test`) holds
+    nothing but imports, constants, helpers and the one implementation, so
+    every implementation of a task looks alike from inside and none of the
+    others (nor the reference) can be reached."""
+    tree = ast.parse(module_source)
+    body: list[ast.stmt] = []
+    chosen: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in (*drop, function):
+            if node.name == function:
+                chosen = node  # a later definition wins, as when the module runs
+            continue
+        body.append(node)
+    if chosen is not None:
+        chosen.name = main_name
+        if ast.get_docstring(chosen, clean=False) is not None:
+            chosen.body = chosen.body[1:] or [ast.Pass()]
+        body.append(chosen)
+    return ast.unparse(ast.Module(body=body, type_ignores=[]))
