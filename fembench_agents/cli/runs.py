@@ -29,6 +29,7 @@ from fembench_agents.runs.run import RunConfig, execute_run, select_tasks
 from fembench_agents.scoring.evaluator import Evaluator
 
 CACHE_DIR = Path(".fembench-cache")
+CacheOpt = Annotated[Path | None, typer.Option(help="response cache directory")]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="episodes at once (per run)")]
 ModelConcurrencyOpt = Annotated[
     int | None, typer.Option(min=1, help="model calls in flight at once per provider [default: --concurrency]")
@@ -185,7 +186,7 @@ def run(
     concurrency: ConcurrencyOpt = 2,
     model_concurrency: ModelConcurrencyOpt = None,
     sandbox_workers: SandboxWorkersOpt = None,
-    cache: Annotated[Path | None, typer.Option(help="response cache directory")] = CACHE_DIR,
+    cache: CacheOpt = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """One model x one agent x a task selection -> a resumable run directory."""
@@ -231,7 +232,7 @@ def compare(
     concurrency: ConcurrencyOpt = 2,
     model_concurrency: ModelConcurrencyOpt = None,
     sandbox_workers: SandboxWorkersOpt = None,
-    cache: Annotated[Path | None, typer.Option(help="response cache directory")] = CACHE_DIR,
+    cache: CacheOpt = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """Models x agents x tasks x repeats, concurrently; ends with the report."""
