@@ -491,10 +491,16 @@ def test_the_openhands_terminal_is_confined_for_an_ordinary_user(home: Path) -> 
         os.chown(path, UID, UID)
     (workspace.dir / "solution.py").write_text("def f():\n    pass\n")
     os.chown(workspace.dir / "solution.py", UID, UID)
-    # The user's own directory somewhere no hidden path covers.
-    userdata = Path(tempfile.mkdtemp(dir=ROOT.parent, prefix=".fembench-userdata-"))
-    os.chown(userdata, UID, UID)
     launcher = write_launcher(workspace)
+    # The user's own directory somewhere no hidden path covers (a clone under /tmp has its parent hidden).
+    hidden = json.loads((workspace.control / "confine.json").read_text())["hidden"]
+    place = next(
+        p
+        for p in (ROOT.parent, Path("/var/lib"), Path("/opt"))
+        if p.is_dir() and not any(str(p) == h or str(p).startswith(h.rstrip("/") + "/") for h in hidden)
+    )
+    userdata = Path(tempfile.mkdtemp(dir=place, prefix=".fembench-userdata-"))
+    os.chown(userdata, UID, UID)
     for path in (launcher, workspace.control / "confine.json"):
         os.chown(path, UID, UID)
     probe = "; ".join(
