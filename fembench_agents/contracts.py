@@ -13,8 +13,11 @@ from fembench_agents.vocabulary import Track
 __all__ = ["Feedback", "FeedbackBuilder", "ModelClient", "SolveSession", "SolverAgent", "Track"]
 
 if TYPE_CHECKING:
-    from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
+    from fembench_agents.cases.problem import SolverCase
+    from fembench_agents.scoring.outcomes import AnyOutcome
     from fembench_agents.suite.model import Task
+
+    Problem = Task | SolverCase  # what an agent solves: a function task or a PDE case
 
 
 class Feedback(BaseModel):
@@ -35,7 +38,7 @@ class ModelClient(Protocol):
 
 
 class FeedbackBuilder(Protocol):
-    def __call__(self, outcome: FunctionOutcome | TestSuiteOutcome) -> Feedback: ...
+    def __call__(self, outcome: AnyOutcome) -> Feedback: ...
 
 
 class SolverAgent(Protocol):
@@ -44,7 +47,7 @@ class SolverAgent(Protocol):
 
     name: str
 
-    async def solve(self, task: Task, session: SolveSession) -> None: ...
+    async def solve(self, task: Problem, session: SolveSession) -> None: ...
 
 
 class SolveSession(Protocol):
@@ -62,10 +65,10 @@ class SolveSession(Protocol):
         """A model call, recorded in the run log; raises ModelUnavailable on failure."""
         ...
 
-    async def attempt(self, messages: list[Message]) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]: ...
+    async def attempt(self, messages: list[Message]) -> tuple[AnyOutcome, Feedback]: ...
 
     async def submit(
         self, text: str, messages: list[Message], response: ModelResponse | None
-    ) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]: ...
+    ) -> tuple[AnyOutcome, Feedback]: ...
 
     def last_reply(self) -> str: ...

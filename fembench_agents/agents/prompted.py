@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fembench_agents.agents.prompts import PromptRenderer
+from fembench_agents.cases.problem import SolverCase
 from fembench_agents.contracts import SolveSession
 from fembench_agents.messages import Message
 from fembench_agents.scoring.extraction import parse_code
@@ -31,11 +32,11 @@ class PromptAgent:
         if self.max_attempts < 1:
             raise ValueError(f"agent {self.name!r}: max_attempts must be >= 1, got {self.max_attempts}")
 
-    def first_messages(self, task: Task, track: str) -> list[Message]:
+    def first_messages(self, task: Task | SolverCase, track: str) -> list[Message]:
         messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
         return messages + [Message(role="user", content=self.prompts.task_prompt(task, track, self.scaffold))]  # type: ignore[arg-type]
 
-    async def solve(self, task: Task, session: SolveSession) -> None:
+    async def solve(self, task: Task | SolverCase, session: SolveSession) -> None:
         first = self.first_messages(task, session.track)
         messages = first
         for _ in range(self.max_attempts):
@@ -43,8 +44,8 @@ class PromptAgent:
             if outcome.passed:
                 return
             reply = session.last_reply()
-            wanted = (task.main_name,) if session.track == "code" else ()
-            parsed = parse_code(reply, wanted, prefix=None if session.track == "code" else "test_")
+            tests = session.track == "tests"
+            parsed = parse_code(reply, () if tests else (task.main_name,), prefix="test_" if tests else None)
             previous = parsed.code if parsed.code.strip() else reply
             repaired = self.prompts.repair_prompt(first[-1].content, feedback.text, previous)
             messages = first[:-1] + [Message(role="user", content=repaired)]

@@ -7,12 +7,15 @@ given helpers, allowed imports, test names and docstrings.
 from __future__ import annotations
 
 import ast
+import json
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from fembench_agents.cases.problem import SolverCase
+from fembench_agents.cases.tracks import get_track
 from fembench_agents.contracts import Track
 from fembench_agents.suite.model import Task
 
@@ -62,7 +65,23 @@ class PromptRenderer:
     def skeleton(self, task: Task) -> str:
         return self.env.get_template("template_guided/skeleton.py.j2").render(**self._context(task))
 
-    def task_prompt(self, task: Task, track: Track, scaffold: str = "single_shot") -> str:
+    def case_context(self, case: SolverCase, track: Track) -> dict[str, Any]:
+        """A case's prompt shows its case_spec (agent-visible by construction) and the track's contract."""
+        library = get_track(track)
+        return {
+            "case_id": case.task_id,
+            "family": case.family,
+            "library": library.name,
+            "contract": library.contract_text(),
+            "allowed": ", ".join(library.allowed_imports),
+            "spec_json": json.dumps(case.spec_data(), indent=1, sort_keys=True),
+            "skeleton": (SCAFFOLD_DIR / library.skeleton).read_text().rstrip(),
+        }
+
+    def task_prompt(self, task: Task | SolverCase, track: Track, scaffold: str = "single_shot") -> str:
+        if isinstance(task, SolverCase):
+            template = "template_guided" if scaffold == "template_guided" else "single_shot"
+            return self.env.get_template(f"{template}/case.j2").render(**self.case_context(task, track)).strip() + "\n"
         ctx = self._context(task)
         if scaffold == "template_guided":
             ctx["skeleton"] = self.skeleton(task)

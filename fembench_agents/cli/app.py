@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, NoReturn
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -14,6 +16,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from fembench_agents.scoring.sandbox import Sandbox, WeakIsolationRefused
 from fembench_agents.suite.loader import TaskFormatError, load_tasks
+
+if TYPE_CHECKING:
+    from fembench_agents.cases.problem import SolverCase
+    from fembench_agents.cases.scorer import CaseScorer
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -25,6 +31,7 @@ console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 DEFAULT_TASKS = os.environ.get("FEMBENCH_TASKS", "tasks")
+DEFAULT_CASES = os.environ.get("FEMBENCH_CASES", "cases")
 TasksOpt = Annotated[str, typer.Option("--tasks", help="task file or directory")]
 AllowWeakOpt = Annotated[
     bool,
@@ -36,11 +43,17 @@ AllowWeakOpt = Annotated[
 ]
 
 
-def open_sandbox(allow_weak_isolation: bool = False, workers: int | None = None) -> Sandbox:
+def open_sandbox(
+    allow_weak_isolation: bool = False, workers: int | None = None, libraries: Iterable[str] = ()
+) -> Sandbox:
     """The sandbox for commands that run generated code: stops the command,
     before any attempt runs, where the isolation is weaker than namespaced and
-    the user did not accept that."""
-    sandbox = Sandbox(workers=workers, allow_weak_isolation=allow_weak_isolation)
+    the user did not accept that. `libraries`: PDE library tracks whose
+    modules the warm workers import once, so no attempt is charged for it."""
+    from fembench_agents.cases.tracks import get_track
+
+    preload = tuple(dict.fromkeys(m for lib in libraries for m in get_track(lib).modules))
+    sandbox = Sandbox(workers=workers, allow_weak_isolation=allow_weak_isolation, preload=preload)
     try:
         report = sandbox.require_isolation()
     except WeakIsolationRefused as exc:
@@ -73,3 +86,47 @@ def load_suite(path: str, sandbox: Sandbox) -> list:
     except (TaskFormatError, FileNotFoundError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+
+
+def load_case_set(path: str | Path) -> list[SolverCase]:
+    """The built PDE cases of a cases folder, or exit 2 saying how to build them."""
+    from fembench_agents.cases.problem import load_cases
+    from fembench_agents.cases.store import CaseStoreError
+
+    try:
+        return load_cases(Path(path))
+    except CaseStoreError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+
+
+def require_tracks(libraries: Iterable[str]) -> None:
+    """Exit 2 naming every library track that is unknown or not installed: never faked."""
+    from fembench_agents.cases.tracks import get_track
+
+    problems = []
+    for lib in libraries:
+        try:
+            ok, why = get_track(lib).available()
+        except KeyError as exc:
+            ok, why = False, str(exc.args[0])
+        if not ok:
+            problems.append(f"library track {lib!r} is unavailable: {why}")
+    for problem in problems:
+        err.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
+    if problems:
+        raise typer.Exit(2)
+
+
+def case_scorer(sandbox: Sandbox, cases_path: str | Path, libraries: Iterable[str]) -> CaseScorer:
+    """The PDE scorer with this machine's calibration (t_base), or exit 2 saying how to make one."""
+    from fembench_agents.cases import timing
+    from fembench_agents.cases.scorer import CaseScorer
+
+    require_tracks(libraries)
+    try:
+        calibration = timing.load(Path(cases_path))
+    except timing.CalibrationMissing as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    return CaseScorer(sandbox, calibration)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,12 +13,15 @@ import typer
 from rich.panel import Panel
 
 from fembench_agents.cli.app import (
+    DEFAULT_CASES,
     DEFAULT_TASKS,
     AllowWeakOpt,
     TasksOpt,
     app,
+    case_scorer,
     console,
     err,
+    load_case_set,
     load_suite,
     open_sandbox,
     progress_bar,
@@ -27,6 +30,8 @@ from fembench_agents.messages import ModelParams
 from fembench_agents.runs.health import RunStopped, error_summary
 from fembench_agents.runs.run import RunConfig, execute_run, select_tasks
 from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.vocabulary import LIBRARY_TRACKS, Track
 
 CACHE_DIR = Path(".fembench-cache")
 CacheOpt = Annotated[Path | None, typer.Option(help="response cache directory")]
@@ -37,6 +42,26 @@ ModelConcurrencyOpt = Annotated[
 SandboxWorkersOpt = Annotated[
     int | None, typer.Option(min=1, help="sandbox workers: attempts scored at once [default: one per CPU]")
 ]
+CasesPathOpt = Annotated[str, typer.Option("--cases-path", help="the PDE cases folder")]
+
+
+def problems_for(
+    tracks: Sequence[str], tasks_path: str, cases_path: str, sandbox: Sandbox
+) -> tuple[dict[str, list[Any]], Evaluator]:
+    """What each track's runs draw from (function tasks, or the PDE cases a
+    library track offers) and an evaluator that can score them all. Exits 2
+    when a library track is unavailable or this machine has no calibration."""
+    by_track: dict[str, list[Any]] = {}
+    libraries = sorted({t for t in tracks if t in LIBRARY_TRACKS})
+    if any(t not in LIBRARY_TRACKS for t in tracks):
+        tasks = load_suite(tasks_path, sandbox)
+        by_track.update({"code": tasks, "tests": tasks})
+    scorer = None
+    if libraries:
+        scorer = case_scorer(sandbox, cases_path, libraries)
+        cases = load_case_set(cases_path)
+        by_track.update({lib: [c for c in cases if lib in c.spec.libraries] for lib in libraries})
+    return by_track, Evaluator(sandbox, cases=scorer)
 
 
 def _safe(name: str) -> str:
@@ -75,6 +100,7 @@ async def _run_grid(
     cache: Path | None,
     allow_weak_isolation: bool = False,
     sandbox_workers: int | None = None,
+    cases_path: str = DEFAULT_CASES,
 ) -> tuple[list[Path], list[RunStopped]]:
     """Every run of the grid to its end, or to its early stop (returned, not raised)."""
     from fembench_agents.models import (  # lazy: litellm import
@@ -88,11 +114,12 @@ async def _run_grid(
 
     _require_credentials(configs)
     response_cache = ResponseCache(cache) if cache else None
-    with open_sandbox(allow_weak_isolation, sandbox_workers) as sandbox, ExitStack() as stack:
-        tasks = load_suite(tasks_path, sandbox)
+    tracks = [c.track for c, _ in configs]
+    libraries = [t for t in tracks if t in LIBRARY_TRACKS]
+    with open_sandbox(allow_weak_isolation, sandbox_workers, libraries) as sandbox, ExitStack() as stack:
+        problems, evaluator = problems_for(tracks, tasks_path, cases_path, sandbox)
         for config, _ in configs:
-            select_tasks(tasks, config.tasks)  # fail before starting any model server
-        evaluator = Evaluator(sandbox)
+            select_tasks(problems[config.track], config.tasks)  # fail before starting any model server
         clients = {}
         for config, _ in configs:
             if config.model not in clients:
@@ -113,7 +140,7 @@ async def _run_grid(
             f"at once per provider{local}, {sandbox.size} sandbox workers",
             highlight=False,
         )
-        total = sum(len(select_tasks(tasks, c.tasks)) * c.repeats for c, _ in configs)
+        total = sum(len(select_tasks(problems[c.track], c.tasks)) * c.repeats for c, _ in configs)
         with progress_bar() as progress:
             bar = progress.add_task("episodes", total=total)
 
@@ -122,7 +149,7 @@ async def _run_grid(
 
             stops = await asyncio.gather(
                 *(
-                    _until_stopped(execute_run(c, tasks, out, clients[c.model], evaluator, on_episode=tick))
+                    _until_stopped(execute_run(c, problems[c.track], out, clients[c.model], evaluator, on_episode=tick))
                     for c, out in configs
                 )
             )
@@ -177,6 +204,13 @@ def run(
     ] = "all",
     tasks_path: Annotated[str, typer.Option("--tasks-path", help="task file or directory")] = DEFAULT_TASKS,
     track: Annotated[str, typer.Option(help="code | tests")] = "code",
+    cases: Annotated[
+        str | None, typer.Option("--cases", help="PDE case ids or fnmatch patterns (instead of --tasks)")
+    ] = None,
+    library: Annotated[
+        str | None, typer.Option(help="PDE library track: numpy-scipy | scikit-fem | ... (with --cases)")
+    ] = None,
+    cases_path: CasesPathOpt = DEFAULT_CASES,
     repeats: Annotated[int, typer.Option(min=1)] = 1,
     out: Annotated[Path | None, typer.Option(help="run directory (resumed if it exists)")] = None,
     temperature: float = 0.0,
@@ -189,7 +223,9 @@ def run(
     cache: CacheOpt = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
-    """One model x one agent x a task selection -> a resumable run directory."""
+    """One model x one agent x a task selection (or PDE cases on one library) -> a resumable run directory."""
+    if cases is not None or library is not None:
+        tasks, track = cases or "all", library or "numpy-scipy"
     try:
         config = RunConfig(
             model=model,
@@ -209,7 +245,9 @@ def run(
         raise typer.Exit(2) from None
     out = out or Path("runs") / f"{_safe(model)}__{_safe(agent)}__{track}"
     try:
-        _, stops = asyncio.run(_run_grid([(config, out)], tasks_path, cache, allow_weak_isolation, sandbox_workers))
+        _, stops = asyncio.run(
+            _run_grid([(config, out)], tasks_path, cache, allow_weak_isolation, sandbox_workers, cases_path)
+        )
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -224,6 +262,11 @@ def compare(
     tasks: Annotated[str, typer.Option("--tasks")] = "all",
     tasks_path: Annotated[str, typer.Option("--tasks-path")] = DEFAULT_TASKS,
     track: str = "code",
+    cases: Annotated[str | None, typer.Option("--cases", help="PDE case ids or patterns (with --libraries)")] = None,
+    libraries: Annotated[
+        str | None, typer.Option(help="comma-separated PDE library tracks, e.g. numpy-scipy,scikit-fem")
+    ] = None,
+    cases_path: CasesPathOpt = DEFAULT_CASES,
     repeats: Annotated[int, typer.Option(min=1)] = 1,
     experiment: Annotated[Path | None, typer.Option(help="experiment file (TOML) in experiments/")] = None,
     out: Annotated[Path | None, typer.Option(help="directory for the grid's run directories")] = None,
@@ -250,6 +293,9 @@ def compare(
                 tasks=tasks,
                 tasks_path=tasks_path,
                 track=track,  # type: ignore[arg-type]
+                cases=cases or "all",
+                cases_path=cases_path,
+                libraries=(libraries or ("numpy-scipy" if cases else "")).split(",") if (libraries or cases) else [],  # type: ignore[arg-type]
                 repeats=repeats,
                 concurrency=concurrency,
                 model_concurrency=model_concurrency,
@@ -264,26 +310,30 @@ def compare(
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     out = out or Path("runs") / _safe(exp.name)
+    # A PDE experiment runs each agent on each library track it names, over its cases.
+    grid: list[tuple[Track, str, str]] = [(lib, exp.cases, f"__{lib}") for lib in exp.libraries]
+    grid = grid or [(exp.track, exp.tasks, "")]
     configs = [
         (
             RunConfig(
                 model=m,
                 agent=a,
-                tasks=exp.tasks,
-                track=exp.track,
+                tasks=selection,
+                track=track,
                 repeats=exp.repeats,
                 concurrency=exp.concurrency,
                 model_concurrency=exp.model_concurrency,
                 params=exp.params,
             ),
-            out / f"{_safe(m)}__{_safe(a)}",
+            out / f"{_safe(m)}__{_safe(a)}{suffix}",
         )
         for m in exp.models
         for a in exp.agents
+        for track, selection, suffix in grid
     ]
     try:
         run_dirs, stops = asyncio.run(
-            _run_grid(configs, exp.tasks_path, cache, allow_weak_isolation, exp.sandbox_workers)
+            _run_grid(configs, exp.tasks_path, cache, allow_weak_isolation, exp.sandbox_workers, exp.cases_path)
         )
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fembench_agents.messages import ModelParams
+from fembench_agents.vocabulary import FunctionTrack, LibraryTrack
 
 
 class Experiment(BaseModel):
@@ -18,7 +19,11 @@ class Experiment(BaseModel):
     agents: list[str] = Field(min_length=1)
     tasks: str = "all"
     tasks_path: str = "tasks"
-    track: Literal["code", "tests"] = "code"
+    track: FunctionTrack = "code"
+    # PDE cases: each agent runs on each library track named here, over `cases`
+    libraries: list[LibraryTrack] = []
+    cases: str = "all"
+    cases_path: str = "cases"
     repeats: int = Field(default=1, ge=1)
     concurrency: int = Field(default=2, ge=1)  # episodes at once
     model_concurrency: int | None = Field(default=None, ge=1)  # model calls at once per provider

@@ -114,6 +114,8 @@ class RunManifest(BaseModel):
     isolation: IsolationReport | None = None
     # episodes, model_calls (per provider) and sandbox_workers at once, in the latest session
     limits: dict[str, int] | None = None
+    # PDE cases: the machine calibration (its id) the fast gate used, per session that scored
+    calibrations: list[str] = []
 
 
 class RunLog:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fembench_agents.agents import make_agent
+from fembench_agents.cases.problem import SolverCase
 from fembench_agents.contracts import FeedbackBuilder, ModelClient, SolverAgent, Track
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.health import STOP_AFTER, FailureStreak, RunStopped
@@ -34,6 +35,9 @@ from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.sandbox import IsolationReport
 from fembench_agents.suite.model import Task
+from fembench_agents.vocabulary import LIBRARY_TRACKS, TRACKS
+
+Problem = Task | SolverCase
 
 
 @dataclass(frozen=True)
@@ -48,8 +52,8 @@ class RunConfig:
     model_concurrency: int | None = None  # model calls at once per provider; None: `concurrency`
 
     def __post_init__(self) -> None:
-        if self.track not in ("code", "tests"):
-            raise ValueError(f"track must be 'code' or 'tests', got {self.track!r}")
+        if self.track not in TRACKS:
+            raise ValueError(f"track must be one of {', '.join(TRACKS)}, got {self.track!r}")
         if self.repeats < 1:
             raise ValueError(f"repeats must be >= 1, got {self.repeats}")
         if self.concurrency < 1:
@@ -70,11 +74,11 @@ class RunConfig:
         return d
 
 
-def select_tasks(tasks: list[Task], selector: str) -> list[Task]:
-    """Comma-separated task ids or fnmatch patterns; `all` selects everything."""
+def select_tasks[P: (Task, SolverCase, Problem)](tasks: list[P], selector: str) -> list[P]:
+    """Comma-separated task (or case) ids or fnmatch patterns; `all` selects everything."""
     if selector.strip() in ("all", "*", ""):
         return list(tasks)
-    chosen: dict[str, Task] = {}
+    chosen: dict[str, P] = {}
     for pattern in (p.strip() for p in selector.split(",") if p.strip()):
         hits = [t for t in tasks if fnmatch.fnmatchcase(t.task_id, pattern)]
         if not hits:
@@ -115,9 +119,10 @@ def run_limits(config: RunConfig, evaluator: Evaluator) -> dict[str, int]:
 def prepare_run_dir(
     out: Path,
     config: RunConfig,
-    tasks: list[Task],
+    tasks: list[Task] | list[SolverCase] | list[Problem],
     isolation: IsolationReport | None = None,
     limits: dict[str, int] | None = None,
+    calibration: str | None = None,
 ) -> None:
     """Write the manifest, or check that an existing run directory holds the
     same run. A resumed run that scores under weaker isolation than before
@@ -134,6 +139,8 @@ def prepare_run_dir(
             update["isolation"] = isolation
         if limits is not None and limits != old.limits:
             update["limits"] = limits  # the latest session's
+        if calibration is not None and calibration not in old.calibrations:
+            update["calibrations"] = [*old.calibrations, calibration]
         if update:
             write_manifest(out, old.model_copy(update=update))
         return
@@ -148,13 +155,14 @@ def prepare_run_dir(
             git_commit=_git_commit(),
             isolation=isolation,
             limits=limits,
+            calibrations=[calibration] if calibration else [],
         ),
     )
 
 
 async def run_episode(
     agent: SolverAgent,
-    task: Task,
+    task: Problem,
     config: RunConfig,
     model: ModelClient,
     evaluator: Evaluator,
@@ -189,7 +197,7 @@ async def run_episode(
 
 async def execute_run(
     config: RunConfig,
-    tasks: list[Task],
+    tasks: list[Task] | list[SolverCase] | list[Problem],
     out: Path,
     model: ModelClient,
     evaluator: Evaluator,
@@ -201,10 +209,18 @@ async def execute_run(
     """Run every unfinished episode of `config` into `out`; returns all finished episodes.
     Raises RunStopped once `stop_after` episodes in a row fail with the same error
     that retrying cannot fix (None: never stop early)."""
-    selected = select_tasks(tasks, config.tasks)
+    selected: list[Problem] = select_tasks(list[Problem](tasks), config.tasks)
     agent = agent or make_agent(config.agent)
-    feedback = feedback or TemplateFeedback()
-    prepare_run_dir(out, config, selected, evaluator.sandbox.isolation(), run_limits(config, evaluator))
+    feedback = feedback if feedback is not None else TemplateFeedback()
+    calibration = evaluator.cases.calibration if config.track in LIBRARY_TRACKS else None
+    prepare_run_dir(
+        out,
+        config,
+        selected,
+        evaluator.sandbox.isolation(),
+        run_limits(config, evaluator),
+        calibration.calibration_id if calibration is not None else None,
+    )
     done = finished_episodes(read_log(out))
     todo = [
         (t, r)
@@ -217,7 +233,7 @@ async def execute_run(
     ended = 0
     with RunLog(out) as log:
 
-        async def one(task: Task, repeat: int) -> EpisodeRecord:
+        async def one(task: Problem, repeat: int) -> EpisodeRecord:
             async with gate:
                 record = await run_episode(agent, task, config, model, evaluator, feedback, log, repeat)
             nonlocal ended

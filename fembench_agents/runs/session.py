@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import time
 
+from fembench_agents.cases.problem import SolverCase
 from fembench_agents.contracts import Feedback, FeedbackBuilder, ModelClient, Track
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunLog
 from fembench_agents.runs.recording import ModelUnavailable, recorded_call
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
+from fembench_agents.scoring.outcomes import AnyOutcome, TestSuiteOutcome
 from fembench_agents.suite.model import Task
 
 
@@ -19,7 +20,7 @@ class EpisodeSession:
     def __init__(
         self,
         *,
-        task: Task,
+        task: Task | SolverCase,
         track: Track,
         model: ModelClient,
         params: ModelParams,
@@ -38,10 +39,10 @@ class EpisodeSession:
     def last_reply(self) -> str:
         return self.attempts[-1].reply if self.attempts else ""
 
-    async def score(self, text: str) -> FunctionOutcome | TestSuiteOutcome:
+    async def score(self, text: str) -> AnyOutcome:
         return await asyncio.to_thread(self.evaluator.score, self.task, self.track, text)
 
-    async def attempt(self, messages: list[Message]) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]:
+    async def attempt(self, messages: list[Message]) -> tuple[AnyOutcome, Feedback]:
         index = len(self.attempts)
         # Every attempt is a sample of its own, even when its prompt repeats
         # an earlier one word for word (a model that repeats its wrong code,
@@ -70,7 +71,7 @@ class EpisodeSession:
 
     async def submit(
         self, text: str, messages: list[Message], response: ModelResponse | None
-    ) -> tuple[FunctionOutcome | TestSuiteOutcome, Feedback]:
+    ) -> tuple[AnyOutcome, Feedback]:
         outcome = await self.score(text)
         feedback = self.feedback(outcome)
         self._record(len(self.attempts), messages, text, response, outcome, feedback)
@@ -82,7 +83,7 @@ class EpisodeSession:
         messages: list[Message],
         reply: str,
         response: ModelResponse | None,
-        outcome: FunctionOutcome | TestSuiteOutcome | None,
+        outcome: AnyOutcome | None,
         feedback: Feedback | None,
         model_error: str | None = None,
     ) -> None:

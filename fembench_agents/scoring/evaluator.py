@@ -10,11 +10,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
+from fembench_agents.cases.problem import SolverCase
+from fembench_agents.cases.scorer import CaseScorer
 from fembench_agents.contracts import Track
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.comparison import compare_outputs
 from fembench_agents.scoring.extraction import check_imports, parse_code
 from fembench_agents.scoring.outcomes import (
+    AnyOutcome,
+    CaseOutcome,
     ErrorInfo,
     FunctionOutcome,
     InputResult,
@@ -22,7 +26,8 @@ from fembench_agents.scoring.outcomes import (
     TestResult,
     TestSuiteOutcome,
 )
-from fembench_agents.scoring.references import attempt_preamble, task_implementation
+from fembench_agents.scoring.references import ReferenceFailure as ReferenceFailure
+from fembench_agents.scoring.references import ReferenceOutput, attempt_preamble, task_implementation
 from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
 from fembench_agents.scoring.sandbox.jobs import CallJob, Implementation, TestSpec
 from fembench_agents.suite.model import Task
@@ -30,18 +35,6 @@ from fembench_agents.vocabulary import FailureReason
 
 DEFAULT_CALL_SECONDS = 10.0
 TEST_SECONDS = 30.0
-
-
-class ReferenceFailure(RuntimeError):
-    """The task's own reference cannot produce outputs: the task is broken."""
-
-
-@dataclass(frozen=True)
-class ReferenceOutput:
-    """What the reference did on one input: returned `value` or raised `raises`."""
-
-    value: Any = None
-    raises: tuple[str, ...] | None = None  # exception type names, most specific first
 
 
 @dataclass(frozen=True)
@@ -72,9 +65,12 @@ def _ended_how(result: JobResult) -> tuple[Literal["timeout", "crashed"], str]:
 class Evaluator:
     """Scores attempts against tasks. Safe to share between threads."""
 
-    def __init__(self, sandbox: Sandbox, config: EvaluatorConfig | None = None) -> None:
+    def __init__(
+        self, sandbox: Sandbox, config: EvaluatorConfig | None = None, cases: CaseScorer | None = None
+    ) -> None:
         self.sandbox = sandbox
         self.config = config or EvaluatorConfig()
+        self.cases = cases or CaseScorer(sandbox)  # PDE cases; give one with this machine's calibration
         self._references: dict[str, list[ReferenceOutput]] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=sandbox.size)
@@ -142,12 +138,17 @@ class Evaluator:
     @overload
     def score(self, task: Task, track: Literal["tests"], text: str) -> TestSuiteOutcome: ...
     @overload
-    def score(self, task: Task, track: Track, text: str) -> FunctionOutcome | TestSuiteOutcome: ...
+    def score(self, task: SolverCase, track: Track, text: str) -> CaseOutcome: ...
+    @overload
+    def score(self, task: Task | SolverCase, track: Track, text: str) -> AnyOutcome: ...
 
-    def score(self, task: Task, track: Track, text: str) -> FunctionOutcome | TestSuiteOutcome:
+    def score(self, task: Task | SolverCase, track: Track, text: str) -> AnyOutcome:
         """The one scoring entry, for every caller (runs, `score`, rescoring,
         the optimizer, validation): the attempt `text` at `task` on `track`,
-        through that track's stages."""
+        through that track's stages. A PDE case is scored on the track of its
+        library (executes -> accurate -> fast)."""
+        if isinstance(task, SolverCase):
+            return self.cases.score(task, track, text)
         if track == "code":
             return self.score_function(task, text)
         if track == "tests":

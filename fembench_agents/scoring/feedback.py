@@ -15,8 +15,9 @@ from typing import Any
 
 import jinja2
 
+from fembench_agents.cases.tracks import get_track
 from fembench_agents.contracts import Feedback
-from fembench_agents.scoring.outcomes import FunctionOutcome, InputResult, TestSuiteOutcome
+from fembench_agents.scoring.outcomes import AnyOutcome, CaseOutcome, FunctionOutcome, InputResult, TestSuiteOutcome
 
 FEEDBACK_DIR = Path(__file__).resolve().parents[2] / "feedback"
 
@@ -32,7 +33,7 @@ _MISMATCH_TEXT = {
 }
 
 # How far along the pipeline an attempt got, for a graded score (GEPA needs a gradient).
-_STAGE_SCORE = {"parse": 0.0, "imports": 0.05, "execute": 0.1}
+_STAGE_SCORE = {"parse": 0.0, "imports": 0.05, "execute": 0.1, "executes": 0.1, "accurate": 0.4, "fast": 0.7}
 
 
 def magnitude(x: float | None) -> str:
@@ -49,14 +50,14 @@ def describe_mismatch(r: InputResult) -> str:
     return f"{text} (at {r.where})" if r.where and r.mismatch != "expected_exception" else text
 
 
-def outcome_score(outcome: FunctionOutcome | TestSuiteOutcome) -> float:
+def outcome_score(outcome: AnyOutcome) -> float:
     if isinstance(outcome, TestSuiteOutcome):
         return outcome.joint_score
     if outcome.passed:
         return 1.0
     stage = outcome.failed_stage or "parse"
-    if stage in _STAGE_SCORE:
-        return _STAGE_SCORE[stage]
+    if stage in _STAGE_SCORE or isinstance(outcome, CaseOutcome):
+        return _STAGE_SCORE.get(stage, 0.0)
     share = sum(r.status == "match" for r in outcome.inputs) / max(len(outcome.inputs), 1)
     return 0.2 + 0.6 * share
 
@@ -139,6 +140,28 @@ class TemplateFeedback:
             ]
         return ctx
 
-    def __call__(self, outcome: FunctionOutcome | TestSuiteOutcome) -> Feedback:
+    def case_view(self, outcome: CaseOutcome) -> dict[str, Any]:
+        """The attempt's own facts only: never `outcome.thresholds`."""
+        failed = next((s for s in outcome.stages if not s.passed), None)
+        err = outcome.error
+        return {
+            "stage": failed.stage if failed else None,
+            "reason": outcome.reason,
+            "detail": failed.detail if failed else None,
+            "allowed": ", ".join(get_track(outcome.library).allowed_imports),
+            "error_type": err.type if err else None,
+            "error_message": err.message if err else None,
+            "traceback": list(err.traceback) if err else [],
+            "error": outcome.relative_l2_error,
+            "seconds": outcome.solve_seconds
+            if outcome.solve_seconds is not None
+            else min(outcome.timings, default=None),
+        }
+
+    def __call__(self, outcome: AnyOutcome) -> Feedback:
+        if isinstance(outcome, CaseOutcome):
+            template, view = ("passed.j2", {}) if outcome.passed else ("case.j2", self.case_view(outcome))
+            text = self.env.get_template(template).render(**view)
+            return Feedback(score=outcome_score(outcome), text=text.strip())
         text = self.env.get_template(self.template_for(outcome)).render(**self.view(outcome))
         return Feedback(score=outcome_score(outcome), text=text.strip())

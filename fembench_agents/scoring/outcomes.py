@@ -108,4 +108,39 @@ class TestSuiteOutcome(OutcomeBase):
         return sum(flags) / len(flags) if flags else 0.0
 
 
-Outcome = Annotated[FunctionOutcome | TestSuiteOutcome, Field(discriminator="kind")]
+class CaseThresholds(BaseModel):
+    """What a PDE verdict was measured against. Evaluator-only: the log keeps it
+    (so pass rates can be recomputed for other alphas); feedback never reads it."""
+
+    model_config = ConfigDict(frozen=True)
+    e_base: float
+    tau_acc: float
+    t_base: float | None
+    tau_time: float | None
+    alpha_acc: float
+    tau_min: float
+    alpha_time: float
+    t_floor: float
+    calibration: str | None = None  # the machine calibration's id
+
+
+class CaseOutcome(OutcomeBase):
+    """A PDE solver attempt: executes -> accurate -> fast. Everything but
+    `thresholds` is the attempt's own: its error norms, its fastest solve time,
+    what it said about itself."""
+
+    kind: Literal["case"] = "case"
+    library: str
+    family: str
+    relative_l2_error: float | None = None
+    solve_seconds: float | None = None  # the fastest timed call (the fast gate's figure)
+    timings: tuple[float, ...] = ()
+    max_abs_error: float | None = None
+    rmse: float | None = None
+    solver_info: dict[str, str | int | float | bool | None] = {}
+    error: ErrorInfo | None = None  # the attempt's own exception, if solve raised
+    thresholds: CaseThresholds | None = None
+
+
+Outcome = Annotated[FunctionOutcome | TestSuiteOutcome | CaseOutcome, Field(discriminator="kind")]
+AnyOutcome = FunctionOutcome | TestSuiteOutcome | CaseOutcome

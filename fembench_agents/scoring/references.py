@@ -5,9 +5,23 @@ from __future__ import annotations
 
 import ast
 import functools
+from dataclasses import dataclass
+from typing import Any
 
 from fembench_agents.scoring.sandbox.jobs import Implementation
 from fembench_agents.suite.model import Task
+
+
+class ReferenceFailure(RuntimeError):
+    """The task's own reference cannot produce outputs: the task is broken."""
+
+
+@dataclass(frozen=True)
+class ReferenceOutput:
+    """What the reference did on one input: returned `value` or raised `raises`."""
+
+    value: Any = None
+    raises: tuple[str, ...] | None = None  # exception type names, most specific first
 
 
 def attempt_preamble(task: Task) -> list[str]:

@@ -20,12 +20,13 @@ from fembench_agents.agents.openhands.bridge import Bridge, Caps
 from fembench_agents.agents.openhands.options import OpenHandsOptions
 from fembench_agents.agents.openhands.workspace import (
     CHECK_FILE,
-    SOLUTION_FILE,
     TASK_FILE,
     VIRTUAL_ROOT,
     create_workspace,
+    solution_file,
 )
 from fembench_agents.agents.prompts import PromptRenderer
+from fembench_agents.cases.problem import SolverCase
 from fembench_agents.contracts import SolveSession, Track
 from fembench_agents.messages import Message
 from fembench_agents.runs.recording import ModelUnavailable, diverged_replay
@@ -54,7 +55,7 @@ Fix {root}/{solution}, check it, and call finish again."""
 
 
 def _names(track: Track) -> dict[str, str]:
-    return {"root": VIRTUAL_ROOT, "task": TASK_FILE, "solution": SOLUTION_FILE[track], "check": CHECK_FILE}
+    return {"root": VIRTUAL_ROOT, "task": TASK_FILE, "solution": solution_file(track), "check": CHECK_FILE}
 
 
 @dataclass
@@ -128,10 +129,10 @@ class OpenHandsAgent:
     extra_hidden: tuple[str, ...] = ()
     keep_workspace: bool = False  # tests inspect it; normally removed after the episode
 
-    async def solve(self, task: Task, session: SolveSession) -> None:
+    async def solve(self, task: Task | SolverCase, session: SolveSession) -> None:
         await self.run(task, session)
 
-    async def run(self, task: Task, session: SolveSession) -> EpisodeTrace:
+    async def run(self, task: Task | SolverCase, session: SolveSession) -> EpisodeTrace:
         from fembench_agents.agents.openhands.terminal import check_launcher, write_launcher
 
         runtime = await in_thread(_import_runtime)
@@ -240,9 +241,10 @@ class OpenHandsAgent:
 
             return TurnResult("time_cap", "wall-clock cap reached while a tool was running")
 
-    def _hidden(self, task: Task, session: SolveSession) -> list[str]:
+    def _hidden(self, task: Task | SolverCase, session: SolveSession) -> list[str]:
         """Episode-specific hidden paths, on top of confinement.ALWAYS_HIDDEN and the repository."""
-        hidden = [str(Path(task.path).resolve().parent), *self.extra_hidden]
+        where = task.cases_dir if isinstance(task, SolverCase) else Path(task.path).parent  # its evaluator-only data
+        hidden = [str(where.resolve()), *self.extra_hidden]
         run_log = getattr(session, "log", None)
         if run_log is not None and getattr(run_log, "dir", None) is not None:
             hidden.append(str(Path(run_log.dir).resolve()))

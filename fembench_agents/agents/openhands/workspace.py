@@ -19,7 +19,9 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from fembench_agents.agents.prompts import function_stub
+from fembench_agents.agents.prompts import SCAFFOLD_DIR, function_stub
+from fembench_agents.cases.problem import SolverCase
+from fembench_agents.cases.tracks import get_track
 from fembench_agents.contracts import Track
 from fembench_agents.suite.model import Task
 
@@ -27,6 +29,14 @@ VIRTUAL_ROOT = "/tmp/workspace"  # where the agent sees its workspace (see confi
 TASK_FILE = "TASK.md"
 CHECK_FILE = "check.py"
 SOLUTION_FILE = {"code": "solution.py", "tests": "test_solution.py"}
+CASE_SOLUTION = "solver.py"  # a PDE case, on any library track
+CASE_SPEC_FILE = "case_spec.json"
+
+
+def solution_file(track: Track) -> str:
+    return SOLUTION_FILE.get(track, CASE_SOLUTION)
+
+
 NOBODY = 65534
 
 
@@ -48,7 +58,7 @@ class Workspace:
 
     @property
     def solution(self) -> Path:
-        return self.dir / SOLUTION_FILE[self.track]
+        return self.dir / solution_file(self.track)
 
     def virtual(self, name: str) -> str:
         return f"{VIRTUAL_ROOT}/{name}"
@@ -74,19 +84,23 @@ class Workspace:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def create_workspace(task: Task, track: Track, task_prompt: str) -> Workspace:
+def create_workspace(task: Task | SolverCase, track: Track, task_prompt: str) -> Workspace:
     root = Path(tempfile.mkdtemp(prefix="fembench-openhands-"))
     ws = Workspace(root=root, track=track)
     ws.dir.mkdir()
     ws.control.mkdir(mode=0o700)
     (ws.dir / TASK_FILE).write_text(task_prompt)
+    if isinstance(task, SolverCase):
+        (ws.dir / CASE_SPEC_FILE).write_text(json.dumps(task.spec_data(), indent=1, sort_keys=True))
     ws.solution.write_text(solution_stub(task, track))
     (ws.dir / CHECK_FILE).write_text(check_script(task, track))
     ws.share_with_shell()
     return ws
 
 
-def solution_stub(task: Task, track: Track) -> str:
+def solution_stub(task: Task | SolverCase, track: Track) -> str:
+    if isinstance(task, SolverCase):
+        return (SCAFFOLD_DIR / get_track(track).skeleton).read_text()
     header = "\n".join(task.required_imports)
     given = ""
     if task.helpers:
@@ -123,10 +137,19 @@ def _parameters(signature: str) -> list[list[str]]:
     return params
 
 
-def check_spec(task: Task, track: Track) -> dict[str, object]:
+def check_spec(task: Task | SolverCase, track: Track) -> dict[str, object]:
     """What check.py checks, all of it visible in the task prompt."""
     from fembench_agents.scoring.extraction import allowed_modules
 
+    if isinstance(task, SolverCase):
+        return {
+            "track": "case",
+            "solution": CASE_SOLUTION,
+            "function": "solve",
+            "allowed_modules": sorted(get_track(track).allowed_imports),
+            "case_spec": CASE_SPEC_FILE,
+            "fields": {k: list(f.shape) for k, f in task.spec.output.fields.items()},
+        }
     return {
         "track": track,
         "solution": SOLUTION_FILE[track],
@@ -138,7 +161,7 @@ def check_spec(task: Task, track: Track) -> dict[str, object]:
     }
 
 
-def check_script(task: Task, track: Track) -> str:
+def check_script(task: Task | SolverCase, track: Track) -> str:
     spec = json.dumps(check_spec(task, track), indent=1)
     return CHECK_TEMPLATE.replace("__SPEC__", spec)
 
@@ -208,6 +231,20 @@ def main():
             stub = False
         if stub:
             fail(f"{SPEC['function']} is still a stub: implement it")
+    elif SPEC["track"] == "case":
+        fn = namespace.get("solve")
+        if not callable(fn):
+            fail(f"{path} defines no function named 'solve'")
+        import numpy as np
+
+        with open(SPEC["case_spec"], encoding="utf-8") as fh:
+            out = fn(json.load(fh))
+        if not isinstance(out, dict):
+            fail(f"solve returned {type(out).__name__}, expected a dict")
+        for name, shape in SPEC["fields"].items():
+            arr = out.get(name)
+            if not isinstance(arr, np.ndarray) or list(arr.shape) != shape:
+                fail(f"output[{name!r}] must be a numpy array of shape {tuple(shape)}")
     else:
         for name in SPEC["tests"]:
             fn = namespace.get(name)

@@ -5,6 +5,8 @@ read them and mypy checks every job the parent builds.
 - describe: execute a task module, report its task_info as plain data;
 - call: build an implementation, call it on each input;
 - test: run one test function against an implementation in its own process;
+- solve: build a PDE solver (an attempt, or one of our calibration solvers
+  preloaded in the worker) and call `solve(case_spec)` once, timed;
 - probe: nothing, to learn the isolation a job gets.
 """
 
@@ -52,8 +54,18 @@ class TestJob(TypedDict):
     test: TestSpec
 
 
+class SolveJob(TypedDict):
+    """`implementation` is an attempt (function `solve`); `calibration` names a
+    calibration-solver module the worker preloaded (see `Sandbox(preload=...)`)."""
+
+    kind: Literal["solve"]
+    spec: dict[str, Any]  # the agent-visible case_spec, as JSON data
+    implementation: NotRequired[Implementation]
+    calibration: NotRequired[str]
+
+
 class ProbeJob(TypedDict):
     kind: Literal["probe"]
 
 
-Job = DescribeJob | CallJob | TestJob | ProbeJob
+Job = DescribeJob | CallJob | TestJob | SolveJob | ProbeJob

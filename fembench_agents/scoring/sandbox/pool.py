@@ -53,7 +53,8 @@ class JobResult:
 # or a mutation-testing copy), so it is given exactly this directory.
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])
 _WORKER_BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); from fembench_agents.scoring.sandbox import zygote; zygote.main()"
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from fembench_agents.scoring.sandbox import zygote; zygote.main(sys.argv[2:])"
 )
 
 
@@ -109,9 +110,9 @@ def _payload(job: Job, policy: SandboxPolicy, hidden: list[str], require_namespa
 
 
 class _Worker:
-    def __init__(self) -> None:
+    def __init__(self, preload: tuple[str, ...] = ()) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _WORKER_BOOT, _PACKAGE_PARENT],
+            [sys.executable, "-I", "-c", _WORKER_BOOT, _PACKAGE_PARENT, *preload],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -149,9 +150,16 @@ class Sandbox:
     """
 
     def __init__(
-        self, workers: int | None = None, hidden_paths: tuple[str, ...] = (), allow_weak_isolation: bool = False
+        self,
+        workers: int | None = None,
+        hidden_paths: tuple[str, ...] = (),
+        allow_weak_isolation: bool = False,
+        preload: tuple[str, ...] = (),
     ) -> None:
+        """`preload`: modules the warm workers import before any job (a PDE
+        library, so that its import is not charged to each attempt)."""
         self.size = workers or max(1, os.cpu_count() or 1)
+        self.preload = tuple(preload)
         self.hidden = _default_hidden() + [os.path.abspath(p) for p in hidden_paths]
         self.allow_weak_isolation = allow_weak_isolation
         self._isolation: IsolationReport | None = None
@@ -164,7 +172,7 @@ class Sandbox:
         with self._lock:
             if self._idle.empty() and self._started < self.size:
                 self._started += 1
-                worker = _Worker()
+                worker = _Worker(self.preload)
                 self._all.append(worker)
                 return worker
         return self._idle.get()
@@ -207,7 +215,7 @@ class Sandbox:
             worker.close()
             with self._lock:
                 self._all.remove(worker)
-                worker = _Worker()
+                worker = _Worker(self.preload)
                 self._all.append(worker)
             with _payload(job, policy, self.hidden, require_namespaces) as payload:
                 reply = worker.request(payload)

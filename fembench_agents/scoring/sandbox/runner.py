@@ -6,11 +6,14 @@ whether a test raised) and the parent judges. Job kinds:
 - call: build an implementation and call it on each input;
 - test: run one test function against an implementation, which is built and
   called in a separate process (`proxy.run_test`);
+- solve: call a PDE solver once on its case_spec, timed around the call only
+  (imports and building the module happen before the clock starts);
 - probe: nothing, to learn the isolation a job gets.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -71,6 +74,39 @@ def run_call(job: dict[str, Any], out: FrameWriter) -> None:
     out.emit({"event": "done"})
 
 
+def run_solve(job: dict[str, Any], out: FrameWriter) -> None:
+    if "calibration" in job:
+        solver = sys.modules[job["calibration"]].solve  # preloaded by the worker: nothing new is imported
+    else:
+        try:
+            solver = build_implementation(job["implementation"])
+        except BaseException as exc:
+            out.emit({"event": "build_error", **error_frame(exc, (ATTEMPT_FILE,))})
+            return
+    seed_generators()
+    start = time.perf_counter()
+    try:
+        value = solver(job["spec"])
+        seconds = time.perf_counter() - start
+    except BaseException as exc:
+        seconds = time.perf_counter() - start
+        out.emit({"event": "solve", "status": "error", "seconds": seconds, **error_frame(exc, (ATTEMPT_FILE,))})
+        return
+    try:
+        frame = {"event": "solve", "status": "ok", "seconds": seconds, "value": codec.to_data(value)}
+    except BaseException as exc:
+        frame = {
+            "event": "solve",
+            "status": "error",
+            "seconds": seconds,
+            "error_type": "UnserializableOutput",
+            "error_mro": ["UnserializableOutput"],
+            "message": type(exc).__name__,
+            "traceback": [],
+        }
+    out.emit(frame)
+
+
 def run_describe(job: dict[str, Any], out: FrameWriter) -> None:
     from fembench_agents.scoring.sandbox.describe import describe_module
 
@@ -85,7 +121,7 @@ def run_probe(job: dict[str, Any], out: FrameWriter) -> None:
     out.emit({"event": "done"})
 
 
-RUNNERS = {"call": run_call, "test": run_test, "describe": run_describe, "probe": run_probe}
+RUNNERS = {"call": run_call, "test": run_test, "solve": run_solve, "describe": run_describe, "probe": run_probe}
 
 
 def run_job(job: dict[str, Any], out: FrameWriter) -> None:

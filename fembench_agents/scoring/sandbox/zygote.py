@@ -222,7 +222,11 @@ def _serve_one(exposed: list[str], env: dict[str, str], root: str) -> int:
     return 0
 
 
-def main() -> None:
+def main(preload: list[str] | None = None) -> None:
+    import importlib
+
+    for name in preload or ():
+        importlib.import_module(name)  # before fork, as the warm imports above
     exposed = confine.python_paths()
     env = dict(os.environ)
     root = tempfile.mkdtemp(prefix="fembench-zygote-")

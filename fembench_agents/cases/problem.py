@@ -1,0 +1,61 @@
+"""A PDE case as runs, agents and the evaluator see it: the second task kind
+beside the function task. It carries the agent-visible `CaseSpec` and where
+the evaluator-only half lives; nothing here reads that half."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fembench_agents.cases import store
+from fembench_agents.cases.model import CaseSpec
+
+SOLVE = "solve"  # the function every solver attempt defines
+
+
+@dataclass(frozen=True)
+class SolverCase:
+    spec: CaseSpec
+    cases_dir: Path
+    record_hash: str  # sha256 of the evaluator-only record: a run notices when a reference changed
+
+    @property
+    def task_id(self) -> str:
+        return self.spec.id
+
+    @property
+    def family(self) -> str:
+        return self.spec.family
+
+    @property
+    def main_name(self) -> str:
+        return SOLVE
+
+    @property
+    def path(self) -> str:
+        """Where the case's evaluator-only files are: hidden from every sandboxed job."""
+        return str(self.cases_dir.resolve() / store.HIDDEN / f"{self.spec.id}.json")
+
+    @property
+    def content_hash(self) -> str:
+        text = self.spec.model_dump_json() + self.record_hash
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def spec_data(self) -> dict[str, Any]:
+        """The case_spec as the solver receives it: plain JSON data."""
+        data: dict[str, Any] = json.loads(self.spec.model_dump_json())
+        return data
+
+
+def load_cases(cases_dir: Path) -> list[SolverCase]:
+    """Every built case of `cases_dir`, sorted by id."""
+    out = []
+    for spec in store.load_specs(cases_dir):
+        record = cases_dir / store.HIDDEN / f"{spec.id}.json"
+        if not record.exists():
+            raise store.CaseStoreError(f"{record} missing: run `fembench-agents cases build`")
+        out.append(SolverCase(spec=spec, cases_dir=cases_dir, record_hash=store.sha256(record.read_bytes())))
+    return sorted(out, key=lambda c: c.task_id)
