@@ -32,7 +32,7 @@ from fembench_agents.scoring.feedback import (
     magnitude,
     outcome_score,
 )
-from fembench_agents.scoring.outcomes import FunctionOutcome, InputResult, StageResult
+from fembench_agents.scoring.outcomes import CaseOutcome, FunctionOutcome, InputResult, StageResult
 from fembench_agents.scoring.outcomes import (
     TestResult as CaseResult,  # aliased: pytest would collect Test*
 )
@@ -42,6 +42,7 @@ from fembench_agents.suite.loader import load_tasks
 from fembench_agents.suite.model import Task
 
 TEMPLATES = {p.name for p in FEEDBACK_DIR.glob("*.j2")}
+FUNCTION_TEMPLATES = TEMPLATES - {"case.j2"}  # case.j2: PDE cases (tests/test_cases_scoring.py)
 SLOW_CALL_SECONDS = 0.0371  # distinctive, so that it can be searched for
 
 
@@ -95,6 +96,13 @@ def test_every_template_is_chosen_by_some_outcome() -> None:
                     index=0, status="mismatch", mismatch="value_mismatch", where="output[1]", relative_error=0.0042
                 ),
             ),
+        ),
+        "case.j2": CaseOutcome(
+            task_id="C",
+            passed=False,
+            stages=(StageResult(stage="executes", passed=False, reason="timeout"),),
+            library="numpy-scipy",
+            family="poisson",
         ),
         "passed.j2": fn_outcome(
             ("parse", True, None, None),
@@ -361,7 +369,7 @@ def test_attempts_reach_every_template_for_every_task(scored: dict[str, list[tup
         if got["tests_suite"] == ("tests.j2", "fails_on_reference"):  # a task with two tests: none missing
             got["tests_suite"] = EXPECTED["tests_suite"]
         assert got == EXPECTED, task_id
-        assert {fb.template_for(o) for _, o in outcomes} == TEMPLATES
+        assert {fb.template_for(o) for _, o in outcomes} == FUNCTION_TEMPLATES
         suite = dict(outcomes)["tests_suite"]
         tests = {t.name: t for t in suite.tests}
         assert all(not t.present for t in dict(outcomes)["tests_missing"].tests), task_id
@@ -598,6 +606,7 @@ def test_feedback_templates_and_scaffolds_are_where_the_product_says(tmp_path: P
         "wrong_output.j2",
         "passed.j2",
         "tests.j2",
+        "case.j2",
     }
     # a template folder of one's own is honoured
     (tmp_path / "passed.j2").write_text("CUSTOM {{ target }}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from fembench_agents.cases import store
@@ -60,3 +61,33 @@ def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
                     f"{d.id}: the committed record differs from a fresh build: run `fembench-agents cases build`"
                 )
     return out
+
+
+def calibration_problems(cases_dir: Path, skip: Callable[[str, str], None]) -> tuple[list[str], int]:
+    """Our calibration solver of every (case, available library) scored as an
+    attempt at its own case, through the sandbox, with this machine's
+    calibration: it must pass all three gates. Returns problems and how many
+    solves were checked; without a machine calibration, the fast gate is a problem."""
+    from fembench_agents.cases import timing
+    from fembench_agents.cases.calibrate import calibration_sandbox, each_case_library, gate_calibration
+    from fembench_agents.cases.problem import load_cases
+    from fembench_agents.cases.scorer import CaseScorer
+
+    try:
+        calibration: timing.MachineCalibration | None = timing.load(cases_dir)
+    except timing.CalibrationMissing as exc:
+        calibration = None
+        skip("the fast gate", str(exc))
+    cases = load_cases(cases_dir)
+    pairs = list(each_case_library(cases, None, skip))
+    out: list[str] = []
+    with calibration_sandbox({lib for _, lib in pairs}) as sandbox:
+        scorer = CaseScorer(sandbox, calibration)
+        for case, lib in pairs:
+            outcome = gate_calibration(scorer, case, lib)
+            if not outcome.passed and not (calibration is None and outcome.reason == "not_timed"):
+                out.append(
+                    f"{case.task_id}: our {lib} calibration solver fails its own {outcome.failed_stage} gate "
+                    f"({outcome.reason}; error {outcome.relative_l2_error}, time {outcome.solve_seconds})"
+                )
+    return out, len(pairs)

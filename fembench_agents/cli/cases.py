@@ -74,28 +74,31 @@ def build(
 @cases_app.command("calibrate")
 def calibrate(
     cases: CasesDir = DEFAULT,
-    repeats: Annotated[int, typer.Option(min=1, help="timed calls per solve (median)")] = 5,
+    repeats: Annotated[int, typer.Option(min=1, help="timed sandbox jobs per solve (median)")] = 5,
     machine: Annotated[str | None, typer.Option(help="name of this machine's file")] = None,
     only: Annotated[list[str] | None, typer.Option("--only", help="time only these ids")] = None,
+    library: Annotated[list[str] | None, typer.Option("--library", help="time only these tracks")] = None,
 ) -> None:
-    """Time our calibration solvers on this machine: t_base per case and library."""
+    """Time our calibration solvers on this machine, in the sandbox as attempts are timed: t_base per case and library."""
+    from fembench_agents.cases.calibrate import CalibrationFailed, calibration_sandbox, each_case_library, time_case
+    from fembench_agents.cases.problem import load_cases
+    from fembench_agents.cases.scorer import CaseScorer
+
     try:
-        specs = store.load_specs(cases)
+        chosen = [c for c in load_cases(cases) if not only or c.task_id in only]
     except store.CaseStoreError as exc:
         _fail(str(exc))
+    libraries = sorted({lib for c in chosen for lib in c.spec.libraries if get_track(lib).available()[0]})
     t_base: dict[str, dict[str, float]] = {}
-    for spec in specs:
-        if only and spec.id not in only:
-            continue
-        spec_dict = json.loads(spec.model_dump_json())
-        for lib in spec.libraries:
-            track = get_track(lib)
-            ok, why = track.available()
-            if not ok:
-                typer.echo(f"skip {spec.id} on {lib}: {why}", err=True)
-                continue
-            secs = timing.time_solve(track.calibration_solver(), spec_dict, repeats)
-            t_base.setdefault(spec.id, {})[lib] = float(f"{secs:.4g}")
+    with calibration_sandbox(libraries) as sandbox:
+        scorer = CaseScorer(sandbox)
+        pairs = each_case_library(chosen, library, lambda lib, why: typer.echo(f"skip {lib}: {why}", err=True))
+        for case, lib in pairs:
+            try:
+                secs = time_case(scorer, case, lib, repeats)
+            except CalibrationFailed as exc:
+                _fail(str(exc))
+            t_base.setdefault(case.task_id, {})[lib] = float(f"{secs:.4g}")
     cal = timing.MachineCalibration(
         machine=machine or timing.machine_name(), fingerprint=timing.fingerprint(), repeats=repeats, t_base=t_base
     )
@@ -107,13 +110,23 @@ def calibrate(
 def validate(
     cases: CasesDir = DEFAULT,
     rebuild: Annotated[bool, typer.Option(help="also rebuild and compare byte for byte")] = True,
+    calibration: Annotated[
+        bool, typer.Option(help="also score our calibration solvers through the sandbox against their own gates")
+    ] = True,
 ) -> None:
-    """Check the records: leak test, reproducibility, coverage."""
-    from fembench_agents.cases.validation import problems
+    """Check the records: leak test, reproducibility, coverage, and our calibration solvers against their own gates."""
+    from fembench_agents.cases.validation import calibration_problems, problems
 
     found = problems(cases, rebuild)
+    checked = 0
+    if calibration and not found:
+        more, checked = calibration_problems(
+            cases, lambda what, why: typer.echo(f"not checked: {what}: {why}", err=True)
+        )
+        found += more
     for p in found:
         typer.echo(f"problem: {p}", err=True)
     if found:
         raise typer.Exit(1)
-    typer.echo("cases valid: leak-free, reproducible, coverage met")
+    gated = f"; {checked} calibration solves pass their own gates" if calibration else ""
+    typer.echo(f"cases valid: leak-free, reproducible, coverage met{gated}")

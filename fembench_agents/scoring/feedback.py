@@ -80,9 +80,11 @@ class TemplateFeedback:
         self.target = target
         self.tests_target = tests_target
 
-    def template_for(self, outcome: FunctionOutcome | TestSuiteOutcome) -> str:
+    def template_for(self, outcome: AnyOutcome) -> str:
         if outcome.passed:
             return "passed.j2"
+        if isinstance(outcome, CaseOutcome):
+            return "case.j2"
         stage, reason = outcome.failed_stage, outcome.reason
         if stage in ("parse", "imports", "tests"):
             return f"{stage}.j2"
@@ -160,8 +162,7 @@ class TemplateFeedback:
 
     def __call__(self, outcome: AnyOutcome) -> Feedback:
         if isinstance(outcome, CaseOutcome):
-            template, view = ("passed.j2", {}) if outcome.passed else ("case.j2", self.case_view(outcome))
-            text = self.env.get_template(template).render(**view)
+            text = self.env.get_template(self.template_for(outcome)).render(**self.case_view(outcome))
             return Feedback(score=outcome_score(outcome), text=text.strip())
         text = self.env.get_template(self.template_for(outcome)).render(**self.view(outcome))
         return Feedback(score=outcome_score(outcome), text=text.strip())
