@@ -202,7 +202,7 @@ def fast(seconds: Sequence[float], tau: float) -> tuple[StageResult, float]:
 def _diagnostics(u: np.ndarray | None, ref: np.ndarray, mask: np.ndarray, info: Any) -> Diagnostics:
     clean: dict[str, str | int | float | bool | None] = {}
     if isinstance(info, Mapping):
-        for k in DIAGNOSTIC_KEYS:
+        for k in (k for k in DIAGNOSTIC_KEYS if k in info):  # what the solver reported, nothing more
             v = info.get(k)
             if isinstance(v, str | int | float | bool) or v is None:
                 clean[k] = v if not isinstance(v, str) else v[:80]

@@ -361,6 +361,7 @@ def replay(
     rescore: Annotated[bool, typer.Option(help="re-evaluate stored attempts with the current evaluator")] = False,
     show: Annotated[str | None, typer.Option(help="print this task's feedback loop turn by turn")] = None,
     tasks_path: TasksOpt = DEFAULT_TASKS,
+    cases_path: CasesPathOpt = DEFAULT_CASES,
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """Re-run a recorded run from its log with no model calls."""
@@ -376,9 +377,11 @@ def replay(
     if show:
         _print_turns(episode_turns(run_dir, show), show)
         return
-    with open_sandbox(allow_weak_isolation) as sandbox:
-        tasks = load_suite(tasks_path, sandbox)
-        evaluator = Evaluator(sandbox)
+    track = str(manifest.config.get("track", "code"))
+    libraries = [track] if track in LIBRARY_TRACKS else []
+    with open_sandbox(allow_weak_isolation, libraries=libraries) as sandbox:
+        problems, evaluator = problems_for([track], tasks_path, cases_path, sandbox)
+        tasks = problems[track]
         if rescore:
             changes = rescore_run(run_dir, {t.task_id: t for t in tasks}, evaluator)
         else:

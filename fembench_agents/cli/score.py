@@ -9,12 +9,15 @@ import typer
 from rich.table import Table
 
 from fembench_agents.cli.app import (
+    DEFAULT_CASES,
     DEFAULT_TASKS,
     AllowWeakOpt,
     TasksOpt,
     app,
+    case_scorer,
     console,
     err,
+    load_case_set,
     load_suite,
     open_sandbox,
     progress_bar,
@@ -27,14 +30,22 @@ def score(
     folder: Annotated[Path, typer.Argument(help="folder of {task_id}_code_{label}.py / _test_ files")],
     tasks: TasksOpt = DEFAULT_TASKS,
     json_out: Annotated[Path | None, typer.Option("--json", help="write outcomes and summary here")] = None,
+    cases: Annotated[
+        bool, typer.Option("--cases", help="score PDE solver programs {case_id}_{library}_{label}.py instead")
+    ] = False,
+    cases_path: Annotated[str, typer.Option("--cases-path", help="the PDE cases folder")] = DEFAULT_CASES,
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
-    """Score saved completions: functions correct and mean joint test success per label."""
+    """Score saved completions: functions correct and mean joint test success per label
+    (with --cases: PDE solver programs, per-stage counts per label and library)."""
     from fembench_agents.scoring.folder import find_completions, score_folder
 
     if not folder.is_dir():
         err.print(f"[red]error:[/red] {folder} is not a directory")
         raise typer.Exit(2)
+    if cases:
+        _score_cases(folder, cases_path, json_out, allow_weak_isolation)
+        return
     with open_sandbox(allow_weak_isolation) as sandbox:
         loaded = load_suite(tasks, sandbox)
         evaluator = Evaluator(sandbox)
@@ -58,6 +69,34 @@ def score(
     if result.unmatched_files:
         err.print(
             f"[yellow]{len(result.unmatched_files)} files matched no task:[/yellow] "
+            + ", ".join(result.unmatched_files[:10])
+        )
+    if json_out:
+        json_out.write_text(result.model_dump_json(indent=1))
+        err.print(f"wrote {json_out}")
+
+
+def _score_cases(folder: Path, cases_path: str, json_out: Path | None, allow_weak_isolation: bool) -> None:
+    from fembench_agents.cases.folder import find_programs, score_case_folder
+
+    loaded = load_case_set(cases_path)
+    programs, _ = find_programs(folder, loaded)
+    libraries = sorted({p.library for p in programs})
+    with open_sandbox(allow_weak_isolation, libraries=libraries) as sandbox:
+        evaluator = Evaluator(sandbox, cases=case_scorer(sandbox, cases_path, libraries))
+        with progress_bar() as progress:
+            bar = progress.add_task("scoring", total=len(programs))
+            result = score_case_folder(folder, loaded, evaluator, progress=lambda _: progress.advance(bar))
+        evaluator.close()
+    table = Table(title=f"{folder} ({len(loaded)} cases)", caption=result.isolation.summary())
+    for col in ("label", "library", "programs", "executes", "accurate", "fast (pass)"):
+        table.add_column(col)
+    for s in result.summaries:
+        table.add_row(s.label, s.library, str(s.attempts), str(s.executes), str(s.accurate), str(s.fast))
+    console.print(table)
+    if result.unmatched_files:
+        err.print(
+            f"[yellow]{len(result.unmatched_files)} files matched no case and library:[/yellow] "
             + ", ".join(result.unmatched_files[:10])
         )
     if json_out:

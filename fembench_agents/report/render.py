@@ -135,6 +135,41 @@ def task_rows(t: TaskTable) -> Rows:
     return (["Task", *t.agents], [[r.task_id, *(fmt_cell(r.cells.get(a), t.track) for a in t.agents)] for r in t.rows])
 
 
+def _rate(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def case_rows(report: Report) -> Rows:
+    headers = [
+        "Model",
+        "Agent",
+        "Library",
+        "Family",
+        "Attempts",
+        "Executes",
+        "Accurate",
+        "Fast",
+        "Pass",
+        "Median error",
+    ]
+    body = [
+        [
+            r.model,
+            r.agent,
+            r.library,
+            r.family,
+            str(r.attempts),
+            f"{r.executes} ({_rate(r.executes_rate)})",
+            f"{r.accurate} ({_rate(r.accurate_rate)})",
+            f"{r.fast} ({_rate(r.fast_rate)})",
+            _rate(r.pass_rate),
+            "-" if r.median_error is None else f"{r.median_error:.2e}",
+        ]
+        for r in report.case_stages
+    ]
+    return headers, body
+
+
 def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
@@ -185,6 +220,15 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
     for t in report.task_tables:
         out += [f"## Per task: {t.model}, {t.track} track", ""]
         out += _md_table(*task_rows(t))
+    if report.case_stages:
+        out += [
+            "## PDE cases: per stage",
+            "",
+            "Over every scored attempt. Executes: share of all attempts; accurate: share of those that "
+            "executed; fast: share of the accurate ones (these passed); pass: share of all attempts.",
+            "",
+        ]
+        out += _md_table(*case_rows(report))
     out += ["## Stage failures", ""]
     out += _md_table(*stage_rows(report))
     if any(g.failure_reasons for g in report.groups):
@@ -218,6 +262,8 @@ def rich_tables(report: Report) -> list[Table]:
     """Per-task results, summary, stage failures and paired tests, for `Console.print`."""
     tables = [_rich_table(f"Per task: {t.model}, {t.track} track", task_rows(t)) for t in report.task_tables]
     tables += [_rich_table("Summary", summary_rows(report)), _rich_table("Stage failures", stage_rows(report))]
+    if report.case_stages:
+        tables.append(_rich_table("PDE cases: per stage (share in brackets)", case_rows(report)))
     if report.paired:
         tables.append(_rich_table("Paired tests (exact McNemar, tasks)", paired_rows(report)))
     return tables

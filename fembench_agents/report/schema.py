@@ -111,6 +111,25 @@ class PairedTest(_Frozen):
     p_value: float
 
 
+class CaseStageRow(_Frozen):
+    """PDE cases, one model x agent x library x family, over every scored attempt."""
+
+    model: str
+    agent: str
+    library: str
+    family: str
+    attempts: int
+    executes: int
+    accurate: int
+    fast: int  # passed all three gates
+    executes_rate: float | None  # over all attempts
+    accurate_rate: float | None  # over executed
+    fast_rate: float | None  # over accurate
+    pass_rate: float | None  # over all attempts
+    median_error: float | None  # relative L2, among executed attempts
+    median_seconds: float | None  # fastest solve time, among executed attempts
+
+
 class Report(_Frozen):
     schema_version: int = REPORT_SCHEMA_VERSION
     settings: ReportSettings = ReportSettings()
@@ -118,3 +137,4 @@ class Report(_Frozen):
     groups: list[GroupSummary]
     task_tables: list[TaskTable]
     paired: list[PairedTest]
+    case_stages: list[CaseStageRow] = []

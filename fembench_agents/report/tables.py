@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from fembench_agents.contracts import Track
+from fembench_agents.report.cases import case_stage_rows
 from fembench_agents.report.schema import (
     Estimate,
     GroupSummary,
@@ -175,6 +176,7 @@ def paired_test(table: TaskTable, agent_a: str, agent_b: str) -> PairedTest:
 def build_report(run_dirs: Iterable[str | os.PathLike[str]], settings: ReportSettings | None = None) -> Report:
     """The comparison report over one or more run directories."""
     settings = settings or ReportSettings()
+    run_dirs = list(run_dirs)
     runs, tagged = collect_episodes(run_dirs)
     grouped: dict[GroupKey, list[EpisodeRecord]] = defaultdict(list)
     group_runs: dict[GroupKey, set[str]] = defaultdict(set)
@@ -189,4 +191,11 @@ def build_report(run_dirs: Iterable[str | os.PathLike[str]], settings: ReportSet
         by_model_track[(model, track)][agent] = grouped[(model, agent, track)]
     tables = [task_table(model, track, agents) for (model, track), agents in by_model_track.items()]
     paired = [paired_test(t, a, b) for t in tables for a, b in combinations(t.agents, 2)]
-    return Report(settings=settings, runs=runs, groups=groups, task_tables=tables, paired=paired)
+    return Report(
+        settings=settings,
+        runs=runs,
+        groups=groups,
+        task_tables=tables,
+        paired=paired,
+        case_stages=case_stage_rows(run_dirs),
+    )

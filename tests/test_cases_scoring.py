@@ -1,0 +1,256 @@
+"""PDE attempts scored through the real sandbox by the shared evaluator: each
+gate's pass and fail paths with hand-written solvers (tests/pde_solvers.py),
+the feedback a repairing agent then sees (the attempt's own facts, never a
+threshold, calibration figure or reference value), and a hostile attempt that
+searches its process, filesystem and environment for the evaluator-only half."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import typer
+from conftest import ROOT
+
+import pde_solvers as ps
+from fembench_agents.cases import store, timing
+from fembench_agents.cases.problem import SolverCase, load_cases
+from fembench_agents.cases.scorer import CaseScorer
+from fembench_agents.cases.tracks import TRACKS, Track
+from fembench_agents.cli.app import require_tracks
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.feedback import TemplateFeedback
+from fembench_agents.scoring.outcomes import CaseOutcome
+from fembench_agents.scoring.sandbox import Sandbox
+
+CASES = ROOT / "cases"
+T_BASE = 0.1  # seconds: tau_time = 3 x 0.1 = 0.3 s; CORRECT solves in ~0.05 s, SLOW in > 1 s
+FEEDBACK = TemplateFeedback()
+
+
+@pytest.fixture(scope="module")
+def case() -> SolverCase:
+    return next(c for c in load_cases(CASES) if c.task_id == ps.CASE)
+
+
+@pytest.fixture(scope="module")
+def case_evaluator() -> Iterator[Evaluator]:
+    calibration = timing.MachineCalibration(
+        machine="test", fingerprint={}, repeats=1, t_base={ps.CASE: {"numpy-scipy": T_BASE, "scikit-fem": T_BASE}}
+    )
+    with Sandbox(workers=2, preload=("skfem",)) as sandbox:
+        evaluator = Evaluator(sandbox, cases=CaseScorer(sandbox, calibration))
+        yield evaluator
+        evaluator.close()
+
+
+def score(evaluator: Evaluator, case: SolverCase, source: str, library: str = "numpy-scipy") -> CaseOutcome:
+    outcome = evaluator.score(case, library, f"Here is my solver.\n```python\n{source}\n```\n")  # type: ignore[arg-type]
+    assert isinstance(outcome, CaseOutcome)
+    assert outcome.isolation == "namespaced" or not outcome.timings
+    return outcome
+
+
+def stages(outcome: CaseOutcome) -> list[tuple[str, bool, str | None]]:
+    return [(s.stage, s.passed, s.reason) for s in outcome.stages]
+
+
+def test_a_correct_solver_passes_all_three_gates(case_evaluator: Evaluator, case: SolverCase) -> None:
+    out = score(case_evaluator, case, ps.CORRECT)
+    assert stages(out) == [("executes", True, None), ("accurate", True, None), ("fast", True, None)]
+    assert out.passed and out.library == "numpy-scipy" and out.family == "poisson"
+    # second-order differences at h = 1/96 against the manufactured solution, far below tau = 10 x 2.3445e-05
+    assert 1e-6 < out.relative_l2_error < 2e-5  # type: ignore[operator]
+    assert len(out.timings) == 1 and out.solve_seconds == out.timings[0]
+    assert out.solver_info == {"mesh_resolution": 96, "element_degree": 1, "dofs": 9025, "method": "fd5"}
+    assert out.thresholds is not None
+    assert out.thresholds.tau_acc == pytest.approx(2.3445e-04) and out.thresholds.tau_time == pytest.approx(0.3)
+    assert FEEDBACK(out).text == "Your previous answer passed every check."
+    assert FEEDBACK(out).score == 1.0
+
+
+def test_a_wrong_boundary_condition_fails_the_accuracy_gate(case_evaluator: Evaluator, case: SolverCase) -> None:
+    out = score(case_evaluator, case, ps.WRONG_BOUNDARY)
+    assert stages(out) == [("executes", True, None), ("accurate", False, "too_inaccurate")]
+    assert out.relative_l2_error == pytest.approx(1.8143, abs=1e-3)
+    fb = FEEDBACK(out)
+    assert fb.score == 0.4
+    assert fb.text.startswith("Your previous solver ran (solve took ")
+    assert "but is not accurate enough: its relative L2 error over the in-domain grid points is 1.81e+00." in fb.text
+
+
+def test_nan_inside_the_domain_fails_executes(case_evaluator: Evaluator, case: SolverCase) -> None:
+    out = score(case_evaluator, case, ps.NAN_INSIDE)
+    assert stages(out) == [("executes", False, "non_finite")]
+    assert out.stages[0].detail == "output['u'] is NaN or infinite at 1 in-domain grid points"
+    assert out.relative_l2_error is None
+    assert FEEDBACK(out).text.startswith(
+        "Your previous solver ran but its return value breaks the output contract: "
+        "output['u'] is NaN or infinite at 1 in-domain grid points."
+    )
+
+
+def test_a_ten_times_too_slow_solver_fails_fast_after_being_timed_three_times(
+    case_evaluator: Evaluator, case: SolverCase
+) -> None:
+    out = score(case_evaluator, case, ps.SLOW)
+    assert stages(out) == [("executes", True, None), ("accurate", True, None), ("fast", False, "too_slow")]
+    assert len(out.timings) == 3  # the first timing, then two fresh re-timings
+    assert out.solve_seconds == min(out.timings) > 0.3
+    text = FEEDBACK(out).text
+    assert re.fullmatch(
+        r"Your previous solver is accurate \(relative L2 error \d\.\d\de-0\d\) but too slow: solve took "
+        r"\d+\.\d{3} s, above the time target\.\n.*",
+        text,
+        flags=re.S,
+    ), text
+    assert FEEDBACK(out).score == 0.7
+
+
+def test_an_exception_a_wrong_shape_and_a_forbidden_import_fail_executes(
+    case_evaluator: Evaluator, case: SolverCase
+) -> None:
+    raised = score(case_evaluator, case, ps.RAISES)
+    assert stages(raised) == [("executes", False, "runtime_error")]
+    assert raised.error is not None and raised.error.type == "ValueError"
+    assert raised.error.message == "the mesh is too coarse: (49, 49)"
+    assert raised.error.traceback[-1].startswith("<attempt>, line ")
+    text = FEEDBACK(raised).text
+    assert "    ValueError: the mesh is too coarse: (49, 49)\nTraceback (your code only):\n    <attempt>, line" in text
+    shaped = score(case_evaluator, case, ps.TRANSPOSED_SHAPE)
+    assert stages(shaped) == [("executes", False, "wrong_shape")]
+    assert shaped.stages[0].detail == "output['u'] has shape (49, 48), expected (49, 49)"
+    forbidden = score(case_evaluator, case, "import os\n" + ps.CORRECT)
+    assert stages(forbidden) == [("executes", False, "disallowed_import")]
+    assert forbidden.stages[0].detail == "os" and forbidden.timings == ()
+    assert FEEDBACK(forbidden).text.startswith(
+        "Your previous solver imports modules this track does not allow: os.\nAllowed top-level modules: numpy, scipy,"
+    )
+    unparsed = score(case_evaluator, case, "def solve(case_spec) return 1")
+    assert stages(unparsed) == [("executes", False, "syntax_error")]
+
+
+def test_a_solver_that_never_returns_times_out(case: SolverCase) -> None:
+    calibration = timing.MachineCalibration(machine="t", fingerprint={}, repeats=1, t_base={})
+    from fembench_agents.cases.scorer import CaseScoringConfig
+
+    with Sandbox(workers=1) as sandbox:
+        scorer = CaseScorer(sandbox, calibration, CaseScoringConfig(solve_seconds=1.5))
+        out = scorer.score(case, "numpy-scipy", "```python\ndef solve(case_spec):\n    while True:\n        pass\n```")
+    assert stages(out) == [("executes", False, "timeout")]
+    assert out.stages[0].detail == "solve did not finish within the time limit"
+    assert FEEDBACK(out).text.startswith("Your previous solver did not finish within the time limit of one solve.")
+
+
+def test_without_a_calibration_time_the_fast_gate_says_not_timed(case: SolverCase) -> None:
+    with Sandbox(workers=1) as sandbox:
+        out = CaseScorer(sandbox).score(case, "scikit-fem", f"```python\n{ps.CORRECT}\n```")
+    assert stages(out) == [("executes", True, None), ("accurate", True, None), ("fast", False, "not_timed")]
+    assert FEEDBACK(out).text.startswith("Your previous solver is accurate (relative L2 error ")
+    assert "its speed was not judged on this machine." in FEEDBACK(out).text
+
+
+def _hidden_strings(case: SolverCase, out: CaseOutcome) -> list[str]:
+    record, arrays = store.load_hidden(CASES, case.task_id)
+    th = out.thresholds
+    assert th is not None
+    numbers = [th.e_base, th.tau_acc, th.tau_time, th.t_base, th.alpha_acc, th.alpha_time]
+    found = [f"{x:.2e}" for x in numbers if x] + [f"{x:.3f}" for x in numbers if x] + [repr(x) for x in numbers]
+    found += [f"{v:.4f}" for v in np.ravel(arrays["u"])[::97] if np.isfinite(v)]
+    return [*found, str(record.solution), "tau", "e_base", "t_base", "alpha", "calibration"]
+
+
+def test_feedback_never_shows_a_threshold_a_calibration_figure_or_the_reference(
+    case_evaluator: Evaluator, case: SolverCase
+) -> None:
+    for source in (ps.CORRECT, ps.WRONG_BOUNDARY, ps.NAN_INSIDE, ps.SLOW, ps.RAISES, ps.TRANSPOSED_SHAPE):
+        out = score(case_evaluator, case, source)
+        text = FEEDBACK(out).text
+        for hidden in _hidden_strings(case, out):
+            assert hidden not in text, (hidden, text)
+
+
+HOSTILE = """
+import numpy as np
+
+def solve(case_spec):
+    os = eval("__import__('os')")
+    sys = eval("__import__('sys')")
+    found = []
+    # where the evaluator-only half is, and where a solver might look for copies of it
+    for top in (REPO, os.path.dirname(REPO), "/tmp", "/var/tmp", "/dev/shm", "/root", "/home", os.getcwd()):
+        for root, dirs, files in os.walk(top):
+            for name in dirs + files:
+                if CASE in name or name in ("hidden", "calibration", "case_specs.jsonl"):
+                    found.append(os.path.join(root, name))
+    for path in (HIDDEN_JSON, HIDDEN_NPZ):
+        try:
+            found.append(open(path).read()[:40])
+        except OSError:
+            pass
+    found += [k for k, v in os.environ.items() if CASE in v or "hidden" in v or "calibration" in v]
+    found += [m for m in sys.modules if "calibration" in m or m.startswith("fembench_agents.cases")]
+    found = [f for f in found if f.startswith(REPO) or not f.startswith("/")]
+    raise ValueError("found: " + repr(sorted(set(found))[:8]))
+"""
+
+
+def test_a_hostile_solver_finds_no_evaluator_only_data(case_evaluator: Evaluator, case: SolverCase) -> None:
+    hidden = CASES.resolve() / store.HIDDEN
+    code = HOSTILE.replace("CASE", repr(case.task_id)).replace("REPO", repr(str(ROOT.resolve())))
+    code = code.replace("HIDDEN_JSON", repr(str(hidden / f"{case.task_id}.json")))
+    code = code.replace("HIDDEN_NPZ", repr(str(hidden / f"{case.task_id}.npz")))
+    out = score(case_evaluator, case, code)
+    assert out.error is not None, stages(out)
+    assert out.error.message == "found: []"
+
+
+def test_an_unavailable_track_is_refused_never_faked(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    fake = Track(
+        name="fake-lib",
+        modules=("no_such_fem_library_xyz",),
+        allowed_imports=("numpy",),
+        skeleton="pde/numpy_scipy_skeleton.py",
+        calibration_module="no_such_fem_library_xyz.calibration",
+    )
+    monkeypatch.setitem(TRACKS, "fake-lib", fake)
+    with pytest.raises(typer.Exit) as exc:
+        require_tracks(["numpy-scipy", "fake-lib", "no-such-track"])
+    assert exc.value.exit_code == 2
+    err = capsys.readouterr().err
+    assert "library track 'fake-lib' is unavailable: not installed: no_such_fem_library_xyz" in err
+    assert "library track 'no-such-track' is unavailable: unknown library track 'no-such-track'; known: " in err
+    assert "'numpy-scipy' is unavailable" not in err and len(err.strip().splitlines()) == 2
+
+
+@pytest.fixture(scope="module")
+def cases_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The committed cases with a calibration of this 'machine' beside them."""
+    target = tmp_path_factory.mktemp("cases") / "cases"
+    shutil.copytree(CASES, target, ignore=shutil.ignore_patterns("calibration"))
+    cal = timing.MachineCalibration(
+        machine=timing.machine_name(), fingerprint={}, repeats=1, t_base={ps.CASE: {"numpy-scipy": 1.0}}
+    )
+    timing.save(target, cal)
+    return target
+
+
+def test_scored_outcomes_round_trip_through_json(case_evaluator: Evaluator, case: SolverCase) -> None:
+    out = score(case_evaluator, case, ps.WRONG_BOUNDARY)
+    again = CaseOutcome.model_validate(json.loads(out.model_dump_json()))
+    assert again == out
+
+
+def test_the_case_spec_a_solver_receives_is_the_agent_visible_one(case: SolverCase) -> None:
+    data = case.spec_data()
+    assert data == json.loads(case.spec.model_dump_json())
+    text = json.dumps(data)
+    record, _ = store.load_hidden(CASES, case.task_id)
+    assert record.solution not in text and "e_base" not in text and "tau" not in text
+    assert os.path.basename(case.path) == f"{case.task_id}.json"
