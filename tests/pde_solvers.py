@@ -10,7 +10,7 @@ from __future__ import annotations
 
 CASE = "poisson_square_oscillating"
 
-_TEMPLATE = '''
+_TEMPLATE = """
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -66,7 +66,7 @@ def solve(case_spec):
     {after}
     return {{"u": out, "solver_info": {{"mesh_resolution": n - 1, "element_degree": 1, "dofs": int(inner.size),
                                         "method": "fd5"}}}}
-'''
+"""
 
 
 def finite_difference(refine: int = 2, sign: str = "1.0", after: str = "pass") -> str:

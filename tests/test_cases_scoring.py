@@ -81,8 +81,10 @@ def test_a_wrong_boundary_condition_fails_the_accuracy_gate(case_evaluator: Eval
     assert out.relative_l2_error == pytest.approx(1.8143, abs=1e-3)
     fb = FEEDBACK(out)
     assert fb.score == 0.4
-    assert fb.text.startswith("Your previous solver ran (solve took ")
-    assert "but is not accurate enough: its relative L2 error over the in-domain grid points is 1.81e+00." in fb.text
+    assert fb.text.startswith(
+        "Your previous solver ran but is not accurate enough: "
+        "its relative L2 error over the in-domain grid points is 1.81e+00.\n"
+    )
 
 
 def test_nan_inside_the_domain_fails_executes(case_evaluator: Evaluator, case: SolverCase) -> None:
@@ -105,8 +107,8 @@ def test_a_ten_times_too_slow_solver_fails_fast_after_being_timed_three_times(
     assert out.solve_seconds == min(out.timings) > 0.3
     text = FEEDBACK(out).text
     assert re.fullmatch(
-        r"Your previous solver is accurate \(relative L2 error \d\.\d\de-0\d\) but too slow: solve took "
-        r"\d+\.\d{3} s, above the time target\.\n.*",
+        r"Your previous solver is accurate \(relative L2 error \d\.\d\de-0\d\) but too slow: its solve takes "
+        r"longer than the time target\.\n.*",
         text,
         flags=re.S,
     ), text
@@ -211,7 +213,9 @@ def test_a_hostile_solver_finds_no_evaluator_only_data(case_evaluator: Evaluator
     assert out.error.message == "found: []"
 
 
-def test_an_unavailable_track_is_refused_never_faked(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unavailable_track_is_refused_never_faked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     fake = Track(
         name="fake-lib",
         modules=("no_such_fem_library_xyz",),

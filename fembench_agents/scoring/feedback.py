@@ -143,7 +143,9 @@ class TemplateFeedback:
         return ctx
 
     def case_view(self, outcome: CaseOutcome) -> dict[str, Any]:
-        """The attempt's own facts only: never `outcome.thresholds`."""
+        """The attempt's own facts only: never `outcome.thresholds`. Not its
+        measured time either: timings vary from one scoring to the next, and a
+        replay must re-create every prompt of a feedback loop exactly."""
         failed = next((s for s in outcome.stages if not s.passed), None)
         err = outcome.error
         return {

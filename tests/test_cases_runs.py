@@ -1,0 +1,167 @@
+"""PDE cases through the same run, log, report and replay as function tasks:
+a feedback loop on a case with a scripted model (a wrong solver, then a
+correct one), the run directory it leaves, the per-stage report, a replay
+and a rescore from the CLI, and the refusals a user meets first."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+import pde_solvers as ps
+from fembench_agents.cases import timing
+from fembench_agents.cases.problem import SolverCase, load_cases
+from fembench_agents.cases.scorer import CaseScorer
+from fembench_agents.messages import Message, ModelParams
+from fembench_agents.models import make_client, register_script, unregister_script
+from fembench_agents.report import build_report, render_markdown
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log, read_manifest
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.outcomes import CaseOutcome
+from fembench_agents.scoring.sandbox import Sandbox
+
+CLI = str(Path(os.sys.executable).parent / "fembench-agents")  # type: ignore[attr-defined]
+ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "400", "NO_COLOR": "1"}
+
+
+@pytest.fixture(scope="module")
+def cases_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The committed cases, with a calibration of this machine beside them."""
+    target = tmp_path_factory.mktemp("cases") / "cases"
+    shutil.copytree(ROOT / "cases", target, ignore=shutil.ignore_patterns("calibration"))
+    timing.save(
+        target,
+        timing.MachineCalibration(
+            machine=timing.machine_name(), fingerprint={}, repeats=1, t_base={ps.CASE: {"numpy-scipy": 1.0}}
+        ),
+    )
+    return target
+
+
+def replies(messages: list[Message]) -> str:
+    """A solver that gets the boundary sign wrong, until the feedback says it is inaccurate."""
+    prompt = messages[-1].content
+    source = ps.CORRECT if "is not accurate enough" in prompt else ps.WRONG_BOUNDARY
+    return f"```python\n{source}\n```"
+
+
+@pytest.fixture(scope="module")
+def recorded(cases_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    name = f"cases{uuid.uuid4().hex[:8]}"
+    register_script(name, replies)
+    out = tmp_path_factory.mktemp("run") / "run"
+    cases = load_cases(cases_dir)
+    config = RunConfig(
+        model=f"scripted/{name}",
+        agent="feedback-loop:3",
+        tasks=ps.CASE,
+        track="numpy-scipy",
+        params=ModelParams(max_tokens=900),
+    )
+    try:
+        with Sandbox(workers=2) as sandbox:
+            evaluator = Evaluator(sandbox, cases=CaseScorer(sandbox, timing.load(cases_dir)))
+            client = make_client(config.model, config.params)
+            asyncio.run(execute_run(config, cases, out, client, evaluator))
+            evaluator.close()
+    finally:
+        unregister_script(name)
+    return out
+
+
+def test_a_feedback_loop_repairs_a_case_and_the_log_says_how(recorded: Path, cases_dir: Path) -> None:
+    records = read_log(recorded)
+    attempts = [r for r in records if isinstance(r, AttemptRecord)]
+    episodes = [r for r in records if isinstance(r, EpisodeRecord)]
+    assert [(a.track, a.task_id, a.attempt_index) for a in attempts] == [
+        ("numpy-scipy", ps.CASE, 0),
+        ("numpy-scipy", ps.CASE, 1),
+    ]
+    first, second = (a.outcome for a in attempts)
+    assert isinstance(first, CaseOutcome) and isinstance(second, CaseOutcome)
+    assert first.reason == "too_inaccurate" and second.passed
+    assert attempts[0].feedback is not None and attempts[0].feedback.score == 0.4
+    # the repair prompt carries the feedback, the previous code and the original prompt with the case_spec
+    repair = attempts[1].messages[-1].content
+    assert repair.startswith("Your previous solver ran but is not accurate enough: its relative L2 error over")
+    assert '"id": "poisson_square_oscillating"' in repair and "Write `solve(case_spec: dict) -> dict`" in repair
+    (episode,) = episodes
+    assert episode.passed and episode.first_pass_attempt == 1 and episode.score == 1.0 and episode.attempts == 2
+    manifest = read_manifest(recorded)
+    assert manifest.config["track"] == "numpy-scipy"
+    assert manifest.calibrations == [timing.load(cases_dir).calibration_id]
+    case: SolverCase = next(c for c in load_cases(cases_dir) if c.task_id == ps.CASE)
+    assert manifest.task_hashes == {ps.CASE: case.content_hash}
+
+
+def test_the_report_gives_per_stage_rates_for_cases(recorded: Path) -> None:
+    report = build_report([recorded])
+    (row,) = report.case_stages
+    assert (row.library, row.family, row.attempts, row.executes, row.accurate, row.fast) == (
+        "numpy-scipy",
+        "poisson",
+        2,
+        2,
+        1,
+        1,
+    )
+    assert (row.executes_rate, row.accurate_rate, row.fast_rate, row.pass_rate) == (1.0, 0.5, 1.0, 0.5)
+    md = render_markdown(report)
+    assert "## PDE cases: per stage" in md
+    assert "| feedback-loop:3 | numpy-scipy | poisson | 2 | 2 (1.00) | 1 (0.50) | 1 (1.00) | 0.50 |" in md
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=600)
+
+
+def test_replay_and_rescore_of_a_case_run_are_identical(recorded: Path, cases_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(recorded, copy)
+    replay = _cli("replay", str(copy), "--cases-path", str(cases_dir), cwd=tmp_path)
+    assert replay.returncode == 0, replay.stderr
+    assert "replayed: every attempt's outcome is identical" in replay.stdout
+    assert len([r for r in read_log(copy / "replay") if isinstance(r, AttemptRecord)]) == 2
+    rescore = _cli("replay", str(copy), "--rescore", "--cases-path", str(cases_dir), cwd=tmp_path)
+    assert rescore.returncode == 0, rescore.stderr
+    assert "re-scored: every attempt's outcome is identical" in rescore.stdout
+    show = _cli("replay", str(copy), "--show", ps.CASE, cwd=tmp_path)
+    assert show.returncode == 0 and "failed at accurate (too_inaccurate)" in show.stdout
+
+
+def test_run_without_a_machine_calibration_says_how_to_make_one(cases_dir: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "cases"
+    shutil.copytree(cases_dir, bare, ignore=shutil.ignore_patterns("calibration"))
+    r = _cli("run", "--cases", ps.CASE, "--library", "numpy-scipy", "--cases-path", str(bare), cwd=tmp_path)
+    assert r.returncode == 2
+    assert f"error: no machine calibration at {bare}/calibration/" in r.stderr
+    assert "run `fembench-agents cases calibrate` on this machine" in r.stderr
+    unknown = _cli(
+        "run", "--cases", "no_such_case_*", "--library", "numpy-scipy", "--cases-path", str(cases_dir), cwd=tmp_path
+    )
+    assert unknown.returncode == 2 and "task selector 'no_such_case_*' matches no task" in unknown.stderr
+
+
+def test_score_dir_gives_per_stage_counts_for_case_programs(cases_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "programs"
+    folder.mkdir()
+    for label, source in (("right", ps.CORRECT), ("sign", ps.WRONG_BOUNDARY), ("nan", ps.NAN_INSIDE)):
+        (folder / f"{ps.CASE}_numpy-scipy_{label}.py").write_text(source)
+    (folder / "not_a_case_numpy-scipy_x.py").write_text("")
+    r = _cli("score", str(folder), "--cases", "--cases-path", str(cases_dir), "--json", "out.json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    data: dict[str, Any] = json.loads((tmp_path / "out.json").read_text())
+    counts = {s["label"]: (s["attempts"], s["executes"], s["accurate"], s["fast"]) for s in data["summaries"]}
+    assert counts == {"nan": (1, 0, 0, 0), "right": (1, 1, 1, 1), "sign": (1, 1, 0, 0)}
+    assert data["unmatched_files"] == ["not_a_case_numpy-scipy_x.py"]
