@@ -13,10 +13,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pde_solvers as ps
 import pytest
 from conftest import ROOT
 
-import pde_solvers as ps
 from fembench_agents.cases import timing
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.scorer import CaseScorer

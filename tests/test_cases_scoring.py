@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pde_solvers as ps
 import pytest
 import typer
 from conftest import ROOT
 
-import pde_solvers as ps
 from fembench_agents.cases import store, timing
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.scorer import CaseScorer
