@@ -28,19 +28,28 @@ def _fail(msg: str) -> None:
 
 
 @cases_app.command("list")
-def list_cases(cases: CasesDir = DEFAULT) -> None:
+def list_cases(
+    cases: CasesDir = DEFAULT,
+    family: Annotated[str | None, typer.Option(help="only this family, e.g. poisson")] = None,
+    library: Annotated[str | None, typer.Option(help="only cases offered on this library track")] = None,
+) -> None:
     """The cases (id, family, domain, grid, libraries) and which library tracks are available."""
     try:
         defs = store.load_definitions(cases)
     except store.CaseStoreError as exc:
         _fail(str(exc))
+    if library is not None and library not in TRACKS:
+        _fail(f"unknown library track {library!r}; known: {', '.join(sorted(TRACKS))}")
+    chosen = [d for d in defs if (family is None or d.family == family) and (library is None or library in d.libraries)]
     table = Table("id", "family", "domain", "grid", "libraries")
-    for d in defs:
+    for d in chosen:
         table.add_row(d.id, d.family, d.domain, f"{d.grid.nx}x{d.grid.ny}", ", ".join(d.libraries))
     console.print(table)
+    console.print(f"{len(chosen)} of {len(defs)} cases")
     for name, track in sorted(TRACKS.items()):
-        ok, why = track.available()
-        console.print(f"track {name}: {'available' if ok else 'unavailable (' + why + ')'}")
+        if library is None or name == library:
+            ok, why = track.available()
+            console.print(f"track {name}: {'available' if ok else 'unavailable (' + why + ')'}")
 
 
 @cases_app.command("show")
