@@ -6,6 +6,7 @@ The OpenHands import takes tens of seconds: it happens once per module."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -213,6 +214,36 @@ def test_tests_track_workspace(scale_task: Task) -> None:
         assert "def test_scales_values(fcn):" in stub and "fail_adds" not in stub
         done = subprocess.run([PYTHON, "check.py"], cwd=ws.dir, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stdout
+    finally:
+        ws.remove()
+
+
+def test_case_workspace_holds_the_spec_a_skeleton_and_a_check_that_runs_the_solver() -> None:
+    import pde_solvers
+
+    from fembench_agents.cases import store
+    from fembench_agents.cases.problem import load_cases
+
+    case = next(c for c in load_cases(ROOT / "cases") if c.task_id == pde_solvers.CASE)
+    ws = create_workspace(case, "numpy-scipy", PromptRenderer().task_prompt(case, "numpy-scipy"))
+    try:
+        files = {p.name: p.read_text() for p in ws.dir.iterdir()}
+        assert set(files) == {"TASK.md", "solver.py", "check.py", "case_spec.json"}
+        assert json.loads(files["case_spec.json"]) == case.spec_data()
+        record, _ = store.load_hidden(ROOT / "cases", case.task_id)
+        everything = "\n".join(files.values())
+        assert record.solution not in everything and "e_base" not in everything and "tau_acc" not in everything
+
+        def check() -> subprocess.CompletedProcess[str]:
+            return subprocess.run([PYTHON, "check.py"], cwd=ws.dir, capture_output=True, text=True, timeout=120)
+
+        assert check().returncode == 0  # the skeleton runs and returns the right shape
+        ws.solution.write_text(pde_solvers.TRANSPOSED_SHAPE)
+        assert "CHECK FAILED: output['u'] must be a numpy array of shape (49, 49)" in check().stdout
+        ws.solution.write_text("import os\n" + pde_solvers.CORRECT)
+        assert "'os' is not allowed" in check().stdout
+        ws.solution.write_text(pde_solvers.CORRECT)
+        assert "CHECK PASSED" in check().stdout
     finally:
         ws.remove()
 
