@@ -27,7 +27,8 @@ from fembench_agents.cases.timing import CalibrationMissing, MachineCalibration
 from fembench_agents.cases.tracks import get_track
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.extraction import parse_code
-from fembench_agents.scoring.outcomes import CaseOutcome, CaseThresholds, ErrorInfo, StageResult
+from fembench_agents.scoring.job_results import ended_how, error_info
+from fembench_agents.scoring.outcomes import CaseOutcome, CaseThresholds, StageResult
 from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
 from fembench_agents.scoring.sandbox.jobs import SolveJob
 
@@ -45,25 +46,6 @@ class _Hidden:
     record: HiddenRecord
     reference: dict[str, np.ndarray]
     mask: np.ndarray
-
-
-def _error(frame: dict[str, Any]) -> ErrorInfo:
-    return ErrorInfo(
-        type=str(frame.get("error_type", "Error"))[:100],
-        message=str(frame.get("message", ""))[:600],
-        traceback=tuple(str(x)[:300] for x in frame.get("traceback", [])[:8]),
-    )
-
-
-def _ended(result: JobResult) -> tuple[str, str]:
-    """How a job that sent no result ended: (gates' `ended`, a sentence about the attempt)."""
-    if result.timed_out:
-        return "timeout", "solve did not finish within the time limit"
-    if result.truncated:
-        return "crashed", "the output was larger than the sandbox accepts"
-    if result.signal:
-        return "crashed", f"the process was killed by signal {result.signal} (memory or CPU limit, or a crash)"
-    return "crashed", f"the process exited (code {result.exit_code}) before returning a result"
 
 
 class CaseScorer:
@@ -145,12 +127,12 @@ class CaseScorer:
             frames = result.events("solve")
             built = result.events("build_error")
             if built:
-                error = _error(built[0])
+                error = error_info(built[0])
                 ended, message = "error", f"building the module failed: {error.type}: {error.message}"
             elif not frames:
-                ended, message = _ended(result)
+                ended, message = ended_how(result, "solve")
             elif frames[0].get("status") != "ok":
-                error = _error(frames[0])
+                error = error_info(frames[0])
                 ended, message = "error", f"{error.type}: {error.message}"
             else:
                 try:

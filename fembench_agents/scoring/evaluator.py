@@ -8,7 +8,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import Literal, overload
 
 from fembench_agents.cases.problem import SolverCase
 from fembench_agents.cases.scorer import CaseScorer
@@ -16,6 +16,7 @@ from fembench_agents.contracts import Track
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.comparison import compare_outputs
 from fembench_agents.scoring.extraction import check_imports, parse_code
+from fembench_agents.scoring.job_results import ended_how, error_info
 from fembench_agents.scoring.outcomes import (
     AnyOutcome,
     CaseOutcome,
@@ -42,24 +43,6 @@ class EvaluatorConfig:
     call_seconds: float = DEFAULT_CALL_SECONDS
     test_seconds: float = TEST_SECONDS
     memory_mb: int = 2048
-
-
-def _error(frame: dict[str, Any], with_message: bool = True) -> ErrorInfo:
-    return ErrorInfo(
-        type=str(frame.get("error_type", "Error"))[:100],
-        message=str(frame.get("message", ""))[:600] if with_message else "",
-        traceback=tuple(str(x)[:300] for x in frame.get("traceback", [])[:8]),
-    )
-
-
-def _ended_how(result: JobResult) -> tuple[Literal["timeout", "crashed"], str]:
-    if result.timed_out:
-        return "timeout", "the code did not finish within the time limit"
-    if result.truncated:
-        return "crashed", "the output was larger than the sandbox accepts"
-    if result.signal:
-        return "crashed", f"the process was killed by signal {result.signal} (memory or CPU limit, or a crash)"
-    return "crashed", f"the process exited (code {result.exit_code}) before returning a result"
 
 
 class Evaluator:
@@ -124,7 +107,7 @@ class Evaluator:
             frame = frames.get(i)
             if frame is None:
                 raise ReferenceFailure(
-                    f"{task.task_id}: reference gave no result on input {i} ({_ended_how(result)[1]})"
+                    f"{task.task_id}: reference gave no result on input {i} ({ended_how(result)[1]})"
                 )
             if frame["status"] == "ok":
                 outputs.append(ReferenceOutput(value=codec.from_data(frame["value"])))
@@ -204,7 +187,7 @@ class Evaluator:
     ) -> tuple[list[InputResult], StageResult, StageResult | None]:
         build = result.events("build_error")
         if build:
-            err = _error(build[0])
+            err = error_info(build[0])
             return (
                 [],
                 StageResult(stage="execute", passed=False, reason="load_error", detail=f"{err.type}: {err.message}"),
@@ -213,7 +196,7 @@ class Evaluator:
         frames = {f.get("index"): f for f in result.events("input") if isinstance(f.get("index"), int)}
         inputs: list[InputResult] = []
         execute_reason: FailureReason | None = None
-        ended_reason, ended_detail = _ended_how(result)
+        ended_reason, ended_detail = ended_how(result)
         for i, ref in enumerate(reference):
             frame = frames.get(i)
             if frame is None:
@@ -223,7 +206,7 @@ class Evaluator:
                 continue
             seconds = float(frame.get("seconds", 0.0)) if isinstance(frame.get("seconds"), (int, float)) else None
             if frame.get("status") == "error":
-                err = _error(frame)
+                err = error_info(frame)
                 if ref.raises is None:
                     inputs.append(InputResult(index=i, status="error", error=err, seconds=seconds))
                     execute_reason = execute_reason or "runtime_error"
@@ -336,11 +319,11 @@ class Evaluator:
             ref = results[(t.name, task.main_name)]
             ref_frames = ref.events("test") or ref.events("build_error")
             ref_error = (
-                _error(ref_frames[0], with_message=False)
+                error_info(ref_frames[0], with_message=False)
                 if ref_frames and ref_frames[0].get("status") != "passed"
                 else None
                 if ref_frames
-                else ErrorInfo(type=_ended_how(ref)[0])
+                else ErrorInfo(type=ended_how(ref)[0])
             )
             tests.append(
                 TestResult(
