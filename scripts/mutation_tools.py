@@ -54,6 +54,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.runner": ("*",),
     "scoring.sandbox.implementation": ("*",),
     "scoring.sandbox.proxy": ("*",),
+    "scoring.job_results": ("*",),
+    "cases.gates": ("*",),
+    "cases.scorer": ("*",),
 }
 
 # Tests that exercise code running only in sandbox children.

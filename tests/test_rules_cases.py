@@ -1,0 +1,406 @@
+"""Boundary rules of the PDE gates and of how a solve job's result becomes a
+verdict, with hand-computed numbers: both sides of each threshold, the floor
+and the alpha, the error norm over in-domain points only, the first failing
+output field, the fastest timing, a reported time above the trusted wall
+clock, and the per-stage report's rates. Pure and fast (no sandbox): the
+mutation check runs these for every mutant of these modules."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from fembench_agents.cases import gates
+from fembench_agents.cases.model import FieldSpec, GateConfig, OutputContract
+from fembench_agents.cases.problem import SolverCase, load_cases
+from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
+from fembench_agents.cases.timing import MachineCalibration
+from fembench_agents.scoring import codec
+from fembench_agents.scoring.job_results import ended_how
+from fembench_agents.scoring.sandbox import JobResult
+
+ROOT = Path(__file__).resolve().parents[1]
+CASE = "poisson_square_oscillating"  # numpy-scipy e_base 2.3445e-05: tau_acc = 2.3445e-04
+
+
+# ------------------------------------------------------------------ thresholds
+
+
+def test_accuracy_target_is_alpha_times_e_base_above_its_floor() -> None:
+    assert gates.tau_acc(2e-5, GateConfig()) == pytest.approx(2e-4)
+    assert gates.tau_acc(9.9e-8, GateConfig()) == 1e-6  # alpha x e_base below tau_min
+    assert gates.tau_acc(1e-7, GateConfig()) == pytest.approx(1e-6)
+    assert gates.tau_acc(3e-4, GateConfig(alpha_acc=2.0, tau_min=1e-3)) == 1e-3
+    assert gates.tau_acc(3e-4, GateConfig(alpha_acc=5.0, tau_min=1e-3)) == pytest.approx(1.5e-3)
+
+
+def test_time_target_is_alpha_times_t_base_above_its_floor() -> None:
+    assert gates.tau_time(0.2, GateConfig()) == pytest.approx(0.6)
+    assert gates.tau_time(0.01, GateConfig()) == pytest.approx(0.15)  # floor 0.05 s
+    assert gates.tau_time(0.05, GateConfig()) == pytest.approx(0.15)
+    assert gates.tau_time(0.5, GateConfig(alpha_time=2.0, t_floor=1.0)) == 2.0
+
+
+def test_accurate_passes_at_the_target_and_fails_just_above() -> None:
+    assert gates.accurate(2e-4, 2e-4).passed
+    above = gates.accurate(2.0000001e-4, 2e-4)
+    assert (above.passed, above.reason, above.detail) == (
+        False,
+        "too_inaccurate",
+        "relative L2 error 2.000e-04 is above the accuracy target",
+    )
+    assert not gates.accurate(math.inf, 1.0).passed and not gates.accurate(math.nan, 1.0).passed
+
+
+def test_fast_judges_the_fastest_timing_at_the_target() -> None:
+    stage, best = gates.fast([0.9, 0.3, 0.31], 0.3)
+    assert stage.passed and best == 0.3
+    stage, best = gates.fast([0.9, 0.30001], 0.3)
+    assert (stage.passed, stage.reason, best) == (False, "too_slow", 0.30001)
+    assert stage.detail == "solve took 0.300 s, above the time target"
+    with pytest.raises(ValueError, match="at least one timing"):
+        gates.fast([], 1.0)
+
+
+# ------------------------------------------------------------------ error norm
+
+
+def test_relative_l2_counts_in_domain_points_only_and_never_drops_a_nan() -> None:
+    ref = np.array([[3.0, 4.0], [100.0, 0.0]])
+    mask = np.array([[True, True], [False, True]])
+    u = np.array([[3.0, 5.0], [np.nan, 0.0]])  # off by 1 at one point; NaN outside the domain
+    assert gates.relative_l2(u, ref, mask) == pytest.approx(1.0 / 5.0)
+    u[1, 1] = np.nan
+    assert gates.relative_l2(u, ref, mask) == math.inf
+    assert gates.relative_l2(np.ones(2), np.zeros(2), np.ones(2, bool), eps=0.5) == pytest.approx(math.sqrt(2) / 0.5)
+
+
+def test_vector_outputs_use_all_components_and_the_worst_field_counts() -> None:
+    ref = np.stack([np.ones((2, 2)), 2 * np.ones((2, 2))])
+    u = ref.copy()
+    u[1, 0, 0] += 2.0
+    mask = np.ones((2, 2), bool)
+    # ||diff|| = 2, ||ref|| = sqrt(4 * 1 + 4 * 4) = sqrt(20)
+    assert gates.relative_l2(u, ref, mask) == pytest.approx(2 / math.sqrt(20))
+    contract = OutputContract(fields={"u": FieldSpec(shape=(2, 2)), "p": FieldSpec(shape=(2, 2))}, layout="")
+    reference = {"u": np.ones((2, 2)), "p": np.full((2, 2), 10.0)}
+    output = {"u": np.full((2, 2), 1.1), "p": np.full((2, 2), 10.0)}
+    out = gates.evaluate(
+        "c", output, contract=contract, reference=reference, mask=mask, library="numpy-scipy",
+        e_base=1e-3, t_base=1.0, seconds=[0.1],
+    )  # fmt: skip
+    assert out.report.relative_l2_error == pytest.approx(0.1)  # u's error, the larger of the two
+    assert out.report.failed_stage == "accurate"
+
+
+# ------------------------------------------------------------------ executes
+
+
+def _contract() -> OutputContract:
+    return OutputContract(fields={"u": FieldSpec(shape=(2, 3)), "v": FieldSpec(shape=(2, 3))}, layout="")
+
+
+@pytest.mark.parametrize(
+    "output, reason, detail",
+    [
+        ([1.0], "not_a_dict", "solve returned list, expected a dict"),
+        ({"v": np.zeros((2, 3))}, "missing_field", "output has no 'u'"),
+        ({"u": [[0.0] * 3] * 2, "v": 1}, "wrong_type", "output['u'] is list, expected a numpy array"),
+        (
+            {"u": np.zeros((3, 2)), "v": np.zeros((2, 3))},
+            "wrong_shape",
+            "output['u'] has shape (3, 2), expected (2, 3)",
+        ),
+        (
+            {"u": np.zeros((2, 3), int), "v": np.zeros(1)},
+            "wrong_dtype",
+            "output['u'] has dtype int64, expected a float dtype",
+        ),
+        (
+            {"u": np.zeros((2, 3)), "v": np.zeros((2, 2))},
+            "wrong_shape",
+            "output['v'] has shape (2, 2), expected (2, 3)",
+        ),
+        (
+            {"u": np.zeros((2, 3)), "v": np.array([[np.nan, np.inf, 0.0], [np.nan, 0.0, 0.0]])},
+            "non_finite",
+            "output['v'] is NaN or infinite at 2 in-domain grid points",
+        ),
+    ],
+)
+def test_the_first_broken_field_fails_executes_with_what_is_wrong(output: Any, reason: str, detail: str) -> None:
+    mask = np.array([[True, True, True], [False, True, True]])  # (1, 0) is outside: its NaN does not count
+    stage = gates.check_output(output, _contract(), mask)
+    assert (stage.stage, stage.passed, stage.reason, stage.detail) == ("executes", False, reason, detail)
+
+
+def test_float32_output_and_nan_outside_the_domain_pass_executes() -> None:
+    mask = np.array([[True, True, True], [False, True, True]])
+    u = np.zeros((2, 3), np.float32)
+    u[1, 0] = np.nan
+    assert gates.check_output({"u": u, "v": np.zeros((2, 3))}, _contract(), mask).passed
+
+
+def test_imports_outside_the_track_are_named_in_order() -> None:
+    source = (
+        "import numpy as np\nimport os, scipy.sparse\nfrom skfem import MeshTri\nfrom . import x\n"
+        "from subprocess import run\nimport numpy.linalg\nf = __import__\nimport os\n"
+    )
+    assert gates.disallowed_imports(source, ("numpy", "scipy")) == [
+        "os",
+        "skfem",
+        ".",
+        "subprocess",
+        "dynamic __import__",
+    ]
+    assert gates.disallowed_imports("import importlib\nimportlib.import_module('os')", ("importlib",)) == [
+        "dynamic importlib"
+    ]
+
+
+def test_diagnostics_hold_what_the_solver_reported_and_never_decide() -> None:
+    contract = OutputContract(fields={"u": FieldSpec(shape=(1, 2))}, layout="")
+    mask = np.ones((1, 2), bool)
+    info = {"dofs": 12, "method": "x" * 100, "iterations": None, "secret": "kept out", "rtol": [1e-8]}
+    out = gates.evaluate(
+        "c", {"u": np.array([[1.0, 3.0]]), "solver_info": info}, contract=contract,
+        reference={"u": np.array([[1.0, 1.0]])}, mask=mask, library="l", e_base=1.0, t_base=None, seconds=[0.1],
+    )  # fmt: skip
+    d = out.report.diagnostics
+    assert d.solver_info == {"dofs": 12, "method": "x" * 80, "iterations": None}
+    assert d.max_abs_error == 2.0 and d.rmse == pytest.approx(math.sqrt(2.0))
+    assert out.report.relative_l2_error == pytest.approx(2.0 / math.sqrt(2.0))
+    assert [s.reason for s in out.report.stages] == [None, None, "not_timed"]  # accurate: 1.41 <= 10 x 1.0
+
+
+# ------------------------------------------------------------------ a job's result -> verdict
+
+
+@pytest.fixture(scope="module")
+def case() -> SolverCase:
+    return next(c for c in load_cases(ROOT / "cases") if c.task_id == CASE)
+
+
+@pytest.fixture(scope="module")
+def reference(case: SolverCase) -> np.ndarray:
+    from fembench_agents.cases import store
+
+    return store.load_hidden(ROOT / "cases", CASE)[1]["u"]
+
+
+def _scorer(t_base: float | None = 0.1, retimes: int = 2) -> CaseScorer:
+    cal = (
+        None
+        if t_base is None
+        else MachineCalibration(machine="m", fingerprint={}, repeats=1, t_base={CASE: {"numpy-scipy": t_base}})
+    )
+    return CaseScorer(sandbox=None, calibration=cal, config=CaseScoringConfig(retimes=retimes))  # type: ignore[arg-type]
+
+
+def _solved(u: np.ndarray, seconds: float, wall: float = 5.0, info: Any = None) -> JobResult:
+    value = {"u": u, "solver_info": info or {}}
+    frame = {"event": "solve", "status": "ok", "seconds": seconds, "value": codec.to_data(value)}
+    return JobResult(frames=[frame], wall_seconds=wall, isolation="namespaced")
+
+
+def test_a_timed_out_crashed_or_failed_job_fails_executes_with_the_reason(case: SolverCase) -> None:
+    scorer = _scorer()
+    timeout = scorer.judge(case, "numpy-scipy", JobResult(timed_out=True, signal=9))
+    assert (timeout.reason, timeout.stages[0].detail) == ("timeout", "solve did not finish within the time limit")
+    killed = scorer.judge(case, "numpy-scipy", JobResult(signal=9))
+    assert killed.reason == "crashed"
+    assert killed.stages[0].detail == "the process was killed by signal 9 (memory or CPU limit, or a crash)"
+    exited = scorer.judge(case, "numpy-scipy", JobResult(exit_code=3))
+    assert exited.stages[0].detail == "the process exited (code 3) before returning a result"
+    big = scorer.judge(case, "numpy-scipy", JobResult(truncated=True, exit_code=0))
+    assert big.stages[0].detail == "the output was larger than the sandbox accepts"
+    build = JobResult(
+        frames=[{"event": "build_error", "error_type": "NameError", "message": "name 'q' is not defined"}]
+    )
+    built = scorer.judge(case, "numpy-scipy", build)
+    assert (built.reason, built.stages[0].detail) == (
+        "runtime_error",
+        "building the module failed: NameError: name 'q' is not defined",
+    )
+    assert built.error is not None and built.error.type == "NameError"
+    raised = JobResult(
+        frames=[
+            {"event": "solve", "status": "error", "seconds": 0.2, "error_type": "ZeroDivisionError", "message": "x",
+             "traceback": ["<attempt>, line 3, in solve: 1 / 0"]},
+        ]
+    )  # fmt: skip
+    out = scorer.judge(case, "numpy-scipy", raised)
+    assert (out.reason, out.stages[0].detail, out.timings) == ("runtime_error", "ZeroDivisionError: x", ())
+    assert out.error is not None and out.error.traceback == ("<attempt>, line 3, in solve: 1 / 0",)
+
+
+def test_ended_how_names_what_ran() -> None:
+    assert ended_how(JobResult(timed_out=True)) == ("timeout", "the code did not finish within the time limit")
+    assert ended_how(JobResult(timed_out=True), "solve") == ("timeout", "solve did not finish within the time limit")
+
+
+def test_a_reported_time_above_the_trusted_wall_clock_is_cut_to_it(case: SolverCase, reference: np.ndarray) -> None:
+    out = _scorer(t_base=1.0).judge(case, "numpy-scipy", _solved(reference, seconds=50.0, wall=0.25))
+    assert out.timings == (0.25,) and out.solve_seconds == 0.25 and out.passed
+
+
+def test_an_accurate_slow_attempt_is_retimed_and_its_fastest_timing_counts(
+    case: SolverCase, reference: np.ndarray
+) -> None:
+    # tau_time = 3 x 0.1 = 0.3 s
+    again = iter([_solved(reference, 0.5), _solved(reference, 0.29), _solved(reference, 0.01)])
+    asked: list[int] = []
+
+    def retime() -> JobResult:
+        asked.append(1)
+        return next(again)
+
+    out = _scorer().judge(case, "numpy-scipy", _solved(reference, 0.4), retime=retime)
+    assert out.passed and out.timings == (0.4, 0.5, 0.29) and out.solve_seconds == 0.29
+    assert len(asked) == 2  # stops at the first passing timing
+    slow = iter([_solved(reference, 0.5), _solved(reference, 0.6), _solved(reference, 0.01)])
+    out = _scorer(retimes=2).judge(case, "numpy-scipy", _solved(reference, 0.31), retime=lambda: next(slow))
+    assert (out.reason, out.timings, out.solve_seconds) == ("too_slow", (0.31, 0.5, 0.6), 0.31)
+    none = _scorer(retimes=0).judge(case, "numpy-scipy", _solved(reference, 0.31), retime=lambda: next(slow))
+    assert none.timings == (0.31,) and none.reason == "too_slow"
+    failed = iter([JobResult(timed_out=True), _solved(reference, 0.2)])
+    out = _scorer().judge(case, "numpy-scipy", _solved(reference, 0.31), retime=lambda: next(failed))
+    assert out.passed and out.timings == (0.31, 0.2)
+
+
+def test_an_inaccurate_or_uncalibrated_attempt_is_never_retimed(case: SolverCase, reference: np.ndarray) -> None:
+    def retime() -> JobResult:
+        raise AssertionError("retimed")
+
+    wrong = _scorer().judge(case, "numpy-scipy", _solved(reference * 1.01, 5.0), retime=retime)
+    assert wrong.reason == "too_inaccurate" and wrong.relative_l2_error == pytest.approx(0.01)
+    untimed = _scorer(t_base=None).judge(case, "numpy-scipy", _solved(reference, 5.0), retime=retime)
+    assert untimed.reason == "not_timed" and untimed.thresholds is not None and untimed.thresholds.t_base is None
+
+
+def test_the_outcome_records_the_thresholds_it_was_judged_against(case: SolverCase, reference: np.ndarray) -> None:
+    out = _scorer(t_base=0.02).judge(case, "numpy-scipy", _solved(reference, 0.1, info={"dofs": 7}))
+    th = out.thresholds
+    assert th is not None
+    assert (th.e_base, th.alpha_acc, th.tau_min, th.alpha_time, th.t_floor) == (2.3445e-05, 10.0, 1e-6, 3.0, 0.05)
+    assert th.tau_acc == pytest.approx(2.3445e-04) and th.t_base == 0.02 and th.tau_time == pytest.approx(0.15)
+    assert (
+        th.calibration
+        == MachineCalibration(
+            machine="m", fingerprint={}, repeats=1, t_base={CASE: {"numpy-scipy": 0.02}}
+        ).calibration_id
+    )
+    assert out.passed and out.relative_l2_error == 0.0 and out.solver_info == {"dofs": 7}
+    assert (out.library, out.family, out.isolation) == ("numpy-scipy", "poisson", "namespaced")
+
+
+def test_a_case_is_scored_only_on_its_libraries(case: SolverCase) -> None:
+    with pytest.raises(ValueError, match="is not offered on 'dolfinx'"):
+        _scorer().score(case, "dolfinx", "def solve(s): pass")
+
+
+# ------------------------------------------------------------------ feedback
+
+
+def _outcome(*stages: tuple[str, bool, str | None, str | None], **kw: Any) -> Any:
+    from fembench_agents.scoring.outcomes import CaseOutcome, StageResult
+
+    return CaseOutcome(
+        task_id=CASE,
+        passed=all(s[1] for s in stages),
+        stages=tuple(StageResult(stage=s, passed=p, reason=r, detail=d) for s, p, r, d in stages),  # type: ignore[arg-type]
+        library="scikit-fem",
+        family="poisson",
+        **kw,
+    )
+
+
+OK = ("executes", True, None, None)
+
+
+@pytest.mark.parametrize(
+    "outcome, score, text",
+    [
+        (
+            _outcome(("executes", False, "syntax_error", "SyntaxError: invalid syntax (line 3)")),
+            0.1,
+            "Your previous reply did not give a usable solver: SyntaxError: invalid syntax (line 3).\n"
+            "Reply with the complete module defining `solve(case_spec)` in a single ```python code block.",
+        ),
+        (
+            _outcome(("executes", False, "disallowed_import", "os; subprocess")),
+            0.1,
+            "Your previous solver imports modules this track does not allow: os; subprocess.\n"
+            "Allowed top-level modules: numpy, scipy, skfem, math, functools, itertools, collections, typing. "
+            "Return the complete corrected code.",
+        ),
+        (
+            _outcome(("executes", False, "timeout", "solve did not finish within the time limit")),
+            0.1,
+            "Your previous solver did not finish within the time limit of one solve. Use a cheaper method or a "
+            "coarser resolution and return the complete corrected code.",
+        ),
+        (
+            _outcome(("executes", False, "crashed", "the process was killed by signal 9 (memory or CPU limit, or a crash)")),
+            0.1,
+            "Your previous solver's process ended without a result: the process was killed by signal 9 (memory or "
+            "CPU limit, or a crash). Reduce memory use and return the complete corrected code.",
+        ),
+        (
+            _outcome(("executes", False, "wrong_shape", "output['u'] has shape (3, 2), expected (2, 3)")),
+            0.1,
+            "Your previous solver ran but its return value breaks the output contract: output['u'] has shape "
+            "(3, 2), expected (2, 3).\nReturn {\"u\": float array of the documented shape on the evaluation grid "
+            '(NaN only outside the domain), "solver_info": {...}} and the complete corrected code.',
+        ),
+        (
+            _outcome(OK, ("accurate", False, "too_inaccurate", "x"), relative_l2_error=0.01234, solve_seconds=0.5),
+            0.4,
+            "Your previous solver ran but is not accurate enough: its relative L2 error over the in-domain grid "
+            "points is 1.23e-02.\nCheck the equation and coefficients, the boundary data on every piece, the "
+            "sampling onto the grid (rows are y, columns are x), and refine the discretisation. Return the "
+            "complete corrected code.",
+        ),
+        (
+            _outcome(OK, ("accurate", True, None, None), ("fast", False, "too_slow", "solve took 9.000 s"),
+                     relative_l2_error=2e-7, solve_seconds=9.0),
+            0.7,
+            "Your previous solver is accurate (relative L2 error 2.00e-07) but too slow: its solve takes longer "
+            "than the time target.\nKeep the accuracy and make it faster (a sparse direct solver, fewer unknowns, "
+            "vectorised assembly). Return the complete corrected code.",
+        ),
+        (
+            _outcome(OK, ("accurate", True, None, None), ("fast", False, "not_timed", "x"), relative_l2_error=3e-9),
+            0.7,
+            "Your previous solver is accurate (relative L2 error 3.00e-09); its speed was not judged on this machine.",
+        ),
+        (
+            _outcome(OK, ("accurate", True, None, None), ("fast", True, None, None), relative_l2_error=3e-9),
+            1.0,
+            "Your previous answer passed every check.",
+        ),
+    ],
+)  # fmt: skip
+def test_case_feedback_text_and_score_per_stage(outcome: Any, score: float, text: str) -> None:
+    from fembench_agents.scoring.feedback import TemplateFeedback
+
+    fb = TemplateFeedback()(outcome)
+    assert (fb.score, fb.text) == (score, text)
+
+
+def test_case_feedback_shows_the_attempts_own_exception() -> None:
+    from fembench_agents.scoring.feedback import TemplateFeedback
+    from fembench_agents.scoring.outcomes import ErrorInfo
+
+    out = _outcome(
+        ("executes", False, "runtime_error", "KeyError: 'k'"),
+        error=ErrorInfo(type="KeyError", message="'k'", traceback=("<attempt>, line 9, in solve: k = c['k']",)),
+    )
+    assert TemplateFeedback()(out).text == (
+        "Your previous solver raised an exception:\n    KeyError: 'k'\nTraceback (your code only):\n"
+        "    <attempt>, line 9, in solve: k = c['k']\nFix the error and return the complete corrected code."
+    )
