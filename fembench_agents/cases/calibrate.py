@@ -11,7 +11,7 @@ from fembench_agents.cases.problem import SolverCase
 from fembench_agents.cases.scorer import CaseScorer
 from fembench_agents.cases.tracks import get_track
 from fembench_agents.scoring.outcomes import CaseOutcome
-from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.scoring.sandbox import JobResult, Sandbox
 
 
 class CalibrationFailed(RuntimeError):
@@ -44,13 +44,12 @@ def time_case(scorer: CaseScorer, case: SolverCase, library: str, repeats: int) 
 
 def gate_calibration(scorer: CaseScorer, case: SolverCase, library: str) -> CaseOutcome:
     """Our calibration solver scored as an attempt at its own case (it must pass all three gates)."""
-    result = scorer.run_solve(case, None, calibration_module=get_track(library).calibration_module)
     module = get_track(library).calibration_module
 
-    def retime() -> object:
+    def solve() -> JobResult:
         return scorer.run_solve(case, None, calibration_module=module)
 
-    return scorer.judge(case, library, result, retime=retime)
+    return scorer.judge(case, library, solve(), retime=solve)
 
 
 def each_case_library(

@@ -14,6 +14,7 @@ spoil one.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,7 +118,7 @@ class CaseScorer:
         result: JobResult | None,
         *,
         bad_imports: list[str] | None = None,
-        retime: Any = None,
+        retime: Callable[[], JobResult] | None = None,
     ) -> CaseOutcome:
         """The gates on a solve job's result (None: not run, `bad_imports` says why)."""
         hidden = self.hidden(case)
