@@ -404,3 +404,105 @@ def test_case_feedback_shows_the_attempts_own_exception() -> None:
         "Your previous solver raised an exception:\n    KeyError: 'k'\nTraceback (your code only):\n"
         "    <attempt>, line 9, in solve: k = c['k']\nFix the error and return the complete corrected code."
     )
+
+
+# ------------------------------------------------------------------ more boundaries
+
+
+def test_a_passing_stage_carries_no_reason_or_detail() -> None:
+    ok = gates.accurate(1e-3, 1e-3)
+    assert (ok.reason, ok.detail) == (None, None)
+    fast, _ = gates.fast([0.1], 0.1)
+    assert (fast.reason, fast.detail) == (None, None)
+    with pytest.raises(ValueError, match=r"^fast gate needs at least one timing$"):
+        gates.fast([], 1.0)
+
+
+def test_executes_defaults_and_messages() -> None:
+    contract = OutputContract(fields={"u": FieldSpec(shape=(1, 1))}, layout="")
+    mask = np.ones((1, 1), bool)
+    assert gates.executes({"u": np.zeros((1, 1))}, contract, mask).passed  # ended defaults to "ok"
+    timeout = gates.executes(None, contract, mask, ended="timeout")
+    assert (timeout.reason, timeout.detail) == ("timeout", None)  # no message: no detail
+    odd = gates.executes(None, contract, mask, ended="killed", message="signal 9")
+    assert (odd.reason, odd.detail) == ("crashed", "signal 9")
+    bad = gates.executes({"u": np.zeros((1, 1))}, contract, mask, bad_imports=["os", "sys"])
+    assert (bad.stage, bad.passed, bad.reason, bad.detail) == ("executes", False, "disallowed_import", "os; sys")
+
+
+def test_evaluate_end_to_end_on_a_domain_with_points_outside() -> None:
+    contract = OutputContract(fields={"u": FieldSpec(shape=(2, 2))}, layout="")
+    mask = np.array([[True, False], [True, True]])
+    ref = np.array([[1.0, np.nan], [2.0, 2.0]])
+    kw: dict[str, Any] = dict(contract=contract, reference={"u": ref}, mask=mask, library="l", e_base=1e-3)
+    good = gates.evaluate("c", {"u": ref.copy(), "solver_info": {"dofs": 3}}, t_base=1.0, seconds=[0.2, 0.1], **kw)
+    assert good.report.passed and good.report.relative_l2_error == 0.0 and good.report.solve_seconds == 0.1
+    # an inaccurate attempt stops at accurate, and still reports its fastest time
+    off = ref.copy()
+    off[0, 0] = 4.0
+    wrong = gates.evaluate("c", {"u": off}, t_base=1.0, seconds=[0.3, 0.2], **kw)
+    assert [s.stage for s in wrong.report.stages] == ["executes", "accurate"]
+    assert wrong.report.relative_l2_error == pytest.approx(3.0 / 3.0) and wrong.report.solve_seconds == 0.2
+    assert wrong.report.diagnostics.max_abs_error == 3.0 and wrong.report.diagnostics.rmse == pytest.approx(
+        math.sqrt(3)
+    )
+    untimed = gates.evaluate("c", {"u": ref.copy()}, t_base=None, seconds=[], **kw)
+    assert untimed.report.stages[-1].detail == "no machine calibration or no timing: speed not judged"
+    assert untimed.report.solve_seconds is None and not untimed.report.passed
+    broken = gates.evaluate(
+        "c", {"u": np.ones((1, 1)), "solver_info": {"iterations": 4}}, t_base=1.0, bad_imports=["os"], **kw
+    )
+    assert not broken.report.passed and broken.report.stages[0].reason == "disallowed_import"
+    assert broken.report.diagnostics.solver_info == {"iterations": 4}
+
+
+def test_relative_l2_guards_a_zero_reference_only() -> None:
+    mask = np.ones(2, bool)
+    # a reference of norm 1e-3 is divided by its norm, not by a larger guard
+    assert gates.relative_l2(np.array([1e-3, 0.0]), np.array([0.0, 1e-3]), mask) == pytest.approx(math.sqrt(2))
+
+
+def test_imports_of_submodules_of_allowed_packages_are_allowed() -> None:
+    assert gates.disallowed_imports("from scipy.sparse import linalg\nimport scipy.sparse.linalg\n", ("scipy",)) == []
+
+
+def test_ended_how_says_crashed_for_an_oversized_output() -> None:
+    assert ended_how(JobResult(truncated=True)) == ("crashed", "the output was larger than the sandbox accepts")
+
+
+def test_timings_without_a_trusted_wall_clock_are_taken_as_reported(case: SolverCase, reference: np.ndarray) -> None:
+    out = _scorer(t_base=1.0).judge(case, "numpy-scipy", _solved(reference, seconds=0.7, wall=0.0))
+    assert out.timings == (0.7,)
+    again = iter([_solved(reference, 9.0, wall=0.0), _solved(reference, 9.0, wall=0.2)])
+    out = _scorer(t_base=0.1).judge(case, "numpy-scipy", _solved(reference, 0.5), retime=lambda: next(again))
+    assert out.timings == (0.5, 9.0, 0.2) and out.passed
+
+
+def test_a_judged_import_failure_names_the_imports_and_ran_nothing(case: SolverCase) -> None:
+    out = _scorer().judge(case, "numpy-scipy", None, bad_imports=["os"])
+    assert [(s.stage, s.reason, s.detail) for s in out.stages] == [("executes", "disallowed_import", "os")]
+    assert out.isolation == "unknown" and out.timings == ()
+
+
+def test_the_scoring_config_can_override_the_records_gates(case: SolverCase, reference: np.ndarray) -> None:
+    loose = CaseScorer(
+        sandbox=None,  # type: ignore[arg-type]
+        calibration=None,
+        config=CaseScoringConfig(gates=GateConfig(alpha_acc=1000.0)),
+    )
+    out = loose.judge(case, "numpy-scipy", _solved(reference * 1.01, 0.1))
+    assert out.stages[1].passed and out.thresholds is not None and out.thresholds.alpha_acc == 1000.0
+    assert out.max_abs_error == pytest.approx(0.01 * np.nanmax(np.abs(reference)))
+    assert out.rmse == pytest.approx(0.01 * math.sqrt(np.nanmean(reference**2)))
+
+
+def test_points_outside_a_holed_domain_are_left_out() -> None:
+    from fembench_agents.cases import store
+
+    holed = next(c for c in load_cases(ROOT / "cases") if c.task_id == "poisson_hole_smooth")
+    ref = store.load_hidden(ROOT / "cases", holed.task_id)[1]["u"]
+    assert np.isnan(ref).any()
+    scorer = CaseScorer(sandbox=None, calibration=None)  # type: ignore[arg-type]
+    out = scorer.judge(holed, "numpy-scipy", _solved(np.nan_to_num(ref, nan=7.0), 0.1))
+    assert out.stages[1].passed and out.relative_l2_error == 0.0
+    assert scorer.hidden(holed) is scorer.hidden(holed)  # read once
