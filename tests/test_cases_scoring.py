@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,8 +21,9 @@ import typer
 from conftest import ROOT
 
 from fembench_agents.cases import store, timing
+from fembench_agents.cases.calibrate import calibration_sandbox
 from fembench_agents.cases.problem import SolverCase, load_cases
-from fembench_agents.cases.scorer import CaseScorer
+from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.tracks import TRACKS, Track
 from fembench_agents.cli.app import require_tracks
 from fembench_agents.scoring.evaluator import Evaluator
@@ -138,13 +140,13 @@ def test_an_exception_a_wrong_shape_and_a_forbidden_import_fail_executes(
     assert stages(unparsed) == [("executes", False, "syntax_error")]
 
 
-def test_a_solver_that_never_returns_times_out(case: SolverCase) -> None:
+def test_a_solver_slower_than_the_configured_limit_times_out(case: SolverCase) -> None:
     calibration = timing.MachineCalibration(machine="t", fingerprint={}, repeats=1, t_base={})
-    from fembench_agents.cases.scorer import CaseScoringConfig
-
+    # seconds of pure-Python looping, then a valid answer: only the configured 1.5 s limit stops it
+    slow = "def solve(case_spec):\n    for _ in range(3 * 10**8):\n        pass\n    return {}\n"
     with Sandbox(workers=1) as sandbox:
         scorer = CaseScorer(sandbox, calibration, CaseScoringConfig(solve_seconds=1.5))
-        out = scorer.score(case, "numpy-scipy", "```python\ndef solve(case_spec):\n    while True:\n        pass\n```")
+        out = scorer.score(case, "numpy-scipy", f"```python\n{slow}```")
     assert stages(out) == [("executes", False, "timeout")]
     assert out.stages[0].detail == "solve did not finish within the time limit"
     assert FEEDBACK(out).text.startswith("Your previous solver did not finish within the time limit of one solve.")
@@ -258,3 +260,37 @@ def test_the_case_spec_a_solver_receives_is_the_agent_visible_one(case: SolverCa
     record, _ = store.load_hidden(CASES, case.task_id)
     assert record.solution not in text and "e_base" not in text and "tau" not in text
     assert os.path.basename(case.path) == f"{case.task_id}.json"
+
+
+def test_the_configured_memory_limit_holds_a_solve(case: SolverCase) -> None:
+    greedy = "import numpy as np\n\ndef solve(case_spec):\n    return {'u': np.ones(10**8)}\n"  # 800 MB
+    with Sandbox(workers=1) as sandbox:
+        out = CaseScorer(sandbox, None, CaseScoringConfig(memory_mb=256)).score(case, "numpy-scipy", greedy)
+    assert stages(out) == [("executes", False, "runtime_error")]
+    assert out.error is not None and out.error.type == "MemoryError"
+
+
+def test_cases_kept_outside_the_checkout_are_hidden_from_the_solver(case: SolverCase) -> None:
+    """`--cases-path` may point anywhere: the evaluator-only half is hidden wherever it is
+    (a copy beside the checkout, outside every directory the sandbox hides by default)."""
+    outside = Path(tempfile.mkdtemp(prefix=".fembench-cases-test-", dir=ROOT.resolve().parent))
+    try:
+        shutil.copytree(CASES, outside / "cases", ignore=shutil.ignore_patterns("calibration"))
+        moved = next(c for c in load_cases(outside / "cases") if c.task_id == case.task_id)
+        target = outside / "cases" / store.HIDDEN / f"{case.task_id}.json"
+        peek = f"def solve(case_spec):\n    raise ValueError(open({str(target)!r}).read()[:20])\n"
+        with Sandbox(workers=1) as sandbox:
+            out = CaseScorer(sandbox).score(moved, "numpy-scipy", f"```python\n{peek}```")
+    finally:
+        shutil.rmtree(outside)
+    assert out.error is not None and out.error.type == "PermissionError", out.error  # not the ValueError of a read
+
+
+def test_the_calibration_solver_runs_in_the_sandbox_by_its_module_name(case: SolverCase) -> None:
+    with calibration_sandbox(["numpy-scipy"]) as sandbox:
+        scorer = CaseScorer(sandbox)
+        result = scorer.run_solve(case, None, calibration_module=TRACKS["numpy-scipy"].calibration_module)
+        out = scorer.judge(case, "numpy-scipy", result)
+    assert stages(out)[:2] == [("executes", True, None), ("accurate", True, None)]
+    e_base = store.load_hidden(CASES, case.task_id)[0].calibration["numpy-scipy"].e_base
+    assert out.relative_l2_error == pytest.approx(e_base, rel=1e-6)

@@ -506,3 +506,27 @@ def test_points_outside_a_holed_domain_are_left_out() -> None:
     out = scorer.judge(holed, "numpy-scipy", _solved(np.nan_to_num(ref, nan=7.0), 0.1))
     assert out.stages[1].passed and out.relative_l2_error == 0.0
     assert scorer.hidden(holed) is scorer.hidden(holed)  # read once
+
+
+def test_the_records_eps_guards_the_relative_error_of_a_zero_reference() -> None:
+    contract = OutputContract(fields={"u": FieldSpec(shape=(2,))}, layout="")
+    kw: dict[str, Any] = dict(contract=contract, reference={"u": np.zeros(2)}, mask=np.ones(2, bool), library="l")
+    out = gates.evaluate("c", {"u": np.array([3e-3, 4e-3])}, e_base=1.0, t_base=None, config=GateConfig(eps=1e-2), **kw)
+    assert out.report.relative_l2_error == pytest.approx(5e-3 / 1e-2)
+
+
+def test_an_attempt_that_does_not_parse_fails_executes_before_anything_runs(case: SolverCase) -> None:
+    out = _scorer().score(case, "numpy-scipy", "```python\ndef solve(case_spec) return 1\n```")  # sandbox None: unused
+    assert out.passed is False and out.reason == "syntax_error"
+    assert [(s.stage, s.passed, s.detail) for s in out.stages] == [
+        ("executes", False, "SyntaxError: expected ':' (line 1)")
+    ]
+    assert (out.library, out.family, out.timings, out.relative_l2_error) == ("numpy-scipy", case.family, (), None)
+
+
+def test_a_forged_value_that_does_not_decode_is_no_answer(case: SolverCase) -> None:
+    frame = {"event": "solve", "status": "ok", "seconds": 0.1, "value": {"__ndarray__": "forged"}}
+    out = _scorer().judge(case, "numpy-scipy", JobResult(frames=[frame], wall_seconds=1.0))
+    assert [(s.stage, s.reason, s.detail) for s in out.stages] == [
+        ("executes", "not_a_dict", "solve returned NoneType, expected a dict")
+    ]
