@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from fembench_agents.contracts import Track
-from fembench_agents.report.cases import case_stage_rows
+from fembench_agents.report.cases import case_margins, case_stage_rows
+from fembench_agents.report.paper import breakdowns, diagnostics, paper_tables, test_track_metrics
 from fembench_agents.report.schema import (
     Estimate,
     GroupSummary,
@@ -31,8 +32,8 @@ from fembench_agents.report.stats import (
     mcnemar_exact,
     mean_pass_at_k,
 )
-from fembench_agents.runs.log import EpisodeRecord
-from fembench_agents.runs.reader import chosen_episodes, open_run
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
+from fembench_agents.runs.reader import chosen_episodes, latest_attempts, open_run
 
 GroupKey = tuple[str, str, Track]  # model, agent, track
 
@@ -70,6 +71,11 @@ def collect_episodes(
             )
         )
     return runs, episodes
+
+
+def collect_attempts(run_dirs: Iterable[str | os.PathLike[str]]) -> list[AttemptRecord]:
+    """The latest record of every attempt of every run."""
+    return [a for d in run_dirs for a in latest_attempts(open_run(d).records).values()]
 
 
 def failure_stage(ep: EpisodeRecord) -> str | None:
@@ -191,11 +197,18 @@ def build_report(run_dirs: Iterable[str | os.PathLike[str]], settings: ReportSet
         by_model_track[(model, track)][agent] = grouped[(model, agent, track)]
     tables = [task_table(model, track, agents) for (model, track), agents in by_model_track.items()]
     paired = [paired_test(t, a, b) for t in tables for a, b in combinations(t.agents, 2)]
+    attempts = collect_attempts(run_dirs)
+    episodes = [ep for _, ep in tagged]
     return Report(
         settings=settings,
         runs=runs,
         groups=groups,
         task_tables=tables,
         paired=paired,
-        case_stages=case_stage_rows(run_dirs),
+        case_stages=case_stage_rows(attempts),
+        paper_tables=paper_tables(episodes),
+        test_metrics=test_track_metrics(episodes, attempts),
+        breakdowns=breakdowns(episodes),
+        diagnostics=diagnostics(attempts, settings.near_miss_error),
+        case_margins=case_margins(attempts),
     )
