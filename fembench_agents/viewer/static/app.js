@@ -296,7 +296,8 @@ function diffView(lines) {
   const pre = el("pre", { class: "diff" });
   if (!lines.length) pre.append("(no change)");
   for (const line of lines) {
-    const cls = line.startsWith("@@") ? "diff-hunk" : line.startsWith("+") ? "diff-add" : line.startsWith("-") ? "diff-del" : null;
+    const header = line.startsWith("@@") || line.startsWith("+++ ") || line.startsWith("--- ");
+    const cls = header ? "diff-hunk" : line.startsWith("+") ? "diff-add" : line.startsWith("-") ? "diff-del" : null;
     pre.append(cls ? el("span", { class: cls }, line) : line + "\n");
   }
   return pre;
