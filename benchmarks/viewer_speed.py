@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from browser import MISSING, Browser, find_chromium  # noqa: E402
-from run_builders import attempt, episode, function_outcome, make_run  # noqa: E402
+from run_builders import attempt, episode, function_outcome  # noqa: E402
 
-from fembench_agents.runs.log import AttemptRecord, EpisodeRecord  # noqa: E402
+from fembench_agents.runs.log import LOG_NAME, AttemptRecord, EpisodeRecord, RunManifest, write_manifest  # noqa: E402
 from fembench_agents.viewer import write_site  # noqa: E402
 
 TARGET_SECONDS = 2.0
@@ -54,6 +54,14 @@ def generated_records(episodes: int) -> list[AttemptRecord | EpisodeRecord]:
     return out
 
 
+def write_run(directory: Path, records: list[AttemptRecord | EpisodeRecord]) -> Path:
+    """The log in one write: `RunLog` fsyncs every record, which only a live run needs."""
+    directory.mkdir(parents=True)
+    write_manifest(directory, RunManifest(run_id="generated", config={}, task_hashes={}, versions={}))
+    (directory / LOG_NAME).write_text("".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8")
+    return directory
+
+
 def timed(label: str, seconds: float) -> None:
     print(f"{label:<34} {seconds:7.3f} s   {seconds / TARGET_SECONDS:5.2f} x the 2 s target")
 
@@ -69,7 +77,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)
         start = time.perf_counter()
-        run = make_run(root / "run", "generated", generated_records(args.episodes))
+        run = write_run(root / "run", generated_records(args.episodes))
         print(f"generated a run of {args.episodes} episodes in {time.perf_counter() - start:.1f} s")
         start = time.perf_counter()
         index = write_site([run], root / "site")
@@ -77,7 +85,7 @@ def main() -> None:
             f"wrote the site in {time.perf_counter() - start:.1f} s "
             f"(index data {(index.parent / 'data' / 'index.js').stat().st_size / 1e6:.1f} MB)"
         )
-        count = "document.getElementById('episode-count') && document.getElementById('episode-count').textContent"
+        count = "(document.getElementById('episode-count') || {}).textContent"
         with Browser(executable, timeout=120) as browser:
             start = time.perf_counter()
             browser.open(index.as_uri() + "#/")
@@ -85,7 +93,7 @@ def main() -> None:
             timed("index shown", time.perf_counter() - start)
             start = time.perf_counter()
             browser.evaluate("location.hash = '#/?agent=feedback-loop&status=failed'")
-            browser.wait_for(f"{count} && !{count}.startsWith('{args.episodes} of')")
+            browser.wait_for(f"!({count} || '{args.episodes} of').startsWith('{args.episodes} of')")
             timed("filter applied", time.perf_counter() - start)
             start = time.perf_counter()
             browser.evaluate("location.hash = '#/episode/" + str(args.episodes - 1) + "'")
