@@ -33,13 +33,18 @@ from fembench_agents.report.stats import (
     mean_pass_at_k,
 )
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
-from fembench_agents.runs.reader import chosen_episodes, latest_attempts, open_run
+from fembench_agents.runs.reader import RunRecords, chosen_episodes, latest_attempts, open_run
 
 GroupKey = tuple[str, str, Track]  # model, agent, track
+RunSource = str | os.PathLike[str] | RunRecords  # a run directory, or one already read
+
+
+def _read(source: RunSource) -> RunRecords:
+    return source if isinstance(source, RunRecords) else open_run(source)
 
 
 def collect_episodes(
-    run_dirs: Iterable[str | os.PathLike[str]],
+    run_dirs: Iterable[RunSource],
 ) -> tuple[list[RunInfo], list[tuple[str, EpisodeRecord]]]:
     """Every episode of every run, tagged with its run id. Within a run the
     last "done" record of an episode wins, else its last "error" record (a
@@ -48,8 +53,9 @@ def collect_episodes(
     runs: list[RunInfo] = []
     episodes: list[tuple[str, EpisodeRecord]] = []
     seen: dict[str, str] = {}
-    for directory in run_dirs:
-        run = open_run(directory)
+    for source in run_dirs:
+        run = _read(source)
+        directory = run.path
         manifest = run.manifest
         chosen = chosen_episodes(run.records)
         for key, record in chosen.items():
@@ -73,9 +79,9 @@ def collect_episodes(
     return runs, episodes
 
 
-def collect_attempts(run_dirs: Iterable[str | os.PathLike[str]]) -> list[AttemptRecord]:
+def collect_attempts(run_dirs: Iterable[RunSource]) -> list[AttemptRecord]:
     """The latest record of every attempt of every run."""
-    return [a for d in run_dirs for a in latest_attempts(open_run(d).records).values()]
+    return [a for d in run_dirs for a in latest_attempts(_read(d).records).values()]
 
 
 def failure_stage(ep: EpisodeRecord) -> str | None:
@@ -179,10 +185,11 @@ def paired_test(table: TaskTable, agent_a: str, agent_b: str) -> PairedTest:
     )
 
 
-def build_report(run_dirs: Iterable[str | os.PathLike[str]], settings: ReportSettings | None = None) -> Report:
-    """The comparison report over one or more run directories."""
+def build_report(run_dirs: Iterable[RunSource], settings: ReportSettings | None = None) -> Report:
+    """The comparison report over one or more run directories (or runs
+    already read, so that a caller who needs the records too reads each log once)."""
     settings = settings or ReportSettings()
-    run_dirs = list(run_dirs)
+    run_dirs = [_read(d) for d in run_dirs]
     runs, tagged = collect_episodes(run_dirs)
     grouped: dict[GroupKey, list[EpisodeRecord]] = defaultdict(list)
     group_runs: dict[GroupKey, set[str]] = defaultdict(set)

@@ -49,8 +49,8 @@ def write_site(
 ) -> Path:
     """The viewer for `run_dirs` in `out_dir`; returns the path of its
     index.html. Episode files of an earlier site in `out_dir` are replaced."""
-    run_dirs = list(run_dirs)
-    report = build_report(run_dirs, settings)
+    runs = [open_run(d) for d in run_dirs]
+    report = build_report(runs, settings)
     out = Path(out_dir)
     episodes_dir = out / DATA_DIR / EPISODES_DIR
     if episodes_dir.exists():
@@ -61,8 +61,7 @@ def write_site(
         (out / name).write_text(static.joinpath(name).read_text(encoding="utf-8"), encoding="utf-8")
     plots = write_plots(report, out / PLOTS_DIR)
     rows: list[list[Any]] = []
-    for directory in run_dirs:
-        run = open_run(directory)
+    for run in runs:
         attempts = _attempts_by_episode(run.records)
         for ep in run.episodes():
             n = len(rows)
