@@ -46,8 +46,8 @@ def generated_records(episodes: int) -> list[AttemptRecord | EpisodeRecord]:
         attempts = 1 if agent != "feedback-loop" else 1 + i % 3
         passed = i % 5 < 2
         ep = episode(agent, task, repeat, passed, attempts=attempts, model=model)
-        for k in range(1, attempts + 1):
-            last_passed = passed and k == attempts
+        for k in range(attempts):  # indices count from 0, as a session records them
+            last_passed = passed and k == attempts - 1
             statuses = [("match", None)] if last_passed else [("mismatch", 10.0 ** -(i % 6))]
             out.append(attempt(ep, k, function_outcome(task, statuses, last_passed), code=CODE.format(k=k)))
         out.append(ep)

@@ -97,10 +97,11 @@ def test_an_episode_page_shows_every_attempt(browser: Browser, site: Path) -> No
     browser.evaluate("document.querySelector('#episodes tr.episode-row a').click()")
     browser.wait_for("document.querySelectorAll('section.attempt').length === 3")
     assert browser.evaluate("[...document.querySelectorAll('section.attempt')].map(s => s.dataset.index)") == [
+        "0",
         "1",
         "2",
-        "3",
     ]
+    assert browser.evaluate("document.querySelector('#attempt-3 h2').textContent") == "Attempt 3 of 3: passed"
     assert browser.evaluate("document.getElementById('episode-status').textContent") == "passed"
     assert browser.evaluate("document.querySelectorAll('pre.feedback').length") == 2
     assert browser.evaluate("document.querySelectorAll('pre.diff').length") == 2

@@ -67,10 +67,10 @@ def test_the_index_has_one_row_per_episode(site: Path) -> None:
 
 def test_a_feedback_loop_shows_every_attempt_with_diffs_and_feedback(site: Path) -> None:
     ep = episode_data(site, 0)
-    assert [a["index"] for a in ep["attempts"]] == [1, 2, 3]
+    assert [a["index"] for a in ep["attempts"]] == [0, 1, 2]
     assert [a["code"] for a in ep["attempts"]] == list(LOOP_CODES)
     assert [a["passed"] for a in ep["attempts"]] == [False, False, True]
-    assert [a["feedback"] for a in ep["attempts"]] == ["attempt 1 failed", "attempt 2 failed", None]
+    assert [a["feedback"] for a in ep["attempts"]] == ["attempt 0 failed", "attempt 1 failed", None]
     first, second, third = ep["attempts"]
     assert first["diff"] is None
     assert second["diff"][2:] == [
@@ -85,7 +85,7 @@ def test_a_feedback_loop_shows_every_attempt_with_diffs_and_feedback(site: Path)
     assert [s["stage"] for s in first["stages"]] == ["parse", "imports", "execute", "correct"]
     assert first["facts"] == ["input 0: mismatch, relative error 0.5"]
     assert first["reply"] == [
-        {"kind": "text", "text": "Here is my attempt 1.\n"},
+        {"kind": "text", "text": "Here is my attempt 0.\n"},
         {"kind": "code", "text": LOOP_CODES[0]},
         {"kind": "text", "text": "\n"},
     ]

@@ -226,14 +226,16 @@ function renderEpisode(n, ep) {
     )
   );
   if (ep.error) app.append(el("pre", { class: "warning" }, ep.error));
-  for (const a of ep.attempts) app.append(attemptView(a));
+  ep.attempts.forEach((a, i) => app.append(attemptView(a, i + 1, ep.attempts.length)));
 }
 
-function attemptView(a) {
+// `position` counts from 1 in the order attempts were made; data-index keeps
+// the index the log recorded.
+function attemptView(a, position, count) {
   const verdict = a.passed === null ? "not scored" : a.passed ? "passed" : "failed";
-  const box = el("section", { class: "attempt", id: "attempt-" + a.index, "data-index": String(a.index) });
+  const box = el("section", { class: "attempt", id: "attempt-" + position, "data-index": String(a.index) });
   box.append(
-    el("h2", {}, `Attempt ${a.index}: `, el("span", { class: a.passed ? "status-passed" : "status-failed" }, verdict)),
+    el("h2", {}, `Attempt ${position} of ${count}: `, el("span", { class: a.passed ? "status-passed" : "status-failed" }, verdict)),
     el(
       "p",
       { class: "meta" },
