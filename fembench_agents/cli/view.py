@@ -17,8 +17,9 @@ def view(
     serve: Annotated[bool, typer.Option("--serve", help="then serve it on 127.0.0.1 until Ctrl-C")] = False,
     port: Annotated[int, typer.Option(help="the port for --serve (0: any free port)")] = 8000,
 ) -> None:
-    """A static site of the runs: tables and plots linked to every episode, and
-    every attempt of an episode. Opens from disk (OUT/index.html), no network."""
+    """A static site of runs: tables linked to every episode and attempt.
+
+    It opens from disk (OUT/index.html) with no server and no network."""
     from fembench_agents.runs.reader import expand_run_dirs
     from fembench_agents.viewer import site_server, write_site
 
