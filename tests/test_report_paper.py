@@ -201,3 +201,19 @@ def test_every_table_is_written_as_markdown_csv_and_json(report: Report, tmp_pat
     md = render_markdown(report)
     assert "## Functions correct per task" in md and "## Executability and near misses" in md
     assert Report.model_validate_json(written["json"].read_text()) == report
+
+
+def test_report_over_a_compare_directory_prints_and_writes_the_paper_tables(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fembench_agents.cli import app
+
+    make_run(tmp_path / "compare" / "mock__mixed", "mixed", mixed_records())
+    out = tmp_path / "report"
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "compare"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    for title in ("Functions correct per task", "Test-track metrics", "By knowledge class", "Executability"):
+        assert title in result.output
+    assert (
+        (out / "tables" / "paper_code.csv").read_text().splitlines()[1].startswith("FEM 1D,T0,FEM_1D_bar_CC0_H0_T0,Y,Y")
+    )
