@@ -3,6 +3,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh dev,local,optimize,openhands,pde
+# The viewer's browser tests need Chromium (they fail, not skip, without it):
+# install Debian's package when it is missing and apt can be used.
+if ! command -v chromium >/dev/null 2>&1 && [ -z "${CHROMIUM:-}" ] && command -v apt-get >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo -n apt-get update -qq && sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  fi
+fi
 export LITELLM_LOCAL_MODEL_COST_MAP=True
 .venv/bin/ruff check fembench_agents tests benchmarks scripts
 .venv/bin/ruff format --check fembench_agents tests benchmarks scripts

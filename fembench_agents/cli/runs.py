@@ -344,10 +344,15 @@ def compare(
 
 @app.command("report")
 def report(
-    runs: Annotated[list[Path], typer.Argument(help="run directories")],
-    out: Annotated[Path | None, typer.Option(help="write report.md, report.json and plots here")] = None,
+    runs: Annotated[list[Path], typer.Argument(help="run directories, or a directory `compare` wrote them into")],
+    out: Annotated[
+        Path | None, typer.Option(help="write report.md, report.json, tables/ (Markdown, CSV, JSON) and plots here")
+    ] = None,
 ) -> None:
     """Tables, confidence intervals, paired tests and plots for finished runs."""
+    from fembench_agents.runs.reader import expand_run_dirs
+
+    runs = expand_run_dirs(runs)
     for r in runs:
         if not (r / "manifest.json").exists():
             err.print(f"[red]error:[/red] {r} is not a run directory (no manifest.json)")

@@ -3,13 +3,14 @@ k-of-n, joint test success, stage-failure breakdowns, tokens, cost and time,
 with bootstrap confidence intervals and exact paired tests between agents.
 
     report = build_report(["runs/a", "runs/b"])
-    write_report(report, "reports/ab")   # report.json, report.md, plots/*.png
+    write_report(report, "reports/ab")   # report.json, report.md, plots/*.png|svg, tables/*.md|csv|json
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from fembench_agents.report.export import TABLES_DIR, write_tables
 from fembench_agents.report.plots import write_plots
 from fembench_agents.report.render import isolation_warnings, render_markdown, rich_tables
 from fembench_agents.report.schema import (
@@ -31,11 +32,13 @@ PLOTS_DIR = "plots"
 
 
 def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
-    """`report.json`, `report.md` (linking the plots) and `plots/*.png` in
-    `out_dir`; returns what was written, by name."""
+    """`report.json`, `report.md` (linking the plots), `plots/*.png` with
+    their SVG twins and `tables/*` (each table as Markdown, CSV and JSON) in
+    `out_dir`; returns the report files and the PNG plots, by name."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plots = write_plots(report, out / PLOTS_DIR)
+    write_tables(report, out / TABLES_DIR)
     json_path, md_path = out / JSON_NAME, out / MARKDOWN_NAME
     json_path.write_text(report.model_dump_json(indent=1), encoding="utf-8")
     md_path.write_text(

@@ -1,4 +1,4 @@
-"""PNG plots of a `Report`, drawn on matplotlib's Agg canvas without pyplot
+"""PNG and SVG plots of a `Report`, drawn on matplotlib's Agg canvas without pyplot
 (no global figure state, no display needed)."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from fembench_agents.report.schema import Estimate, GroupSummary, Report
 
 CORRECTNESS_PNG = "correctness.png"
 STAGES_PNG = "stage_failures.png"
+MARGINS_PNG = "case_margins.png"
 
 
 def _labeler(report: Report, with_track: bool) -> Callable[[GroupSummary], str]:
@@ -42,7 +43,7 @@ def _headline(g: GroupSummary) -> Estimate:
     return g.joint_tests if g.track == "tests" and g.joint_tests else g.correct
 
 
-def plot_correctness(report: Report, path: str | Path) -> Path:
+def correctness_figure(report: Report) -> Figure:
     """Functions correct (x) against joint test success (y), one labelled point
     per model/agent that ran both tracks; otherwise a bar per group of its
     headline rate (correctness, or joint test success on the tests track)
@@ -94,11 +95,10 @@ def plot_correctness(report: Report, path: str | Path) -> Path:
     else:
         ax.text(0.5, 0.5, "no episodes", ha="center", va="center")
         ax.set_axis_off()
-    fig.savefig(path, format="png")
-    return Path(path)
+    return fig
 
 
-def plot_stage_failures(report: Report, path: str | Path) -> Path:
+def stage_failures_figure(report: Report) -> Figure:
     """Failed episodes per group, stacked by the stage they failed at."""
     groups = report.groups
     stages = stage_columns(report)
@@ -123,15 +123,57 @@ def plot_stage_failures(report: Report, path: str | Path) -> Path:
     else:
         ax.text(0.5, 0.5, "no episodes", ha="center", va="center")
         ax.set_axis_off()
-    fig.savefig(path, format="png")
+    return fig
+
+
+def margins_figure(report: Report) -> Figure:
+    """PDE attempts that executed: error / tau_acc and time / tau_time per
+    model x agent x library x family, on a log scale, the gate at 1."""
+    rows = [m for m in report.case_margins if m.error_ratios or m.time_ratios]
+    fig = _new(width=9.0, height=max(3.0, 0.4 * len(rows) + 2.0))
+    axes = fig.subplots(1, 2, sharey=True)
+    labels = [f"{m.model} / {m.agent} / {m.library} / {m.family}" for m in rows]
+    for ax, field, title in ((axes[0], "error_ratios", "error / tau_acc"), (axes[1], "time_ratios", "time / tau_time")):
+        for y, m in enumerate(rows):
+            values = [max(v, 1e-12) for v in getattr(m, field)]
+            ax.scatter(values, [y] * len(values), s=12, alpha=0.6, color="tab:blue")
+        ax.axvline(1.0, color="tab:red", linestyle="--", linewidth=1)
+        ax.set_xscale("log")
+        ax.set(title=title, xlabel="ratio (<= 1 passes the gate)")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(range(len(rows)), labels, fontsize=8)
+    if not rows:
+        axes[0].text(0.5, 0.5, "no executed attempts", transform=axes[0].transAxes, ha="center", va="center")
+    return fig
+
+
+def plot_correctness(report: Report, path: str | Path) -> Path:
+    correctness_figure(report).savefig(path)
+    return Path(path)
+
+
+def plot_stage_failures(report: Report, path: str | Path) -> Path:
+    stage_failures_figure(report).savefig(path)
     return Path(path)
 
 
 def write_plots(report: Report, out_dir: str | Path) -> dict[str, Path]:
-    """Both plots into `out_dir`; caption -> file."""
+    """Every plot as PNG and SVG into `out_dir`; caption -> the PNG (the SVG
+    sits beside it under the same stem). The PDE margins plot only when the
+    report has PDE cases."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    return {
-        "Correctness": plot_correctness(report, out / CORRECTNESS_PNG),
-        "Stage failures": plot_stage_failures(report, out / STAGES_PNG),
+    figures = {
+        "Correctness": (CORRECTNESS_PNG, correctness_figure),
+        "Stage failures": (STAGES_PNG, stage_failures_figure),
     }
+    if report.case_margins:
+        figures["PDE error and time against the thresholds"] = (MARGINS_PNG, margins_figure)
+    written = {}
+    for caption, (name, draw) in figures.items():
+        fig = draw(report)
+        png = out / name
+        fig.savefig(png, format="png")
+        fig.savefig(png.with_suffix(".svg"), format="svg")
+        written[caption] = png
+    return written

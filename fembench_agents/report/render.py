@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from rich.table import Table
 
+from fembench_agents.report.paper_render import paper_sections
 from fembench_agents.report.schema import (
     STAGE_ORDER,
     Estimate,
@@ -170,7 +171,7 @@ def case_rows(report: Report) -> Rows:
     return headers, body
 
 
-def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
@@ -198,7 +199,7 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
     relative to the Markdown file."""
     s = report.settings
     out = ["# Comparison report", ""]
-    out += _md_table(
+    out += md_table(
         ["Run", "Path", "Episodes", "Git commit", "Isolation"],
         [[r.run_id, r.path, str(r.episodes), r.git_commit or "-", _isolation_cell(r)] for r in report.runs],
     )
@@ -216,10 +217,13 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
         "## Summary",
         "",
     ]
-    out += _md_table(*summary_rows(report))
+    out += md_table(*summary_rows(report))
+    for _, title, rows in paper_sections(report):
+        out += [f"## {title}", ""]
+        out += md_table(*rows)
     for t in report.task_tables:
         out += [f"## Per task: {t.model}, {t.track} track", ""]
-        out += _md_table(*task_rows(t))
+        out += md_table(*task_rows(t))
     if report.case_stages:
         out += [
             "## PDE cases: per stage",
@@ -228,11 +232,11 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
             "executed; fast: share of the accurate ones (these passed); pass: share of all attempts.",
             "",
         ]
-        out += _md_table(*case_rows(report))
+        out += md_table(*case_rows(report))
     out += ["## Stage failures", ""]
-    out += _md_table(*stage_rows(report))
+    out += md_table(*stage_rows(report))
     if any(g.failure_reasons for g in report.groups):
-        out += _md_table(*reason_rows(report))
+        out += md_table(*reason_rows(report))
     if report.paired:
         out += [
             "## Paired tests",
@@ -241,7 +245,7 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
             "when a strict majority of its repeats passed. A only / B only are the discordant tasks.",
             "",
         ]
-        out += _md_table(*paired_rows(report))
+        out += md_table(*paired_rows(report))
     if plots:
         out += ["## Plots", ""]
         out += [f"![{caption}]({path})\n" for caption, path in plots.items()]
@@ -262,6 +266,7 @@ def rich_tables(report: Report) -> list[Table]:
     """Per-task results, summary, stage failures and paired tests, for `Console.print`."""
     tables = [_rich_table(f"Per task: {t.model}, {t.track} track", task_rows(t)) for t in report.task_tables]
     tables += [_rich_table("Summary", summary_rows(report)), _rich_table("Stage failures", stage_rows(report))]
+    tables += [_rich_table(title, rows) for _, title, rows in paper_sections(report)]
     if report.case_stages:
         tables.append(_rich_table("PDE cases: per stage (share in brackets)", case_rows(report)))
     if report.paired:

@@ -26,6 +26,9 @@ class ReportSettings(_Frozen):
     resamples: int = Field(default=2000, ge=1)
     confidence: float = Field(default=0.95, gt=0, lt=1)
     seed: int = 0
+    # FEABench-style near miss: a wrong but executable attempt whose relative
+    # error on its worst input is at most this.
+    near_miss_error: float = Field(default=1e-2, gt=0)
 
 
 class Estimate(_Frozen):
@@ -130,6 +133,100 @@ class CaseStageRow(_Frozen):
     median_seconds: float | None  # fastest solve time, among executed attempts
 
 
+class TaskInfo(_Frozen):
+    """What a task id says about the task: FEM-Bench's domain, tier and knowledge class."""
+
+    domain: str  # "FEM 1D", "FEM 2D", "MSA 3D", or "other"
+    tier: str  # "T0" .. "T3", or "-"
+    knowledge: str  # "CC0" / "CC1", or "-"
+
+
+class PaperCell(_Frozen):
+    """One model x agent on one task over its repeats: best-of-n is passes > 0,
+    n-of-n is passes == repeats."""
+
+    passes: int
+    repeats: int
+    score: float  # mean episode score (joint test score on the tests track)
+
+    @property
+    def best_of_n(self) -> bool:
+        return self.passes > 0
+
+    @property
+    def n_of_n(self) -> bool:
+        return self.passes == self.repeats
+
+
+class PaperRow(_Frozen):
+    task_id: str
+    info: TaskInfo
+    cells: dict[str, PaperCell]  # column ("model / agent") -> cell; absent when not run
+
+
+class PaperTable(_Frozen):
+    """A paper-style per-task table of one track: tasks grouped by domain and
+    ordered by tier, one column per model x agent."""
+
+    track: Track
+    columns: list[str]
+    rows: list[PaperRow]
+
+
+class AgentMetrics(_Frozen):
+    """FEM-Bench's four aggregates for one model x agent, each a mean over tasks
+    (of the mean over repeats, each repeat read from its last attempt); None
+    where the track was not run."""
+
+    model: str
+    agent: str
+    function_correctness: float | None  # code track: share of repeats that passed
+    reference_pass: float | None  # tests track: share of tests that pass on the reference
+    failures_detected: float | None  # tests track: share of expected failures the tests catch
+    joint_success: float | None  # tests track: share of tests that do both
+
+
+class BreakdownRow(_Frozen):
+    """One model x agent x track over the tasks of one tier, knowledge class or domain."""
+
+    model: str
+    agent: str
+    track: Track
+    by: Literal["tier", "knowledge", "domain"]
+    value: str
+    tasks: int
+    episodes: int
+    correct: float  # mean over tasks of the share of repeats that passed
+    best_of_n: int  # tasks passed at least once
+    n_of_n: int  # tasks passed in every repeat
+
+
+class Diagnostics(_Frozen):
+    """FEABench-style diagnostics over every scored function attempt of one model x agent."""
+
+    model: str
+    agent: str
+    attempts: int
+    executable: int  # ran on every input (matched or not)
+    executable_share: float | None
+    wrong_executable: int  # executable but wrong
+    median_error: float | None  # worst-input relative error among the wrong executable ones
+    near_misses: int  # wrong executable with that error <= the near-miss threshold
+    near_miss_share: float | None  # over the wrong executable ones with a measured error
+
+
+class CaseMargins(_Frozen):
+    """PDE attempts that executed, each measured against its own thresholds:
+    error / tau_acc and solve time / tau_time (<= 1 passes that gate)."""
+
+    model: str
+    agent: str
+    library: str
+    family: str
+    error_ratios: list[float]
+    time_ratios: list[float]
+
+
 class Report(_Frozen):
     schema_version: int = REPORT_SCHEMA_VERSION
     settings: ReportSettings = ReportSettings()
@@ -138,3 +235,8 @@ class Report(_Frozen):
     task_tables: list[TaskTable]
     paired: list[PairedTest]
     case_stages: list[CaseStageRow] = []
+    paper_tables: list[PaperTable] = []
+    test_metrics: list[AgentMetrics] = []
+    breakdowns: list[BreakdownRow] = []
+    diagnostics: list[Diagnostics] = []
+    case_margins: list[CaseMargins] = []

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from fembench_agents.contracts import Track
-from fembench_agents.report.cases import case_stage_rows
+from fembench_agents.report.cases import case_margins, case_stage_rows
+from fembench_agents.report.paper import breakdowns, diagnostics, paper_tables, test_track_metrics
 from fembench_agents.report.schema import (
     Estimate,
     GroupSummary,
@@ -31,14 +32,19 @@ from fembench_agents.report.stats import (
     mcnemar_exact,
     mean_pass_at_k,
 )
-from fembench_agents.runs.log import EpisodeRecord
-from fembench_agents.runs.reader import chosen_episodes, open_run
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
+from fembench_agents.runs.reader import RunRecords, chosen_episodes, latest_attempts, open_run
 
 GroupKey = tuple[str, str, Track]  # model, agent, track
+RunSource = str | os.PathLike[str] | RunRecords  # a run directory, or one already read
+
+
+def _read(source: RunSource) -> RunRecords:
+    return source if isinstance(source, RunRecords) else open_run(source)
 
 
 def collect_episodes(
-    run_dirs: Iterable[str | os.PathLike[str]],
+    run_dirs: Iterable[RunSource],
 ) -> tuple[list[RunInfo], list[tuple[str, EpisodeRecord]]]:
     """Every episode of every run, tagged with its run id. Within a run the
     last "done" record of an episode wins, else its last "error" record (a
@@ -47,8 +53,9 @@ def collect_episodes(
     runs: list[RunInfo] = []
     episodes: list[tuple[str, EpisodeRecord]] = []
     seen: dict[str, str] = {}
-    for directory in run_dirs:
-        run = open_run(directory)
+    for source in run_dirs:
+        run = _read(source)
+        directory = run.path
         manifest = run.manifest
         chosen = chosen_episodes(run.records)
         for key, record in chosen.items():
@@ -70,6 +77,11 @@ def collect_episodes(
             )
         )
     return runs, episodes
+
+
+def collect_attempts(run_dirs: Iterable[RunSource]) -> list[AttemptRecord]:
+    """The latest record of every attempt of every run."""
+    return [a for d in run_dirs for a in latest_attempts(_read(d).records).values()]
 
 
 def failure_stage(ep: EpisodeRecord) -> str | None:
@@ -173,10 +185,11 @@ def paired_test(table: TaskTable, agent_a: str, agent_b: str) -> PairedTest:
     )
 
 
-def build_report(run_dirs: Iterable[str | os.PathLike[str]], settings: ReportSettings | None = None) -> Report:
-    """The comparison report over one or more run directories."""
+def build_report(run_dirs: Iterable[RunSource], settings: ReportSettings | None = None) -> Report:
+    """The comparison report over one or more run directories (or runs
+    already read, so that a caller who needs the records too reads each log once)."""
     settings = settings or ReportSettings()
-    run_dirs = list(run_dirs)
+    run_dirs = [_read(d) for d in run_dirs]
     runs, tagged = collect_episodes(run_dirs)
     grouped: dict[GroupKey, list[EpisodeRecord]] = defaultdict(list)
     group_runs: dict[GroupKey, set[str]] = defaultdict(set)
@@ -191,11 +204,18 @@ def build_report(run_dirs: Iterable[str | os.PathLike[str]], settings: ReportSet
         by_model_track[(model, track)][agent] = grouped[(model, agent, track)]
     tables = [task_table(model, track, agents) for (model, track), agents in by_model_track.items()]
     paired = [paired_test(t, a, b) for t in tables for a, b in combinations(t.agents, 2)]
+    attempts = collect_attempts(run_dirs)
+    episodes = [ep for _, ep in tagged]
     return Report(
         settings=settings,
         runs=runs,
         groups=groups,
         task_tables=tables,
         paired=paired,
-        case_stages=case_stage_rows(run_dirs),
+        case_stages=case_stage_rows(attempts),
+        paper_tables=paper_tables(episodes),
+        test_metrics=test_track_metrics(episodes, attempts),
+        breakdowns=breakdowns(episodes),
+        diagnostics=diagnostics(attempts, settings.near_miss_error),
+        case_margins=case_margins(attempts),
     )

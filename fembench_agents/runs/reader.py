@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fembench_agents.runs.log import (
+    MANIFEST_NAME,
     AttemptRecord,
     EpisodeRecord,
     ModelCallRecord,
@@ -66,6 +67,17 @@ class RunRecords:
         return [
             {"run": self.manifest.run_id, **e.model_dump(exclude={"schema_version", "type"})} for e in self.episodes()
         ]
+
+
+def expand_run_dirs(paths: list[Path]) -> list[Path]:
+    """Each path that is a run directory as it is; a directory holding run
+    directories (what `compare --out` writes) as those runs, sorted. A path
+    that is neither is kept, so that opening it names the problem."""
+    out: list[Path] = []
+    for p in paths:
+        nested = sorted(d for d in p.iterdir() if (d / MANIFEST_NAME).exists()) if p.is_dir() else []
+        out += [p] if (p / MANIFEST_NAME).exists() or not nested else nested
+    return out
 
 
 def open_run(path: str | os.PathLike[str]) -> RunRecords:

@@ -37,9 +37,15 @@ class ImportCheck:
         return not self.disallowed
 
 
+def python_fences(text: str) -> list[re.Match[str]]:
+    """Fenced blocks labelled python (or unlabelled), in order, as matches
+    (group 2 is the body): the viewer marks these spans of a reply."""
+    return [m for m in _FENCE.finditer(text) if m.group(1).lower() in ("", "python", "py", "python3")]
+
+
 def code_blocks(text: str) -> list[str]:
     """Fenced blocks labelled python (or unlabelled), in order."""
-    return [body for lang, body in _FENCE.findall(text) if lang.lower() in ("", "python", "py", "python3")]
+    return [m.group(2) for m in python_fences(text)]
 
 
 def _select_source(text: str, wanted: tuple[str, ...]) -> str:

@@ -1,0 +1,45 @@
+"""`view`: a static site for browsing runs in a browser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from fembench_agents.cli.app import app, err
+
+
+@app.command("view")
+def view(
+    runs: Annotated[list[Path], typer.Argument(help="run directories, or a directory `compare` wrote them into")],
+    out: Annotated[Path, typer.Option(help="write the site here")] = Path("view"),
+    serve: Annotated[bool, typer.Option("--serve", help="then serve it on 127.0.0.1 until Ctrl-C")] = False,
+    port: Annotated[int, typer.Option(help="the port for --serve (0: any free port)")] = 8000,
+) -> None:
+    """A static site of runs: tables linked to every episode and attempt.
+
+    It opens from disk (OUT/index.html) with no server and no network."""
+    from fembench_agents.runs.reader import expand_run_dirs
+    from fembench_agents.viewer import site_server, write_site
+
+    runs = expand_run_dirs(runs)
+    for r in runs:
+        if not (r / "manifest.json").exists():
+            err.print(f"[red]error:[/red] {r} is not a run directory (no manifest.json)")
+            raise typer.Exit(2)
+    try:
+        index = write_site(runs, out)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    err.print(f"site written to {index} (open it in a browser)")
+    if serve:
+        server = site_server(out, port)
+        err.print(f"serving http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()

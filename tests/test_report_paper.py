@@ -1,0 +1,219 @@
+"""The paper-style tables and aggregates on a hand-built run mixing the code,
+tests and PDE tracks: every figure pinned, and every table written as
+Markdown, CSV and JSON, every plot as PNG and SVG."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from run_builders import (
+    MODEL,
+    TASK_1D,
+    TASK_2D,
+    TASK_3D,
+    TASK_OTHER,
+    attempt,
+    case_outcome,
+    episode,
+    function_outcome,
+    make_run,
+    suite_outcome,
+)
+
+from fembench_agents.report import Report, build_report, render_markdown, write_report
+from fembench_agents.report.paper import task_info
+from fembench_agents.report.paper_render import margin_rows, paper_rows
+from fembench_agents.report.schema import AgentMetrics, BreakdownRow, Diagnostics, TaskInfo
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
+
+CODE_PASSES = {
+    "single": {TASK_1D: [True, True], TASK_2D: [True, False], TASK_3D: [False, False], TASK_OTHER: [False, False]},
+    "loop": {TASK_1D: [True, True], TASK_2D: [True, True], TASK_3D: [True, False]},
+}
+# the single agent's one attempt per code episode: (status, relative error) per input
+SINGLE_INPUTS: dict[tuple[str, int], list[tuple[str, float | None]] | None] = {
+    (TASK_1D, 0): [("match", None), ("match", None)],
+    (TASK_1D, 1): [("match", None)],
+    (TASK_2D, 0): [("match", None)],
+    (TASK_2D, 1): [("match", None), ("mismatch", 0.005)],  # a near miss
+    (TASK_3D, 0): [("mismatch", 0.5), ("mismatch", 0.2)],  # worst input: 0.5
+    (TASK_3D, 1): [("error", None)],  # did not run on every input
+    (TASK_OTHER, 0): [("mismatch", None)],  # wrong shape: ran, no error measured
+    (TASK_OTHER, 1): None,  # failed to parse
+}
+
+
+def mixed_records() -> list[AttemptRecord | EpisodeRecord]:
+    out: list[AttemptRecord | EpisodeRecord] = []
+    for agent, tasks in CODE_PASSES.items():
+        for task, passes in tasks.items():
+            for repeat, passed in enumerate(passes):
+                ep = episode(agent, task, repeat, passed)
+                if agent == "single":
+                    out.append(attempt(ep, 1, function_outcome(task, SINGLE_INPUTS[(task, repeat)], passed)))
+                out.append(ep)
+    suite = episode("single", TASK_1D, 0, False, track="tests", score=0.5, stage=("tests", "failure_not_detected"))
+    out += [
+        attempt(suite, 1, suite_outcome(TASK_1D, [(True, {"f1": True, "f2": True}), (False, {"f1": True})])),
+        suite,
+    ]
+    failed_call = episode("single", TASK_2D, 0, False, track="tests", stage=("model_error", "model_error"))
+    out += [attempt(failed_call, 1, None), failed_call]
+    for repeat, (err, secs, ran) in enumerate([(2e-3, 0.5, True), (5e-4, None, True), (None, None, False)]):
+        case = episode("single", "poisson_1", repeat, False, track="numpy-scipy", stage=("executes", "not_a_dict"))
+        out += [attempt(case, 1, case_outcome("poisson_1", err, secs, executed=ran)), case]
+    return out
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> Report:
+    return build_report([make_run(tmp_path / "mixed", "mixed", mixed_records())])
+
+
+def test_task_ids_name_domain_tier_and_knowledge_class() -> None:
+    assert task_info(TASK_3D) == TaskInfo(domain="MSA 3D", tier="T1", knowledge="CC1")
+    assert task_info(TASK_2D) == TaskInfo(domain="FEM 2D", tier="T3", knowledge="CC0")
+    assert task_info(TASK_OTHER) == TaskInfo(domain="other", tier="-", knowledge="-")
+
+
+def test_the_code_table_puts_best_of_n_beside_n_of_n_by_domain(report: Report) -> None:
+    code = next(t for t in report.paper_tables if t.track == "code")
+    headers, rows = paper_rows(code)
+    loop, single = f"{MODEL} / loop", f"{MODEL} / single"
+    assert headers == [
+        "Domain",
+        "Tier",
+        "Task",
+        f"{loop}: any of 2",
+        f"{loop}: 2 of 2",
+        f"{single}: any of 2",
+        f"{single}: 2 of 2",
+    ]
+    assert rows == [
+        ["FEM 1D", "T0", TASK_1D, "Y", "Y", "Y", "Y"],
+        ["FEM 2D", "T3", TASK_2D, "Y", "Y", "Y", "N"],
+        ["MSA 3D", "T1", TASK_3D, "Y", "N", "N", "N"],
+        ["other", "-", TASK_OTHER, "-", "-", "N", "N"],
+        ["", "", "Total (4 tasks)", "3", "2", "2", "1"],
+    ]
+
+
+def test_the_tests_table_shows_the_joint_score_per_task(report: Report) -> None:
+    tests = next(t for t in report.paper_tables if t.track == "tests")
+    assert paper_rows(tests)[1] == [
+        ["FEM 1D", "T0", TASK_1D, "0.50"],
+        ["FEM 2D", "T3", TASK_2D, "0.00"],
+        ["", "", "Total (2 tasks)", "0.25"],
+    ]
+
+
+def test_the_four_test_track_metrics_keep_reference_and_detection_shares(report: Report) -> None:
+    loop, single = report.test_metrics
+    assert loop.function_correctness == pytest.approx(2.5 / 3)
+    assert (loop.agent, loop.reference_pass, loop.failures_detected, loop.joint_success) == ("loop", None, None, None)
+    # a suite that never got scored passes nothing and detects nothing
+    assert single == AgentMetrics(
+        model=MODEL,
+        agent="single",
+        function_correctness=0.375,
+        reference_pass=0.25,
+        failures_detected=0.5,
+        joint_success=0.25,
+    )
+
+
+def test_breakdowns_by_tier_knowledge_class_and_domain(report: Report) -> None:
+    def rows(agent: str, track: str, by: str) -> list[tuple[str, int, float, int, int]]:
+        return [
+            (b.value, b.tasks, b.correct, b.best_of_n, b.n_of_n)
+            for b in report.breakdowns
+            if (b.agent, b.track, b.by) == (agent, track, by)
+        ]
+
+    assert rows("single", "code", "tier") == [
+        ("-", 1, 0.0, 0, 0),
+        ("T0", 1, 1.0, 1, 1),
+        ("T1", 1, 0.0, 0, 0),
+        ("T3", 1, 0.5, 1, 0),
+    ]
+    assert rows("single", "code", "knowledge") == [("-", 1, 0.0, 0, 0), ("CC0", 2, 0.75, 2, 1), ("CC1", 1, 0.0, 0, 0)]
+    assert rows("loop", "code", "domain") == [
+        ("FEM 1D", 1, 1.0, 1, 1),
+        ("FEM 2D", 1, 1.0, 1, 1),
+        ("MSA 3D", 1, 0.5, 1, 0),
+    ]
+    assert rows("single", "tests", "tier") == [("T0", 1, 0.0, 0, 0), ("T3", 1, 0.0, 0, 0)]
+    assert {b.track for b in report.breakdowns} == {"code", "tests"}  # PDE cases have no tiers
+    assert isinstance(report.breakdowns[0], BreakdownRow) and report.breakdowns[0].episodes == 2
+
+
+def test_executability_and_near_misses_over_every_function_attempt(report: Report) -> None:
+    assert report.diagnostics == [
+        Diagnostics(
+            model=MODEL,
+            agent="single",
+            attempts=8,
+            executable=6,
+            executable_share=0.75,
+            wrong_executable=3,
+            median_error=(0.005 + 0.5) / 2,
+            near_misses=1,
+            near_miss_share=0.5,
+        )
+    ]
+
+
+def test_pde_errors_and_times_are_measured_against_their_thresholds(report: Report) -> None:
+    (margins,) = report.case_margins
+    assert margins.error_ratios == pytest.approx([2.0, 0.5])
+    assert margins.time_ratios == pytest.approx([0.5])
+    assert margin_rows(report.case_margins)[1] == [
+        [MODEL, "single", "numpy-scipy", "poisson", "1.2 [0.88, 1.6]", "1/2", "0.5", "1/1"]
+    ]
+    (stages,) = report.case_stages
+    assert (stages.attempts, stages.executes, stages.accurate, stages.fast) == (3, 2, 1, 0)
+
+
+def test_every_table_is_written_as_markdown_csv_and_json(report: Report, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    written = write_report(report, out)
+    stems = {p.stem for p in (out / "tables").iterdir()}
+    assert {"summary", "paper_code", "paper_tests", "test_track_metrics", "by_tier", "by_knowledge"} <= stems
+    assert {"by_domain", "diagnostics", "case_margins", "case_stages", "stage_failures"} <= stems
+    for stem in stems:
+        assert {p.suffix for p in (out / "tables").glob(f"{stem}.*")} == {".md", ".csv", ".json"}
+    with open(out / "tables" / "test_track_metrics.csv", newline="") as fh:
+        assert list(csv.reader(fh))[2] == [MODEL, "single", "0.375", "0.250", "0.500", "0.250"]
+    data = json.loads((out / "tables" / "diagnostics.json").read_text())
+    assert data["rows"][0]["Wrong but executable"] == "3"
+    assert data["rows"][0]["Near misses (error <= 0.01)"] == "1 (0.500)"
+    for png in (out / "plots").glob("*.png"):
+        assert png.with_suffix(".svg").read_text().lstrip().startswith("<?xml")
+    assert {p.name for p in (out / "plots").glob("*.svg")} == {
+        "correctness.svg",
+        "stage_failures.svg",
+        "case_margins.svg",
+    }
+    assert written["json"].exists()
+    md = render_markdown(report)
+    assert "## Functions correct per task" in md and "## Executability and near misses" in md
+    assert Report.model_validate_json(written["json"].read_text()) == report
+
+
+def test_report_over_a_compare_directory_prints_and_writes_the_paper_tables(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fembench_agents.cli import app
+
+    make_run(tmp_path / "compare" / "mock__mixed", "mixed", mixed_records())
+    out = tmp_path / "report"
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "compare"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    for title in ("Functions correct per task", "Test-track metrics", "By knowledge class", "Executability"):
+        assert title in result.output
+    assert (
+        (out / "tables" / "paper_code.csv").read_text().splitlines()[1].startswith("FEM 1D,T0,FEM_1D_bar_CC0_H0_T0,Y,Y")
+    )
