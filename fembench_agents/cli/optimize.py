@@ -125,7 +125,7 @@ def optimize(
     prompt_out = prompt_out or Path("optimizers") / f"{settings.name}.json"
     stop = StopFlag()
     with open_sandbox(allow_weak_isolation) as sandbox, ExitStack() as stack:
-        tasks = load_suite(settings.tasks_path, sandbox)
+        tasks = load_suite(settings.tasks_path, sandbox).tasks
         try:
             split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed)
             total = resolve_budget(settings.budget, len(split.val)).max_metric_calls

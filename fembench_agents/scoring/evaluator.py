@@ -28,9 +28,9 @@ from fembench_agents.scoring.outcomes import (
     TestSuiteOutcome,
 )
 from fembench_agents.scoring.references import ReferenceFailure as ReferenceFailure
-from fembench_agents.scoring.references import ReferenceOutput, attempt_preamble, task_implementation
+from fembench_agents.scoring.references import ReferenceOutput, attempt_preamble, call_job, task_implementation
 from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
-from fembench_agents.scoring.sandbox.jobs import CallJob, Implementation, TestSpec
+from fembench_agents.scoring.sandbox.jobs import Implementation, TestSpec
 from fembench_agents.suite.model import Task
 from fembench_agents.vocabulary import FailureReason
 
@@ -91,11 +91,7 @@ class Evaluator:
         return outputs
 
     def run_reference(self, task: Task, function: str | None = None) -> list[ReferenceOutput]:
-        job: CallJob = {
-            "kind": "call",
-            "implementation": self.task_implementation(task, function or task.main_name),
-            "inputs": list(task.inputs),
-        }
+        job = call_job(task, self.task_implementation(task, function or task.main_name))
         result = self.sandbox.run(job, self._call_policy(task))
         frames = {f.get("index"): f for f in result.events("input")}
         if result.events("build_error"):
@@ -161,11 +157,7 @@ class Evaluator:
                 task_id=task.task_id, passed=False, stages=tuple(stages), seconds=time.perf_counter() - start
             )
         reference = self.reference_outputs(task)
-        job: CallJob = {
-            "kind": "call",
-            "inputs": list(task.inputs),
-            "implementation": {"preamble": self._preamble(task), "code": parsed.code, "function": task.main_name},
-        }
+        job = call_job(task, {"preamble": self._preamble(task), "code": parsed.code, "function": task.main_name})
         t0 = time.perf_counter()
         result = self.sandbox.run(job, self._call_policy(task))
         inputs, execute, correct = self._judge_calls(task, result, reference)
