@@ -15,8 +15,9 @@ from fembench_agents.cases.scorer import CaseScorer
 from fembench_agents.contracts import Track
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.comparison import compare_outputs
+from fembench_agents.scoring.disclosure import NO_CODE, OwnCode, disclosed_error
 from fembench_agents.scoring.extraction import check_imports, parse_code
-from fembench_agents.scoring.job_results import ended_how, error_info
+from fembench_agents.scoring.job_results import ended_how
 from fembench_agents.scoring.outcomes import (
     AnyOutcome,
     CaseOutcome,
@@ -160,7 +161,8 @@ class Evaluator:
         job = call_job(task, {"preamble": self._preamble(task), "code": parsed.code, "function": task.main_name})
         t0 = time.perf_counter()
         result = self.sandbox.run(job, self._call_policy(task))
-        inputs, execute, correct = self._judge_calls(task, result, reference)
+        own = OwnCode.of(attempt=parsed.code, given=self._preamble(task))
+        inputs, execute, correct = self._judge_calls(task, result, reference, own)
         stages.append(execute.model_copy(update={"seconds": time.perf_counter() - t0}))
         if correct is not None:
             stages.append(correct)
@@ -175,14 +177,17 @@ class Evaluator:
         )
 
     def _judge_calls(
-        self, task: Task, result: JobResult, reference: list[ReferenceOutput]
+        self, task: Task, result: JobResult, reference: list[ReferenceOutput], own: OwnCode | None = None
     ) -> tuple[list[InputResult], StageResult, StageResult | None]:
+        """Per-input results and the execute and correct stages; errors as
+        their author may see them (`disclosure`), tracebacks into `own`."""
+        own = own or NO_CODE
         build = result.events("build_error")
         if build:
-            err = error_info(build[0])
+            err = disclosed_error(build[0], own)
             return (
                 [],
-                StageResult(stage="execute", passed=False, reason="load_error", detail=f"{err.type}: {err.message}"),
+                StageResult(stage="execute", passed=False, reason="load_error", detail=err.summary),
                 None,
             )
         frames = {f.get("index"): f for f in result.events("input") if isinstance(f.get("index"), int)}
@@ -198,7 +203,7 @@ class Evaluator:
                 continue
             seconds = float(frame.get("seconds", 0.0)) if isinstance(frame.get("seconds"), (int, float)) else None
             if frame.get("status") == "error":
-                err = error_info(frame)
+                err = disclosed_error(frame, own)
                 if ref.raises is None:
                     inputs.append(InputResult(index=i, status="error", error=err, seconds=seconds))
                     execute_reason = execute_reason or "runtime_error"
@@ -240,11 +245,7 @@ class Evaluator:
             )
         if execute_reason:
             bad = next(r for r in inputs if r.status in ("error", "timeout", "crashed"))
-            detail = (
-                f"input {bad.index}: {bad.error.type}: {bad.error.message}"
-                if bad.error
-                else f"input {bad.index}: {ended_detail}"
-            )
+            detail = f"input {bad.index}: {bad.error.summary}" if bad.error else f"input {bad.index}: {ended_detail}"
             return inputs, StageResult(stage="execute", passed=False, reason=execute_reason, detail=detail), None
         wrong = [r for r in inputs if r.status == "mismatch"]
         correct = StageResult(
@@ -311,7 +312,9 @@ class Evaluator:
             ref = results[(t.name, task.main_name)]
             ref_frames = ref.events("test") or ref.events("build_error")
             ref_error = (
-                error_info(ref_frames[0], with_message=False)
+                disclosed_error(
+                    ref_frames[0], OwnCode.of(test=parsed.code, given=self._preamble(task)), with_message=False
+                )
                 if ref_frames and ref_frames[0].get("status") != "passed"
                 else None
                 if ref_frames
