@@ -271,7 +271,9 @@ def run(
 
 @app.command("compare")
 def compare(
-    models: Annotated[str | None, typer.Option(help="comma-separated model names")] = None,
+    models: Annotated[
+        str | None, typer.Option(help="comma-separated model names (with --experiment: replace the file's)")
+    ] = None,
     agents: Annotated[str | None, typer.Option(help="comma-separated agent specs")] = None,
     tasks: Annotated[str, typer.Option("--tasks")] = "all",
     tasks_path: Annotated[str, typer.Option("--tasks-path")] = DEFAULT_TASKS,
@@ -298,7 +300,7 @@ def compare(
 
     try:
         if experiment:
-            exp = load_experiment(experiment)
+            exp = load_experiment(experiment, models.split(",") if models else None)
         elif models and agents:
             exp = Experiment(
                 name="compare",
@@ -326,7 +328,7 @@ def compare(
     out = out or Path("runs") / _safe(exp.name)
     # A PDE experiment runs each agent on each library track it names, over its cases.
     grid: list[tuple[Track, str, str]] = [(lib, exp.cases, f"__{lib}") for lib in exp.libraries]
-    grid = grid or [(exp.track, exp.tasks, "")]
+    grid = grid or [(t, exp.tasks, f"__{t}") for t in exp.tracks] or [(exp.track, exp.tasks, "")]
     configs = [
         (
             RunConfig(
