@@ -325,7 +325,7 @@ def test_prompts_and_skeleton_come_only_from_prompt_visible_parts(scale_task: Ta
     renderer = PromptRenderer()
     other = hidden_parts_replaced(scale_task)
     assert renderer.skeleton(other) == renderer.skeleton(scale_task)
-    for scaffold in ("single_shot", "template_guided"):
+    for scaffold in ("single_shot", "template_guided", "fembench_paper"):
         for track in ("code", "tests"):
             assert renderer.task_prompt(other, track, scaffold) == renderer.task_prompt(scale_task, track, scaffold)
     # ... and the visible parts do reach it

@@ -252,11 +252,6 @@ def test_each_missing_required_key(sandbox: Sandbox, tmp_path: Path, key: str) -
             "entry 0 is not a list of arguments",
         ),
         (
-            "info['reference_verification_inputs'] = [[np.array([1.0]), 2.0], [np.array([1.0]), lambda v: v]]",
-            "reference_verification_inputs",
-            "entry 1 holds a value that is not plain data",
-        ),
-        (
             "info['test_cases'] = [{'test_code': test_scales_values}]",
             "test_cases",
             "entry 0 needs keys 'test_code' and 'expected_failures'",

@@ -62,3 +62,54 @@ def test_a_helper_has_one_text_across_the_suite(suite: list[Task]) -> None:
                 texts[name].add(source)
     drifted = {name: len(v) for name, v in texts.items() if len(v) > 1}
     assert not drifted, f"helpers with several texts: {drifted}"
+
+
+# Entries only the geometric stiffness matrix holds, spaces and `*` removed: a
+# docstring printing them turns a knowledge task into transcription.
+GEOMETRIC_STIFFNESS_ENTRIES = (
+    "fx2/10",
+    "6fx2/(5l)",
+    "2fx2l/15",
+    "fx2l/30",
+    "mx2/2",
+    "(my1+my2)/6",
+    "(mz1+mz2)/6",
+    "(2mz1-mz2)/6",
+    "fx2i_rho/(al)",
+)
+
+
+def _entries_in(text: str) -> list[str]:
+    flat = "".join(text.split()).replace("*", "").lower()
+    return [e for e in GEOMETRIC_STIFFNESS_ENTRIES if e in flat]
+
+
+def test_no_docstring_of_a_knowledge_task_prints_the_geometric_stiffness(suite: list[Task]) -> None:
+    """CC1 leaves the geometric stiffness to the solver's knowledge: the docstrings
+    (the main function's and those of the helpers a tier gives as code) state
+    its conventions and a reference, never its entries."""
+    import ast
+
+    cc1 = [t for t in suite if t.tier is not None and t.tier.conceptual_challenge == 1]
+    assert len(cc1) == 9
+    found = {}
+    for t in cc1:
+        texts = [t.main_docstring] + [ast.get_docstring(ast.parse(h.source).body[0]) or "" for h in t.helpers]  # type: ignore[arg-type]
+        hits = [e for text in texts for e in _entries_in(text)]
+        if hits:
+            found[t.task_id] = hits
+    assert found == {}
+    # the check would see the matrix: the code of the helper given at T1 holds it
+    given = next(t for t in cc1 if t.task_id == "MSA_3D_assemble_global_geometric_stiffness_CC1_H4_T1")
+    source = next(h.source for h in given.helpers if h.name == "local_geometric_stiffness_matrix_3D_beam")
+    assert _entries_in(source.replace(".0", "")) == [
+        "fx2/10",
+        "6fx2/(5l)",
+        "2fx2l/15",
+        "fx2l/30",
+        "mx2/2",
+        "(my1+my2)/6",
+        "(mz1+mz2)/6",
+        "(2mz1-mz2)/6",
+        "fx2i_rho/(al)",
+    ]

@@ -58,8 +58,19 @@ def attempts_from(spec: str, text: str) -> int:
         raise ValueError(f"agent {spec!r}: the number of attempts must be an integer, got {text!r}") from None
 
 
-def read_prompt_file(file: Path) -> str:
-    """A prompt file is plain text, or JSON with a `system_prompt` key (what `optimize` writes)."""
+SCAFFOLDS = ("single_shot", "template_guided", "fembench_paper")
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    system_prompt: str
+    scaffold: str = "single_shot"
+
+
+def read_prompt_file(file: Path) -> PromptFile:
+    """A prompt file is plain text, or JSON with a `system_prompt` key (what
+    `optimize` writes) and optionally the `scaffold` of the task prompts it
+    was made for."""
     import json
 
     text = file.read_text()
@@ -70,5 +81,8 @@ def read_prompt_file(file: Path) -> str:
             raise ValueError(f"{file}: not valid JSON: {exc}") from None
         if not isinstance(data, dict) or not isinstance(data.get("system_prompt"), str):
             raise ValueError(f"{file}: expected a JSON object with a string 'system_prompt'")
-        return data["system_prompt"]
-    return text.strip()
+        scaffold = data.get("scaffold", "single_shot")
+        if scaffold not in SCAFFOLDS:
+            raise ValueError(f"{file}: unknown scaffold {scaffold!r}; expected one of {', '.join(SCAFFOLDS)}")
+        return PromptFile(data["system_prompt"], scaffold)
+    return PromptFile(text.strip())

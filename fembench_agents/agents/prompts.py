@@ -7,6 +7,7 @@ given helpers, allowed imports, test names and docstrings.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import textwrap
 from pathlib import Path
@@ -37,6 +38,57 @@ def returns_hint(task: Task) -> str | None:
     return ast.unparse(returns) if returns is not None else None
 
 
+def imported_modules(imports: tuple[str, ...]) -> list[str]:
+    """Top-level module names of `import x` / `from x import y` lines, in order."""
+    found: list[str] = []
+    for line in imports:
+        try:
+            tree = ast.parse(line)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            found += [n.split(".")[0] for n in names]
+    return list(dict.fromkeys(found))
+
+
+def environment(task: Task) -> tuple[str, dict[str, str]]:
+    """The Python and package versions a prompt states: the task's own when it
+    declares them (`python_version`, `package_versions`), otherwise those the
+    sandbox runs, for the packages the task's imports name (standard-library
+    modules have no version of their own)."""
+    import sys
+
+    python = task.python_version or f"{sys.version_info.major}.{sys.version_info.minor}"
+    if task.package_versions:
+        return python, dict(task.package_versions)
+    versions: dict[str, str] = {}
+    for module in imported_modules(task.required_imports):
+        found = _installed_version(module)
+        if found is not None:
+            versions[found[0]] = found[1]
+    return python, versions
+
+
+@functools.lru_cache(maxsize=64)
+def _installed_version(module: str) -> tuple[str, str] | None:
+    """The distribution that provides `module` and its version (scanning the
+    installed distributions takes a second: once per module and process)."""
+    import importlib.metadata
+
+    dists = _distributions().get(module, [])
+    return (dists[0], importlib.metadata.version(dists[0])) if dists else None
+
+
+@functools.lru_cache(maxsize=1)
+def _distributions() -> dict[str, list[str]]:
+    import importlib.metadata
+
+    return dict(importlib.metadata.packages_distributions())
+
+
 def excerpt(code: str, limit: int = EXCERPT_CHARS) -> tuple[str, bool]:
     if len(code) <= limit:
         return code, False
@@ -53,7 +105,10 @@ class PromptRenderer:
         )
 
     def _context(self, task: Task) -> dict[str, Any]:
+        python, packages = environment(task)
         return {
+            "python_version": python,
+            "package_versions": packages,
             "task_id": task.task_id,
             "stub": function_stub(task),
             "imports": list(task.required_imports),

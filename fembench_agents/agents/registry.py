@@ -1,8 +1,10 @@
 """Agent specs on the command line, resolved through a registry:
 
-  single-shot | feedback-loop[:N] | template-guided | prompt:PATH[:N] | openhands[:OPTIONS]
+  single-shot | feedback-loop[:N] | template-guided | fembench-paper[:N] | prompt:PATH[:N] | openhands[:OPTIONS]
 
-(`prompt:PATH` is single-shot with a system prompt from PATH; `:N` makes it a
+(`fembench-paper` is single-shot with prompts structured as FEM-Bench's
+published ones; `prompt:PATH` is single-shot with a system prompt from PATH,
+in the scaffold the file names (default single_shot); `:N` makes either a
 feedback loop of N attempts.) A new agent adds one entry with `register_agent`.
 """
 
@@ -55,6 +57,11 @@ def _template_guided(spec: str, rest: str, prompts: PromptRenderer) -> SolverAge
     return PromptAgent(name=spec, scaffold="template_guided", prompts=prompts)
 
 
+def _fembench_paper(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
+    n = attempts_from(spec, rest) if rest else 1
+    return PromptAgent(name=spec, scaffold="fembench_paper", max_attempts=n, prompts=prompts)
+
+
 def _from_prompt_file(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
     if not rest:
         raise ValueError(f"agent {spec!r}: give the system prompt file, prompt:PATH[:N]")
@@ -66,9 +73,11 @@ def _from_prompt_file(spec: str, rest: str, prompts: PromptRenderer) -> SolverAg
     if not file.is_file():
         raise ValueError(f"agent {spec!r}: system prompt file {path!r} does not exist")
     attempts = attempts_from(spec, count) if count else 1
+    prompt = read_prompt_file(file)
     return PromptAgent(
         name=f"prompt:{file.stem}" + (f":{count}" if count else ""),
-        system_prompt=read_prompt_file(file),
+        system_prompt=prompt.system_prompt,
+        scaffold=prompt.scaffold,
         max_attempts=attempts,
         prompts=prompts,
     )
@@ -83,5 +92,6 @@ def _openhands(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
 register_agent("single-shot", "single-shot", _single_shot)
 register_agent("feedback-loop", "feedback-loop[:N]", _feedback_loop)
 register_agent("template-guided", "template-guided", _template_guided)
+register_agent("fembench-paper", "fembench-paper[:N]", _fembench_paper)
 register_agent("prompt", "prompt:PATH[:N]", _from_prompt_file)
 register_agent("openhands", "openhands[:OPTIONS]", _openhands)

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fembench_agents.scoring.sandbox import Sandbox, WeakIsolationRefused
-from fembench_agents.suite.loader import TaskFormatError, load_tasks
+from fembench_agents.suite.loader import LoadedSuite, SkippedTask, load_each
 
 if TYPE_CHECKING:
     from fembench_agents.cases.problem import SolverCase
@@ -80,12 +80,32 @@ def progress_bar() -> Progress:
     )
 
 
-def load_suite(path: str, sandbox: Sandbox) -> list:
+# Exit status of a command that went on without some task modules (after 1, which wins).
+EXIT_SKIPPED = 3
+
+
+def load_suite(path: str, sandbox: Sandbox) -> LoadedSuite:
+    """Every task module under `path` that loads; each one that does not is
+    named with its reason on stderr and left out. Exit 2 when none loads."""
     try:
-        return load_tasks(path, sandbox)
-    except (TaskFormatError, FileNotFoundError) as exc:
+        loaded = load_each(path, sandbox)
+    except FileNotFoundError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    for skip in loaded.skipped:
+        err.print(f"skipped task {skip.name}: {skip.reason}", markup=False, highlight=False, soft_wrap=True)
+    if loaded.skipped and not loaded.tasks:
+        err.print(f"[red]error:[/red] no task in {path} could be loaded")
+        raise typer.Exit(2)
+    return loaded
+
+
+def exit_if_skipped(skipped: list[SkippedTask]) -> None:
+    """The last word of a command that left task modules out: say so, exit EXIT_SKIPPED."""
+    if skipped:
+        names = ", ".join(s.name for s in skipped)
+        err.print(f"{len(skipped)} task(s) skipped: {names}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_SKIPPED)
 
 
 def load_case_set(path: str | Path) -> list[SolverCase]:

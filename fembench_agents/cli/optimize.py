@@ -125,7 +125,7 @@ def optimize(
     prompt_out = prompt_out or Path("optimizers") / f"{settings.name}.json"
     stop = StopFlag()
     with open_sandbox(allow_weak_isolation) as sandbox, ExitStack() as stack:
-        tasks = load_suite(settings.tasks_path, sandbox)
+        tasks = load_suite(settings.tasks_path, sandbox).tasks
         try:
             split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed)
             total = resolve_budget(settings.budget, len(split.val)).max_metric_calls
@@ -224,7 +224,8 @@ def _show(result: Any, settings: Any) -> None:
         console.print(
             f"optimized prompt: {result.prompt_path}\nnext, on the held-out tasks:\n"
             f"  fembench-agents compare --models {settings.model} "
-            f"--agents single-shot,prompt:{result.prompt_path} --tasks {','.join(result.split.heldout)} "
+            f"--agents {'fembench-paper' if settings.scaffold == 'fembench_paper' else 'single-shot'},"
+            f"prompt:{result.prompt_path} --tasks {','.join(result.split.heldout)} "
             f"--repeats {settings.heldout_repeats} --tasks-path {settings.tasks_path}{sampling}",
             markup=False,
             highlight=False,

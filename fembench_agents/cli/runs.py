@@ -21,6 +21,7 @@ from fembench_agents.cli.app import (
     case_scorer,
     console,
     err,
+    exit_if_skipped,
     load_case_set,
     load_suite,
     open_sandbox,
@@ -28,9 +29,10 @@ from fembench_agents.cli.app import (
 )
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.health import RunStopped, error_summary
-from fembench_agents.runs.run import RunConfig, execute_run, select_tasks
+from fembench_agents.runs.run import RunConfig, execute_run, record_skipped_tasks, select_tasks
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.loader import SkippedTask
 from fembench_agents.vocabulary import LIBRARY_TRACKS, Track
 
 CACHE_DIR = Path(".fembench-cache")
@@ -46,16 +48,19 @@ CasesPathOpt = Annotated[str, typer.Option("--cases-path", help="the PDE cases f
 
 
 def problems_for(
-    tracks: Sequence[str], tasks_path: str, cases_path: str, sandbox: Sandbox
+    tracks: Sequence[str], tasks_path: str, cases_path: str, sandbox: Sandbox, skipped: list[SkippedTask] | None = None
 ) -> tuple[dict[str, list[Any]], Evaluator]:
     """What each track's runs draw from (function tasks, or the PDE cases a
-    library track offers) and an evaluator that can score them all. Exits 2
-    when a library track is unavailable or this machine has no calibration."""
+    library track offers) and an evaluator that can score them all; task
+    modules that did not load are added to `skipped`. Exits 2 when a library
+    track is unavailable or this machine has no calibration."""
     by_track: dict[str, list[Any]] = {}
     libraries = sorted({t for t in tracks if t in LIBRARY_TRACKS})
     if any(t not in LIBRARY_TRACKS for t in tracks):
-        tasks = load_suite(tasks_path, sandbox)
-        by_track.update({"code": tasks, "tests": tasks})
+        suite = load_suite(tasks_path, sandbox)
+        if skipped is not None:
+            skipped.extend(suite.skipped)
+        by_track.update({"code": suite.tasks, "tests": suite.tasks})
     scorer = None
     if libraries:
         scorer = case_scorer(sandbox, cases_path, libraries)
@@ -101,8 +106,11 @@ async def _run_grid(
     allow_weak_isolation: bool = False,
     sandbox_workers: int | None = None,
     cases_path: str = DEFAULT_CASES,
+    skipped: list[SkippedTask] | None = None,
 ) -> tuple[list[Path], list[RunStopped]]:
-    """Every run of the grid to its end, or to its early stop (returned, not raised)."""
+    """Every run of the grid to its end, or to its early stop (returned, not
+    raised). Task modules that did not load go into `skipped` and into each
+    run's manifest."""
     from fembench_agents.models import (  # lazy: litellm import
         ClientOptions,
         ModelCallError,  # noqa: F401
@@ -117,7 +125,8 @@ async def _run_grid(
     tracks = [c.track for c, _ in configs]
     libraries = [t for t in tracks if t in LIBRARY_TRACKS]
     with open_sandbox(allow_weak_isolation, sandbox_workers, libraries) as sandbox, ExitStack() as stack:
-        problems, evaluator = problems_for(tracks, tasks_path, cases_path, sandbox)
+        skipped = [] if skipped is None else skipped
+        problems, evaluator = problems_for(tracks, tasks_path, cases_path, sandbox, skipped)
         for config, _ in configs:
             select_tasks(problems[config.track], config.tasks)  # fail before starting any model server
         clients = {}
@@ -154,6 +163,9 @@ async def _run_grid(
                 )
             )
         evaluator.close()
+    for config, out in configs:
+        if config.track not in LIBRARY_TRACKS:
+            record_skipped_tasks(out, skipped)
     return [out for _, out in configs], [s for s in stops if s is not None]
 
 
@@ -244,20 +256,24 @@ def run(
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     out = out or Path("runs") / f"{_safe(model)}__{_safe(agent)}__{track}"
+    skipped: list[SkippedTask] = []
     try:
         _, stops = asyncio.run(
-            _run_grid([(config, out)], tasks_path, cache, allow_weak_isolation, sandbox_workers, cases_path)
+            _run_grid([(config, out)], tasks_path, cache, allow_weak_isolation, sandbox_workers, cases_path, skipped)
         )
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     _show_report([out], out / "report")
     _exit_on_model_errors([out], stops)
+    exit_if_skipped(skipped)
 
 
 @app.command("compare")
 def compare(
-    models: Annotated[str | None, typer.Option(help="comma-separated model names")] = None,
+    models: Annotated[
+        str | None, typer.Option(help="comma-separated model names (with --experiment: replace the file's)")
+    ] = None,
     agents: Annotated[str | None, typer.Option(help="comma-separated agent specs")] = None,
     tasks: Annotated[str, typer.Option("--tasks")] = "all",
     tasks_path: Annotated[str, typer.Option("--tasks-path")] = DEFAULT_TASKS,
@@ -284,7 +300,7 @@ def compare(
 
     try:
         if experiment:
-            exp = load_experiment(experiment)
+            exp = load_experiment(experiment, models.split(",") if models else None)
         elif models and agents:
             exp = Experiment(
                 name="compare",
@@ -312,7 +328,7 @@ def compare(
     out = out or Path("runs") / _safe(exp.name)
     # A PDE experiment runs each agent on each library track it names, over its cases.
     grid: list[tuple[Track, str, str]] = [(lib, exp.cases, f"__{lib}") for lib in exp.libraries]
-    grid = grid or [(exp.track, exp.tasks, "")]
+    grid = grid or [(t, exp.tasks, f"__{t}") for t in exp.tracks] or [(exp.track, exp.tasks, "")]
     configs = [
         (
             RunConfig(
@@ -331,15 +347,19 @@ def compare(
         for a in exp.agents
         for track, selection, suffix in grid
     ]
+    skipped: list[SkippedTask] = []
     try:
         run_dirs, stops = asyncio.run(
-            _run_grid(configs, exp.tasks_path, cache, allow_weak_isolation, exp.sandbox_workers, exp.cases_path)
+            _run_grid(
+                configs, exp.tasks_path, cache, allow_weak_isolation, exp.sandbox_workers, exp.cases_path, skipped
+            )
         )
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     _show_report(run_dirs, out / "report")
     _exit_on_model_errors(run_dirs, stops)
+    exit_if_skipped(skipped)
 
 
 @app.command("report")

@@ -17,6 +17,7 @@ from fembench_agents.cli.app import (
     case_scorer,
     console,
     err,
+    exit_if_skipped,
     load_case_set,
     load_suite,
     open_sandbox,
@@ -47,13 +48,15 @@ def score(
         _score_cases(folder, cases_path, json_out, allow_weak_isolation)
         return
     with open_sandbox(allow_weak_isolation) as sandbox:
-        loaded = load_suite(tasks, sandbox)
+        suite = load_suite(tasks, sandbox)
+        loaded = suite.tasks
         evaluator = Evaluator(sandbox)
         total = len(find_completions(folder, loaded)[0])
         with progress_bar() as progress:
             bar = progress.add_task("scoring", total=total)
             result = score_folder(folder, loaded, evaluator, progress=lambda _: progress.advance(bar))
         evaluator.close()
+    result = result.model_copy(update={"skipped_tasks": suite.skipped})
     table = Table(title=f"{folder} ({len(loaded)} tasks)", caption=result.isolation.summary())
     for col in ("label", "functions correct", "joint test success", "tests pass reference", "failures detected"):
         table.add_column(col)
@@ -74,6 +77,7 @@ def score(
     if json_out:
         json_out.write_text(result.model_dump_json(indent=1))
         err.print(f"wrote {json_out}")
+    exit_if_skipped(suite.skipped)
 
 
 def _score_cases(folder: Path, cases_path: str, json_out: Path | None, allow_weak_isolation: bool) -> None:

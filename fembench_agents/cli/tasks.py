@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,6 +16,7 @@ from fembench_agents.cli.app import (
     app,
     console,
     err,
+    exit_if_skipped,
     load_suite,
     progress_bar,
 )
@@ -27,7 +31,8 @@ app.add_typer(tasks_app, name="tasks")
 def tasks_list(tasks: TasksOpt = DEFAULT_TASKS) -> None:
     """One line per task: id, tier, helpers given, inputs, tests."""
     with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
-        loaded = load_suite(tasks, sandbox)
+        suite = load_suite(tasks, sandbox)
+    loaded = suite.tasks
     table = Table(title=f"{len(loaded)} tasks in {tasks}")
     for col in ("task id", "tier", "given", "inputs", "tests", "description"):
         table.add_column(col)
@@ -41,6 +46,7 @@ def tasks_list(tasks: TasksOpt = DEFAULT_TASKS) -> None:
             t.short_description,
         )
     console.print(table)
+    exit_if_skipped(suite.skipped)
 
 
 @tasks_app.command("show")
@@ -49,7 +55,7 @@ def tasks_show(task_id: str, tasks: TasksOpt = DEFAULT_TASKS) -> None:
     from fembench_agents.suite.views import task_card
 
     with Sandbox(allow_weak_isolation=True) as sandbox:
-        loaded = {t.task_id: t for t in load_suite(tasks, sandbox)}
+        loaded = {t.task_id: t for t in load_suite(tasks, sandbox).tasks}
     if task_id not in loaded:
         err.print(f"[red]error:[/red] no task {task_id!r} in {tasks}; try `fembench-agents tasks list`")
         raise typer.Exit(2)
@@ -57,14 +63,19 @@ def tasks_show(task_id: str, tasks: TasksOpt = DEFAULT_TASKS) -> None:
 
 
 @tasks_app.command("validate")
-def tasks_validate(path: Annotated[str, typer.Argument(help="task file or directory")] = DEFAULT_TASKS) -> None:
-    """Prove every task internally consistent; non-zero exit and a table of problems otherwise."""
+def tasks_validate(
+    path: Annotated[str, typer.Argument(help="task file or directory")] = DEFAULT_TASKS,
+    json_out: Annotated[Path | None, typer.Option("--json", help="write the problems and skipped tasks here")] = None,
+) -> None:
+    """Prove every task internally consistent; a table of problems and exit 1 otherwise
+    (exit 3 when every loaded task is valid but some modules did not load)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from fembench_agents.suite.validation import validate_task
 
     with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
-        loaded = load_suite(path, sandbox)
+        suite = load_suite(path, sandbox)
+        loaded = suite.tasks
         evaluator = Evaluator(sandbox)
         with progress_bar() as progress, ThreadPoolExecutor(max_workers=sandbox.size) as pool:
             bar = progress.add_task("validating", total=len(loaded))
@@ -73,6 +84,13 @@ def tasks_validate(path: Annotated[str, typer.Argument(help="task file or direct
                 problems += found
                 progress.advance(bar)
         evaluator.close()
+    if json_out:
+        data = {
+            "valid": sorted({t.task_id for t in loaded} - {p.task_id for p in problems}),
+            "problems": [asdict(p) for p in problems],
+            "skipped": [s.model_dump() for s in suite.skipped],
+        }
+        json_out.write_text(json.dumps(data, indent=1))
     if problems:
         table = Table(title=f"{len(problems)} problems")
         for col in ("task id", "check", "problem"):
@@ -82,3 +100,4 @@ def tasks_validate(path: Annotated[str, typer.Argument(help="task file or direct
         console.print(table)
         raise typer.Exit(1)
     console.print(f"[green]{len(loaded)} tasks valid[/green]")
+    exit_if_skipped(suite.skipped)

@@ -45,6 +45,11 @@ from fembench_agents.suite.model import Task
 REPEAT = 0  # one episode per (candidate, task): params.seed = 0
 
 
+def prompt_file_data(system_prompt: str, scaffold: str) -> dict[str, str]:
+    """A prompt file's JSON (`agents.prompted.read_prompt_file`); the scaffold only when not the default."""
+    return {"system_prompt": system_prompt, **({"scaffold": scaffold} if scaffold != "single_shot" else {})}
+
+
 def candidate_id(system_prompt: str) -> str:
     return "c" + hashlib.sha256(system_prompt.encode()).hexdigest()[:12]
 
@@ -78,11 +83,13 @@ class PromptEvaluations:
         feedback: FeedbackBuilder,
         params: ModelParams,
         concurrency: int = 4,
+        scaffold: str = "single_shot",
     ) -> None:
         self.root = root
         self.tasks, self.allowed = tasks, allowed
         self.model, self.evaluator, self.feedback, self.params = model, evaluator, feedback, params
         self.concurrency = concurrency
+        self.scaffold = scaffold
         self.new_episodes = 0
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -91,7 +98,7 @@ class PromptEvaluations:
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"system_prompt": system_prompt}, indent=1))
+            tmp.write_text(json.dumps(prompt_file_data(system_prompt, self.scaffold), indent=1))
             os.replace(tmp, path)
         return path
 

@@ -36,7 +36,7 @@ from fembench_agents.optimize.artifacts import (
     write_json,
 )
 from fembench_agents.optimize.budget import Budget, resolve_budget
-from fembench_agents.optimize.candidates import PromptEvaluations, candidate_id
+from fembench_agents.optimize.candidates import PromptEvaluations, candidate_id, prompt_file_data
 from fembench_agents.optimize.environment import environment
 from fembench_agents.optimize.heldout import (
     LeakReport,
@@ -189,7 +189,15 @@ def optimize_prompt(
 
     with LoopThread() as loop, RunLog(out / "reflection") as reflection_log:
         evaluations = PromptEvaluations(
-            out, by_id, split.seen, models.task, evaluator, TemplateFeedback(), settings.params, settings.concurrency
+            out,
+            by_id,
+            split.seen,
+            models.task,
+            evaluator,
+            TemplateFeedback(),
+            settings.params,
+            settings.concurrency,
+            settings.scaffold,
         )
         adapter = PromptAdapter(evaluations, loop, by_id, frozenset(split.train), settings.include_reference)
         reflection = ReflectionModel(models.reflection, settings.reflection_params, reflection_log, loop)
@@ -258,7 +266,10 @@ def optimize_prompt(
     write_json(out / "history.json", candidate_history(result, split))
     write_json(out / "pareto_front.json", pareto_front(result, split))
     if complete and prompt_out is not None:
-        write_json(prompt_out, {"system_prompt": best[COMPONENT], "provenance": provenance(settings, outcome)})
+        write_json(
+            prompt_out,
+            {**prompt_file_data(best[COMPONENT], settings.scaffold), "provenance": provenance(settings, outcome)},
+        )
         outcome = outcome.model_copy(update={"prompt_path": str(prompt_out)})
     write_json(out / "result.json", outcome.model_dump(mode="json"))
     return outcome
@@ -298,6 +309,7 @@ def provenance(settings: OptimizeSettings, result: OptimizeResult) -> dict[str, 
         },
         "include_reference": settings.include_reference,
         "seed_prompt": settings.seed_prompt,
+        "scaffold": settings.scaffold,
         "split": result.split.model_dump(mode="json"),
         "scores": result.scores.model_dump(),
         "candidate": {

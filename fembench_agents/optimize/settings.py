@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -39,6 +39,8 @@ class OptimizeSettings(BaseModel):
     max_merge_invocations: int = Field(default=5, ge=0)
     reflection_minibatch_size: int = Field(default=3, ge=1)
     seed_prompt: str = DEFAULT_SEED_PROMPT
+    # the task prompts the system prompt is tuned with (and travels with: `prompt:FILE` uses them too)
+    scaffold: Literal["single_shot", "fembench_paper"] = "single_shot"
     params: ModelParams = ModelParams(temperature=0.0, max_tokens=2048)
     reflection_params: ModelParams = ModelParams(temperature=1.0, max_tokens=8192)
     concurrency: int = Field(default=4, ge=1)

@@ -20,6 +20,7 @@ class Experiment(BaseModel):
     tasks: str = "all"
     tasks_path: str = "tasks"
     track: FunctionTrack = "code"
+    tracks: list[FunctionTrack] = []  # several function tracks, each its own run (overrides `track`)
     # PDE cases: each agent runs on each library track named here, over `cases`
     libraries: list[LibraryTrack] = []
     cases: str = "all"
@@ -59,9 +60,13 @@ def read_experiment_file(path: str | Path, kind: str) -> dict[str, Any]:
     return data
 
 
-def load_experiment(path: str | Path) -> Experiment:
+def load_experiment(path: str | Path, models: list[str] | None = None) -> Experiment:
+    """The experiment in `path`; `models`, when given, replace the file's
+    (an experiment may fix a setting and leave the models to the command line)."""
     path = Path(path)
     data = read_experiment_file(path, "compare")
+    if models:
+        data["models"] = models
     try:
         return Experiment.model_validate(data)
     except ValidationError as exc:

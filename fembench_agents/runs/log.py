@@ -116,6 +116,8 @@ class RunManifest(BaseModel):
     limits: dict[str, int] | None = None
     # PDE cases: the machine calibration (its id) the fast gate used, per session that scored
     calibrations: list[str] = []
+    # task modules of the suite that did not load in the latest session: name, path, reason
+    skipped_tasks: list[dict[str, str]] = []
 
 
 class RunLog:

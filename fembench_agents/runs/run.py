@@ -34,6 +34,7 @@ from fembench_agents.runs.session import EpisodeSession
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.sandbox import IsolationReport
+from fembench_agents.suite.loader import SkippedTask
 from fembench_agents.suite.model import Task
 from fembench_agents.vocabulary import LIBRARY_TRACKS, TRACKS
 
@@ -158,6 +159,16 @@ def prepare_run_dir(
             calibrations=[calibration] if calibration else [],
         ),
     )
+
+
+def record_skipped_tasks(out: Path, skipped: list[SkippedTask]) -> None:
+    """The task modules the latest session of the run at `out` went on without."""
+    if not (out / "manifest.json").exists():
+        return
+    manifest = read_manifest(out)
+    entries = [s.model_dump() for s in skipped]
+    if manifest.skipped_tasks != entries:
+        write_manifest(out, manifest.model_copy(update={"skipped_tasks": entries}))
 
 
 async def run_episode(

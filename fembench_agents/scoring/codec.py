@@ -32,6 +32,11 @@ _DTYPES = {
     "complex128": np.complex128,
 }
 MAX_DEPTH = 64
+# A verification input that holds callables or objects of the task module's own
+# (FEM-Bench passes body forces as lambdas): it cannot cross as data, so the
+# task carries `{TASK_INPUT: index}` and the sandbox child builds that entry of
+# `reference_verification_inputs` from the task module itself.
+TASK_INPUT = "__task_input__"
 
 
 class Unsupported:

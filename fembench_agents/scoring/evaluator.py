@@ -15,8 +15,9 @@ from fembench_agents.cases.scorer import CaseScorer
 from fembench_agents.contracts import Track
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.comparison import compare_outputs
+from fembench_agents.scoring.disclosure import NO_CODE, OwnCode, disclosed_error
 from fembench_agents.scoring.extraction import check_imports, parse_code
-from fembench_agents.scoring.job_results import ended_how, error_info
+from fembench_agents.scoring.job_results import ended_how
 from fembench_agents.scoring.outcomes import (
     AnyOutcome,
     CaseOutcome,
@@ -28,9 +29,9 @@ from fembench_agents.scoring.outcomes import (
     TestSuiteOutcome,
 )
 from fembench_agents.scoring.references import ReferenceFailure as ReferenceFailure
-from fembench_agents.scoring.references import ReferenceOutput, attempt_preamble, task_implementation
+from fembench_agents.scoring.references import ReferenceOutput, attempt_preamble, call_job, task_implementation
 from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
-from fembench_agents.scoring.sandbox.jobs import CallJob, Implementation, TestSpec
+from fembench_agents.scoring.sandbox.jobs import Implementation, TestSpec
 from fembench_agents.suite.model import Task
 from fembench_agents.vocabulary import FailureReason
 
@@ -91,11 +92,7 @@ class Evaluator:
         return outputs
 
     def run_reference(self, task: Task, function: str | None = None) -> list[ReferenceOutput]:
-        job: CallJob = {
-            "kind": "call",
-            "implementation": self.task_implementation(task, function or task.main_name),
-            "inputs": list(task.inputs),
-        }
+        job = call_job(task, self.task_implementation(task, function or task.main_name))
         result = self.sandbox.run(job, self._call_policy(task))
         frames = {f.get("index"): f for f in result.events("input")}
         if result.events("build_error"):
@@ -161,14 +158,11 @@ class Evaluator:
                 task_id=task.task_id, passed=False, stages=tuple(stages), seconds=time.perf_counter() - start
             )
         reference = self.reference_outputs(task)
-        job: CallJob = {
-            "kind": "call",
-            "inputs": list(task.inputs),
-            "implementation": {"preamble": self._preamble(task), "code": parsed.code, "function": task.main_name},
-        }
+        job = call_job(task, {"preamble": self._preamble(task), "code": parsed.code, "function": task.main_name})
         t0 = time.perf_counter()
         result = self.sandbox.run(job, self._call_policy(task))
-        inputs, execute, correct = self._judge_calls(task, result, reference)
+        own = OwnCode.of(attempt=parsed.code, given=self._preamble(task))
+        inputs, execute, correct = self._judge_calls(task, result, reference, own)
         stages.append(execute.model_copy(update={"seconds": time.perf_counter() - t0}))
         if correct is not None:
             stages.append(correct)
@@ -183,14 +177,17 @@ class Evaluator:
         )
 
     def _judge_calls(
-        self, task: Task, result: JobResult, reference: list[ReferenceOutput]
+        self, task: Task, result: JobResult, reference: list[ReferenceOutput], own: OwnCode | None = None
     ) -> tuple[list[InputResult], StageResult, StageResult | None]:
+        """Per-input results and the execute and correct stages; errors as
+        their author may see them (`disclosure`), tracebacks into `own`."""
+        own = own or NO_CODE
         build = result.events("build_error")
         if build:
-            err = error_info(build[0])
+            err = disclosed_error(build[0], own)
             return (
                 [],
-                StageResult(stage="execute", passed=False, reason="load_error", detail=f"{err.type}: {err.message}"),
+                StageResult(stage="execute", passed=False, reason="load_error", detail=err.summary),
                 None,
             )
         frames = {f.get("index"): f for f in result.events("input") if isinstance(f.get("index"), int)}
@@ -206,7 +203,7 @@ class Evaluator:
                 continue
             seconds = float(frame.get("seconds", 0.0)) if isinstance(frame.get("seconds"), (int, float)) else None
             if frame.get("status") == "error":
-                err = error_info(frame)
+                err = disclosed_error(frame, own)
                 if ref.raises is None:
                     inputs.append(InputResult(index=i, status="error", error=err, seconds=seconds))
                     execute_reason = execute_reason or "runtime_error"
@@ -248,11 +245,7 @@ class Evaluator:
             )
         if execute_reason:
             bad = next(r for r in inputs if r.status in ("error", "timeout", "crashed"))
-            detail = (
-                f"input {bad.index}: {bad.error.type}: {bad.error.message}"
-                if bad.error
-                else f"input {bad.index}: {ended_detail}"
-            )
+            detail = f"input {bad.index}: {bad.error.summary}" if bad.error else f"input {bad.index}: {ended_detail}"
             return inputs, StageResult(stage="execute", passed=False, reason=execute_reason, detail=detail), None
         wrong = [r for r in inputs if r.status == "mismatch"]
         correct = StageResult(
@@ -319,7 +312,9 @@ class Evaluator:
             ref = results[(t.name, task.main_name)]
             ref_frames = ref.events("test") or ref.events("build_error")
             ref_error = (
-                error_info(ref_frames[0], with_message=False)
+                disclosed_error(
+                    ref_frames[0], OwnCode.of(test=parsed.code, given=self._preamble(task)), with_message=False
+                )
                 if ref_frames and ref_frames[0].get("status") != "passed"
                 else None
                 if ref_frames

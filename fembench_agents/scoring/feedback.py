@@ -4,7 +4,8 @@ Texts come from the jinja2 templates in `feedback/`, one per stage outcome,
 rendered from a view of the outcome that holds only facts about the attempt
 itself (its own errors and traceback lines, which input failed and how, the
 order of magnitude of its error). Outcomes carry no reference values, sources
-or thresholds, so no template can show one.
+or thresholds, and an attempt's errors only as `disclosure` rebuilt them, so
+no template can show one; expected failures are named by number only.
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ class TemplateFeedback:
                         error_type=bad.error.type, error_message=bad.error.message, traceback=list(bad.error.traceback)
                     )
             elif failed is not None and failed.stage == "execute" and failed.detail:
-                ctx.update(error_type=failed.detail.split(":")[0], error_message=failed.detail.partition(": ")[2])
+                error_type, _, error_message = failed.detail.partition(": ")
+                ctx.update(error_type=error_type, error_message=error_message)
             ctx["failing"] = [
                 {"index": r.index, "description": describe_mismatch(r)}
                 for r in outcome.inputs
@@ -135,8 +137,13 @@ class TemplateFeedback:
                 for t in outcome.tests
                 if t.present and not t.passes_reference
             ]
+            # By number, never by name: a name says which bug to test for.
             ctx["undetected"] = [
-                {"name": t.name, "slipped": [n for n, ok in t.detected.items() if not ok]}
+                {
+                    "name": t.name,
+                    "slipped": [i for i, ok in enumerate(t.detected.values(), start=1) if not ok],
+                    "total": len(t.detected),
+                }
                 for t in outcome.tests
                 if t.present and not all(t.detected.values())
             ]

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.scoring.sandbox import IsolationReport
+from fembench_agents.suite.loader import SkippedTask
 from fembench_agents.suite.model import Task
 
 
@@ -39,6 +40,7 @@ class FolderScore(BaseModel):
     test_outcomes: dict[str, dict[str, TestSuiteOutcome]]
     unmatched_files: list[str]
     isolation: IsolationReport
+    skipped_tasks: list[SkippedTask] = []  # task modules that did not load, each with the reason
 
 
 def find_completions(folder: Path, tasks: list[Task]) -> tuple[list[Completion], list[str]]:

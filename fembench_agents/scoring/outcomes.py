@@ -34,6 +34,11 @@ class ErrorInfo(BaseModel):
     message: str = ""
     traceback: tuple[str, ...] = ()  # lines from the attempt's own code only
 
+    @property
+    def summary(self) -> str:
+        """`Type: message`, or the type alone when the message is empty or withheld."""
+        return f"{self.type}: {self.message}" if self.message else self.type
+
 
 class InputResult(BaseModel):
     model_config = ConfigDict(frozen=True)

@@ -8,7 +8,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from fembench_agents.scoring.sandbox.jobs import Implementation
+from fembench_agents.scoring.sandbox.jobs import CallJob, Implementation
 from fembench_agents.suite.model import Task
 
 
@@ -63,3 +63,41 @@ def implementation_source(module_source: str, function: str, main_name: str, dro
             chosen.body = chosen.body[1:] or [ast.Pass()]
         body.append(chosen)
     return ast.unparse(ast.Module(body=body, type_ignores=[]))
+
+
+def call_job(task: Task, implementation: Implementation) -> CallJob:
+    """`implementation` called on every verification input of `task`; inputs
+    that cannot cross as data come with the module that builds them."""
+    job: CallJob = {"kind": "call", "implementation": implementation, "inputs": list(task.inputs)}
+    if task.builds_inputs:
+        job["input_module"] = input_module_source(task.module_source, ("task_info", *task.helper_names))
+    return job
+
+
+_STUB = ast.parse("raise RuntimeError('not available while the verification inputs are built')").body
+
+
+@functools.lru_cache(maxsize=256)
+def input_module_source(module_source: str, keep: tuple[str, ...]) -> str:
+    """The task module with the body of every module-level function not in
+    `keep` replaced by a raise. A callable input (a lambda) keeps the module's
+    globals, and the process that calls it may be an attempt's: through them
+    it must reach nothing the solver is not shown (the reference, expected
+    failures, tests, helpers a T3 solver writes itself). `task_info` still
+    runs, as its dict only names those functions."""
+    tree = ast.parse(module_source)
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name not in keep:
+            node.args = ast.arguments(
+                posonlyargs=[],
+                args=[],
+                vararg=ast.arg("args"),
+                kwonlyargs=[],
+                kw_defaults=[],
+                kwarg=ast.arg("kwargs"),
+                defaults=[],
+            )
+            node.body = list(_STUB)
+            node.decorator_list = []
+            node.returns = None
+    return ast.unparse(ast.fix_missing_locations(tree))

@@ -7,10 +7,11 @@ and its reference outputs are computed where attempts run.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
@@ -111,6 +112,42 @@ def _to_task(path: Path, source: str, d: dict[str, Any]) -> Task:
         # The fields validated here are the optional task_info keys, under the same names.
         loc = exc.errors()[0]["loc"]
         raise TaskFormatError(path, str(loc[0]) if loc else None, _problems(exc)) from None
+
+
+class SkippedTask(BaseModel):
+    """A task module that did not load: `name` is the file's stem (a task id by
+    convention, the task's id for a duplicate), `reason` why."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class LoadedSuite:
+    tasks: list[Task]
+    skipped: list[SkippedTask] = field(default_factory=list)
+
+
+def load_each(path: str | os.PathLike[str], sandbox: Sandbox) -> LoadedSuite:
+    """Every task under `path` that loads; each other module is skipped with
+    its reason, so one bad module never sinks a command."""
+    tasks: dict[str, Task] = {}
+    skipped: list[SkippedTask] = []
+    for f in task_files(path):
+        try:
+            task = load_task(f, sandbox)
+        except Exception as exc:  # noqa: BLE001 - whatever stops a module from loading skips it
+            reason = str(exc) if isinstance(exc, TaskFormatError) else f"{type(exc).__name__}: {exc}"
+            skipped.append(SkippedTask(name=f.stem, path=str(f), reason=reason[:500]))
+            continue
+        if task.task_id in tasks:
+            reason = f"duplicate task id {task.task_id!r} (also in {tasks[task.task_id].path})"
+            skipped.append(SkippedTask(name=task.task_id, path=str(f), reason=reason))
+            continue
+        tasks[task.task_id] = task
+    return LoadedSuite(sorted(tasks.values(), key=lambda t: t.task_id), skipped)
 
 
 def load_tasks(path: str | os.PathLike[str], sandbox: Sandbox) -> list[Task]:

@@ -110,8 +110,16 @@ class Task(BaseModel):
     def expected_failure_names(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(f.name for t in self.tests for f in t.expected_failures))
 
-    def decoded_inputs(self) -> list[list[Any]]:
-        return [codec.from_data(x) for x in self.inputs]
+    @property
+    def builds_inputs(self) -> bool:
+        """Some verification inputs hold callables or the module's own objects:
+        the sandbox builds them from the task module (`codec.TASK_INPUT`)."""
+        return any(isinstance(x, dict) and codec.TASK_INPUT in x for x in self.inputs)
+
+    def decoded_inputs(self) -> list[list[Any] | None]:
+        """The verification inputs as values; an input built in the sandbox is
+        None here (the parent never holds it)."""
+        return [None if isinstance(x, dict) and codec.TASK_INPUT in x else codec.from_data(x) for x in self.inputs]
 
     def unprovided_helpers(self) -> tuple[SourceFunction, ...]:
         """Module functions the reference relies on that the solver is not given

@@ -41,7 +41,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from fembench_agents.scoring.evaluator import Evaluator, ReferenceFailure, ReferenceOutput
+from fembench_agents.scoring.references import call_job
 from fembench_agents.scoring.sandbox import JobResult, SandboxPolicy
+from fembench_agents.suite.loader import SkippedTask, load_each
 from fembench_agents.suite.model import Task
 from fembench_agents.suite.mutants import (
     OPERATORS,
@@ -89,12 +91,6 @@ class TaskMutationResult(BaseModel):
     @property
     def kill_rate(self) -> float:
         return self.killed / self.total if self.total else 1.0
-
-
-class SkippedTask(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    path: str
-    reason: str
 
 
 class SuiteMutationReport(BaseModel):
@@ -145,9 +141,7 @@ def _policy(task: Task, evaluator: Evaluator, per_call: float) -> SandboxPolicy:
 def _run_source(task: Task, evaluator: Evaluator, source: str, policy: SandboxPolicy) -> JobResult:
     # Built exactly as the reference is, from the task with the mutated module.
     implementation = Evaluator.task_implementation(task.model_copy(update={"module_source": source}), task.main_name)
-    return evaluator.sandbox.run(
-        {"kind": "call", "implementation": implementation, "inputs": list(task.inputs)}, policy
-    )
+    return evaluator.sandbox.run(call_job(task, implementation), policy)
 
 
 def _verdict(task: Task, evaluator: Evaluator, result: JobResult, reference: list[ReferenceOutput]) -> str | None:
@@ -264,29 +258,6 @@ def mutation_report(
     return SuiteMutationReport(tasks=results, skipped=skipped, seconds=time.perf_counter() - start)
 
 
-def _load_each(path: str, sandbox: Any) -> tuple[list[Task], list[SkippedTask]]:
-    """Every task under `path` that loads; the others are skipped with the reason."""
-    from fembench_agents.suite.loader import load_task, task_files
-
-    tasks: dict[str, Task] = {}
-    skipped: list[SkippedTask] = []
-    for f in task_files(path):
-        try:
-            task = load_task(f, sandbox)
-        except Exception as exc:  # noqa: BLE001 - any failure to load skips the file
-            skipped.append(SkippedTask(path=str(f), reason=f"{type(exc).__name__}: {exc}"[:500]))
-            continue
-        if task.task_id in tasks:
-            skipped.append(
-                SkippedTask(
-                    path=str(f), reason=f"duplicate task id {task.task_id!r} (also in {tasks[task.task_id].path})"
-                )
-            )
-            continue
-        tasks[task.task_id] = task
-    return sorted(tasks.values(), key=lambda t: t.task_id), skipped
-
-
 def print_report(report: SuiteMutationReport, console: Any, max_survivors: int | None = None) -> None:
     from rich.table import Table
 
@@ -335,7 +306,7 @@ def print_report(report: SuiteMutationReport, console: Any, max_survivors: int |
             st.add_row("...", "", f"{len(t.survivors) - len(shown)} more")
         console.print(st)
     for skip in report.skipped:
-        console.print(f"[yellow]skipped {skip.path}: {skip.reason}[/yellow]")
+        console.print(f"[yellow]skipped {skip.name} ({skip.path}): {skip.reason}[/yellow]")
     errors = sum(1 for t in report.tasks if t.error)
     console.print(
         f"[bold]Overall: {report.killed}/{report.total} mutants killed "
@@ -374,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     err = Console(stderr=True)
     with Sandbox(workers=args.workers) as sandbox:
         try:
-            tasks, skipped = _load_each(args.tasks_path, sandbox)
+            loaded = load_each(args.tasks_path, sandbox)
+            tasks, skipped = loaded.tasks, loaded.skipped
         except FileNotFoundError as exc:
             err.print(f"[red]error:[/red] {exc}")
             return 2

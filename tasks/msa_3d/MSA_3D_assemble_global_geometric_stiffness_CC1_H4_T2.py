@@ -219,7 +219,7 @@ def local_geometric_stiffness_matrix_3D_beam(
         [u1, v1, w1, theta_x1, theta_y1, theta_z1,
          u2, v2, w2, theta_x2, theta_y2, theta_z2]
     (u, v, w translations along local x, y, z; theta rotations about local
-    x, y, z; node 1 at x = 0, node 2 at x = L).
+    x, y, z, right-hand rule; node 1 at x = 0, node 2 at x = L).
 
     Parameters
     ----------
@@ -238,40 +238,34 @@ def local_geometric_stiffness_matrix_3D_beam(
         Bending moments about local y and local z at node 1 (f_local[4], f_local[5]).
     My2, Mz2 : float
         Bending moments about local y and local z at node 2 (f_local[10], f_local[11]).
+    The end forces are those of the element's local end-force vector
+    f_local = k_local @ d_local, ordered like the DOFs
+    [Fx1, Fy1, Fz1, Mx1, My1, Mz1, Fx2, Fy2, Fz2, Mx2, My2, Mz2].
 
     Returns
     -------
     np.ndarray of shape (12, 12)
-        Symmetric matrix K_g. Upper-triangle entries (row, col), all others zero
-        before mirroring:
+        The symmetric geometric stiffness matrix K_g in local coordinates.
 
-        (0,6)  = -Fx2/L
-        (1,3)  = My1/L            (1,4)  = Mx2/L          (1,5)  = Fx2/10
-        (1,7)  = -6*Fx2/(5*L)     (1,9)  = My2/L          (1,10) = -Mx2/L
-        (1,11) = Fx2/10
-        (2,3)  = Mz1/L            (2,4)  = -Fx2/10        (2,5)  = Mx2/L
-        (2,8)  = -6*Fx2/(5*L)     (2,9)  = Mz2/L          (2,10) = -Fx2/10
-        (2,11) = -Mx2/L
-        (3,4)  = -(2*Mz1 - Mz2)/6 (3,5)  = (2*My1 - My2)/6
-        (3,7)  = -My1/L           (3,8)  = -Mz1/L
-        (3,9)  = -Fx2*I_rho/(A*L) (3,10) = -(Mz1 + Mz2)/6 (3,11) = (My1 + My2)/6
-        (4,7)  = -Mx2/L           (4,8)  = Fx2/10
-        (4,9)  = -(Mz1 + Mz2)/6   (4,10) = -Fx2*L/30      (4,11) = Mx2/2
-        (5,7)  = -Fx2/10          (5,8)  = -Mx2/L
-        (5,9)  = (My1 + My2)/6    (5,10) = -Mx2/2         (5,11) = -Fx2*L/30
-        (7,9)  = -My2/L           (7,10) = Mx2/L          (7,11) = -Fx2/10
-        (8,9)  = -Mz2/L           (8,10) = Fx2/10         (8,11) = Mx2/L
-        (9,10) = (Mz1 - 2*Mz2)/6  (9,11) = -(My1 - 2*My2)/6
-
-        The lower triangle is the mirror image (K_g[c, r] = K_g[r, c]). The
-        diagonal is
-        (0,0) = (6,6) = Fx2/L;
-        (1,1) = (2,2) = (7,7) = (8,8) = 6*Fx2/(5*L);
-        (3,3) = (9,9) = Fx2*I_rho/(A*L);
-        (4,4) = (5,5) = (10,10) = (11,11) = 2*Fx2*L/15.
-
-        All entries are linear in (Fx2, Mx2, My1, Mz1, My2, Mz2); zero loads give
-        the zero matrix.
+    Formulation
+    -----------
+    The consistent geometric stiffness of the classical matrix structural
+    analysis texts for a prismatic, doubly symmetric 3D frame element: cubic
+    (Hermite) interpolation of the transverse displacements v and w, linear
+    interpolation of the axial displacement and the twist, no shear
+    deformation, no warping or Wagner terms. It holds
+      * the axial-force terms (proportional to Fx2) in both bending planes, in
+        the axial pair and in the twist pair (through I_rho / A);
+      * the coupling of the end moments My1, Mz1, My2, Mz2 with the twists and
+        with the transverse displacements, and of the torsional moment Mx2 with
+        the transverse displacements and bending rotations.
+    It follows the geometric stiffness of the 3D framework element in
+    McGuire, Gallagher and Ziemian, "Matrix Structural Analysis", 2nd edition
+    (2000), written in the DOF order above with the end forces named and
+    signed as above (Fx2 tension positive).
+    Tension stiffens the element, compression softens it; every entry is
+    linear in (Fx2, Mx2, My1, Mz1, My2, Mz2), so zero end forces give the zero
+    matrix.
     """
     kg = np.zeros((12, 12))
 
@@ -455,7 +449,7 @@ def assemble_global_geometric_stiffness_3D(
          Fx2 > 0 is tension).
       2. Local geometric stiffness k_g(L, A, I_rho, Fx2, Mx2, My1, Mz1, My2, Mz2)
          with Fx2 = f[6], Mx2 = f[9], My1 = f[4], Mz1 = f[5], My2 = f[10],
-         Mz2 = f[11] (table below).
+         Mz2 = f[11] (see "Local geometric stiffness" below).
       3. K_g[dofs_e, dofs_e] += Gamma.T @ k_g @ Gamma (contributions of several
          elements at the same DOFs are summed).
     K_g is symmetric, linear in u_global, and zero for u_global = 0.
@@ -517,28 +511,20 @@ def assemble_global_geometric_stiffness_3D(
            [-6L,  2L^2,  6L,  4L^2]]
 
     Local geometric stiffness k_g (12x12, symmetric) of an element with length
-    L, area A, polar moment I_rho and end forces Fx2, Mx2, My1, Mz1, My2, Mz2.
-    Upper-triangle entries (row, col): value; all entries not listed are zero;
-    the lower triangle is the mirror image:
-      (0,6): -Fx2/L             (1,3): My1/L              (1,4): Mx2/L
-      (1,5): Fx2/10             (1,7): -6 Fx2/(5L)        (1,9): My2/L
-      (1,10): -Mx2/L            (1,11): Fx2/10            (2,3): Mz1/L
-      (2,4): -Fx2/10            (2,5): Mx2/L              (2,8): -6 Fx2/(5L)
-      (2,9): Mz2/L              (2,10): -Fx2/10           (2,11): -Mx2/L
-      (3,4): -(2 Mz1 - Mz2)/6   (3,5): (2 My1 - My2)/6    (3,7): -My1/L
-      (3,8): -Mz1/L             (3,9): -Fx2 I_rho/(A L)   (3,10): -(Mz1 + Mz2)/6
-      (3,11): (My1 + My2)/6     (4,7): -Mx2/L             (4,8): Fx2/10
-      (4,9): -(Mz1 + Mz2)/6     (4,10): -Fx2 L/30         (4,11): Mx2/2
-      (5,7): -Fx2/10            (5,8): -Mx2/L             (5,9): (My1 + My2)/6
-      (5,10): -Mx2/2            (5,11): -Fx2 L/30         (7,9): -My2/L
-      (7,10): Mx2/L             (7,11): -Fx2/10           (8,9): -Mz2/L
-      (8,10): Fx2/10            (8,11): Mx2/L             (9,10): (Mz1 - 2 Mz2)/6
-      (9,11): -(My1 - 2 My2)/6
-    Diagonal:
-      (0,0) = (6,6) = Fx2/L
-      (1,1) = (2,2) = (7,7) = (8,8) = 6 Fx2/(5L)
-      (3,3) = (9,9) = Fx2 I_rho/(A L)
-      (4,4) = (5,5) = (10,10) = (11,11) = 2 Fx2 L/15
+    L, area A, polar moment I_rho and end forces Fx2 (axial force at node j,
+    tension positive), Mx2, My1, Mz1, My2, Mz2, in the local DOF order above:
+    the consistent initial-stress matrix of a prismatic, doubly symmetric 3D
+    Euler-Bernoulli frame element (cubic Hermite interpolation of the
+    transverse displacements, linear interpolation of the axial displacement
+    and of the twist; no shear deformation, warping or Wagner terms). It holds
+    the axial-force terms in both bending planes, in the axial pair and in the
+    twist pair (through I_rho / A), and the coupling of the end moments with
+    the twists, the transverse displacements and the bending rotations. It is
+    the geometric stiffness of the 3D framework element in McGuire, Gallagher
+    and Ziemian, "Matrix Structural Analysis", 2nd ed. (2000), with its end
+    forces taken from the local end-force vector as stated here. It is linear
+    in the six end forces (zero end forces give zero), tension stiffens and
+    compression softens.
 
     Raises
     ------

@@ -43,9 +43,15 @@ class DescribeJob(TypedDict):
 
 
 class CallJob(TypedDict):
+    """`inputs` are codec data, one argument list per input, except entries
+    `{codec.TASK_INPUT: i}`, which the child builds by running `input_module`
+    (the task module with every function but `task_info` and the given
+    helpers stubbed out) and taking entry i of its verification inputs."""
+
     kind: Literal["call"]
     implementation: Implementation
-    inputs: list[Any]  # codec data: one argument list per input
+    inputs: list[Any]
+    input_module: NotRequired[str]
 
 
 class TestJob(TypedDict):

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from fembench_agents.scoring import codec
+from fembench_agents.scoring.sandbox.callbacks import decode_arguments, encode_arguments
 from fembench_agents.scoring.sandbox.implementation import (
     GIVEN_FILE,
     MESSAGE_LIMIT,
@@ -38,9 +39,10 @@ from fembench_agents.scoring.sandbox.implementation import (
 # that descriptor once C is forked, and only C reads it. B hands the test a
 # proxy: arguments and return values cross as `codec` data (plain numpy
 # arrays, scalars and containers), exceptions as their type's name, MRO and
-# message (re-raised as the same type when builtin or numpy). Consequences a
-# test can see: arguments must be plain data (a callable or a custom object
-# raises TypeError), and an argument array the implementation mutates in place
+# message (re-raised as the same type when builtin or numpy), functions the
+# test passes as callbacks run in B (`callbacks.py`). Consequences a test can
+# see: arguments must be plain data or functions (a custom object raises
+# TypeError), a function passed to fcn cannot call fcn, and an argument array the implementation mutates in place
 # is not mutated on the test's side (the implementation gets a copy). If C
 # dies during a call, B ends the same way (`_Channel._gone`), as when both
 # ran in one process. C seeds once before its first call, as B does before
@@ -106,8 +108,8 @@ def _serve_implementation(spec: dict[str, Any], sock: Any) -> None:
         if request is None:
             return
         try:
-            args = codec.from_data(request["args"])
-            kwargs = codec.from_data(request["kwargs"])
+            args = decode_arguments(request["args"], lambda k: _callback(sock, k))
+            kwargs = decode_arguments(request["kwargs"], lambda k: _callback(sock, k))
             if (
                 not isinstance(args, tuple)
                 or not isinstance(kwargs, dict)
@@ -125,6 +127,21 @@ def _serve_implementation(spec: dict[str, Any], sock: Any) -> None:
             reply = {"value": codec.to_data(value)}
         del args, kwargs
         _send(sock, reply)
+
+
+def _callback(sock: Any, index: int) -> Callable[..., Any]:
+    """In C: a function the test passed (`callbacks.py`), called in B."""
+
+    def call_test_function(*args: Any, **kwargs: Any) -> Any:
+        _send(sock, {"callback": index, "args": codec.to_data(args), "kwargs": codec.to_data(kwargs)})
+        reply = _recv(sock)
+        if reply is None:
+            os._exit(0)  # B is gone: nobody is waiting for this call
+        if isinstance(reply, dict) and "value" in reply:
+            return codec.from_data(reply["value"])
+        raise _rebuild_exception(reply.get("error", {}) if isinstance(reply, dict) else {})
+
+    return call_test_function
 
 
 def _read_spec(fd: int) -> dict[str, Any]:
@@ -236,6 +253,7 @@ class _Channel:
         self._pid = pid
         self._sock = sock
         self._lock = threading.Lock()
+        self._caller: int | None = None  # the thread whose call is in flight
 
     def _gone(self) -> None:
         """C ended without answering: end B the same way, as if it had run the
@@ -264,15 +282,42 @@ class _Channel:
         return reply
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        request = {"args": codec.to_data(args), "kwargs": codec.to_data(kwargs)}
+        import threading
+
+        functions: list[Callable[..., Any]] = []
+        request = {"args": encode_arguments(args, functions), "kwargs": encode_arguments(kwargs, functions)}
         if not _plain(request):
-            raise TypeError("fcn accepts plain data only (numpy arrays, numbers, strings, lists, tuples, dicts, sets)")
+            raise TypeError(
+                "fcn accepts plain data and functions only (numpy arrays, numbers, strings, lists, tuples, dicts, "
+                "sets, functions)"
+            )
+        if self._caller == threading.get_ident():
+            raise RuntimeError("fcn cannot be called from inside a function passed to fcn")
         with self._lock:
-            _send(self._sock, request)
-            reply = self.receive()
+            self._caller = threading.get_ident()
+            try:
+                _send(self._sock, request)
+                reply = self.receive()
+                while isinstance(reply, dict) and "callback" in reply:
+                    _send(self._sock, _run_callback(functions, reply))
+                    reply = self.receive()
+            finally:
+                self._caller = None
         if isinstance(reply, dict) and "value" in reply:
             return codec.from_data(reply["value"])
         raise _rebuild_exception(reply.get("error", {}) if isinstance(reply, dict) else {})
+
+
+def _run_callback(functions: list[Callable[..., Any]], request: dict[str, Any]) -> dict[str, Any]:
+    """In B: one call C asked for of a function the test passed; the answer as data."""
+    try:
+        function = functions[int(request["callback"])]
+        args = codec.from_data(request.get("args"))
+        kwargs = codec.from_data(request.get("kwargs"))
+        value = function(*args, **kwargs)
+    except Exception as exc:
+        return _exception_reply(exc)
+    return {"value": codec.to_data(value)}
 
 
 def _proxy(name: str, channel: _Channel) -> Callable[..., Any]:

@@ -21,23 +21,50 @@ from fembench_agents.scoring import codec
 from fembench_agents.scoring.sandbox.implementation import (
     ATTEMPT_FILE,
     GIVEN_FILE,
+    TASK_FILE,
     FrameWriter,
     build_implementation,
     error_frame,
+    exec_source,
+    fresh_namespace,
     seed_default_rng,
     seed_generators,
 )
 from fembench_agents.scoring.sandbox.proxy import run_test
 
 
+def module_inputs(source: str) -> list[Any]:
+    """The verification inputs as the task module builds them (see `jobs.CallJob`)."""
+    ns = fresh_namespace("__task__")
+    exec_source(source, TASK_FILE, ns)
+    inputs = ns["task_info"]()["reference_verification_inputs"]
+    return [list(args) for args in inputs]
+
+
+def _arguments(encoded: Any, built: list[Any] | None) -> list[Any]:
+    if isinstance(encoded, dict) and codec.TASK_INPUT in encoded:
+        if built is None:
+            raise ValueError("the job brings no module to build its verification inputs")
+        return list(built[int(encoded[codec.TASK_INPUT])])
+    return codec.from_data(encoded)  # type: ignore[no-any-return]
+
+
 def run_call(job: dict[str, Any], out: FrameWriter) -> None:
+    # Inputs first, so nothing the implementation does when it is built can touch them.
+    try:
+        built = module_inputs(job["input_module"]) if job.get("input_module") else None
+    except BaseException as exc:
+        frame = error_frame(exc, ())
+        frame["message"] = f"the task's verification inputs could not be built: {frame['error_type']}"
+        out.emit({"event": "build_error", **frame})
+        return
     try:
         fn = build_implementation(job["implementation"])
     except BaseException as exc:
         out.emit({"event": "build_error", **error_frame(exc, (ATTEMPT_FILE, GIVEN_FILE))})
         return
     for index, encoded in enumerate(job["inputs"]):
-        args = codec.from_data(encoded)
+        args = _arguments(encoded, built)
         seed_generators()
         start = time.perf_counter()
         try:
