@@ -274,6 +274,7 @@ def test_cases_kept_outside_the_checkout_are_hidden_from_the_solver(case: Solver
     """`--cases-path` may point anywhere: the evaluator-only half is hidden wherever it is
     (a copy beside the checkout, outside every directory the sandbox hides by default)."""
     outside = Path(tempfile.mkdtemp(prefix=".fembench-cases-test-", dir=ROOT.resolve().parent))
+    outside.chmod(0o755)  # readable by the sandbox's user: only the hiding may stop the read
     try:
         shutil.copytree(CASES, outside / "cases", ignore=shutil.ignore_patterns("calibration"))
         moved = next(c for c in load_cases(outside / "cases") if c.task_id == case.task_id)
@@ -283,7 +284,7 @@ def test_cases_kept_outside_the_checkout_are_hidden_from_the_solver(case: Solver
             out = CaseScorer(sandbox).score(moved, "numpy-scipy", f"```python\n{peek}```")
     finally:
         shutil.rmtree(outside)
-    assert out.error is not None and out.error.type == "PermissionError", out.error  # not the ValueError of a read
+    assert out.error is not None and out.error.type == "FileNotFoundError", out.error  # not the ValueError of a read
 
 
 def test_the_calibration_solver_runs_in_the_sandbox_by_its_module_name(case: SolverCase) -> None:
