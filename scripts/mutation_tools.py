@@ -57,6 +57,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "scoring.job_results": ("*",),
     "cases.gates": ("*",),
     "cases.scorer": ("*",),
+    "scoring.disclosure": ("*",),
 }
 
 # Tests that exercise code running only in sandbox children.
