@@ -32,7 +32,9 @@ def test_list_shows_cases_and_tracks() -> None:
     assert "6 of 36 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
     assert "track scikit-fem: available" in some.output and "track numpy-scipy" not in some.output
     bad = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--library", "fenics"])
-    assert bad.exit_code == 2 and "unknown library track 'fenics'; known: dolfinx, numpy-scipy, scikit-fem" in bad.output
+    assert (
+        bad.exit_code == 2 and "unknown library track 'fenics'; known: dolfinx, numpy-scipy, scikit-fem" in bad.output
+    )
 
 
 def test_show_prints_only_the_agent_visible_spec() -> None:

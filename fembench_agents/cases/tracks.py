@@ -102,6 +102,7 @@ TRACKS: dict[str, Track] = {
             "mpi4py",
             "numpy",
             "scipy",
+            "sympy",  # programs written for the published track parse its expressions with it
             "math",
             "functools",
             "itertools",
