@@ -187,7 +187,7 @@ def solve(case_spec):
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     problem = LinearProblem(k * ufl.inner(ufl.grad(u), ufl.grad(v)) * ufl.dx, f * v * ufl.dx,
                             bcs=[fem.dirichletbc(g, dofs)], petsc_options_prefix="pub_",
-                            petsc_options={{"ksp_type": "preonly", "pc_type": "lu"}})
+                            petsc_options={{"ksp_type": "{ksp}", "pc_type": "{pc}", "ksp_rtol": 1e-12}})
     uh = problem.solve()
     grid = case_spec["output"]["grid"]
     nx, ny, bbox = grid["nx"], grid["ny"], grid["bbox"]
@@ -197,10 +197,12 @@ def solve(case_spec):
     cells = geometry.compute_colliding_cells(domain, geometry.compute_collisions_points(tree, points), points)
     first = np.array([cells.links(i)[0] for i in range(points.shape[0])], dtype=np.int32)
     u_grid = uh.eval(points, first).reshape(ny, nx){transpose}
-    return {{"u": u_grid, "solver_info": {{"mesh_resolution": n, "element_degree": 2, "ksp_type": "preonly",
-                                          "pc_type": "lu", "rtol": 1e-12}}}}
+    return {{"u": u_grid, "solver_info": {{"mesh_resolution": n, "element_degree": 2, "ksp_type": "{ksp}",
+                                          "pc_type": "{pc}", "rtol": 1e-12}}}}
 """
 
-PUBLISHED_CORRECT = _PROGRAM.format(sign="", transpose="")
-PUBLISHED_WRONG_BC_SIGN = _PROGRAM.format(sign="-", transpose="")
-PUBLISHED_TRANSPOSED = _PROGRAM.format(sign="", transpose=".T")
+LU = {"ksp": "preonly", "pc": "lu"}
+PUBLISHED_CORRECT = _PROGRAM.format(sign="", transpose="", **LU)
+PUBLISHED_WRONG_BC_SIGN = _PROGRAM.format(sign="-", transpose="", **LU)
+PUBLISHED_TRANSPOSED = _PROGRAM.format(sign="", transpose=".T", **LU)
+PUBLISHED_HYPRE = _PROGRAM.format(sign="", transpose="", ksp="cg", pc="hypre")

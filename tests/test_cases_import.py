@@ -15,7 +15,7 @@ import published_records as pr
 import pytest
 from typer.testing import CliRunner
 
-from fembench_agents.cases import published_import, store, timing
+from fembench_agents.cases import dolfinx_env, published_import, store, timing
 from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.problem import PUBLISHED_FILE, load_cases
 from fembench_agents.cli import app
@@ -150,6 +150,7 @@ def test_published_contract_programs_run_unchanged_and_get_per_stage_verdicts(im
         ("correct", pr.PUBLISHED_CORRECT),
         ("wrongsign", pr.PUBLISHED_WRONG_BC_SIGN),
         ("transposed", pr.PUBLISHED_TRANSPOSED),
+        ("hypre", pr.PUBLISHED_HYPRE),
     ):
         (programs / f"poisson_smooth_dolfinx_{label}.py").write_text(source)
     out = tmp_path / "scores.json"
@@ -164,6 +165,37 @@ def test_published_contract_programs_run_unchanged_and_get_per_stage_verdicts(im
         "correct": [("executes", True, None), ("accurate", True, None), ("fast", True, None)],
         "wrongsign": [("executes", True, None), ("accurate", False, "too_inaccurate")],
         "transposed": [("executes", True, None), ("accurate", False, "too_inaccurate")],
+        "hypre": [("executes", False, "runtime_error")],
     }
     info = outcomes["correct/dolfinx"]["poisson_smooth"]["solver_info"]
     assert info == {"mesh_resolution": 48, "element_degree": 2, "ksp_type": "preonly", "pc_type": "lu", "rtol": 1e-12}
+    hypre = outcomes["hypre/dolfinx"]["poisson_smooth"]
+    assert hypre["stages"][0]["detail"].endswith("; " + dolfinx_env.NO_HYPRE) and hypre["substitutions"] == []
+    # re-scored with the recorded compatibility option: hypre becomes gamg, and the outcome says so
+    for label in ("correct", "wrongsign", "transposed"):
+        (programs / f"poisson_smooth_dolfinx_{label}.py").unlink()
+    res = runner.invoke(
+        app,
+        [
+            "score",
+            str(programs),
+            "--cases",
+            "--cases-path",
+            str(imported),
+            "--json",
+            str(out),
+            "--compat",
+            "hypre-as-gamg",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    again = json.loads(out.read_text())["outcomes"]["hypre/dolfinx"]["poisson_smooth"]
+    assert [(s["stage"], s["passed"]) for s in again["stages"]] == [
+        ("executes", True),
+        ("accurate", True),
+        ("fast", True),
+    ]
+    assert [n.split(": ", 1)[0] for n in again["substitutions"]] == ["hypre-as-gamg", "hypre-as-gamg"]
+    assert all(n.endswith("'hypre' -> 'gamg'") for n in again["substitutions"])
+    bad = runner.invoke(app, ["score", str(programs), "--cases", "--cases-path", str(imported), "--compat", "ml"])
+    assert bad.exit_code == 2 and "unknown compatibility rewrite(s) ['ml']" in bad.output
