@@ -124,9 +124,8 @@ def case_scorer(
     """The PDE scorer with this machine's calibration (t_base), or exit 2 saying how to make one.
     `compat`: compatibility rewrites (cases/compat.py), recorded in every outcome they change."""
     from fembench_agents.cases import timing
-    from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
-
     from fembench_agents.cases.compat import REWRITES
+    from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 
     require_tracks(libraries)
     unknown = [c for c in compat if c not in REWRITES]
