@@ -63,7 +63,7 @@ def test_tracks_are_available_here_and_an_absent_library_is_refused() -> None:
     with pytest.raises(TrackUnavailable, match="ghost"):
         ghost.calibration_solver()
     with pytest.raises(KeyError, match="known"):
-        get_track("dolfinx")
+        get_track("firedrake")
 
 
 def test_machine_calibration_round_trip_and_missing(tmp_path: Path) -> None:

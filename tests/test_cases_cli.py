@@ -32,7 +32,9 @@ def test_list_shows_cases_and_tracks() -> None:
     assert "6 of 36 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
     assert "track scikit-fem: available" in some.output and "track numpy-scipy" not in some.output
     bad = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--library", "fenics"])
-    assert bad.exit_code == 2 and "unknown library track 'fenics'; known: numpy-scipy, scikit-fem" in bad.output
+    assert (
+        bad.exit_code == 2 and "unknown library track 'fenics'; known: dolfinx, numpy-scipy, scikit-fem" in bad.output
+    )
 
 
 def test_show_prints_only_the_agent_visible_spec() -> None:
@@ -64,7 +66,7 @@ def test_calibrate_writes_machine_times_apart(tmp_path: Path) -> None:
     )
     assert res.exit_code == 0, res.output
     cal = timing.load(copy, "testbox")
-    assert set(cal.t_base["hz_square_k4"]) == {"numpy-scipy", "scikit-fem"}
+    assert set(cal.t_base["hz_square_k4"]) == {"numpy-scipy", "scikit-fem", "dolfinx"}
     assert cal.lookup("hz_square_k4", "numpy-scipy") > 0
     assert cal.calibration_id in res.output
 
@@ -74,7 +76,7 @@ def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Pat
     assert res.exit_code == 0, res.output
     # every calibration solver, scored through the sandbox as an attempt at its own case, passes
     # (its fast gate too where this machine has a calibration: not checked is said, never passed)
-    assert "; 72 calibration solves pass their own gates" in res.output
+    assert "; 108 calibration solves pass their own gates" in res.output
     copy = _copy(tmp_path)
     lines = (copy / store.SPECS_FILE).read_text().splitlines()
     hidden = json.loads((copy / store.HIDDEN / "poisson_square_smooth.json").read_text())

@@ -299,8 +299,8 @@ def test_the_outcome_records_the_thresholds_it_was_judged_against(case: SolverCa
 
 
 def test_a_case_is_scored_only_on_its_libraries(case: SolverCase) -> None:
-    with pytest.raises(ValueError, match="is not offered on 'dolfinx'"):
-        _scorer().score(case, "dolfinx", "def solve(s): pass")
+    with pytest.raises(ValueError, match="is not offered on 'firedrake'"):
+        _scorer().score(case, "firedrake", "def solve(s): pass")
 
 
 # ------------------------------------------------------------------ feedback

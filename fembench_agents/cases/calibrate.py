@@ -33,7 +33,7 @@ def time_case(scorer: CaseScorer, case: SolverCase, library: str, repeats: int) 
     module = get_track(library).calibration_module
     times = []
     for _ in range(repeats):
-        result = scorer.run_solve(case, None, calibration_module=module)
+        result = scorer.run_solve(case, None, calibration_module=module, library=library)
         frames = [f for f in result.events("solve") if f.get("status") == "ok"]
         if not frames:
             what = (result.events("solve") or [{}])[0].get("message") or result.stderr[-300:] or "no result"
@@ -47,7 +47,7 @@ def gate_calibration(scorer: CaseScorer, case: SolverCase, library: str) -> Case
     module = get_track(library).calibration_module
 
     def solve() -> JobResult:
-        return scorer.run_solve(case, None, calibration_module=module)
+        return scorer.run_solve(case, None, calibration_module=module, library=library)
 
     return scorer.judge(case, library, solve(), retime=solve)
 

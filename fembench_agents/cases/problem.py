@@ -14,6 +14,7 @@ from fembench_agents.cases import store
 from fembench_agents.cases.model import CaseSpec
 
 SOLVE = "solve"  # the function every solver attempt defines
+PUBLISHED_FILE = "published_views.jsonl"  # imported cases: the published shape of each case_spec
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,8 @@ class SolverCase:
     spec: CaseSpec
     cases_dir: Path
     record_hash: str  # sha256 of the evaluator-only record: a run notices when a reference changed
+    # An imported case's agent-visible data in the published benchmark's shape (cases/published.py).
+    published: dict[str, Any] | None = None
 
     @property
     def task_id(self) -> str:
@@ -41,21 +44,34 @@ class SolverCase:
 
     @property
     def content_hash(self) -> str:
-        text = self.spec.model_dump_json() + self.record_hash
+        text = self.spec.model_dump_json() + self.record_hash + json.dumps(self.published, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def spec_data(self) -> dict[str, Any]:
-        """The case_spec as the solver receives it: plain JSON data."""
+        """The case_spec as the solver receives it: plain JSON data. An imported case
+        carries both shapes in one dict, so that a program written for the published
+        contract (pde, bc, domain.type, output.grid) and one written for ours both run."""
         data: dict[str, Any] = json.loads(self.spec.model_dump_json())
-        return data
+        if self.published is None:
+            return data
+        merged = {**self.published, **data}
+        for key in ("domain", "output"):  # both shapes use these names: their fields do not collide
+            merged[key] = {**self.published.get(key, {}), **data[key]}
+        return merged
 
 
 def load_cases(cases_dir: Path) -> list[SolverCase]:
     """Every built case of `cases_dir`, sorted by id."""
     out = []
+    views: dict[str, dict[str, Any]] = {}
+    if (cases_dir / PUBLISHED_FILE).exists():
+        for line in (cases_dir / PUBLISHED_FILE).read_text().splitlines():
+            view = json.loads(line)
+            views[view["id"]] = view
     for spec in store.load_specs(cases_dir):
         record = cases_dir / store.HIDDEN / f"{spec.id}.json"
         if not record.exists():
             raise store.CaseStoreError(f"{record} missing: run `fembench-agents cases build`")
-        out.append(SolverCase(spec=spec, cases_dir=cases_dir, record_hash=store.sha256(record.read_bytes())))
+        digest = store.sha256(record.read_bytes())
+        out.append(SolverCase(spec=spec, cases_dir=cases_dir, record_hash=digest, published=views.get(spec.id)))
     return sorted(out, key=lambda c: c.task_id)

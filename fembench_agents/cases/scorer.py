@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from fembench_agents.cases import gates, store
+from fembench_agents.cases import compat, gates, store
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.model import GateConfig, HiddenRecord
 from fembench_agents.cases.problem import SOLVE, SolverCase
 from fembench_agents.cases.timing import CalibrationMissing, MachineCalibration
-from fembench_agents.cases.tracks import get_track
+from fembench_agents.cases.tracks import Track, get_track
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.extraction import parse_code
 from fembench_agents.scoring.job_results import ended_how, error_info
@@ -40,6 +40,7 @@ class CaseScoringConfig:
     memory_mb: int = 4096
     retimes: int = 2
     gates: GateConfig | None = None  # None: each case's own record (alpha_acc 10, tau_min 1e-6, alpha_time 3)
+    compat: tuple[str, ...] = ()  # compatibility rewrites (cases/compat.py), off by default, recorded per outcome
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,13 @@ class CaseScorer:
             hidden_paths=(str(case.cases_dir.resolve()),),
         )
 
-    def run_solve(self, case: SolverCase, code: str | None, calibration_module: str | None = None) -> JobResult:
+    def run_solve(
+        self, case: SolverCase, code: str | None, calibration_module: str | None = None, library: str | None = None
+    ) -> JobResult:
         job: SolveJob = {"kind": "solve", "spec": case.spec_data()}
+        setup = get_track(library).job_setup if library is not None else None
+        if setup is not None:
+            job["setup"] = setup
         if calibration_module is not None:
             job["calibration"] = calibration_module
         else:
@@ -107,9 +113,13 @@ class CaseScorer:
         if parsed.error:
             stage = StageResult(stage="executes", passed=False, reason=parsed.reason, detail=parsed.error)
             return CaseOutcome(task_id=case.task_id, passed=False, stages=(stage,), library=library, family=case.family)
-        bad = gates.disallowed_imports(parsed.code, track.allowed_imports)
-        result = None if bad else self.run_solve(case, parsed.code)
-        return self.judge(case, library, result, bad_imports=bad, retime=lambda: self.run_solve(case, parsed.code))
+        code, substitutions = compat.apply(self.config.compat, parsed.code)
+        bad = gates.disallowed_imports(code, track.allowed_imports)
+        result = None if bad else self.run_solve(case, code, library=library)
+        outcome = self.judge(
+            case, library, result, bad_imports=bad, retime=lambda: self.run_solve(case, code, library=library)
+        )
+        return _explained(track, code, outcome).model_copy(update={"substitutions": substitutions})
 
     def judge(
         self,
@@ -208,3 +218,17 @@ class CaseScorer:
                 calibration=self.calibration.calibration_id if self.calibration is not None else None,
             ),
         )
+
+
+def _explained(track: Track, code: str, outcome: CaseOutcome) -> CaseOutcome:
+    """A failure the track knows the cause of (a preconditioner this build lacks) says so."""
+    if track.explain_error is None or outcome.error is None:
+        return outcome
+    note = track.explain_error(code, f"{outcome.error.type}: {outcome.error.message}")
+    if note is None:
+        return outcome
+    stages = tuple(
+        s.model_copy(update={"detail": f"{s.detail}; {note}" if s.detail else note}) if not s.passed else s
+        for s in outcome.stages
+    )
+    return outcome.model_copy(update={"stages": stages})

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from fembench_agents.cases import dolfinx_env
+
 Solver = Callable[[dict[str, Any]], dict[str, Any]]
 
 CONTRACT = """\
@@ -38,11 +40,21 @@ class Track:
     skeleton: str  # path under scaffolds/
     calibration_module: str
     extra_contract: str = ""
+    # A deeper check of the install (run once, in a subprocess where it imports the library).
+    environment_check: Callable[[], tuple[bool, str]] | None = None
+    # A module of ours whose prepare_job() runs in each solve job before the solver does.
+    job_setup: str | None = None
+    # (code, error message) -> what the failure means in this install, or None.
+    explain_error: Callable[[str, str], str | None] | None = None
 
     def available(self) -> tuple[bool, str]:
-        missing = [m for m in self.modules if importlib.util.find_spec(m) is None]
+        # Top-level names only: finding a submodule imports its package, and
+        # some packages (dolfinx) import only after another (mpi4py.MPI).
+        missing = [m for m in self.modules if importlib.util.find_spec(m.partition(".")[0]) is None]
         if missing:
             return False, f"not installed: {', '.join(missing)} (pip install 'fembench-agents[pde]')"
+        if self.environment_check is not None:
+            return self.environment_check()
         return True, "available"
 
     def contract_text(self) -> str:
@@ -77,6 +89,32 @@ TRACKS: dict[str, Track] = {
         skeleton="pde/scikit_fem_skeleton.py",
         calibration_module="fembench_agents.cases.calibration.scikit_fem",
         extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed.",
+    ),
+    "dolfinx": Track(
+        name="dolfinx",
+        modules=dolfinx_env.PRELOAD,
+        allowed_imports=(
+            "dolfinx",
+            "ufl",
+            "basix",
+            "ffcx",
+            "petsc4py",
+            "mpi4py",
+            "numpy",
+            "scipy",
+            "sympy",  # programs written for the published track parse its expressions with it
+            "math",
+            "functools",
+            "itertools",
+            "collections",
+            "typing",
+        ),
+        skeleton="pde/dolfinx_skeleton.py",
+        calibration_module="fembench_agents.cases.calibration.dolfinx_fem",
+        extra_contract=dolfinx_env.CONTRACT,
+        environment_check=dolfinx_env.check,
+        job_setup=dolfinx_env.__name__,
+        explain_error=dolfinx_env.explain_error,
     ),
 }
 

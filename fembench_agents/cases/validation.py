@@ -13,9 +13,14 @@ from fembench_agents.cases import store
 from fembench_agents.cases.builder import build_case
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.leak import leaks
+from fembench_agents.cases.problem import PUBLISHED_FILE
 
 
 def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
+    if (cases_dir / PUBLISHED_FILE).exists():  # an imported folder: no definitions to rebuild from
+        from fembench_agents.cases.published_import import problems as imported_problems
+
+        return imported_problems(cases_dir)
     out: list[str] = []
     try:
         defs = store.load_definitions(cases_dir)

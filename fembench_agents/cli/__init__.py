@@ -8,7 +8,17 @@ import sys
 
 from rich.markup import escape
 
-from fembench_agents.cli import cases, models, optimize, runs, sandbox, score, tasks, view  # noqa: F401 - register commands
+from fembench_agents.cli import (  # noqa: F401 - register commands
+    cases,
+    cases_import,
+    models,
+    optimize,
+    runs,
+    sandbox,
+    score,
+    tasks,
+    view,
+)
 from fembench_agents.cli.app import app, err
 from fembench_agents.scoring.sandbox import WeakIsolationRefused
 

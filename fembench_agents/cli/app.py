@@ -138,15 +138,23 @@ def require_tracks(libraries: Iterable[str]) -> None:
         raise typer.Exit(2)
 
 
-def case_scorer(sandbox: Sandbox, cases_path: str | Path, libraries: Iterable[str]) -> CaseScorer:
-    """The PDE scorer with this machine's calibration (t_base), or exit 2 saying how to make one."""
+def case_scorer(
+    sandbox: Sandbox, cases_path: str | Path, libraries: Iterable[str], compat: tuple[str, ...] = ()
+) -> CaseScorer:
+    """The PDE scorer with this machine's calibration (t_base), or exit 2 saying how to make one.
+    `compat`: compatibility rewrites (cases/compat.py), recorded in every outcome they change."""
     from fembench_agents.cases import timing
-    from fembench_agents.cases.scorer import CaseScorer
+    from fembench_agents.cases.compat import REWRITES
+    from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 
     require_tracks(libraries)
+    unknown = [c for c in compat if c not in REWRITES]
+    if unknown:
+        err.print(f"error: unknown compatibility rewrite(s) {unknown}; known: {sorted(REWRITES)}", markup=False)
+        raise typer.Exit(2)
     try:
         calibration = timing.load(Path(cases_path))
     except timing.CalibrationMissing as exc:
         err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
-    return CaseScorer(sandbox, calibration)
+    return CaseScorer(sandbox, calibration, CaseScoringConfig(compat=compat))

@@ -35,6 +35,10 @@ def score(
         bool, typer.Option("--cases", help="score PDE solver programs {case_id}_{library}_{label}.py instead")
     ] = False,
     cases_path: Annotated[str, typer.Option("--cases-path", help="the PDE cases folder")] = DEFAULT_CASES,
+    compat: Annotated[
+        list[str] | None,
+        typer.Option("--compat", help="with --cases: a recorded compatibility rewrite, e.g. hypre-as-gamg"),
+    ] = None,
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """Score saved completions: functions correct and mean joint test success per label
@@ -45,7 +49,7 @@ def score(
         err.print(f"[red]error:[/red] {folder} is not a directory")
         raise typer.Exit(2)
     if cases:
-        _score_cases(folder, cases_path, json_out, allow_weak_isolation)
+        _score_cases(folder, cases_path, json_out, allow_weak_isolation, tuple(compat or ()))
         return
     with open_sandbox(allow_weak_isolation) as sandbox:
         suite = load_suite(tasks, sandbox)
@@ -80,14 +84,16 @@ def score(
     exit_if_skipped(suite.skipped)
 
 
-def _score_cases(folder: Path, cases_path: str, json_out: Path | None, allow_weak_isolation: bool) -> None:
+def _score_cases(
+    folder: Path, cases_path: str, json_out: Path | None, allow_weak_isolation: bool, compat: tuple[str, ...]
+) -> None:
     from fembench_agents.cases.folder import find_programs, score_case_folder
 
     loaded = load_case_set(cases_path)
     programs, _ = find_programs(folder, loaded)
     libraries = sorted({p.library for p in programs})
     with open_sandbox(allow_weak_isolation, libraries=libraries) as sandbox:
-        evaluator = Evaluator(sandbox, cases=case_scorer(sandbox, cases_path, libraries))
+        evaluator = Evaluator(sandbox, cases=case_scorer(sandbox, cases_path, libraries, compat))
         with progress_bar() as progress:
             bar = progress.add_task("scoring", total=len(programs))
             result = score_case_folder(folder, loaded, evaluator, progress=lambda _: progress.advance(bar))

@@ -145,6 +145,7 @@ class CaseOutcome(OutcomeBase):
     solver_info: dict[str, str | int | float | bool | None] = {}
     error: ErrorInfo | None = None  # the attempt's own exception, if solve raised
     thresholds: CaseThresholds | None = None
+    substitutions: tuple[str, ...] = ()  # compatibility rewrites applied to the program (cases/compat.py)
 
 
 Outcome = Annotated[FunctionOutcome | TestSuiteOutcome | CaseOutcome, Field(discriminator="kind")]

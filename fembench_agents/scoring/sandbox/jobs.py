@@ -62,12 +62,15 @@ class TestJob(TypedDict):
 
 class SolveJob(TypedDict):
     """`implementation` is an attempt (function `solve`); `calibration` names a
-    calibration-solver module the worker preloaded (see `Sandbox(preload=...)`)."""
+    calibration-solver module the worker preloaded (see `Sandbox(preload=...)`);
+    `setup` names a module of ours whose `prepare_job()` runs in the job's
+    process before the solver (a track's per-job setup, e.g. its form cache)."""
 
     kind: Literal["solve"]
     spec: dict[str, Any]  # the agent-visible case_spec, as JSON data
     implementation: NotRequired[Implementation]
     calibration: NotRequired[str]
+    setup: NotRequired[str]
 
 
 class ProbeJob(TypedDict):

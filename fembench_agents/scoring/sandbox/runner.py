@@ -13,6 +13,7 @@ whether a test raised) and the parent judges. Job kinds:
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 from typing import Any
@@ -102,6 +103,8 @@ def run_call(job: dict[str, Any], out: FrameWriter) -> None:
 
 
 def run_solve(job: dict[str, Any], out: FrameWriter) -> None:
+    if "setup" in job:
+        importlib.import_module(job["setup"]).prepare_job()  # our module, before any attempt code
     if "calibration" in job:
         solver = sys.modules[job["calibration"]].solve  # preloaded by the worker: nothing new is imported
     else:

@@ -1,0 +1,166 @@
+"""Building, writing and validating imported cases (the rules are in
+cases/published.py): one record -> case, reference, calibration error and
+leak checks; a folder of them with the published views and the report."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fembench_agents.cases import gates, store
+from fembench_agents.cases.builder import Built
+from fembench_agents.cases.builder import write as write_records
+from fembench_agents.cases.domains import DOMAINS, grid_mask
+from fembench_agents.cases.leak import leaks
+from fembench_agents.cases.model import GateConfig, HiddenRecord, LibraryCalibration
+from fembench_agents.cases.problem import PUBLISHED_FILE, load_cases
+from fembench_agents.cases.published import (
+    LIBRARY,
+    MAX_CALIBRATION_ERROR,
+    Excluded,
+    ImportReport,
+    blend_error,
+    convert,
+    reference,
+)
+
+
+def build(record: dict[str, Any], report: ImportReport, config: GateConfig | None = None) -> tuple[Built, dict]:
+    from fembench_agents.cases.calibration import dolfinx_fem  # imports dolfinx: only when importing
+
+    config = config or GateConfig()
+    spec, view, u = convert(record, report)
+    ref, mask = reference(spec, u)
+    data = json.loads(spec.model_dump_json())
+    merged = {
+        **view,
+        **data,
+        "domain": {**view["domain"], **data["domain"]},
+        "output": {**view["output"], **data["output"]},
+    }
+    try:
+        out = dolfinx_fem.solve(merged)
+    except Exception as exc:  # a record our solver cannot run is reported, never fatal to the import
+        raise Excluded(f"calibration solver failed: {type(exc).__name__}: {exc}") from None
+    err = gates.relative_l2(out["u"], ref, mask)
+    if not np.isfinite(err) or err > MAX_CALIBRATION_ERROR:
+        raise Excluded(f"calibration error above {MAX_CALIBRATION_ERROR}: {err:.3g} (forcing and solution disagree?)")
+    e_base = float(f"{err:.4e}")
+    tau = float(f"{gates.tau_acc(e_base, config):.4e}")
+    found = leaks(spec, ref, mask, tau)
+    if found:
+        first = found[0]
+        raise Excluded(f"leaks: {first.source} passes the accuracy gate (error {first.error:.2e})")
+    blended = blend_error(view, spec, ref, mask)
+    if blended <= tau:
+        raise Excluded(f"leaks: the boundary blend passes the accuracy gate (error {blended:.2e})")
+    npz = store.npz_bytes({"u": ref})
+    info = out.get("solver_info", {})
+    hidden = HiddenRecord(
+        id=spec.id,
+        solution=[str(c) for c in u] if len(u) > 1 else str(u[0]),
+        reference_file=f"{spec.id}.npz",
+        reference_sha256=store.sha256(npz),
+        in_domain_points=int(mask.sum()),
+        gates=config,
+        calibration={
+            LIBRARY: LibraryCalibration(
+                solver=f"{LIBRARY}:{info.get('method', 'solver')}@{info.get('mesh_resolution', '?')}",
+                e_base=e_base,
+                tau_acc=tau,
+            )
+        },
+        definition_sha256=store.sha256(json.dumps(record, sort_keys=True).encode()),
+    )
+    return Built(spec=spec, hidden=hidden, reference={"u": ref}, npz=npz), view
+
+
+def import_records(lines: Iterable[str], only: set[str] | None = None) -> tuple[list[Built], list[dict], ImportReport]:
+    report = ImportReport()
+    built, views = [], []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        report.read += 1
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict) or "id" not in record or "oracle_config" not in record:
+                raise ValueError("not a benchmark record (id, oracle_config)")
+        except ValueError as exc:
+            report.excluded[f"line {number}"] = f"record not read: {exc}"
+            continue
+        if only is not None and record["id"] not in only:
+            report.read -= 1
+            continue
+        try:
+            case, view = build(record, report)
+        except Excluded as exc:
+            report.excluded[record["id"]] = str(exc)
+            continue
+        built.append(case)
+        views.append(view)
+        report.imported.append(record["id"])
+    return built, views, report
+
+
+REPORT_FILE = "import_report.json"
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value.replace(" ", "")
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def write(out_dir: Path, built: list[Built], views: list[dict[str, Any]], report: ImportReport) -> None:
+    """An imported cases folder: case_specs.jsonl, hidden/, the published views, the report."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_records(out_dir, built)
+    lines = [store.dumps_line(v) for v in sorted(views, key=lambda v: v["id"])]
+    store.write_if_changed(out_dir / PUBLISHED_FILE, ("\n".join(lines) + "\n" if lines else "").encode())
+    store.write_if_changed(out_dir / REPORT_FILE, (store.dumps(report.as_dict()) + "\n").encode())
+
+
+def problems(cases_dir: Path) -> list[str]:
+    """`cases validate` on an imported folder: every case leak-free (its boundary blend
+    included), no solution text in what the solver sees, every record readable."""
+    out: list[str] = []
+    try:
+        cases = load_cases(cases_dir)
+    except store.CaseStoreError as exc:
+        return [str(exc)]
+    for case in cases:
+        if case.published is None:
+            out.append(f"{case.task_id}: no published view in {PUBLISHED_FILE}")
+            continue
+        try:
+            hidden, arrays = store.load_hidden(cases_dir, case.task_id)
+        except (store.CaseStoreError, OSError, ValueError) as exc:
+            out.append(f"{case.task_id}: {exc}")
+            continue
+        # A published expression may contain the solution as a term (kappa = 1 + u/2): the leak
+        # probe judges those by value; here no visible string may be the solution itself.
+        visible = set(_strings(case.spec_data()))
+        sols = hidden.solution if isinstance(hidden.solution, list) else [hidden.solution]
+        given = [s for s in sols if s.replace(" ", "") in visible]
+        out += [f"{case.task_id}: the manufactured solution is given in the case_spec" for _ in given]
+        tau = max(c.tau_acc for c in hidden.calibration.values())
+        mask = grid_mask(DOMAINS[case.spec.domain.name], case.spec.grid)
+        ref = arrays["u"]
+        out += [
+            f"{case.task_id}: {p.source} passes the accuracy gate (error {p.error:.2e})"
+            for p in leaks(case.spec, ref, mask, tau)
+        ]
+        blend = blend_error(case.published, case.spec, ref, mask)
+        if blend <= tau:
+            out.append(f"{case.task_id}: the boundary blend passes the accuracy gate (error {blend:.2e})")
+    return out

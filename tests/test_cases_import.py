@@ -1,0 +1,201 @@
+"""`cases import` on hand-written records in the published shape
+(tests/published_records.py; the published file itself never enters the
+repository): what is imported, what is excluded and why, the quirks reported
+as decisions, the leak-free boundary data (the published `bc` value is a blend
+of the boundary data, not the solution), `cases validate` on the result, and
+published-contract programs scored unchanged by `score DIR --cases`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import published_records as pr
+import pytest
+from typer.testing import CliRunner
+
+from fembench_agents.cases import dolfinx_env, published_import, store, timing
+from fembench_agents.cases.expressions import compile_expr
+from fembench_agents.cases.problem import PUBLISHED_FILE, load_cases
+from fembench_agents.cli import app
+
+runner = CliRunner()
+IMPORTED = [
+    "elasticity_smooth",
+    "heat_mixed_modes",
+    "poisson_legacy_tolerance",
+    "poisson_nested_config",
+    "poisson_smooth",
+]
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("import")
+    source = folder / "benchmark_v2.jsonl"
+    source.write_text("\n".join(pr.records()) + "\n")
+    res = runner.invoke(app, ["cases", "import", str(source), "--out", str(folder / "cases")])
+    assert res.exit_code == 0, res.output
+    (folder / "output.txt").write_text(res.output)
+    return folder / "cases"
+
+
+def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
+    output = (imported.parent / "output.txt").read_text()
+    assert output.splitlines()[:9] == [
+        "read 13 records: imported 5 (all leak-free), excluded 8",
+        "  excluded, 3D: 1",
+        "  excluded, boundary condition not read: 1",
+        "  excluded, domain not imported yet: 1",
+        "  excluded, family not in this track yet: 1",
+        "  excluded, leaks: 1",
+        "  excluded, numerical reference: 1",
+        "  excluded, record not read: 1",
+        "  excluded, transient reaction_diffusion: 1",
+    ]
+    assert "  decision: legacy `tolerance` ignored (our alpha_acc 10 applies): 1" in output
+    assert '  decision: evaluation_config read from inside oracle_config: 1 ["poisson_nested_config"]' in output
+    assert "  decision: thresholds removed from the case_spec: 12" in output
+    report = json.loads((imported / published_import.REPORT_FILE).read_text())
+    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (13, 5, 5, 8)
+    excluded = report["excluded_cases"]
+    eigen = excluded["poisson_eigen"]  # f = 2 pi^2 u: the forcing is the answer, whatever the boundary data
+    prefix = "leaks: forcing passes the accuracy gate (error "
+    assert eigen.startswith(prefix) and float(eigen[len(prefix) : -1]) < 1e-12
+    assert excluded["poisson_cube"] == "3D: the track's grids are 2D"
+    assert excluded["poisson_lshape"] == "domain not imported yet: l_shape"
+    assert excluded["stokes_flow"] == "family not in this track yet: stokes"
+    assert excluded["poisson_numerical"] == "numerical reference: no manufactured solution (not imported yet)"
+    assert excluded["rd_transient"] == "transient reaction_diffusion: the track's family is steady"
+    assert excluded["poisson_mixed_bc"] == "boundary condition not read: only Dirichlet data on the whole boundary"
+    assert excluded["line 13"].startswith("record not read: ")
+    assert report["decisions"]["legacy_tolerance_ignored"] == 1
+
+
+def test_imported_cases_keep_ids_families_and_parameters_and_carry_both_shapes(imported: Path) -> None:
+    cases = {c.task_id: c for c in load_cases(imported)}
+    assert sorted(cases) == IMPORTED
+    poisson = cases["poisson_smooth"]
+    assert (poisson.family, poisson.spec.libraries, poisson.spec.coefficients) == (
+        "poisson",
+        ("dolfinx",),
+        {"k": "x*y/2 + 1"},
+    )
+    assert (poisson.spec.grid.nx, poisson.spec.grid.ny) == (50, 50)
+    data = poisson.spec_data()
+    # the published shape, with no threshold, no solution and no oracle settings
+    assert data["pde"]["coefficients"]["kappa"] == {"type": "expr", "expr": "x*y/2 + 1"}
+    assert data["output"]["grid"] == {"bbox": [0, 1, 0, 1], "nx": 50, "ny": 50}
+    assert data["domain"]["type"] == "unit_square" and data["domain"]["name"] == "unit_square"
+    assert data["agent_knobs"] == pr.KNOBS
+    assert [k for k in ("evaluation_config", "oracle_solver", "mesh", "fem", "oracle_config") if k in data] == []
+    assert "manufactured_solution" not in data["pde"] and str(pr.SMOOTH_U) not in json.dumps(data)
+    # ours: data per boundary piece, each the solution restricted to its edge, simplified
+    assert [(p["name"], p["value"]) for p in data["boundary"]] == [
+        ("bottom", "0"),
+        ("right", "E*y**2 + sin(2*y)"),
+        ("top", "x*sin(2) + exp(x)"),
+        ("left", "y**2"),
+    ]
+    assert cases["elasticity_smooth"].spec.output.fields["u"].shape == (50, 50)
+    assert cases["heat_mixed_modes"].spec.time is not None and cases["heat_mixed_modes"].spec.time.t_end == 0.2
+
+
+def test_the_published_boundary_value_is_the_solution_on_the_boundary_only(imported: Path) -> None:
+    case = next(c for c in load_cases(imported) if c.task_id == "poisson_smooth")
+    blend = compile_expr(case.spec_data()["bc"]["dirichlet"]["value"])
+    exact = compile_expr(str(pr.SMOOTH_U))
+    s = np.linspace(0, 1, 41)
+    zeros, ones = np.zeros_like(s), np.ones_like(s)
+    for bx, by in ((s, zeros), (s, ones), (zeros, s), (ones, s)):
+        assert np.allclose(blend(x=bx, y=by), exact(x=bx, y=by), atol=1e-12)
+    X, Y = np.meshgrid(s, s)
+    gap = np.linalg.norm(blend(x=X, y=Y) - exact(x=X, y=Y)) / np.linalg.norm(exact(x=X, y=Y))
+    assert gap > 1e-3  # far above any accuracy threshold: the blend is no answer
+
+
+def test_validate_passes_on_the_imported_folder_and_catches_the_published_leak(imported: Path, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["cases", "validate", "--cases", str(imported), "--no-calibration"])
+    assert res.exit_code == 0, res.output
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in (store.SPECS_FILE, PUBLISHED_FILE):
+        (copy / name).write_bytes((imported / name).read_bytes())
+    (copy / store.HIDDEN).mkdir()
+    for f in (imported / store.HIDDEN).iterdir():
+        (copy / store.HIDDEN / f.name).write_bytes(f.read_bytes())
+    lines = []
+    for line in (copy / PUBLISHED_FILE).read_text().splitlines():
+        view = json.loads(line)
+        if view["id"] == "poisson_smooth":
+            view["bc"]["dirichlet"]["value"] = str(pr.SMOOTH_U)  # the published track's own boundary data
+        lines.append(json.dumps(view))
+    (copy / PUBLISHED_FILE).write_text("\n".join(lines) + "\n")
+    res = runner.invoke(app, ["cases", "validate", "--cases", str(copy), "--no-calibration"])
+    assert res.exit_code == 1
+    assert "problem: poisson_smooth: the boundary blend passes the accuracy gate (error 0.00e+00)" in res.output
+
+
+def test_published_contract_programs_run_unchanged_and_get_per_stage_verdicts(imported: Path, tmp_path: Path) -> None:
+    timing.save(
+        imported,
+        timing.MachineCalibration(
+            machine=timing.machine_name(), fingerprint={}, repeats=1, t_base={"poisson_smooth": {"dolfinx": 60.0}}
+        ),
+    )
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    for label, source in (
+        ("correct", pr.PUBLISHED_CORRECT),
+        ("wrongsign", pr.PUBLISHED_WRONG_BC_SIGN),
+        ("transposed", pr.PUBLISHED_TRANSPOSED),
+        ("hypre", pr.PUBLISHED_HYPRE),
+    ):
+        (programs / f"poisson_smooth_dolfinx_{label}.py").write_text(source)
+    out = tmp_path / "scores.json"
+    res = runner.invoke(app, ["score", str(programs), "--cases", "--cases-path", str(imported), "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    outcomes = json.loads(out.read_text())["outcomes"]
+    verdicts = {
+        key.split("/")[0]: [(s["stage"], s["passed"], s["reason"]) for s in by_case["poisson_smooth"]["stages"]]
+        for key, by_case in outcomes.items()
+    }
+    assert verdicts == {
+        "correct": [("executes", True, None), ("accurate", True, None), ("fast", True, None)],
+        "wrongsign": [("executes", True, None), ("accurate", False, "too_inaccurate")],
+        "transposed": [("executes", True, None), ("accurate", False, "too_inaccurate")],
+        "hypre": [("executes", False, "runtime_error")],
+    }
+    info = outcomes["correct/dolfinx"]["poisson_smooth"]["solver_info"]
+    assert info == {"mesh_resolution": 48, "element_degree": 2, "ksp_type": "preonly", "pc_type": "lu", "rtol": 1e-12}
+    hypre = outcomes["hypre/dolfinx"]["poisson_smooth"]
+    assert hypre["stages"][0]["detail"].endswith("; " + dolfinx_env.NO_HYPRE) and hypre["substitutions"] == []
+    # re-scored with the recorded compatibility option: hypre becomes gamg, and the outcome says so
+    for label in ("correct", "wrongsign", "transposed"):
+        (programs / f"poisson_smooth_dolfinx_{label}.py").unlink()
+    res = runner.invoke(
+        app,
+        [
+            "score",
+            str(programs),
+            "--cases",
+            "--cases-path",
+            str(imported),
+            "--json",
+            str(out),
+            "--compat",
+            "hypre-as-gamg",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    again = json.loads(out.read_text())["outcomes"]["hypre/dolfinx"]["poisson_smooth"]
+    assert [(s["stage"], s["passed"]) for s in again["stages"]] == [
+        ("executes", True),
+        ("accurate", True),
+        ("fast", True),
+    ]
+    assert [n.split(": ", 1)[0] for n in again["substitutions"]] == ["hypre-as-gamg", "hypre-as-gamg"]
+    assert all(n.endswith("'hypre' -> 'gamg'") for n in again["substitutions"])
+    bad = runner.invoke(app, ["score", str(programs), "--cases", "--cases-path", str(imported), "--compat", "ml"])
+    assert bad.exit_code == 2 and "unknown compatibility rewrite(s) ['ml']" in bad.output
