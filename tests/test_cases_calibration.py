@@ -5,6 +5,7 @@ availability honestly."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -23,13 +24,10 @@ def test_calibration_solver_passes_its_own_gates(spec, lib) -> None:  # type: ig
     hidden, arrays = store.load_hidden(CASES, spec.id)
     solver = get_track(lib).calibration_solver()
     spec_dict = json.loads(spec.model_dump_json())
-    t_base = timing.time_solve(solver, spec_dict, repeats=1)
-    out = solver(spec_dict)
-    import time
-
+    # one timed call (117 cases, two libraries): it is both the calibration time and the attempt's
     start = time.perf_counter()
-    solver(spec_dict)
-    seconds = time.perf_counter() - start
+    out = solver(spec_dict)
+    seconds = t_base = time.perf_counter() - start
     mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
     outcome = gates.evaluate(
         spec.id,

@@ -25,11 +25,17 @@ def test_list_shows_cases_and_tracks() -> None:
     res = runner.invoke(cases_app, ["list", "--cases", str(CASES)])
     assert res.exit_code == 0, res.output
     assert "poisson_lshape_smooth" in res.output and "el_hole_trig" in res.output
-    assert "track numpy-scipy: available" in res.output and "track scikit-fem: available" in res.output
-    assert "36 of 36 cases" in res.output
+    assert "track numpy-scipy: available; no calibration solver for stokes, navier_stokes" in res.output
+    assert "track scikit-fem: available" in res.output
+    assert (
+        "│ stokes               │ 4 B         │ 2 B     │ 2 B         │ 2 B               │ 2 B   │ 12    │"
+        in res.output
+    )
+    assert "libraries: A = numpy-scipy, B = scikit-fem" in res.output
+    assert "117 of 117 cases" in res.output
     some = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--family", "helmholtz", "--library", "scikit-fem"])
     assert some.exit_code == 0, some.output
-    assert "6 of 36 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
+    assert "9 of 117 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
     assert "track scikit-fem: available" in some.output and "track numpy-scipy" not in some.output
     bad = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--library", "fenics"])
     assert bad.exit_code == 2 and "unknown library track 'fenics'; known: numpy-scipy, scikit-fem" in bad.output
@@ -51,6 +57,9 @@ def test_build_one_case_keeps_the_others_and_is_identical(tmp_path: Path) -> Non
     before = (copy / store.SPECS_FILE).read_bytes()
     res = runner.invoke(cases_app, ["build", "--cases", str(copy), "--only", "poisson_square_smooth"])
     assert res.exit_code == 0, res.output
+    assert "built 0 cases, 1 unchanged" in res.output
+    res = runner.invoke(cases_app, ["build", "--cases", str(copy), "--only", "poisson_square_smooth", "--force"])
+    assert res.exit_code == 0 and "built 1 cases, 0 unchanged" in res.output, res.output
     assert (copy / store.SPECS_FILE).read_bytes() == before
     bad = runner.invoke(cases_app, ["build", "--cases", str(copy), "--only", "nope"])
     assert bad.exit_code == 2 and "unknown case ids: nope" in bad.output
@@ -70,11 +79,12 @@ def test_calibrate_writes_machine_times_apart(tmp_path: Path) -> None:
 
 
 def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Path) -> None:
-    res = runner.invoke(cases_app, ["validate", "--cases", str(CASES)])
+    # --no-rebuild: a full rebuild takes minutes; test_cases_records rebuilds a sample byte for byte
+    res = runner.invoke(cases_app, ["validate", "--cases", str(CASES), "--no-rebuild"])
     assert res.exit_code == 0, res.output
     # every calibration solver, scored through the sandbox as an attempt at its own case, passes
     # (its fast gate too where this machine has a calibration: not checked is said, never passed)
-    assert "; 72 calibration solves pass their own gates" in res.output
+    assert "; 210 calibration solves pass their own gates" in res.output
     copy = _copy(tmp_path)
     lines = (copy / store.SPECS_FILE).read_text().splitlines()
     hidden = json.loads((copy / store.HIDDEN / "poisson_square_smooth.json").read_text())

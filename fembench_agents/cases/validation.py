@@ -40,13 +40,12 @@ def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
             continue
         spec = specs[d.id]
         spec_text = spec.model_dump_json()
-        sols = hidden.solution if isinstance(hidden.solution, list) else [hidden.solution]
+        sols = hidden.solution if isinstance(hidden.solution, list) else [hidden.solution] if hidden.solution else []
         out += [f"{d.id}: the manufactured solution appears in the spec" for s in sols if s in spec_text]
         tau = max(c.tau_acc for c in hidden.calibration.values())
         mask = grid_mask(DOMAINS[d.domain], d.grid)
         out += [
-            f"{d.id}: {p.source} passes the accuracy gate (error {p.error:.2e})"
-            for p in leaks(spec, arrays["u"], mask, tau)
+            f"{d.id}: {p.source} passes the accuracy gate (error {p.error:.2e})" for p in leaks(spec, arrays, mask, tau)
         ]
         if rebuild:
             raw = (cases_dir / store.DEFINITIONS / f"{d.id}.toml").read_bytes()
