@@ -49,7 +49,8 @@ class Track:
     def available(self) -> tuple[bool, str]:
         missing = [m for m in self.modules if importlib.util.find_spec(m) is None]
         if missing:
-            return False, f"not installed: {', '.join(missing)} (pip install 'fembench-agents[pde]')"
+            extra = "ngsolve" if self.name == "ngsolve" else "pde"
+            return False, f"not installed: {', '.join(missing)} (pip install 'fembench-agents[{extra}]')"
         return True, "available"
 
     def contract_text(self) -> str:
@@ -85,6 +86,26 @@ TRACKS: dict[str, Track] = {
         skeleton="pde/scikit_fem_skeleton.py",
         calibration_module="fembench_agents.cases.calibration.scikit_fem",
         extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed.",
+    ),
+    "ngsolve": Track(
+        name="ngsolve",
+        modules=("numpy", "scipy", "ngsolve", "netgen"),
+        allowed_imports=(
+            "numpy",
+            "scipy",
+            "ngsolve",
+            "netgen",
+            "math",
+            "functools",
+            "itertools",
+            "collections",
+            "typing",
+        ),  # fmt: skip
+        skeleton="pde/ngsolve_skeleton.py",
+        calibration_module="fembench_agents.cases.calibration.ngsolve_track",
+        extra_contract="Use NGSolve (ngsolve 6.2, with netgen for the mesh) for the discretisation; "
+        "numpy and scipy are allowed.",
+        unsupported_families=("reaction_diffusion", "navier_stokes", "burgers", "wave"),
     ),
 }
 

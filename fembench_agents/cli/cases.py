@@ -63,7 +63,11 @@ def _coverage(chosen: list[CaseFile]) -> None:
     for row in coverage.matrix(chosen, list(TRACKS)):
         table.add_row(*row)
     console.print(table)
-    console.print("libraries: " + ", ".join(f"{letter} = {lib}" for lib, letter in legend.items()))
+    console.print(
+        "libraries: "
+        + ", ".join(f"{letter} = {lib}" for lib, letter in legend.items())
+        + " (lower case: some cases only)"
+    )
 
 
 @cases_app.command("show")
