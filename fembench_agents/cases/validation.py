@@ -1,5 +1,5 @@
 """`cases validate`: the committed records are what the definitions build,
-every case is leak-free, and the track's rules hold (at least 36 cases, every
+every case is leak-free, and the track's rules hold (at least 110 cases, every
 family on at least two domains, the evaluator-only half absent from the specs)."""
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from fembench_agents.cases.builder import build_case
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.leak import leaks
 
+MIN_CASES = 110
+
 
 def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
     out: list[str] = []
@@ -27,8 +29,8 @@ def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
     domains: dict[str, set[str]] = defaultdict(set)
     for d in defs:
         domains[d.family].add(d.domain)
-    if len(defs) < 36:
-        out.append(f"only {len(defs)} cases; the track needs at least 36")
+    if len(defs) < MIN_CASES:
+        out.append(f"only {len(defs)} cases; the track needs at least {MIN_CASES}")
     out += [f"family {f} on fewer than two domains" for f, ds in sorted(domains.items()) if len(ds) < 2]
     for d in defs:
         if d.id not in specs:
