@@ -25,15 +25,31 @@ def test_list_shows_cases_and_tracks() -> None:
     res = runner.invoke(cases_app, ["list", "--cases", str(CASES)])
     assert res.exit_code == 0, res.output
     assert "poisson_lshape_smooth" in res.output and "el_hole_trig" in res.output
-    assert "track numpy-scipy: available" in res.output and "track scikit-fem: available" in res.output
-    assert "36 of 36 cases" in res.output
+    assert "track numpy-scipy: available; no calibration solver for stokes, navier_stokes" in res.output
+    assert "track scikit-fem: available" in res.output
+    assert "track ngsolve: available; no calibration solver for reaction_diffusion, navier_stokes, burgers, wave" in (
+        res.output
+    )
+    rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 8]
+    assert (
+        rows[0] == "│ poisson              │ 3 aBC       │ 3 ABC   │ 3 ABC       │ 2 aBC             │ 2 aBC │ 13    │"
+    )
+    assert (
+        rows[7] == "│ stokes               │ 4 AC        │ 2 AC    │ 2 AC        │ 2 AC              │ 2 AC  │ 12    │"
+    )
+    assert (
+        rows[8] == "│ navier_stokes        │ 4 C         │ 2 C     │ 2 C         │ 2 C               │ 2 C   │ 12    │"
+    )
+    assert len(rows) == 11
+    assert "libraries: A = ngsolve, B = numpy-scipy, C = scikit-fem (lower case: some cases only)" in res.output
+    assert "117 of 117 cases" in res.output
     some = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--family", "helmholtz", "--library", "scikit-fem"])
     assert some.exit_code == 0, some.output
-    assert "6 of 36 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
+    assert "9 of 117 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
     assert "track scikit-fem: available" in some.output and "track numpy-scipy" not in some.output
     bad = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--library", "fenics"])
     assert (
-        bad.exit_code == 2 and "unknown library track 'fenics'; known: dolfinx, numpy-scipy, scikit-fem" in bad.output
+        bad.exit_code == 2 and "unknown library track 'fenics'; known: dolfinx, ngsolve, numpy-scipy, scikit-fem" in bad.output
     )
 
 
@@ -53,6 +69,9 @@ def test_build_one_case_keeps_the_others_and_is_identical(tmp_path: Path) -> Non
     before = (copy / store.SPECS_FILE).read_bytes()
     res = runner.invoke(cases_app, ["build", "--cases", str(copy), "--only", "poisson_square_smooth"])
     assert res.exit_code == 0, res.output
+    assert "built 0 cases, 1 unchanged" in res.output
+    res = runner.invoke(cases_app, ["build", "--cases", str(copy), "--only", "poisson_square_smooth", "--force"])
+    assert res.exit_code == 0 and "built 1 cases, 0 unchanged" in res.output, res.output
     assert (copy / store.SPECS_FILE).read_bytes() == before
     bad = runner.invoke(cases_app, ["build", "--cases", str(copy), "--only", "nope"])
     assert bad.exit_code == 2 and "unknown case ids: nope" in bad.output
@@ -66,17 +85,18 @@ def test_calibrate_writes_machine_times_apart(tmp_path: Path) -> None:
     )
     assert res.exit_code == 0, res.output
     cal = timing.load(copy, "testbox")
-    assert set(cal.t_base["hz_square_k4"]) == {"numpy-scipy", "scikit-fem", "dolfinx"}
+    assert set(cal.t_base["hz_square_k4"]) == {"dolfinx", "ngsolve", "numpy-scipy", "scikit-fem"}
     assert cal.lookup("hz_square_k4", "numpy-scipy") > 0
     assert cal.calibration_id in res.output
 
 
 def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Path) -> None:
-    res = runner.invoke(cases_app, ["validate", "--cases", str(CASES)])
+    # --no-rebuild: a full rebuild takes minutes; test_cases_records rebuilds a sample byte for byte
+    res = runner.invoke(cases_app, ["validate", "--cases", str(CASES), "--no-rebuild"])
     assert res.exit_code == 0, res.output
     # every calibration solver, scored through the sandbox as an attempt at its own case, passes
     # (its fast gate too where this machine has a calibration: not checked is said, never passed)
-    assert "; 108 calibration solves pass their own gates" in res.output
+    assert "; 315 calibration solves pass their own gates" in res.output
     copy = _copy(tmp_path)
     lines = (copy / store.SPECS_FILE).read_text().splitlines()
     hidden = json.loads((copy / store.HIDDEN / "poisson_square_smooth.json").read_text())

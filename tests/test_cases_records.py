@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from fembench_agents.cases import store
-from fembench_agents.cases.builder import build_all, build_case
+from fembench_agents.cases.builder import BUILDER_VERSION, build_all, build_case
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.expressions import ExpressionError, compile_expr
 from fembench_agents.cases.leak import probe
 from fembench_agents.cases.manufactured import CaseDefinitionError
+from fembench_agents.cases.model import DOMAINS as DOMAIN_NAMES
 from fembench_agents.cases.model import FAMILIES, CaseFile
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
@@ -25,13 +26,27 @@ SPECS = {s.id: s for s in store.load_specs(CASES)}
 
 
 def test_coverage() -> None:
-    assert len(DEFS) >= 36
+    assert len(DEFS) == 117
     domains: dict[str, set[str]] = defaultdict(set)
     for d in DEFS:
         domains[d.family].add(d.domain)
-    assert set(domains) == set(FAMILIES)
+    assert set(domains) == set(FAMILIES) and len(FAMILIES) == 11
     assert all(len(v) >= 2 for v in domains.values()), domains
+    assert {d.domain for d in DEFS} == set(DOMAIN_NAMES) and len(DOMAIN_NAMES) == 5
     assert {d.id for d in DEFS} == set(SPECS)
+    assert sum(d.data is not None for d in DEFS) == 19
+
+
+@pytest.mark.parametrize("case", [d for d in DEFS if d.data is not None], ids=lambda c: c.id)
+def test_a_numerical_reference_is_far_below_the_strictest_accuracy_gate(case: CaseFile) -> None:
+    hidden, _ = store.load_hidden(CASES, case.id)
+    check = hidden.reference_check
+    assert hidden.reference_kind == "numerical" and hidden.solution is None and check is not None
+    strictest = min(c.tau_acc for c in hidden.calibration.values())
+    assert check.refinements == (1, 2, 4) and check.distances_to_finest[-1] == 0.0
+    assert check.error_estimate == check.distances_to_finest[1] <= check.threshold
+    assert check.threshold == pytest.approx(0.05 * strictest, rel=1e-3)
+    assert check.distances_to_finest[1] < check.distances_to_finest[0] / 2  # the solves converge
 
 
 @pytest.mark.parametrize("case", DEFS, ids=lambda c: c.id)
@@ -42,11 +57,13 @@ def test_no_agent_visible_expression_passes_the_accuracy_gate(case: CaseFile) ->
     hidden, arrays = store.load_hidden(CASES, case.id)
     mask = grid_mask(DOMAINS[case.domain], case.grid)
     tau = max(c.tau_acc for c in hidden.calibration.values())
-    probes = probe(spec, arrays["u"], mask)
-    n_expr = 1 + len(spec.boundary) + len(spec.coefficients) + (spec.initial is not None)
-    assert len(probes) >= n_expr
-    worst = min(probes, key=lambda p: p.error)
-    assert worst.error > tau, f"{worst.source} reproduces the reference to {worst.error:.2e} <= {tau:.2e}"
+    assert set(arrays) == set(spec.output.fields)
+    for name, field in spec.output.fields.items():
+        probes = probe(spec, arrays[name], mask, field.up_to_constant)
+        n_expr = 1 + len(spec.boundary) + len(spec.coefficients) + (spec.initial is not None)
+        assert len(probes) >= n_expr
+        worst = min(probes, key=lambda p: p.error)
+        assert worst.error > tau, f"{worst.source} reproduces {name} to {worst.error:.2e} <= {tau:.2e}"
 
 
 @pytest.mark.parametrize("case", DEFS, ids=lambda c: c.id)
@@ -54,31 +71,61 @@ def test_spec_holds_nothing_evaluator_only(case: CaseFile) -> None:
     spec = SPECS[case.id]
     hidden, arrays = store.load_hidden(CASES, case.id)
     text = spec.model_dump_json()
-    for sol in hidden.solution if isinstance(hidden.solution, list) else [hidden.solution]:
+    for sol in hidden.solution if isinstance(hidden.solution, list) else [hidden.solution] * bool(hidden.solution):
         assert sol not in text
     for word in ("e_base", "tau", "t_base", "manufactured", "reference", "alpha"):
         assert word not in text
     assert case.note == "" or case.note not in text
     mask = grid_mask(DOMAINS[case.domain], case.grid)
-    u = arrays["u"]
-    assert np.isnan(u[..., ~mask]).all() and np.isfinite(u[..., mask]).all()
-    assert u.shape == spec.output.fields["u"].shape
+    for name, u in arrays.items():
+        assert np.isnan(u[..., ~mask]).all() and np.isfinite(u[..., mask]).all()
+        assert u.shape == spec.output.fields[name].shape
     # boundary data are per piece: the fixed coordinate is substituted away
-    for piece in spec.boundary:
+    for piece in spec.boundary if case.manufactured else ():
         (ax, _), (bx, _) = piece.segment
         fixed = "x" if ax == bx else "y"
         for v in piece.value if isinstance(piece.value, list) else [piece.value]:
             assert fixed not in v.replace("exp", ""), (piece.name, v)
 
 
-def test_build_is_byte_for_byte_reproducible(tmp_path: Path) -> None:
+# one case of every family and domain, manufactured and numerical (`cases validate` rebuilds them all)
+SAMPLE = (
+    "poisson_square_smooth", "heat_lshape_slow", "cd_hole_layer", "rd_channel_cubic", "el_cross_shear",
+    "hz_square_k4", "bh_lshape_exp", "st_hole_exp", "ns_channel_re10", "bg_cross_wave", "wv_square_travel",
+    "poisson_channel_inflow", "heat_square_jump", "st_square_cavity",
+)  # fmt: skip
+
+
+def _sample_copy(tmp_path: Path) -> Path:
     copy = tmp_path / "cases"
-    shutil.copytree(CASES / store.DEFINITIONS, copy / store.DEFINITIONS)
-    build_all(copy)
-    for path in sorted((CASES / store.HIDDEN).iterdir()):
-        assert (copy / store.HIDDEN / path.name).read_bytes() == path.read_bytes(), path.name
-    assert (copy / store.SPECS_FILE).read_bytes() == (CASES / store.SPECS_FILE).read_bytes()
+    (copy / store.DEFINITIONS).mkdir(parents=True)
+    for case_id in SAMPLE:
+        shutil.copy(CASES / store.DEFINITIONS / f"{case_id}.toml", copy / store.DEFINITIONS)
+    return copy
+
+
+def test_build_is_byte_for_byte_reproducible_and_incremental(tmp_path: Path) -> None:
+    copy = _sample_copy(tmp_path)
+    seen: list[tuple[str, bool]] = []
+    build_all(copy, progress=lambda case_id, reused: seen.append((case_id, reused)))
+    assert seen == [(c, False) for c in sorted(SAMPLE)]
+    for case_id in SAMPLE:
+        for name in (f"{case_id}.json", f"{case_id}.npz"):
+            assert (copy / store.HIDDEN / name).read_bytes() == (CASES / store.HIDDEN / name).read_bytes(), name
+    committed = {json.loads(line)["id"]: line for line in (CASES / store.SPECS_FILE).read_text().splitlines()}
+    assert (copy / store.SPECS_FILE).read_text().splitlines() == [committed[c] for c in sorted(SAMPLE)]
     assert not list((copy / store.HIDDEN).glob("*.tmp"))
+    # unchanged definitions are reused; a changed one (even a comment) is rebuilt; --force rebuilds all
+    edited = copy / store.DEFINITIONS / "hz_square_k4.toml"
+    edited.write_text(edited.read_text() + "# edited\n")
+    seen.clear()
+    build_all(copy, progress=lambda case_id, reused: seen.append((case_id, reused)))
+    assert [c for c, reused in seen if not reused] == ["hz_square_k4"]
+    hidden, _ = store.load_hidden(copy, "hz_square_k4")
+    assert hidden.definition_sha256 == store.sha256(edited.read_bytes()) and hidden.builder_version == BUILDER_VERSION
+    seen.clear()
+    build_all(copy, only=["wv_square_travel"], force=True, progress=lambda c, reused: seen.append((c, reused)))
+    assert seen == [("wv_square_travel", False)]
 
 
 def test_reference_hash_is_checked(tmp_path: Path) -> None:
@@ -148,3 +195,44 @@ def test_elasticity_output_is_a_vector_field() -> None:
     assert spec.output.fields["u"].shape == (2, 65, 65)
     assert isinstance(spec.forcing, list) and len(spec.forcing) == 2
     assert json.loads(spec.model_dump_json())["boundary"][0]["value"][0]
+
+
+def test_stokes_output_is_velocity_and_a_pressure_compared_up_to_a_constant() -> None:
+    spec = SPECS["st_square_cavity"]
+    assert {n: (f.shape, f.up_to_constant) for n, f in spec.output.fields.items()} == {
+        "u": ((2, 33, 33), False),
+        "p": ((33, 33), True),
+    }
+    assert spec.libraries == ("ngsolve", "scikit-fem") and "up to a constant" in spec.equation
+    top = next(p for p in spec.boundary if p.name == "top")
+    assert top.value == ["16*x**2*(1 - x)**2", "0"]
+
+
+def test_biharmonic_and_wave_data_come_in_pairs() -> None:
+    bh = SPECS["bh_square_trig"]
+    assert all(isinstance(p.value, list) and len(p.value) == 2 for p in bh.boundary)  # [u, lap(u)]
+    assert bh.boundary[0].name == "bottom"
+    assert bh.boundary[0].value == ["sin(pi*x)", "2*x - pi**2*sin(pi*x) - 4*sin(pi*x)"]
+    wave = SPECS["wv_square_travel"]
+    assert isinstance(wave.initial, list) and len(wave.initial) == 2
+
+
+def test_a_stokes_solution_comes_from_a_stream_function() -> None:
+    with pytest.raises(CaseDefinitionError, match="stream"):
+        build_case(_case(family="stokes", coefficients={"nu": 1}, manufactured={"u": "x"}), b"")
+    with pytest.raises(ValueError, match="either u, or stream and p"):
+        _case(family="stokes", coefficients={"nu": 1}, manufactured={"stream": "x*y"})
+
+
+def test_a_track_without_a_solver_for_the_family_is_refused() -> None:
+    case = _case(family="stokes", coefficients={"nu": 1}, manufactured={"stream": "sin(x)*y**2", "p": "x"})
+    with pytest.raises(CaseDefinitionError, match="track numpy-scipy does not support stokes on unit_square"):
+        build_case(case, b"")
+
+
+def test_a_numerical_case_names_every_boundary_piece() -> None:
+    data = {"forcing": "1", "boundary": {"bottom": "0", "top": "0", "left": "0"}}
+    with pytest.raises(CaseDefinitionError, match="no value for boundary piece right"):
+        build_case(_case(data=data), b"")
+    with pytest.raises(CaseDefinitionError, match="no boundary piece named rim"):
+        build_case(_case(data={"forcing": "1", "boundary": {"*": "0", "rim": "1"}}), b"")

@@ -23,6 +23,7 @@ from fembench_agents.cases.scorer import CaseScorer
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import make_client, register_script, unregister_script
 from fembench_agents.report import build_report, render_markdown
+from fembench_agents.report.sensitivity import curves, passes
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log, read_manifest
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
@@ -118,6 +119,27 @@ def test_the_report_gives_per_stage_rates_for_cases(recorded: Path) -> None:
     md = render_markdown(report)
     assert "## PDE cases: per stage" in md
     assert "| feedback-loop:3 | numpy-scipy | poisson | 2 | 2 (1.00) | 1 (0.50) | 1 (1.00) | 0.50 |" in md
+
+
+def test_sensitivity_recomputes_pass_rates_from_stored_errors_and_times(recorded: Path, tmp_path: Path) -> None:
+    """No solver runs: each verdict is recomputed from the outcome's error, time and thresholds."""
+    first, second = (r.outcome for r in read_log(recorded) if isinstance(r, AttemptRecord))
+    assert isinstance(first, CaseOutcome) and isinstance(second, CaseOutcome) and first.thresholds is not None
+    loose = 2 * first.relative_l2_error / first.thresholds.e_base  # type: ignore[operator]
+    acc, time_ = curves([recorded], alpha_acc=(1e-9, 10.0, loose), alpha_time=(1e-9, 3.0))
+    assert (acc.varied, acc.alphas, acc.pass_rates, acc.attempts) == (
+        "alpha_acc",
+        (1e-9, 10.0, loose),
+        (0.0, 0.5, 1.0),
+        2,
+    )
+    assert (time_.varied, time_.pass_rates) == ("alpha_time", (0.0, 0.5))
+    assert passes(second) == second.passed and passes(first) == first.passed
+    res = _cli("report", str(recorded), "--sensitivity", "--out", str(tmp_path / "s"), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "scripted" in res.stdout and "(n=2) pass rate by alpha_acc: 1:" in res.stdout
+    assert (tmp_path / "s" / "sensitivity.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "s" / "sensitivity.svg").read_text().startswith("<?xml")
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

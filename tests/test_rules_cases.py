@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from fembench_agents.cases import gates
+from fembench_agents.cases.leak import best_multiple_error
 from fembench_agents.cases.model import FieldSpec, GateConfig, OutputContract
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
@@ -95,6 +96,29 @@ def test_vector_outputs_use_all_components_and_the_worst_field_counts() -> None:
     )  # fmt: skip
     assert out.report.relative_l2_error == pytest.approx(0.1)  # u's error, the larger of the two
     assert out.report.failed_stage == "accurate"
+
+
+def test_a_pressure_is_compared_up_to_its_constant_and_the_velocity_is_not() -> None:
+    mask = np.array([[True, True], [True, False]])
+    contract = OutputContract(
+        fields={"u": FieldSpec(shape=(2, 2)), "p": FieldSpec(shape=(2, 2), up_to_constant=True)}, layout=""
+    )
+    reference = {"u": np.ones((2, 2)), "p": np.array([[1.0, 2.0], [3.0, np.nan]])}
+    shifted = {"u": np.ones((2, 2)), "p": np.array([[101.0, 102.0], [103.0, -7.0]])}  # outside: ignored
+    assert gates.contract_error(shifted, reference, contract, mask, 1e-300) == 0.0
+    # in-domain means removed: ref (-1, 0, 1), output (-1.5, 0, 1.5): error 0.5 * sqrt(2) / sqrt(2)
+    stretched = {"u": np.ones((2, 2)), "p": np.array([[0.5, 2.0], [3.5, 0.0]])}
+    assert gates.contract_error(stretched, reference, contract, mask, 1e-300) == pytest.approx(0.5)
+    moved = {"u": np.full((2, 2), 3.0), "p": reference["p"]}  # a shifted velocity is an error
+    assert gates.contract_error(moved, reference, contract, mask, 1e-300) == pytest.approx(2.0)
+    broken = {"u": np.ones((2, 2)), "p": np.array([[np.nan, 2.0], [3.0, 0.0]])}
+    assert gates.contract_error(broken, reference, contract, mask, 1e-300) == math.inf
+
+
+def test_a_leak_probe_of_a_pressure_allows_a_constant_offset() -> None:
+    ref = np.array([1.0, 2.0, 3.0])
+    assert best_multiple_error(ref + 5.0, ref, centre=True) == pytest.approx(0.0, abs=1e-15)
+    assert best_multiple_error(ref + 5.0, ref) == pytest.approx(0.26816, abs=1e-5)
 
 
 # ------------------------------------------------------------------ executes

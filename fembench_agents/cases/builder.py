@@ -1,7 +1,8 @@
 """Case file -> (agent-visible CaseSpec, evaluator-only HiddenRecord, reference).
 
 Building is deterministic: sympy derives the data, the reference is the
-manufactured solution on the grid (NaN outside the domain), each library's
+manufactured solution on the grid (NaN outside the domain) or, for a case
+given by its data alone, a checked fine solve (numerical.py), each library's
 calibration solver runs once and its error, rounded to four significant
 digits, becomes e_base. No time, host or path enters a record.
 """
@@ -11,16 +12,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from fembench_agents.cases import gates, store
+from fembench_agents.cases import gates, numerical, store
 from fembench_agents.cases.domains import DOMAINS, grid_mask, grid_points
-from fembench_agents.cases.expressions import compile_expr
+from fembench_agents.cases.expressions import check_expr, compile_expr
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.manufactured import EQUATIONS, CaseDefinitionError, derive, show
 from fembench_agents.cases.model import (
+    FLOW_FAMILIES,
+    TIME_FAMILIES,
+    VECTOR_FAMILIES,
     BoundaryPiece,
     CaseFile,
     CaseSpec,
@@ -29,7 +34,9 @@ from fembench_agents.cases.model import (
     HiddenRecord,
     LibraryCalibration,
     OutputContract,
+    ReferenceCheck,
 )
+from fembench_agents.cases.numerical import data_pieces
 from fembench_agents.cases.tracks import get_track
 
 LAYOUT = (
@@ -46,43 +53,72 @@ class Built:
     npz: bytes
 
 
+BUILDER_VERSION = 2  # bump when a change here changes what a definition builds to
+
+
 def _one(values: list[str]) -> str | list[str]:
     return values[0] if len(values) == 1 else values
 
 
-def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr]]:
-    domain = DOMAINS[case.domain]
-    d = derive(case, domain)
-    pieces = [
-        BoundaryPiece(name=name, segment=(a, b), value=_one([show(e) for e in vals]))
-        for (name, a, b), vals in zip(domain.pieces, d.boundary, strict=True)
-    ]
+def _contract(case: CaseFile) -> OutputContract:
     shape = (case.grid.ny, case.grid.nx)
-    fields = {"u": FieldSpec(shape=(2, *shape) if case.family == "elasticity" else shape)}
+    fields = {"u": FieldSpec(shape=(2, *shape) if case.family in VECTOR_FAMILIES else shape)}
+    if case.family in FLOW_FAMILIES:
+        fields["p"] = FieldSpec(shape=shape, up_to_constant=True)
+    return OutputContract(fields=fields, layout=LAYOUT)
+
+
+def _expr_text(value: Any) -> Any:
+    for e in value if isinstance(value, list) else [value]:
+        check_expr(str(e))
+    return value
+
+
+def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
+    domain = DOMAINS[case.domain]
+    if case.data is not None:
+        data = case.data
+        values = data_pieces(data.boundary, [n for n, _, _ in domain.pieces], case.id)
+        boundary = [_expr_text(v) for v in values]
+        forcing, initial, solution = _expr_text(data.forcing), data.initial, None
+        if (case.time is None) != (case.family not in TIME_FAMILIES) or (initial is None) != (case.time is None):
+            raise CaseDefinitionError(f"{case.id}: time-dependent families need `time` and `data.initial`")
+    else:
+        d = derive(case, domain)
+        boundary = [_one([show(e) for e in vals]) for vals in d.boundary]
+        forcing = _one([show(e) for e in d.forcing])
+        initial = None if d.initial is None else _one([show(e) for e in d.initial])
+        solution = d.solution
+    pieces = [
+        BoundaryPiece(name=name, segment=(a, b), value=value)
+        for (name, a, b), value in zip(domain.pieces, boundary, strict=True)
+    ]
     spec = CaseSpec(
         id=case.id,
         family=case.family,
         equation=EQUATIONS[case.family],
         coefficients=dict(case.coefficients),
-        forcing=_one([show(e) for e in d.forcing]),
+        forcing=forcing,
         boundary=pieces,
-        initial=None if d.initial is None else _one([show(e) for e in d.initial]),
+        initial=initial,
         time=case.time,
         domain=domain.spec(),
         grid=case.grid,
-        output=OutputContract(fields=fields, layout=LAYOUT),
+        output=_contract(case),
         libraries=case.libraries,
     )
-    return spec, d.solution
+    return spec, solution
 
 
-def reference(case: CaseFile, solution: list[sp.Expr]) -> np.ndarray:
+def reference(case: CaseFile, solution: list[sp.Expr]) -> dict[str, np.ndarray]:
     X, Y = grid_points(case.grid)
     mask = grid_mask(DOMAINS[case.domain], case.grid)
     t = case.time.t_end if case.time else 0.0
     ref = np.stack([compile_expr(str(e))(x=X, y=Y, t=t) for e in solution])
     ref[:, ~mask] = np.nan
-    return ref if len(solution) > 1 else ref[0]
+    if case.family in FLOW_FAMILIES:
+        return {"u": ref[:2], "p": ref[2]}
+    return {"u": ref if len(solution) > 1 else ref[0]}
 
 
 def reject_eigenfunction(case: CaseFile, spec: CaseSpec, ref: np.ndarray, mask: np.ndarray) -> None:
@@ -106,23 +142,40 @@ def _round(v: float) -> float:
     return float(f"{v:.4e}")
 
 
-def build_case(case: CaseFile, definition_bytes: bytes, config: GateConfig | None = None) -> Built:
-    config = config or GateConfig()
-    spec, solution = make_spec(case)
-    ref = reference(case, solution)
-    mask = grid_mask(DOMAINS[case.domain], case.grid)
-    reject_eigenfunction(case, spec, ref, mask)
+def calibrate_libraries(
+    case: CaseFile, spec: CaseSpec, ref: dict[str, np.ndarray], mask: np.ndarray, config: GateConfig
+) -> dict[str, LibraryCalibration]:
     spec_dict = json.loads(spec.model_dump_json())
     calib: dict[str, LibraryCalibration] = {}
     for lib in case.libraries:
-        out = get_track(lib).calibration_solver()(spec_dict)
-        err = gates.relative_l2(out["u"], ref, mask)
+        track = get_track(lib)
+        if not track.supports(case.family, case.domain):
+            raise CaseDefinitionError(f"{case.id}: track {lib} does not support {case.family} on {case.domain}")
+        out = track.calibration_solver()(spec_dict)
+        err = gates.contract_error(out, ref, spec.output, mask, config.eps)
         if not np.isfinite(err):
             raise CaseDefinitionError(f"{case.id}: calibration solver of {lib} returned non-finite values")
         info = out.get("solver_info", {})
         name = f"{lib}:{info.get('method', 'solver')}@{info.get('mesh_resolution', '?')}"
         e = _round(err)
         calib[lib] = LibraryCalibration(solver=name, e_base=e, tau_acc=_round(gates.tau_acc(e, config)))
+    return calib
+
+
+def build_case(case: CaseFile, definition_bytes: bytes, config: GateConfig | None = None) -> Built:
+    config = config or GateConfig()
+    spec, solution = make_spec(case)
+    mask = grid_mask(DOMAINS[case.domain], case.grid)
+    check: ReferenceCheck | None = None
+    if solution is not None:
+        ref = reference(case, solution)
+        reject_eigenfunction(case, spec, ref["u"], mask)
+        calib = calibrate_libraries(case, spec, ref, mask, config)
+    else:
+        fine = numerical.solve_refinements(spec, mask)
+        ref = fine.arrays
+        calib = calibrate_libraries(case, spec, ref, mask, config)
+        check = numerical.check(spec, fine, mask, min(c.tau_acc for c in calib.values()))
     worst = max(c.tau_acc for c in calib.values())
     found = leaks(spec, ref, mask, worst)
     if found:
@@ -130,24 +183,48 @@ def build_case(case: CaseFile, definition_bytes: bytes, config: GateConfig | Non
             f"{case.id}: agent-visible data pass the accuracy gate: "
             + ", ".join(f"{p.source} (error {p.error:.2e})" for p in found)
         )
-    arrays = {"u": ref}
-    npz = store.npz_bytes(arrays)
+    npz = store.npz_bytes(ref)
     hidden = HiddenRecord(
         id=case.id,
-        solution=_one([str(e) for e in solution]),
+        reference_kind="manufactured" if solution is not None else "numerical",
+        solution=None if solution is None else _one([str(e) for e in solution]),
+        reference_check=check,
         reference_file=f"{case.id}.npz",
         reference_sha256=store.sha256(npz),
         in_domain_points=int(mask.sum()),
         gates=config,
         calibration=calib,
         definition_sha256=store.sha256(definition_bytes),
+        builder_version=BUILDER_VERSION,
     )
-    return Built(spec=spec, hidden=hidden, reference=arrays, npz=npz)
+    return Built(spec=spec, hidden=hidden, reference=ref, npz=npz)
 
 
-def build_all(cases_dir: Path, only: list[str] | None = None) -> list[Built]:
-    """Build every case (or those named) and write the records; returns what was built."""
+def _reuse(cases_dir: Path, case: CaseFile, raw: bytes, specs: dict[str, CaseSpec]) -> Built | None:
+    """The committed record, if it was built from this definition by this builder version."""
+    try:
+        hidden, arrays = store.load_hidden(cases_dir, case.id)
+    except (store.CaseStoreError, OSError, ValueError):
+        return None
+    if (
+        case.id not in specs
+        or hidden.definition_sha256 != store.sha256(raw)
+        or hidden.builder_version != BUILDER_VERSION
+    ):
+        return None
+    npz = (cases_dir / store.HIDDEN / hidden.reference_file).read_bytes()
+    return Built(spec=specs[case.id], hidden=hidden, reference=arrays, npz=npz)
+
+
+def build_all(cases_dir: Path, only: list[str] | None = None, force: bool = False, progress: Any = None) -> list[Built]:
+    """Build every case (or those named) and write the records; returns every record
+    written. A case whose committed record was built from the same definition bytes by
+    the same builder version is reused, unless `force`."""
     cases = store.load_definitions(cases_dir)
+    try:
+        specs = {s.id: s for s in store.load_specs(cases_dir)}
+    except store.CaseStoreError:
+        specs = {}
     if only:
         unknown = sorted(set(only) - {c.id for c in cases})
         if unknown:
@@ -157,7 +234,10 @@ def build_all(cases_dir: Path, only: list[str] | None = None) -> list[Built]:
         if only and case.id not in only:
             continue
         raw = (cases_dir / store.DEFINITIONS / f"{case.id}.toml").read_bytes()
-        built.append(build_case(case, raw))
+        old = None if force else _reuse(cases_dir, case, raw, specs)
+        built.append(old or build_case(case, raw))
+        if progress is not None:
+            progress(case.id, old is not None)
     write(cases_dir, built, partial=bool(only))
     return built
 

@@ -41,7 +41,11 @@ class Domain:
         return idx
 
     def spec(self) -> DomainSpec:
-        holes = [[(x0, y0), (x1, y0), (x1, y1), (x0, y1)] for x0, x1, y0, y1 in self.removed if x1 < 1 and y1 < 1]
+        holes = [
+            [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+            for x0, x1, y0, y1 in self.removed
+            if x0 > 0 and y0 > 0 and x1 < 1 and y1 < 1
+        ]
         return DomainSpec(name=self.name, description=self.description, outer=list(self.outer), holes=holes)
 
 
@@ -61,6 +65,27 @@ def _square_pieces() -> tuple[tuple[str, Point, Point], ...]:
     )
 
 
+def _chain(names: tuple[str, ...], outer: tuple[Point, ...]) -> tuple[tuple[str, Point, Point], ...]:
+    """Named pieces along a closed polygon, piece k from vertex k to vertex k+1."""
+    return tuple((n, outer[k], outer[(k + 1) % len(outer)]) for k, n in enumerate(names))
+
+
+# a channel of height 1/2 (y in [1/4, 3/4]) whose inlet half is blocked by a backward-facing step
+CHANNEL: tuple[Point, ...] = ((0, 0.5), (0.375, 0.5), (0.375, 0.25), (1, 0.25), (1, 0.75), (0, 0.75))
+CROSS: tuple[Point, ...] = (
+    (0.25, 0),
+    (0.75, 0),
+    (0.75, 0.25),
+    (1, 0.25),
+    (1, 0.75),
+    (0.75, 0.75),
+    (0.75, 1),
+    (0.25, 1),
+    (0.25, 0.75),
+    (0, 0.75),
+    (0, 0.25),
+    (0.25, 0.25),
+)
 H0, H1 = 0.375, 0.625
 DOMAINS: dict[str, Domain] = {
     "unit_square": Domain(
@@ -91,6 +116,36 @@ DOMAINS: dict[str, Domain] = {
             ("hole_right", (H1, H0), (H1, H1)),
             ("hole_top", (H1, H1), (H0, H1)),
             ("hole_left", (H0, H1), (H0, H0)),
+        ),
+    ),
+    "channel_with_step": Domain(
+        "channel_with_step",
+        "a channel [0, 1] x [0.25, 0.75] behind a backward-facing step: the part x < 0.375, y < 0.5 is removed",
+        CHANNEL,
+        ((-1.0, 2.0, -1.0, 0.25), (-1.0, 2.0, 0.75, 2.0), (-1.0, 0.375, -1.0, 0.5)),
+        _chain(("step_top", "step_face", "bottom", "outlet", "top", "inlet"), CHANNEL),
+    ),
+    "cross": Domain(
+        "cross",
+        "a plus-shaped cross: [0, 1] x [0, 1] without the four open corner squares of side 0.25",
+        CROSS,
+        ((-1.0, 0.25, -1.0, 0.25), (0.75, 2.0, -1.0, 0.25), (-1.0, 0.25, 0.75, 2.0), (0.75, 2.0, 0.75, 2.0)),
+        _chain(
+            (
+                "south",
+                "south_east_down",
+                "south_east_right",
+                "east",
+                "north_east_right",
+                "north_east_up",
+                "north",
+                "north_west_up",
+                "north_west_left",
+                "west",
+                "south_west_left",
+                "south_west_down",
+            ),
+            CROSS,
         ),
     ),
 }

@@ -6,7 +6,7 @@ accuracy gate, the case leaks its solution."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,22 +71,32 @@ def _candidates(spec: CaseSpec, ref: np.ndarray, mask: np.ndarray) -> Iterator[t
                 yield f"{base} as a vector", np.stack(vs)
 
 
-def best_multiple_error(v: np.ndarray, ref: np.ndarray) -> float:
+def best_multiple_error(v: np.ndarray, ref: np.ndarray, centre: bool = False) -> float:
+    """Relative error of the best c * v against ref; with `centre` (a field fixed up to a
+    constant) both are compared after removing their means, i.e. the best c * v + d."""
     v, ref = v.ravel(), ref.ravel()
     if not np.isfinite(v).all():
         return float("inf")
+    if centre:
+        v, ref = v - v.mean(), ref - ref.mean()
     vv = float(v @ v)
     c = float(v @ ref) / vv if vv > 0 else 0.0
     return float(np.linalg.norm(c * v - ref) / np.linalg.norm(ref))
 
 
-def probe(spec: CaseSpec, reference: np.ndarray, mask: np.ndarray) -> list[LeakProbe]:
+def probe(spec: CaseSpec, reference: np.ndarray, mask: np.ndarray, centre: bool = False) -> list[LeakProbe]:
     ref = reference[..., mask]
     if ref.ndim == 1:
         ref = ref[None]
-    return [LeakProbe(name, best_multiple_error(v, ref)) for name, v in _candidates(spec, reference, mask)]
+    return [LeakProbe(name, best_multiple_error(v, ref, centre)) for name, v in _candidates(spec, reference, mask)]
 
 
-def leaks(spec: CaseSpec, reference: np.ndarray, mask: np.ndarray, tau: float) -> list[LeakProbe]:
-    """The probes that would pass an accuracy gate with threshold tau."""
-    return [p for p in probe(spec, reference, mask) if p.error <= tau]
+def leaks(spec: CaseSpec, reference: Mapping[str, np.ndarray], mask: np.ndarray, tau: float) -> list[LeakProbe]:
+    """The probes that would pass an accuracy gate with threshold tau, for every output
+    field (a field compared up to a constant is probed up to a constant)."""
+    found = []
+    for name, field in spec.output.fields.items():
+        for p in probe(spec, reference[name], mask, field.up_to_constant):
+            if p.error <= tau:
+                found.append(p if len(spec.output.fields) == 1 else LeakProbe(f"{p.source} as {name}", p.error))
+    return found

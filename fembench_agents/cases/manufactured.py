@@ -11,6 +11,11 @@ Sign conventions (the `equation` text shown to solvers says the same):
   elasticity           -div sigma(u) = f,  sigma = 2 mu eps(u) + lambda tr(eps(u)) I, plane strain
                        lambda = E nu / ((1 + nu)(1 - 2 nu)),  mu = E / (2 (1 + nu))
   helmholtz            -lap(u) - k^2 u = f
+  biharmonic           lap(lap(u)) = f,  u = g and lap(u) = h on the boundary (a pair per piece)
+  stokes               -nu lap(u) + grad p = f,  div u = 0
+  navier_stokes        -nu lap(u) + (u . grad) u + grad p = f,  div u = 0
+  burgers              du/dt + u (du/dx + du/dy) - nu lap(u) = f,  u(t0) = u0
+  wave                 d2u/dt2 - c^2 lap(u) = f,  u(t0) = u0,  du/dt(t0) = v0
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import sympy as sp
 
 from fembench_agents.cases.domains import Domain
 from fembench_agents.cases.expressions import check_expr
-from fembench_agents.cases.model import CaseFile, Coefficient
+from fembench_agents.cases.model import FLOW_FAMILIES, TIME_FAMILIES, CaseFile, Coefficient
 
 x, y, t, u_sym = sp.symbols("x y t u", real=True)
 _LOCALS = {"x": x, "y": y, "t": t, "u": u_sym, "E": sp.E, "pi": sp.pi}
@@ -39,6 +44,18 @@ EQUATIONS: dict[str, str] = {
     "lambda = E nu / ((1 + nu)(1 - 2 nu)), mu = E / (2 (1 + nu)); "
     "u = g (a pair) on every boundary piece",
     "helmholtz": "-lap(u) - k^2 u = f in the domain; u = g on every boundary piece",
+    "biharmonic": "lap(lap(u)) = f in the domain; on every boundary piece u = g and lap(u) = h, "
+    "the piece's value is the pair [g, h]; the output is u",
+    "stokes": "-nu lap(u) + grad p = f and div u = 0 in the domain, velocity u = (ux, uy), pressure p; "
+    "u = g (a pair) on every boundary piece; p is fixed only up to a constant (it is compared after "
+    "subtracting its mean over the in-domain grid points, on both sides)",
+    "navier_stokes": "-nu lap(u) + (u . grad) u + grad p = f and div u = 0 in the domain (steady), "
+    "velocity u = (ux, uy), pressure p; u = g (a pair) on every boundary piece; p is fixed only up to a "
+    "constant (it is compared after subtracting its mean over the in-domain grid points, on both sides)",
+    "burgers": "du/dt + u (du/dx + du/dy) - nu lap(u) = f in the domain for t0 < t <= t_end (viscous "
+    "Burgers, scalar); u = g on every boundary piece; u = u0 at t = t0; the output is u at t = t_end",
+    "wave": "d2u/dt2 - c^2 lap(u) = f in the domain for t0 < t <= t_end; u = g on every boundary piece; "
+    "at t = t0 u = u0 and du/dt = v0, `initial` is the pair [u0, v0]; the output is u at t = t_end",
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
     "poisson": ("k",),
@@ -47,6 +64,11 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "reaction_diffusion": ("D", "R"),
     "elasticity": ("E", "nu"),
     "helmholtz": ("k",),
+    "biharmonic": (),
+    "stokes": ("nu",),
+    "navier_stokes": ("nu",),
+    "burgers": ("nu",),
+    "wave": ("c",),
 }
 
 
@@ -106,7 +128,22 @@ def forcing(case: CaseFile, u: list[sp.Expr]) -> list[sp.Expr]:
         tr = exx + eyy
         sxx, syy, sxy = 2 * mu * exx + lam * tr, 2 * mu * eyy + lam * tr, 2 * mu * exy
         return [-(sp.diff(sxx, x) + sp.diff(sxy, y)), -(sp.diff(sxy, x) + sp.diff(syy, y))]
+    if fam in FLOW_FAMILIES:
+        nu = parse(c["nu"])
+        ux, uy, p = u
+        fx = -nu * _lap(ux) + sp.diff(p, x)
+        fy = -nu * _lap(uy) + sp.diff(p, y)
+        if fam == "navier_stokes":
+            fx += ux * sp.diff(ux, x) + uy * sp.diff(ux, y)
+            fy += ux * sp.diff(uy, x) + uy * sp.diff(uy, y)
+        return [fx, fy]
     (s,) = u
+    if fam == "biharmonic":
+        return [_lap(_lap(s))]
+    if fam == "burgers":
+        return [sp.diff(s, t) + s * (sp.diff(s, x) + sp.diff(s, y)) - parse(c["nu"]) * _lap(s)]
+    if fam == "wave":
+        return [sp.diff(s, t, 2) - parse(c["c"]) ** 2 * _lap(s)]
     if fam in ("poisson", "heat"):
         k = parse(c["k"])
         f = -(sp.diff(k * sp.diff(s, x), x) + sp.diff(k * sp.diff(s, y), y))
@@ -134,19 +171,37 @@ def restrict(expr: sp.Expr, a: tuple[float, float], b: tuple[float, float]) -> s
     return _simplify(expr.subs(y, sp.nsimplify(a[1])))
 
 
-def derive(case: CaseFile, domain: Domain) -> Derived:
-    raw = case.manufactured.u
-    comps = raw if isinstance(raw, list) else [raw]
+def _solution(case: CaseFile) -> list[sp.Expr]:
+    m = case.manufactured
+    if m is None:
+        raise CaseDefinitionError(f"{case.id}: no manufactured solution")
+    flow = case.family in FLOW_FAMILIES
+    if flow != (m.stream is not None):
+        raise CaseDefinitionError(f"{case.id}: Stokes and Navier-Stokes take `stream` and `p`; other families `u`")
+    if m.stream is not None and m.p is not None:
+        psi = parse(m.stream)
+        return [sp.diff(psi, y), -sp.diff(psi, x), parse(m.p)]
+    comps = m.u if isinstance(m.u, list) else [m.u]
     if (len(comps) == 2) != (case.family == "elasticity"):
         raise CaseDefinitionError(f"{case.id}: elasticity needs [ux, uy]; other families one expression")
-    u = [parse(e) for e in comps]
-    if (case.time is None) == (case.family == "heat"):
-        raise CaseDefinitionError(f"{case.id}: a time interval is required for heat and only for heat")
-    if case.family != "heat" and any(t in e.free_symbols for e in u):
+    return [parse(e) for e in comps if e is not None]
+
+
+def derive(case: CaseFile, domain: Domain) -> Derived:
+    u = _solution(case)
+    timed = case.family in TIME_FAMILIES
+    if (case.time is None) == timed:
+        raise CaseDefinitionError(f"{case.id}: a time interval is required for {', '.join(TIME_FAMILIES)} only")
+    if not timed and any(t in e.free_symbols for e in u):
         raise CaseDefinitionError(f"{case.id}: a steady family's solution must not depend on t")
     f = [_tidy(e) for e in forcing(case, u)]
-    boundary = [[restrict(e, a, b) for e in u] for _, a, b in domain.pieces]
+    on_boundary = u[:2] if case.family in FLOW_FAMILIES else u
+    if case.family == "biharmonic":
+        on_boundary = [u[0], _lap(u[0])]
+    boundary = [[restrict(e, a, b) for e in on_boundary] for _, a, b in domain.pieces]
     initial = None
     if case.time is not None:
-        initial = [_simplify(e.subs(t, sp.nsimplify(case.time.t0))) for e in u]
+        t0 = sp.nsimplify(case.time.t0)
+        start = [*u, sp.diff(u[0], t)] if case.family == "wave" else u
+        initial = [_simplify(e.subs(t, t0)) for e in start]
     return Derived(solution=u, forcing=f, boundary=boundary, initial=initial)

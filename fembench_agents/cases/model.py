@@ -16,13 +16,28 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 SCHEMA_VERSION = 1
 
-Family = Literal["poisson", "heat", "convection_diffusion", "reaction_diffusion", "elasticity", "helmholtz"]
-DomainName = Literal["unit_square", "l_shape", "square_hole"]
+Family = Literal[
+    "poisson",
+    "heat",
+    "convection_diffusion",
+    "reaction_diffusion",
+    "elasticity",
+    "helmholtz",
+    "biharmonic",
+    "stokes",
+    "navier_stokes",
+    "burgers",
+    "wave",
+]
+DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step", "cross"]
 Expr = str  # an expression in x, y (t, u where the family says so); see expressions.py
 Coefficient = Expr | float | list[Expr]
 
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
 DOMAINS: tuple[str, ...] = DomainName.__args__  # type: ignore[attr-defined]
+TIME_FAMILIES = ("heat", "burgers", "wave")
+FLOW_FAMILIES = ("stokes", "navier_stokes")  # velocity u (2, ny, nx) and pressure p (ny, nx)
+VECTOR_FAMILIES = ("elasticity", *FLOW_FAMILIES)
 
 
 class _Frozen(BaseModel):
@@ -60,7 +75,29 @@ class TimeSpec(_Frozen):
 
 
 class Manufactured(_Frozen):
-    u: Expr | list[Expr]  # scalar, or [ux, uy] for elasticity
+    """The exact solution: u (scalar, or [ux, uy] for elasticity); for Stokes and
+    Navier-Stokes a stream function (u = (d stream/dy, -d stream/dx), divergence-free
+    by construction) and a pressure p."""
+
+    u: Expr | list[Expr] | None = None
+    stream: Expr | None = None
+    p: Expr | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Manufactured:
+        if (self.u is None) == (self.stream is None) or (self.stream is None) != (self.p is None):
+            raise ValueError("give either u, or stream and p")
+        return self
+
+
+class ProblemData(_Frozen):
+    """The data of a case without a closed-form solution (its reference is a fine
+    numerical solve): forcing, Dirichlet values per boundary piece name ("*" for
+    every piece not named), initial data for time-dependent families."""
+
+    forcing: Expr | list[Expr]
+    boundary: dict[str, Expr | list[Expr]]
+    initial: Expr | list[Expr] | None = None
 
 
 class CaseFile(_Frozen):
@@ -70,7 +107,8 @@ class CaseFile(_Frozen):
     family: Family
     domain: DomainName
     coefficients: dict[str, Coefficient] = {}
-    manufactured: Manufactured
+    manufactured: Manufactured | None = None
+    data: ProblemData | None = None  # instead of `manufactured`: a numerical-reference case
     time: TimeSpec | None = None
     grid: GridSpec = GridSpec(nx=65, ny=65)
     libraries: tuple[str, ...] = ("numpy-scipy", "scikit-fem")
@@ -86,6 +124,12 @@ class CaseFile(_Frozen):
     @model_validator(mode="after")
     def _grid_aligned(self) -> CaseFile:
         _aligned(self.grid)
+        return self
+
+    @model_validator(mode="after")
+    def _one_reference(self) -> CaseFile:
+        if (self.manufactured is None) == (self.data is None):
+            raise ValueError("give exactly one of `manufactured` (exact solution) and `data` (numerical reference)")
         return self
 
 
@@ -106,6 +150,8 @@ class DomainSpec(_Frozen):
 class FieldSpec(_Frozen):
     shape: tuple[int, ...]
     dtype: str = "float64"
+    # compared after subtracting the in-domain mean from both sides (a pressure fixed only up to a constant)
+    up_to_constant: bool = False
 
 
 class OutputContract(_Frozen):
@@ -152,16 +198,31 @@ class GateConfig(_Frozen):
     eps: float = 1e-300  # guards the relative error of a zero reference
 
 
+class ReferenceCheck(_Frozen):
+    """How a numerical reference was accepted: solves at increasing refinement of the
+    evaluation grid, each one's relative L2 distance to the finest, and the finest's
+    own error estimate (its distance to the next coarser), which must lie far below
+    the strictest accuracy threshold of the case."""
+
+    solver: str
+    refinements: tuple[int, ...]
+    distances_to_finest: tuple[float, ...]
+    error_estimate: float
+    threshold: float  # the estimate had to be at most this
+
+
 class HiddenRecord(_Frozen):
     """Evaluator-only half of a case."""
 
     schema_version: int = SCHEMA_VERSION
     id: str
-    reference_kind: Literal["manufactured"] = "manufactured"
-    solution: Expr | list[Expr]
+    reference_kind: Literal["manufactured", "numerical"] = "manufactured"
+    solution: Expr | list[Expr] | None  # the manufactured solution; None for a numerical reference
+    reference_check: ReferenceCheck | None = None  # numerical references only
     reference_file: str
     reference_sha256: str
     in_domain_points: int
     gates: GateConfig
     calibration: dict[str, LibraryCalibration]
     definition_sha256: str
+    builder_version: int = 0  # a record is rebuilt when this or the definition's hash changes

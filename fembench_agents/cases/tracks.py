@@ -21,12 +21,15 @@ coefficients, the forcing `f`, the boundary data per boundary piece (a segment
 and the value of u on it), initial data and time interval where the family is
 time-dependent, the domain and the evaluation grid. Expressions are Python
 syntax in x, y, t (u in a reaction term R) with pi, E, sin, cos, tan, exp,
-log, sqrt, sinh, cosh, tanh, atan; evaluate them with numpy.
+log, sqrt, sinh, cosh, tanh, atan, step (step(s) = 1 for s > 0, 0 for s < 0,
+1/2 at 0); evaluate them with numpy.
 Return {"u": array, "solver_info": {...}}: "u" is a float array of shape
 (ny, nx) (rows are y) on x = linspace(bbox[0], bbox[1], nx),
 y = linspace(bbox[2], bbox[3], ny), with NaN at points outside the domain
 (boundary points are inside). For elasticity "u" has shape (2, ny, nx):
-u[0] is the x-displacement, u[1] the y-displacement. For time-dependent
+u[0] is the x-displacement, u[1] the y-displacement. For Stokes and
+Navier-Stokes "u" is the velocity, shape (2, ny, nx), and "p" the pressure,
+shape (ny, nx), compared up to a constant. For time-dependent
 families return u at t_end. solver_info should report mesh_resolution,
 element_degree, dofs and, where used, iterations and time_steps.
 The solve must be accurate and fast; choose the method and resolution yourself."""
@@ -46,13 +49,18 @@ class Track:
     job_setup: str | None = None
     # (code, error message) -> what the failure means in this install, or None.
     explain_error: Callable[[str, str], str | None] | None = None
+    unsupported_families: tuple[str, ...] = ()  # families this track has no calibration solver for
+
+    def supports(self, family: str, domain: str) -> bool:
+        return family not in self.unsupported_families
 
     def available(self) -> tuple[bool, str]:
         # Top-level names only: finding a submodule imports its package, and
         # some packages (dolfinx) import only after another (mpi4py.MPI).
         missing = [m for m in self.modules if importlib.util.find_spec(m.partition(".")[0]) is None]
         if missing:
-            return False, f"not installed: {', '.join(missing)} (pip install 'fembench-agents[pde]')"
+            extra = "ngsolve" if self.name == "ngsolve" else "pde"
+            return False, f"not installed: {', '.join(missing)} (pip install 'fembench-agents[{extra}]')"
         if self.environment_check is not None:
             return self.environment_check()
         return True, "available"
@@ -81,6 +89,7 @@ TRACKS: dict[str, Track] = {
         skeleton="pde/numpy_scipy_skeleton.py",
         calibration_module="fembench_agents.cases.calibration.numpy_scipy",
         extra_contract="Use numpy and scipy only (any method: finite differences, finite elements, ...).",
+        unsupported_families=("stokes", "navier_stokes"),
     ),
     "scikit-fem": Track(
         name="scikit-fem",
@@ -115,6 +124,27 @@ TRACKS: dict[str, Track] = {
         environment_check=dolfinx_env.check,
         job_setup=dolfinx_env.__name__,
         explain_error=dolfinx_env.explain_error,
+        unsupported_families=("biharmonic", "stokes", "navier_stokes", "burgers", "wave"),
+    ),
+    "ngsolve": Track(
+        name="ngsolve",
+        modules=("numpy", "scipy", "ngsolve", "netgen"),
+        allowed_imports=(
+            "numpy",
+            "scipy",
+            "ngsolve",
+            "netgen",
+            "math",
+            "functools",
+            "itertools",
+            "collections",
+            "typing",
+        ),  # fmt: skip
+        skeleton="pde/ngsolve_skeleton.py",
+        calibration_module="fembench_agents.cases.calibration.ngsolve_track",
+        extra_contract="Use NGSolve (ngsolve 6.2, with netgen for the mesh) for the discretisation; "
+        "numpy and scipy are allowed.",
+        unsupported_families=("reaction_diffusion", "navier_stokes", "burgers", "wave"),
     ),
 }
 

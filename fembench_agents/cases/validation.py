@@ -1,5 +1,5 @@
 """`cases validate`: the committed records are what the definitions build,
-every case is leak-free, and the track's rules hold (at least 36 cases, every
+every case is leak-free, and the track's rules hold (at least 110 cases, every
 family on at least two domains, the evaluator-only half absent from the specs)."""
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from fembench_agents.cases.builder import build_case
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.problem import PUBLISHED_FILE
+
+MIN_CASES = 110
 
 
 def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
@@ -32,8 +34,8 @@ def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
     domains: dict[str, set[str]] = defaultdict(set)
     for d in defs:
         domains[d.family].add(d.domain)
-    if len(defs) < 36:
-        out.append(f"only {len(defs)} cases; the track needs at least 36")
+    if len(defs) < MIN_CASES:
+        out.append(f"only {len(defs)} cases; the track needs at least {MIN_CASES}")
     out += [f"family {f} on fewer than two domains" for f, ds in sorted(domains.items()) if len(ds) < 2]
     for d in defs:
         if d.id not in specs:
@@ -45,13 +47,12 @@ def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
             continue
         spec = specs[d.id]
         spec_text = spec.model_dump_json()
-        sols = hidden.solution if isinstance(hidden.solution, list) else [hidden.solution]
+        sols = hidden.solution if isinstance(hidden.solution, list) else [hidden.solution] if hidden.solution else []
         out += [f"{d.id}: the manufactured solution appears in the spec" for s in sols if s in spec_text]
         tau = max(c.tau_acc for c in hidden.calibration.values())
         mask = grid_mask(DOMAINS[d.domain], d.grid)
         out += [
-            f"{d.id}: {p.source} passes the accuracy gate (error {p.error:.2e})"
-            for p in leaks(spec, arrays["u"], mask, tau)
+            f"{d.id}: {p.source} passes the accuracy gate (error {p.error:.2e})" for p in leaks(spec, arrays, mask, tau)
         ]
         if rebuild:
             raw = (cases_dir / store.DEFINITIONS / f"{d.id}.toml").read_bytes()

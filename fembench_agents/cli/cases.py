@@ -11,7 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from fembench_agents.cases import store, timing
+from fembench_agents.cases import coverage, store, timing
+from fembench_agents.cases.model import DOMAINS, CaseFile
 from fembench_agents.cases.tracks import TRACKS, TrackUnavailable, get_track
 from fembench_agents.cli.app import app
 
@@ -46,10 +47,27 @@ def list_cases(
         table.add_row(d.id, d.family, d.domain, f"{d.grid.nx}x{d.grid.ny}", ", ".join(d.libraries))
     console.print(table)
     console.print(f"{len(chosen)} of {len(defs)} cases")
+    _coverage(chosen)
     for name, track in sorted(TRACKS.items()):
         if library is None or name == library:
             ok, why = track.available()
-            console.print(f"track {name}: {'available' if ok else 'unavailable (' + why + ')'}")
+            gaps = f"; no calibration solver for {', '.join(track.unsupported_families)}" * bool(
+                track.unsupported_families
+            )
+            console.print(f"track {name}: {'available' if ok else 'unavailable (' + why + ')'}{gaps}")
+
+
+def _coverage(chosen: list[CaseFile]) -> None:
+    legend = coverage.letters(list(TRACKS))
+    table = Table("family", *DOMAINS, "cases", title="cases per family x domain, with the library tracks offering them")
+    for row in coverage.matrix(chosen, list(TRACKS)):
+        table.add_row(*row)
+    console.print(table)
+    console.print(
+        "libraries: "
+        + ", ".join(f"{letter} = {lib}" for lib, letter in legend.items())
+        + " (lower case: some cases only)"
+    )
 
 
 @cases_app.command("show")
@@ -68,16 +86,19 @@ def show(case_id: str, cases: CasesDir = DEFAULT) -> None:
 def build(
     cases: CasesDir = DEFAULT,
     only: Annotated[list[str] | None, typer.Option("--only", help="build only these ids")] = None,
+    force: Annotated[bool, typer.Option("--force", help="rebuild cases whose definition did not change too")] = False,
 ) -> None:
-    """Derive every case's spec, reference and calibration error; rewrite the records (reproducibly)."""
+    """Derive every case's spec, reference and calibration error; rewrite the records (reproducibly).
+    A case is rebuilt only when its definition file or the builder version changed, unless --force."""
     from fembench_agents.cases.builder import build_all
     from fembench_agents.cases.manufactured import CaseDefinitionError
 
     try:
-        built = build_all(cases, only)
+        reused: list[str] = []
+        built = build_all(cases, only, force, lambda case_id, old: reused.append(case_id) if old else None)
     except (store.CaseStoreError, CaseDefinitionError, TrackUnavailable, ValueError) as exc:
         _fail(str(exc))
-    typer.echo(f"built {len(built)} cases into {cases}")
+    typer.echo(f"built {len(built) - len(reused)} cases, {len(reused)} unchanged, into {cases}")
 
 
 @cases_app.command("calibrate")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Coroutine, Sequence
 from contextlib import ExitStack
@@ -368,6 +369,9 @@ def report(
     out: Annotated[
         Path | None, typer.Option(help="write report.md, report.json, tables/ (Markdown, CSV, JSON) and plots here")
     ] = None,
+    sensitivity: Annotated[
+        bool, typer.Option(help="PDE pass rates recomputed over a grid of alpha_acc and alpha_time (no solver runs)")
+    ] = False,
 ) -> None:
     """Tables, confidence intervals, paired tests and plots for finished runs."""
     from fembench_agents.runs.reader import expand_run_dirs
@@ -377,7 +381,26 @@ def report(
         if not (r / "manifest.json").exists():
             err.print(f"[red]error:[/red] {r} is not a run directory (no manifest.json)")
             raise typer.Exit(2)
+    if sensitivity:
+        _show_sensitivity(runs, out)
+        return
     _show_report(runs, out)
+
+
+def _show_sensitivity(runs: list[Path], out: Path | None) -> None:
+    from fembench_agents.report.sensitivity import curves, plot
+
+    found = curves(runs)
+    if not found:
+        err.print("[red]error:[/red] no scored PDE case attempts in these runs")
+        raise typer.Exit(2)
+    for c in found:
+        rates = "  ".join(f"{a:g}:{r:.2f}" for a, r in zip(c.alphas, c.pass_rates, strict=True))
+        console.print(f"{c.model} / {c.agent} / {c.library} (n={c.attempts}) pass rate by {c.varied}: {rates}")
+    if out is not None:
+        paths = plot(found, out)
+        (out / "sensitivity.json").write_text(json.dumps([c.model_dump() for c in found], indent=1) + "\n")
+        err.print(f"sensitivity plot written to {', '.join(str(p) for p in paths)}")
 
 
 @app.command("replay")

@@ -6,7 +6,8 @@ import scipy.sparse as sps  # noqa: F401
 import scipy.sparse.linalg as spla  # noqa: F401
 
 _FUNCS = {"sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
-          "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "atan": np.arctan, "pi": np.pi, "E": np.e}
+          "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "atan": np.arctan, "pi": np.pi, "E": np.e,
+          "step": lambda s: np.heaviside(s, 0.5)}
 
 
 def expr(text, **variables):

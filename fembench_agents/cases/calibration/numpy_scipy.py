@@ -8,6 +8,9 @@ node), Dirichlet data on boundary nodes, a sparse direct solve.
 - reaction_diffusion: Newton on -D lap(u) + R(u) = f, R' by central differences.
 - elasticity: the Navier form for constant E, nu, central mixed derivatives.
 - helmholtz: 5-point Laplacian minus k^2.
+- biharmonic: two Dirichlet Poisson solves (w = lap u with its boundary data).
+- wave, burgers: numpy_scipy_dynamics.py.
+No solver for Stokes and Navier-Stokes: the track declares them unsupported.
 """
 
 from __future__ import annotations
@@ -19,85 +22,33 @@ import numpy as np
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
+from fembench_agents.cases.calibration import finite_differences as fd
+from fembench_agents.cases.calibration import numpy_scipy_dynamics as dynamics
 from fembench_agents.cases.calibration.common import GridProblem, grid_problem
 from fembench_agents.cases.expressions import compile_expr
-
-Matrix = sps.csr_matrix
-
-
-def _d1(n: int, h: float) -> sps.csr_matrix:
-    """Forward differences, (n-1) x n."""
-    return sps.diags([-np.ones(n - 1), np.ones(n - 1)], [0, 1], shape=(n - 1, n), format="csr") / h
-
-
-def _c1(n: int, h: float) -> sps.csr_matrix:
-    """Central first derivative (rows at the ends are unused)."""
-    return sps.diags([-np.ones(n - 1), np.ones(n - 1)], [-1, 1], shape=(n, n), format="csr") / (2 * h)
-
-
-def _ops(p: GridProblem) -> dict[str, sps.csr_matrix]:
-    Ix, Iy = sps.identity(p.nx, format="csr"), sps.identity(p.ny, format="csr")
-    Dx, Dy = sps.kron(Iy, _d1(p.nx, p.hx)), sps.kron(_d1(p.ny, p.hy), Ix)
-    Cx, Cy = sps.kron(Iy, _c1(p.nx, p.hx)), sps.kron(_c1(p.ny, p.hy), Ix)
-    return {"Dx": Dx.tocsr(), "Dy": Dy.tocsr(), "Cx": Cx.tocsr(), "Cy": Cy.tocsr()}
-
-
-def _div_k_grad(p: GridProblem, ops: dict[str, sps.csr_matrix], k: Any) -> sps.csr_matrix:
-    """-div(k grad .) on the full grid, k at cell-edge midpoints."""
-    kf = compile_expr(k)
-    xm, ym = (p.X[:, :-1] + p.X[:, 1:]) / 2, p.Y[:, :-1]
-    kx = kf(x=xm, y=ym).ravel()
-    xm2, ym2 = p.X[:-1, :], (p.Y[:-1, :] + p.Y[1:, :]) / 2
-    ky = kf(x=xm2, y=ym2).ravel()
-    Dx, Dy = ops["Dx"], ops["Dy"]
-    return (Dx.T @ sps.diags(kx) @ Dx + Dy.T @ sps.diags(ky) @ Dy).tocsr()
-
-
-def _split(A: sps.csr_matrix, interior: np.ndarray) -> tuple[sps.csc_matrix, sps.csr_matrix]:
-    idx = np.flatnonzero(interior.ravel())
-    rows = A[idx]
-    return rows[:, idx].tocsc(), rows
-
-
-def _info(p: GridProblem, dofs: int, method: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "mesh_resolution": p.nx - 1,
-        "element_degree": 0,
-        "method": method,
-        "dofs": dofs,
-        "ksp_type": "preonly",
-        "pc_type": "lu",
-        "rtol": 0.0,
-        **extra,
-    }
-
-
-def _steady(p: GridProblem, A: sps.csr_matrix, f: np.ndarray, g: np.ndarray) -> np.ndarray:
-    inn = p.interior.ravel()
-    AII, rows = _split(A, p.interior)
-    rhs = f.ravel()[inn] - rows @ g.ravel() + AII @ g.ravel()[inn]
-    u = g.ravel().copy()
-    u[inn] = spla.spsolve(AII, rhs)
-    return u.reshape(p.ny, p.nx)
 
 
 def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     p = grid_problem(case_spec)
     fam, c = case_spec["family"], case_spec["coefficients"]
-    ops = _ops(p)
+    ops = fd.ops(p)
     n_int = int(p.interior.sum())
     if fam == "elasticity":
         return _elasticity(p, ops, case_spec)
     if fam == "heat":
         return _heat(p, ops, case_spec)
-    lap = _div_k_grad(p, ops, 1.0)
+    lap = fd.div_k_grad(p, ops, 1.0)
+    if fam == "wave":
+        return dynamics.wave(p, lap, case_spec)
+    if fam == "burgers":
+        return dynamics.burgers(p, ops, lap, case_spec)
     f = p.field(case_spec["forcing"])
-    (g,) = p.dirichlet()
+    g = p.dirichlet()[0]
     if fam == "poisson":
-        u = _steady(p, _div_k_grad(p, ops, c["k"]), f, g)
+        u = fd.steady(p, fd.div_k_grad(p, ops, c["k"]), f, g)
     elif fam == "helmholtz":
         k = float(c["k"])
-        u = _steady(p, (lap - k * k * sps.identity(p.nx * p.ny)).tocsr(), f, g)
+        u = fd.steady(p, (lap - k * k * sps.identity(p.nx * p.ny)).tocsr(), f, g)
     elif fam == "convection_diffusion":
         eps, (bx, by) = c["eps"], c["b"]
         A = (
@@ -105,12 +56,17 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
             + sps.diags(p.field(bx).ravel()) @ ops["Cx"]
             + sps.diags(p.field(by).ravel()) @ ops["Cy"]
         ).tocsr()
-        u = _steady(p, A, f, g)
+        u = fd.steady(p, A, f, g)
     elif fam == "reaction_diffusion":
         return _reaction(p, lap, case_spec, f, g)
+    elif fam == "biharmonic":
+        # lap(lap u) = f split into two Dirichlet problems: lap w = f (w = h), lap u = w (u = g)
+        g, h = p.dirichlet()
+        w = fd.steady(p, lap, -f, h)
+        u = fd.steady(p, lap, -w, g)
     else:
         raise ValueError(f"unknown family {fam}")
-    return {"u": p.as_output(u), "solver_info": _info(p, n_int, "fd5")}
+    return {"u": p.as_output(u), "solver_info": fd.info(p, n_int, "fd5")}
 
 
 def _reaction(
@@ -120,7 +76,7 @@ def _reaction(
     R = compile_expr(spec["coefficients"]["R"])
     inn = p.interior.ravel()
     A = (D * lap).tocsr()
-    AII, rows = _split(A, p.interior)
+    AII, rows = fd.split(A, p.interior)
     gb = g.ravel().copy()
     gb[inn] = 0.0
     base = rows @ gb - f.ravel()[inn]
@@ -137,16 +93,16 @@ def _reaction(
             break
     u = gb
     u[inn] = uI
-    return {"u": p.as_output(u.reshape(p.ny, p.nx)), "solver_info": _info(p, uI.size, "fd5-newton", iterations=its)}
+    return {"u": p.as_output(u.reshape(p.ny, p.nx)), "solver_info": fd.info(p, uI.size, "fd5-newton", iterations=its)}
 
 
 def _heat(p: GridProblem, ops: dict[str, sps.csr_matrix], spec: dict[str, Any]) -> dict[str, Any]:
     t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
     steps = max(1, math.ceil((t1 - t0) * (p.nx - 1)))
     dt = (t1 - t0) / steps
-    A = _div_k_grad(p, ops, spec["coefficients"]["k"])
+    A = fd.div_k_grad(p, ops, spec["coefficients"]["k"])
     inn = p.interior.ravel()
-    AII, rows = _split(A, p.interior)
+    AII, rows = fd.split(A, p.interior)
     Id = sps.identity(int(inn.sum()), format="csc")
     lu = spla.splu((Id + dt / 2 * AII).tocsc())
     fexpr = compile_expr(spec["forcing"])
@@ -171,7 +127,7 @@ def _heat(p: GridProblem, ops: dict[str, sps.csr_matrix], spec: dict[str, Any]) 
     u[inn] = uI
     return {
         "u": p.as_output(u.reshape(p.ny, p.nx)),
-        "solver_info": _info(p, uI.size, "fd5-crank-nicolson", time_steps=steps, dt=dt),
+        "solver_info": fd.info(p, uI.size, "fd5-crank-nicolson", time_steps=steps, dt=dt),
     }
 
 
@@ -199,4 +155,4 @@ def _elasticity(p: GridProblem, ops: dict[str, sps.csr_matrix], spec: dict[str, 
     u = gb
     u[inn] = spla.spsolve(AII, rhs)
     out = p.as_output(u.reshape(2, p.ny, p.nx))
-    return {"u": out, "solver_info": _info(p, idx.size, "fd5-navier")}
+    return {"u": out, "solver_info": fd.info(p, idx.size, "fd5-navier")}

@@ -7,6 +7,8 @@ in-domain grid points and the output is read off the degrees of freedom.
   through its P2 interpolant (M f_h).
 - reaction_diffusion: Newton, R'(u) by central differences.
 - elasticity: vector P2, plane-strain Lame parameters.
+- biharmonic: two Dirichlet problems (w = lap u, with its boundary data).
+- wave, burgers: scikit_fem_dynamics.py; stokes, navier_stokes: scikit_fem_flow.py.
 Dirichlet data: per boundary piece, at the boundary nodes on that piece.
 """
 
@@ -16,7 +18,6 @@ import math
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 from skfem import (
     Basis,
@@ -29,91 +30,26 @@ from skfem import (
 )
 from skfem.helpers import ddot, dot, grad, sym_grad, trace
 
-from fembench_agents.cases.calibration.common import components, grid_problem
-from fembench_agents.cases.domains import on_segment
+from fembench_agents.cases.calibration import scikit_fem_common as p2
+from fembench_agents.cases.calibration import scikit_fem_dynamics as dynamics
+from fembench_agents.cases.calibration import scikit_fem_flow as flow
+from fembench_agents.cases.calibration.common import grid_problem
 from fembench_agents.cases.expressions import compile_expr
-
-
-def _mesh(spec: dict[str, Any], inside: np.ndarray) -> tuple[MeshTri, int, int]:
-    g = spec["grid"]
-    nx, ny = g["nx"], g["ny"]
-    cx, cy = (nx - 1) // 2, (ny - 1) // 2  # cells per direction
-    xs, ys = np.linspace(0.0, 1.0, cx + 1), np.linspace(0.0, 1.0, cy + 1)
-    # a cell is in the domain if its centre grid point (a P2 node) is
-    keep = inside[1::2, 1::2][:cy, :cx]
-    vid = np.full((cy + 1, cx + 1), -1, dtype=int)
-    used = np.zeros((cy + 1, cx + 1), dtype=bool)
-    for dj in (0, 1):
-        for di in (0, 1):
-            used[dj : dj + cy, di : di + cx] |= keep
-    vid[used] = np.arange(int(used.sum()))
-    X, Y = np.meshgrid(xs, ys)
-    p = np.vstack([X[used], Y[used]])
-    j, i = np.nonzero(keep)
-    a, b, c, d = vid[j, i], vid[j, i + 1], vid[j + 1, i + 1], vid[j + 1, i]
-    t = np.hstack([np.vstack([a, b, c]), np.vstack([a, c, d])])
-    return MeshTri(p, t), nx, ny
-
-
-def _grid_index(locs: np.ndarray, nx: int, ny: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.rint(locs[1] * (ny - 1)).astype(int), np.rint(locs[0] * (nx - 1)).astype(int)
-
-
-def _dirichlet(
-    spec: dict[str, Any], locs: np.ndarray, dofs: np.ndarray, comp: int, t: float | None = None
-) -> np.ndarray:
-    x, y = locs[0, dofs], locs[1, dofs]
-    vals = np.full(dofs.size, np.nan)
-    for piece in reversed(spec["boundary"]):
-        a, b = piece["segment"]
-        sel = on_segment(x, y, tuple(a), tuple(b))
-        vals[sel] = compile_expr(components(piece["value"])[comp])(x=x[sel], y=y[sel], t=t)
-    if np.isnan(vals).any():
-        raise RuntimeError("a boundary node lies on no boundary piece")
-    return vals
-
-
-def _out(u_dofs: np.ndarray, basis: Any, p: Any, nx: int, ny: int) -> np.ndarray:
-    out = np.full((ny, nx), np.nan)
-    j, i = _grid_index(basis.doflocs, nx, ny)
-    out[j, i] = u_dofs
-    out[~p.inside] = np.nan
-    return out
-
-
-def _info(cells: int, dofs: int, method: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "mesh_resolution": cells,
-        "element_degree": 2,
-        "method": method,
-        "dofs": dofs,
-        "ksp_type": "preonly",
-        "pc_type": "lu",
-        "rtol": 0.0,
-        **extra,
-    }
-
-
-def _solve_dirichlet(A: sps.spmatrix, rhs: np.ndarray, D: np.ndarray, uD: np.ndarray) -> np.ndarray:
-    u = np.zeros(A.shape[0])
-    u[D] = uD
-    inn = np.setdiff1d(np.arange(A.shape[0]), D)
-    A = A.tocsr()
-    u[inn] = spla.spsolve(A[inn][:, inn].tocsc(), rhs[inn] - A[inn][:, D] @ uD)
-    return u
 
 
 def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     p = grid_problem(case_spec)
-    mesh, nx, ny = _mesh(case_spec, p.inside)
+    mesh, nx, ny = p2.mesh(case_spec, p.inside)
     fam, c = case_spec["family"], case_spec["coefficients"]
     cells = (nx - 1) // 2
     if fam == "elasticity":
         return _elasticity(case_spec, mesh, p, nx, ny, cells)
+    if fam in ("stokes", "navier_stokes"):
+        return flow.solve(case_spec, mesh, p, nx, ny, cells)
     basis = Basis(mesh, ElementTriP2())
     locs = basis.doflocs
     D = basis.get_dofs().all()
-    fexpr = compile_expr(case_spec["forcing"]) if fam != "heat" else None
+    fexpr = compile_expr(case_spec["forcing"]) if fam not in ("heat", "wave", "burgers") else None
 
     @LinearForm
     def load(v: Any, w: Any) -> Any:
@@ -135,7 +71,17 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
 
     if fam == "heat":
         return _heat(case_spec, basis, asm(mass, basis), stiffness(c["k"]), D, p, nx, ny, cells)
-    uD = _dirichlet(case_spec, locs, D, 0)
+    if fam in ("wave", "burgers"):
+        solver = dynamics.wave if fam == "wave" else dynamics.burgers
+        return solver(case_spec, basis, asm(mass, basis), stiffness(1.0), D, p, nx, ny)
+    if fam == "biharmonic":
+        # lap(lap u) = f as two Dirichlet problems: lap w = f with w = h, then lap u = w with u = g
+        K = stiffness(1.0)
+        w_h = p2.solve_dirichlet(K, -asm(load, basis), D, p2.dirichlet(case_spec, locs, D, 1))
+        M = asm(mass, basis)
+        u = p2.solve_dirichlet(K, -(M @ w_h), D, p2.dirichlet(case_spec, locs, D, 0))
+        return {"u": p2.out(u, basis, p, nx, ny), "solver_info": p2.info(cells, 2 * basis.N, "p2-split-biharmonic")}
+    uD = p2.dirichlet(case_spec, locs, D, 0)
     F = asm(load, basis)
     its = None
     if fam == "poisson":
@@ -154,11 +100,11 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         A = asm(cd, basis)
     elif fam == "reaction_diffusion":
         u, its = _reaction(case_spec, basis, stiffness(float(c["D"])), F, D, uD)
-        return {"u": _out(u, basis, p, nx, ny), "solver_info": _info(cells, basis.N, "p2-newton", iterations=its)}
+        return {"u": p2.out(u, basis, p, nx, ny), "solver_info": p2.info(cells, basis.N, "p2-newton", iterations=its)}
     else:
         raise ValueError(f"unknown family {fam}")
-    u = _solve_dirichlet(A, F, D, uD)
-    return {"u": _out(u, basis, p, nx, ny), "solver_info": _info(cells, basis.N, "p2-galerkin")}
+    u = p2.solve_dirichlet(A, F, D, uD)
+    return {"u": p2.out(u, basis, p, nx, ny), "solver_info": p2.info(cells, basis.N, "p2-galerkin")}
 
 
 def _reaction(
@@ -186,7 +132,7 @@ def _reaction(
         prev = basis.interpolate(u)
         r = K @ u + asm(react, basis, prev=prev) - F
         J = K + asm(jac, basis, prev=prev)
-        du = _solve_dirichlet(J, -r, D, np.zeros(D.size))
+        du = p2.solve_dirichlet(J, -r, D, np.zeros(D.size))
         u += du
         if np.linalg.norm(du) <= 1e-12 * max(1.0, float(np.linalg.norm(u))):
             break
@@ -211,15 +157,15 @@ def _heat(
     for n in range(1, steps + 1):
         t = t0 + n * dt
         f_new = M @ fexpr(x=locs[0], y=locs[1], t=t)
-        gD = _dirichlet(spec, locs, D, 0, t)
+        gD = p2.dirichlet(spec, locs, D, 0, t)
         rhs = B @ u + dt / 2 * (f_old + f_new)
         u = u.copy()
         u[D] = gD
         u[inn] = lu.solve(rhs[inn] - AID @ gD)
         f_old = f_new
     return {
-        "u": _out(u, basis, p, nx, ny),
-        "solver_info": _info(cells, basis.N, "p2-crank-nicolson", time_steps=steps, dt=dt),
+        "u": p2.out(u, basis, p, nx, ny),
+        "solver_info": p2.info(cells, basis.N, "p2-crank-nicolson", time_steps=steps, dt=dt),
     }
 
 
@@ -242,11 +188,11 @@ def _elasticity(spec: dict[str, Any], mesh: MeshTri, p: Any, nx: int, ny: int, c
     D1, D2 = dofs.all("u^1"), dofs.all("u^2")
     locs = basis.doflocs
     D = np.concatenate([D1, D2])
-    uD = np.concatenate([_dirichlet(spec, locs, D1, 0), _dirichlet(spec, locs, D2, 1)])
-    u = _solve_dirichlet(asm(a, basis), asm(load, basis), D, uD)
+    uD = np.concatenate([p2.dirichlet(spec, locs, D1, 0), p2.dirichlet(spec, locs, D2, 1)])
+    u = p2.solve_dirichlet(asm(a, basis), asm(load, basis), D, uD)
     out = np.full((2, ny, nx), np.nan)
     for comp, idx in enumerate(basis.split_indices()):
-        j, i = _grid_index(locs[:, idx], nx, ny)
+        j, i = p2.grid_index(locs[:, idx], nx, ny)
         out[comp, j, i] = u[idx]
     out[:, ~p.inside] = np.nan
-    return {"u": out, "solver_info": _info(cells, basis.N, "p2-vector-galerkin")}
+    return {"u": out, "solver_info": p2.info(cells, basis.N, "p2-vector-galerkin")}

@@ -1,0 +1,89 @@
+"""Time-dependent calibration solvers of the scikit-fem track (P2 on the grid-node
+mesh, one time step per grid spacing, forcing through its P2 interpolant M f_h).
+
+- wave: Crank-Nicolson on (u, du/dt) (Newmark average acceleration): second order,
+  no numerical damping; the velocity follows from the trapezoid rule.
+- burgers: Crank-Nicolson with the convecting velocity extrapolated to the half
+  step, (3 u^n - u^(n-1)) / 2: one linear solve per step, second order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.sparse.linalg as spla
+from skfem import BilinearForm, asm
+from skfem.helpers import grad
+
+from fembench_agents.cases.calibration import scikit_fem_common as p2
+from fembench_agents.cases.calibration.common import components
+from fembench_agents.cases.expressions import compile_expr
+
+
+@BilinearForm
+def _convection(u: Any, v: Any, w: Any) -> Any:
+    return w["prev"] * (grad(u)[0] + grad(u)[1]) * v
+
+
+def _steps(spec: dict[str, Any], nx: int) -> tuple[float, float, int, float]:
+    t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
+    steps = max(1, math.ceil((t1 - t0) * (nx - 1)))
+    return t0, t1, steps, (t1 - t0) / steps
+
+
+def wave(spec: dict[str, Any], basis: Any, M: Any, K: Any, D: np.ndarray, p: Any, nx: int, ny: int) -> dict[str, Any]:
+    t0, t1, steps, dt = _steps(spec, nx)
+    c2 = float(spec["coefficients"]["c"]) ** 2
+    locs = basis.doflocs
+    fexpr = compile_expr(spec["forcing"])
+    inn = np.setdiff1d(np.arange(basis.N), D)
+    A = (M + dt * dt / 4 * c2 * K).tocsr()
+    lu = spla.splu(A[inn][:, inn].tocsc())
+    AID = A[inn][:, D]
+    u0, v0 = components(spec["initial"])
+    u = compile_expr(u0)(x=locs[0], y=locs[1], t=t0)
+    v = compile_expr(v0)(x=locs[0], y=locs[1], t=t0)
+    F_old = M @ fexpr(x=locs[0], y=locs[1], t=t0)
+    for n in range(1, steps + 1):
+        t = t0 + n * dt
+        F_new = M @ fexpr(x=locs[0], y=locs[1], t=t)
+        rhs = M @ (u + dt * v) + dt * dt / 4 * (F_old + F_new - c2 * (K @ u))
+        gD = p2.dirichlet(spec, locs, D, 0, t)
+        u_new = np.empty_like(u)
+        u_new[D] = gD
+        u_new[inn] = lu.solve(rhs[inn] - AID @ gD)
+        v = 2 * (u_new - u) / dt - v
+        u, F_old = u_new, F_new
+    cells = (nx - 1) // 2
+    info = p2.info(cells, basis.N, "p2-newmark", time_steps=steps, dt=dt)
+    return {"u": p2.out(u, basis, p, nx, ny), "solver_info": info}
+
+
+def burgers(
+    spec: dict[str, Any], basis: Any, M: Any, K: Any, D: np.ndarray, p: Any, nx: int, ny: int
+) -> dict[str, Any]:
+    t0, t1, steps, dt = _steps(spec, nx)
+    nu = float(spec["coefficients"]["nu"])
+    locs = basis.doflocs
+    fexpr = compile_expr(spec["forcing"])
+    inn = np.setdiff1d(np.arange(basis.N), D)
+    u = compile_expr(spec["initial"])(x=locs[0], y=locs[1], t=t0)
+    u_old = u
+    F_old = M @ fexpr(x=locs[0], y=locs[1], t=t0)
+    for n in range(1, steps + 1):
+        t = t0 + n * dt
+        star = 1.5 * u - 0.5 * u_old if n > 1 else u
+        N = asm(_convection, basis, prev=basis.interpolate(star))
+        L = (M / dt + (nu * K + N) / 2).tocsr()
+        F_new = M @ fexpr(x=locs[0], y=locs[1], t=t)
+        rhs = M @ u / dt - (nu * K + N) @ u / 2 + (F_old + F_new) / 2
+        gD = p2.dirichlet(spec, locs, D, 0, t)
+        u_new = np.empty_like(u)
+        u_new[D] = gD
+        u_new[inn] = spla.spsolve(L[inn][:, inn].tocsc(), rhs[inn] - L[inn][:, D] @ gD)
+        u_old, u, F_old = u, u_new, F_new
+    cells = (nx - 1) // 2
+    info = p2.info(cells, basis.N, "p2-crank-nicolson-extrapolated", time_steps=steps, dt=dt)
+    return {"u": p2.out(u, basis, p, nx, ny), "solver_info": info}
