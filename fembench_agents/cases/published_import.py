@@ -51,7 +51,7 @@ def build(record: dict[str, Any], report: ImportReport, config: GateConfig | Non
         raise Excluded(f"calibration error above {MAX_CALIBRATION_ERROR}: {err:.3g} (forcing and solution disagree?)")
     e_base = float(f"{err:.4e}")
     tau = float(f"{gates.tau_acc(e_base, config):.4e}")
-    found = leaks(spec, ref, mask, tau)
+    found = leaks(spec, {"u": ref}, mask, tau)
     if found:
         first = found[0]
         raise Excluded(f"leaks: {first.source} passes the accuracy gate (error {first.error:.2e})")
@@ -151,14 +151,14 @@ def problems(cases_dir: Path) -> list[str]:
         # probe judges those by value; here no visible string may be the solution itself.
         visible = set(_strings(case.spec_data()))
         sols = hidden.solution if isinstance(hidden.solution, list) else [hidden.solution]
-        given = [s for s in sols if s.replace(" ", "") in visible]
+        given = [s for s in sols if s is not None and s.replace(" ", "") in visible]
         out += [f"{case.task_id}: the manufactured solution is given in the case_spec" for _ in given]
         tau = max(c.tau_acc for c in hidden.calibration.values())
         mask = grid_mask(DOMAINS[case.spec.domain.name], case.spec.grid)
         ref = arrays["u"]
         out += [
             f"{case.task_id}: {p.source} passes the accuracy gate (error {p.error:.2e})"
-            for p in leaks(case.spec, ref, mask, tau)
+            for p in leaks(case.spec, arrays, mask, tau)
         ]
         blend = blend_error(case.published, case.spec, ref, mask)
         if blend <= tau:

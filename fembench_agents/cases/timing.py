@@ -98,6 +98,6 @@ def load(cases_dir: Path, machine: str | None = None) -> MachineCalibration:
     if not path.exists():
         raise CalibrationMissing(
             f"no machine calibration at {path}: run `fembench-agents cases calibrate` "
-            "on this machine (it times our calibration solvers; takes about a minute)"
+            "on this machine (it times our calibration solvers; takes minutes)"
         )
     return MachineCalibration.model_validate_json(path.read_text())
