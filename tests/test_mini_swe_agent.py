@@ -325,3 +325,24 @@ def test_a_pde_case_is_solved_in_its_case_workspace(tmp_path: Path, script_name:
             )
             evaluator.close()
         assert record.status == "done" and record.passed and script.calls == 4
+
+
+@pytest.mark.local_model
+def test_real_run_against_the_local_model(scale_task: Task, evaluator: Evaluator, tmp_path: Path) -> None:
+    """SmolLM2-135M over loopback HTTP cannot solve the task; the episode must
+    still end in a stop reason, record every call and score the final file."""
+    from fembench_agents.models import open_client
+
+    params = ModelParams(max_tokens=200, timeout=120)
+    config = RunConfig(model="local", agent="mini-swe-agent:steps=3", tasks=scale_task.task_id, params=params)
+    with open_client("local", params) as model:
+        [record] = asyncio.run(execute_run(config, [scale_task], tmp_path, model, evaluator))
+    assert record.status == "done" and record.attempts == 1 and not record.passed
+    records = read_log(tmp_path)
+    calls = [r for r in records if isinstance(r, ModelCallRecord)]
+    assert 1 <= len(calls) <= 3 and all(c.response is not None and c.request.model == "local/smollm2" for c in calls)
+    assert record.prompt_tokens == sum(c.response.usage.prompt_tokens or 0 for c in calls)  # type: ignore[union-attr]
+    assert record.cost_usd == 0.0
+    [attempt] = [r for r in records if isinstance(r, AttemptRecord)]
+    assert attempt.outcome is not None and attempt.response is not None
+    assert attempt.response.finish_reason in ("finished", "step_cap", "format_errors")

@@ -209,7 +209,10 @@ def _exit_on_model_errors(run_dirs: list[Path], stops: list[RunStopped]) -> None
 def run(
     model: Annotated[str, typer.Option(help="litellm model name, `local` for the embedded model")] = "local",
     agent: Annotated[
-        str, typer.Option(help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH")
+        str,
+        typer.Option(
+            help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH | openhands[:OPTIONS] | mini-swe-agent[:OPTIONS]"
+        ),
     ] = "single-shot",
     tasks: Annotated[
         str, typer.Option("--tasks", help="task ids or fnmatch patterns, comma-separated, or all")
