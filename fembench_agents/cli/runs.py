@@ -375,12 +375,26 @@ def report(
     """Tables, confidence intervals, paired tests and plots for finished runs."""
     from fembench_agents.runs.reader import expand_run_dirs
 
+    runs = [_heldout_judgement(r) for r in runs]
     runs = expand_run_dirs(runs)
     for r in runs:
         if not (r / "manifest.json").exists():
             err.print(f"[red]error:[/red] {r} is not a run directory (no manifest.json)")
             raise typer.Exit(2)
     _show_report(runs, out)
+
+
+def _heldout_judgement(path: Path) -> Path:
+    """An optimization's directory stands for its held-out judgement: its
+    table is printed and its two run directories are reported."""
+    from fembench_agents.optimize.judgement import JUDGEMENT_JSON, HeldoutJudgement
+
+    if not (path / JUDGEMENT_JSON).is_file():
+        return path
+    from fembench_agents.cli.optimize import show_judgement
+
+    show_judgement(HeldoutJudgement.model_validate_json((path / JUDGEMENT_JSON).read_text()), path)
+    return path / "heldout"
 
 
 @app.command("replay")
