@@ -538,6 +538,10 @@ def test_cli_optimize_from_the_protocol_file_then_compare(fem_tasks: list[Task],
     assert shown.exit_code == 0, shown.output
     assert "held-out judgement: scripted/opt-task, 5 runs per task" in shown.output and "15/15" in shown.output
     assert "fembench-paper" in shown.output and "Summary" in shown.output
+    # --no-evaluate stops at the prompt and prints the comparison to run by hand
+    manual = runner.invoke(app, [*res_args, "--no-evaluate"])
+    assert manual.exit_code == 0, manual.output
+    assert "fembench-agents compare" in manual.output and "held-out judgement" not in manual.output
     saved = json.loads(prompt.read_text())
     assert KEYWORD in saved["system_prompt"] and saved["provenance"]["name"] == "kw"
     assert saved["provenance"]["gepa"]["use_merge"] is True and saved["provenance"]["include_reference"] is True
