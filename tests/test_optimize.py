@@ -475,31 +475,73 @@ def test_cli_optimize_from_the_protocol_file_then_compare(fem_tasks: list[Task],
     prompt = tmp_path / "optimizers" / "kw.json"
     common = ["--tasks-path", str(tasks_dir), "--cache", str(tmp_path / "cache")]
     runner = CliRunner()
-    res = runner.invoke(
-        app,
-        [
-            "optimize",
-            "--experiment",
-            str(ROOT / "experiments" / "gepa_fembench_protocol.toml"),
-            "--model",
-            "scripted/opt-task",
-            "--reflection-model",
-            "scripted/opt-reflect",
-            "--heldout",
-            HELDOUT,
-            "--budget",
-            "18",
-            "--name",
-            "kw",
-            "--out",
-            str(tmp_path / "opt"),
-            "--prompt-out",
-            str(prompt),
-            *common,
-        ],
-    )
+    res_args = [
+        "optimize",
+        "--experiment",
+        str(ROOT / "experiments" / "gepa_fembench_protocol.toml"),
+        "--model",
+        "scripted/opt-task",
+        "--reflection-model",
+        "scripted/opt-reflect",
+        "--heldout",
+        HELDOUT,
+        "--budget",
+        "18",
+        "--name",
+        "kw",
+        "--out",
+        str(tmp_path / "opt"),
+        "--prompt-out",
+        str(prompt),
+        *common,
+    ]
+    res = runner.invoke(app, res_args)
     assert res.exit_code == 0, res.output
-    assert "leak check: no leak" in res.output and "fembench-agents compare" in res.output
+    assert "leak check: no leak" in res.output and "fembench-agents compare" not in res.output
+    # the held-out judgement ran: the seed agent (the protocol's fembench-paper) against the prompt, 5 runs each
+    judged = json.loads((tmp_path / "opt" / "heldout.json").read_text())
+    assert [(r["task_id"], r["baseline_passed"], r["optimized_passed"], r["runs"]) for r in judged["rows"]] == [
+        (t, 0, 5, 5)
+        for t in (
+            "FEM_1D_linear_elastic_CC0_H0_T0",
+            "FEM_1D_local_elastic_stiffness_CC0_H3_T1",
+            "FEM_1D_uniform_mesh_CC0_H0_T0",
+        )
+    ]
+    assert (judged["baseline_passed"], judged["optimized_passed"], judged["runs"]) == (0, 15, 15)
+    assert judged["baseline_agent"] == "fembench-paper" and judged["optimized_agent"] == f"prompt:{prompt}"
+    assert judged["used_metric_calls"] >= 18 and judged["max_metric_calls"] == 18 and judged["best_val_score"] == 1.0
+    assert judged["curve"][0][0] == 0 and judged["curve"][-1][1] == 1.0
+    assert "| **total** | **0/15** | **15/15** |" in (tmp_path / "opt" / "heldout.md").read_text()
+    assert (tmp_path / "opt" / "val_curve.png").read_bytes()[:4] == b"\x89PNG"
+    assert "│ total " in res.output and "0/15" in res.output and "15/15" in res.output
+    episodes = [
+        r
+        for d in ("baseline", "optimized")
+        for r in read_log(tmp_path / "opt" / "heldout" / d)
+        if isinstance(r, EpisodeRecord)
+    ]
+    assert len(episodes) == 30
+    # a rerun resumes: the judgement is read back from its run directories, no episode runs again
+    again = runner.invoke(app, res_args)
+    assert again.exit_code == 0, again.output
+    assert json.loads((tmp_path / "opt" / "heldout.json").read_text()) == judged
+    episodes_after = [
+        r
+        for d in ("baseline", "optimized")
+        for r in read_log(tmp_path / "opt" / "heldout" / d)
+        if isinstance(r, EpisodeRecord)
+    ]
+    assert len(episodes_after) == 30
+    # `report` on the optimization's directory shows the judgement and reports its two runs
+    shown = runner.invoke(app, ["report", str(tmp_path / "opt")])
+    assert shown.exit_code == 0, shown.output
+    assert "held-out judgement: scripted/opt-task, 5 runs per task" in shown.output and "15/15" in shown.output
+    assert "fembench-paper" in shown.output and "Summary" in shown.output
+    # --no-evaluate stops at the prompt and prints the comparison to run by hand
+    manual = runner.invoke(app, [*res_args, "--no-evaluate"])
+    assert manual.exit_code == 0, manual.output
+    assert "fembench-agents compare" in manual.output and "held-out judgement" not in manual.output
     saved = json.loads(prompt.read_text())
     assert KEYWORD in saved["system_prompt"] and saved["provenance"]["name"] == "kw"
     assert saved["provenance"]["gepa"]["use_merge"] is True and saved["provenance"]["include_reference"] is True

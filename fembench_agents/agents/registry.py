@@ -1,6 +1,7 @@
 """Agent specs on the command line, resolved through a registry:
 
   single-shot | feedback-loop[:N] | template-guided | fembench-paper[:N] | prompt:PATH[:N] | openhands[:OPTIONS]
+  | mini-swe-agent[:OPTIONS]
 
 (`fembench-paper` is single-shot with prompts structured as FEM-Bench's
 published ones; `prompt:PATH` is single-shot with a system prompt from PATH,
@@ -89,9 +90,16 @@ def _openhands(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
     return make_openhands_agent(rest)
 
 
+def _mini_swe_agent(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
+    from fembench_agents.agents.mini_swe import make_mini_swe_agent  # lazy, like openhands
+
+    return make_mini_swe_agent(rest)
+
+
 register_agent("single-shot", "single-shot", _single_shot)
 register_agent("feedback-loop", "feedback-loop[:N]", _feedback_loop)
 register_agent("template-guided", "template-guided", _template_guided)
 register_agent("fembench-paper", "fembench-paper[:N]", _fembench_paper)
 register_agent("prompt", "prompt:PATH[:N]", _from_prompt_file)
 register_agent("openhands", "openhands[:OPTIONS]", _openhands)
+register_agent("mini-swe-agent", "mini-swe-agent[:OPTIONS]", _mini_swe_agent)

@@ -60,6 +60,13 @@ def optimize(
         ),
     ] = None,
     cache: Annotated[Path | None, typer.Option(help="response cache directory")] = Path(".fembench-cache"),
+    evaluate: Annotated[
+        bool,
+        typer.Option(
+            "--evaluate/--no-evaluate",
+            help="then judge the optimized prompt against the seed agent on the held-out tasks (heldout_repeats each)",
+        ),
+    ] = True,
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """GEPA on a training split: tune a single-shot agent's system prompt, never touching held-out tasks."""
@@ -74,6 +81,8 @@ def optimize(
         resolve_budget,
         split_tasks,
     )
+    from fembench_agents.optimize.judgement import judge_heldout
+    from fembench_agents.optimize.loop import LoopThread
     from fembench_agents.optimize.progress import RichProgress
     from fembench_agents.scoring.evaluator import Evaluator
 
@@ -179,10 +188,48 @@ def optimize(
         except ValueError as exc:
             err.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from None
-    _show(result, settings)
+        judgement = None
+        if evaluate and result.prompt_path is not None and not result.leak.leaked:
+            _show(result, settings, judged=True)
+            err.print(
+                f"judging on the held-out tasks: {len(result.split.heldout)} tasks x {settings.heldout_repeats} "
+                f"runs x 2 agents, into {out / 'heldout'}"
+            )
+            try:
+                with LoopThread() as loop:
+                    judgement = loop.run(judge_heldout(result, settings, tasks, evaluator, task_client))
+            except KeyboardInterrupt:
+                err.print("interrupted; rerun the same command to finish the held-out judgement")
+                raise typer.Exit(130) from None
+    if judgement is None:
+        _show(result, settings)
+    else:
+        show_judgement(judgement, out)
 
 
-def _show(result: Any, settings: Any) -> None:
+def show_judgement(judgement: Any, out: Path) -> None:
+    from fembench_agents.optimize.judgement import CURVE_PNG, JUDGEMENT_MD
+
+    j = judgement
+    table = Table(title=f"held-out judgement: {j.model}, {j.repeats} runs per task")
+    table.add_column("held-out task")
+    table.add_column(j.baseline_agent)
+    table.add_column("optimized prompt")
+    for r in j.rows:
+        table.add_row(r.task_id, f"{r.baseline_passed}/{r.runs}", f"{r.optimized_passed}/{r.runs}")
+    table.add_row("total", f"{j.baseline_passed}/{j.runs}", f"{j.optimized_passed}/{j.runs}", style="bold")
+    console.print(table)
+    best = "-" if j.best_val_score is None else f"{j.best_val_score:.3f}"
+    console.print(
+        f"budget {j.used_metric_calls}/{j.max_metric_calls} metric calls; best validation score {best}; "
+        f"written: {out / JUDGEMENT_MD}, {out / CURVE_PNG}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _show(result: Any, settings: Any, judged: bool = False) -> None:
     table = Table(title=f"optimize {result.name}" + ("" if result.complete else " (stopped early)"))
     table.add_column("")
     table.add_column("seed prompt")
@@ -211,7 +258,9 @@ def _show(result: Any, settings: Any) -> None:
         )
     else:
         console.print(f"[green]leak check: {result.leak.summary()}[/green]")
-    if result.prompt_path is None:
+    if judged:
+        console.print(f"optimized prompt: {result.prompt_path}", markup=False, highlight=False, soft_wrap=True)
+    elif result.prompt_path is None:
         console.print(f"[yellow]not finished: rerun the same command to resume from {result.out_dir}[/yellow]")
     else:
         params = settings.params

@@ -210,7 +210,10 @@ def _exit_on_model_errors(run_dirs: list[Path], stops: list[RunStopped]) -> None
 def run(
     model: Annotated[str, typer.Option(help="litellm model name, `local` for the embedded model")] = "local",
     agent: Annotated[
-        str, typer.Option(help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH")
+        str,
+        typer.Option(
+            help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH | openhands[:OPTIONS] | mini-swe-agent[:OPTIONS]"
+        ),
     ] = "single-shot",
     tasks: Annotated[
         str, typer.Option("--tasks", help="task ids or fnmatch patterns, comma-separated, or all")
@@ -376,6 +379,7 @@ def report(
     """Tables, confidence intervals, paired tests and plots for finished runs."""
     from fembench_agents.runs.reader import expand_run_dirs
 
+    runs = [_heldout_judgement(r) for r in runs]
     runs = expand_run_dirs(runs)
     for r in runs:
         if not (r / "manifest.json").exists():
@@ -401,6 +405,19 @@ def _show_sensitivity(runs: list[Path], out: Path | None) -> None:
         paths = plot(found, out)
         (out / "sensitivity.json").write_text(json.dumps([c.model_dump() for c in found], indent=1) + "\n")
         err.print(f"sensitivity plot written to {', '.join(str(p) for p in paths)}")
+
+
+def _heldout_judgement(path: Path) -> Path:
+    """An optimization's directory stands for its held-out judgement: its
+    table is printed and its two run directories are reported."""
+    from fembench_agents.optimize.judgement import JUDGEMENT_JSON, HeldoutJudgement
+
+    if not (path / JUDGEMENT_JSON).is_file():
+        return path
+    from fembench_agents.cli.optimize import show_judgement
+
+    show_judgement(HeldoutJudgement.model_validate_json((path / JUDGEMENT_JSON).read_text()), path)
+    return path / "heldout"
 
 
 @app.command("replay")

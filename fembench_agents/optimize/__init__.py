@@ -5,7 +5,8 @@ held-out tasks it is later judged on.
 Modules: settings (what an optimization is), split, budget (light/medium/heavy
 and DSPy's auto budgets), evaluate (a candidate on tasks, through run logs),
 adapter (the GEPA adapter), reflection (the reflection LM through our client),
-leak (the leak guard), artifacts, progress, runner (start to finish)."""
+leak (the leak guard), artifacts, progress, runner (start to finish),
+judgement (the held-out comparison run after optimizing)."""
 
 from fembench_agents.optimize.budget import Budget, dspy_auto_budget, resolve_budget
 from fembench_agents.optimize.heldout import LeakReport, scan_prompt

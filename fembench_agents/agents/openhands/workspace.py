@@ -84,8 +84,10 @@ class Workspace:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def create_workspace(task: Task | SolverCase, track: Track, task_prompt: str) -> Workspace:
-    root = Path(tempfile.mkdtemp(prefix="fembench-openhands-"))
+def create_workspace(
+    task: Task | SolverCase, track: Track, task_prompt: str, prefix: str = "fembench-openhands-"
+) -> Workspace:
+    root = Path(tempfile.mkdtemp(prefix=prefix))
     ws = Workspace(root=root, track=track)
     ws.dir.mkdir()
     ws.control.mkdir(mode=0o700)

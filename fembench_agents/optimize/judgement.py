@@ -1,0 +1,159 @@
+"""The held-out judgement the paper reports, run by `optimize` once the prompt
+is written: the seed agent (no optimized prompt) and `prompt:FILE` on the
+held-out tasks, `heldout_repeats` episodes each, through ordinary run
+directories (so it resumes like every run and replays from its logs). It
+writes `heldout.json`, `heldout.md` and `val_curve.png` (the best validation
+score over metric calls, from history.json) into the optimization's directory.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from fembench_agents.contracts import ModelClient
+from fembench_agents.optimize.settings import OptimizeSettings
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.suite.model import Task
+
+if TYPE_CHECKING:  # the search module imports gepa; `report` reads judgements without it
+    from fembench_agents.optimize.search import OptimizeResult
+
+JUDGEMENT_JSON, JUDGEMENT_MD, CURVE_PNG = "heldout.json", "heldout.md", "val_curve.png"
+
+
+class HeldoutRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    task_id: str
+    baseline_passed: int
+    optimized_passed: int
+    runs: int
+
+
+class HeldoutJudgement(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    model: str
+    baseline_agent: str
+    optimized_agent: str
+    repeats: int
+    rows: list[HeldoutRow]
+    baseline_passed: int
+    optimized_passed: int
+    runs: int
+    used_metric_calls: int
+    max_metric_calls: int
+    best_val_score: float | None
+    curve: list[tuple[int, float]]  # (metric calls when a candidate was found, best validation score so far)
+    system_prompt: str
+
+
+def baseline_agent(settings: OptimizeSettings) -> str:
+    """The agent with no optimized prompt, in the task prompts the optimizer used."""
+    return "fembench-paper" if settings.scaffold == "fembench_paper" else "single-shot"
+
+
+def validation_curve(out: Path) -> list[tuple[int, float]]:
+    history = json.loads((out / "history.json").read_text())
+    curve: list[tuple[int, float]] = []
+    for entry in sorted(history, key=lambda h: (h["discovered_at_metric_call"], h["index"])):
+        best = max(float(entry["val_score"]), curve[-1][1] if curve else 0.0)
+        curve.append((int(entry["discovered_at_metric_call"]), best))
+    return curve
+
+
+async def judge_heldout(
+    result: OptimizeResult,
+    settings: OptimizeSettings,
+    tasks: list[Task],
+    evaluator: Evaluator,
+    model: ModelClient,
+) -> HeldoutJudgement:
+    if result.prompt_path is None:
+        raise ValueError("the optimization is not finished: there is no prompt to judge yet")
+    out = Path(result.out_dir)
+    agents = {"baseline": baseline_agent(settings), "optimized": f"prompt:{result.prompt_path}"}
+    passed: dict[str, dict[str, int]] = {}
+    for label, agent in agents.items():
+        config = RunConfig(
+            model=settings.model,
+            agent=agent,
+            tasks=",".join(result.split.heldout),
+            repeats=settings.heldout_repeats,
+            concurrency=settings.concurrency,
+            params=settings.params,
+        )
+        records = await execute_run(config, tasks, out / "heldout" / label, model, evaluator)
+        passed[label] = {t: sum(r.passed for r in records if r.task_id == t) for t in result.split.heldout}
+    n = settings.heldout_repeats
+    rows = [
+        HeldoutRow(task_id=t, baseline_passed=passed["baseline"][t], optimized_passed=passed["optimized"][t], runs=n)
+        for t in result.split.heldout
+    ]
+    judgement = HeldoutJudgement(
+        model=settings.model,
+        baseline_agent=agents["baseline"],
+        optimized_agent=agents["optimized"],
+        repeats=n,
+        rows=rows,
+        baseline_passed=sum(r.baseline_passed for r in rows),
+        optimized_passed=sum(r.optimized_passed for r in rows),
+        runs=n * len(rows),
+        used_metric_calls=result.metric_calls,
+        max_metric_calls=result.budget.max_metric_calls,
+        best_val_score=result.scores.val,
+        curve=validation_curve(out),
+        system_prompt=result.system_prompt,
+    )
+    (out / JUDGEMENT_JSON).write_text(judgement.model_dump_json(indent=1) + "\n")
+    (out / JUDGEMENT_MD).write_text(render_judgement(judgement))
+    plot_curve(judgement, out / CURVE_PNG)
+    return judgement
+
+
+def render_judgement(j: HeldoutJudgement) -> str:
+    lines = [
+        f"# Held-out judgement: {j.model}",
+        "",
+        f"| held-out task | {j.baseline_agent} | optimized prompt |",
+        "| --- | --- | --- |",
+        *(f"| {r.task_id} | {r.baseline_passed}/{r.runs} | {r.optimized_passed}/{r.runs} |" for r in j.rows),
+        f"| **total** | **{j.baseline_passed}/{j.runs}** | **{j.optimized_passed}/{j.runs}** |",
+        "",
+        f"Budget: {j.used_metric_calls} of {j.max_metric_calls} metric calls; best validation score "
+        + ("-" if j.best_val_score is None else f"{j.best_val_score:.3f}")
+        + f" ({CURVE_PNG}).",
+        "",
+        "## The optimized prompt",
+        "",
+        "```text",
+        j.system_prompt.rstrip(),
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def plot_curve(j: HeldoutJudgement, path: Path) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 3.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    if j.curve:
+        calls, scores = zip(*j.curve, strict=True)
+        ax.step([*calls, max(j.used_metric_calls, calls[-1])], [*scores, scores[-1]], where="post")
+        ax.plot(calls, scores, "o")
+    ax.set(
+        xlabel="metric calls",
+        ylabel="best validation score",
+        ylim=(-0.02, 1.02),
+        title="validation score of the best candidate",
+    )
+    ax.grid(alpha=0.3)
+    fig.savefig(path, format="png")
+    return path
