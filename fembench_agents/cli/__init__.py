@@ -8,17 +8,12 @@ import sys
 
 from rich.markup import escape
 
-from fembench_agents.cli import (  # noqa: F401 - register commands
-    cases,
-    cases_import,
-    models,
-    optimize,
-    runs,
-    sandbox,
-    score,
-    tasks,
-    view,
-)
+# isort: off
+# Imported in the order `--help` lists the commands (typer lists them as they register).
+from fembench_agents.cli import optimize, runs, report, replay, score, view  # noqa: F401 - register commands
+from fembench_agents.cli import cases, cases_import, models, sandbox, tasks  # noqa: F401 - register commands
+
+# isort: on
 from fembench_agents.cli.app import app, err
 from fembench_agents.scoring.sandbox import WeakIsolationRefused
 

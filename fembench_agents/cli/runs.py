@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import Coroutine, Sequence
 from contextlib import ExitStack
@@ -11,16 +10,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.panel import Panel
 
 from fembench_agents.cli.app import (
     DEFAULT_CASES,
     DEFAULT_TASKS,
     AllowWeakOpt,
-    TasksOpt,
     app,
     case_scorer,
-    console,
     err,
     exit_if_skipped,
     load_case_set,
@@ -85,19 +81,6 @@ def _params(temperature: float, max_tokens: int, reasoning: str | None, api_base
     except ValueError as exc:
         err.print(f"[red]error:[/red] bad model parameters: {exc}")
         raise typer.Exit(2) from None
-
-
-def _show_report(run_dirs: list[Path], out: Path | None) -> None:
-    from fembench_agents.report import build_report, isolation_warnings, rich_tables, write_report
-
-    report = build_report(run_dirs)
-    for table in rich_tables(report):
-        console.print(table)
-    for warning in isolation_warnings(report):
-        err.print(f"[yellow]warning:[/yellow] {warning}", markup=True, highlight=False)
-    if out is not None:
-        paths = write_report(report, out)
-        err.print(f"report written to {paths['markdown']}")
 
 
 async def _run_grid(
@@ -268,7 +251,9 @@ def run(
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    _show_report([out], out / "report")
+    from fembench_agents.cli.report import show_report  # here: `run` and `compare` register before `report`
+
+    show_report([out], out / "report")
     _exit_on_model_errors([out], stops)
     exit_if_skipped(skipped)
 
@@ -361,144 +346,8 @@ def compare(
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    _show_report(run_dirs, out / "report")
+    from fembench_agents.cli.report import show_report
+
+    show_report(run_dirs, out / "report")
     _exit_on_model_errors(run_dirs, stops)
     exit_if_skipped(skipped)
-
-
-@app.command("report")
-def report(
-    runs: Annotated[list[Path], typer.Argument(help="run directories, or a directory `compare` wrote them into")],
-    out: Annotated[
-        Path | None, typer.Option(help="write report.md, report.json, tables/ (Markdown, CSV, JSON) and plots here")
-    ] = None,
-    sensitivity: Annotated[
-        bool, typer.Option(help="PDE pass rates recomputed over a grid of alpha_acc and alpha_time (no solver runs)")
-    ] = False,
-) -> None:
-    """Tables, confidence intervals, paired tests and plots for finished runs."""
-    from fembench_agents.runs.reader import expand_run_dirs
-
-    runs = [_heldout_judgement(r) for r in runs]
-    runs = expand_run_dirs(runs)
-    for r in runs:
-        if not (r / "manifest.json").exists():
-            err.print(f"[red]error:[/red] {r} is not a run directory (no manifest.json)")
-            raise typer.Exit(2)
-    if sensitivity:
-        _show_sensitivity(runs, out)
-        return
-    _show_report(runs, out)
-
-
-def _show_sensitivity(runs: list[Path], out: Path | None) -> None:
-    from fembench_agents.report.sensitivity import curves, plot
-
-    found = curves(runs)
-    if not found:
-        err.print("[red]error:[/red] no scored PDE case attempts in these runs")
-        raise typer.Exit(2)
-    for c in found:
-        rates = "  ".join(f"{a:g}:{r:.2f}" for a, r in zip(c.alphas, c.pass_rates, strict=True))
-        console.print(f"{c.model} / {c.agent} / {c.library} (n={c.attempts}) pass rate by {c.varied}: {rates}")
-    if out is not None:
-        paths = plot(found, out)
-        (out / "sensitivity.json").write_text(json.dumps([c.model_dump() for c in found], indent=1) + "\n")
-        err.print(f"sensitivity plot written to {', '.join(str(p) for p in paths)}")
-
-
-def _heldout_judgement(path: Path) -> Path:
-    """An optimization's directory stands for its held-out judgement: its
-    table is printed and its two run directories are reported."""
-    from fembench_agents.optimize.judgement import JUDGEMENT_JSON, HeldoutJudgement
-
-    if not (path / JUDGEMENT_JSON).is_file():
-        return path
-    from fembench_agents.cli.optimize import show_judgement
-
-    show_judgement(HeldoutJudgement.model_validate_json((path / JUDGEMENT_JSON).read_text()), path)
-    return path / "heldout"
-
-
-@app.command("replay")
-def replay(
-    run_dir: Annotated[Path, typer.Argument(help="a run directory")],
-    rescore: Annotated[bool, typer.Option(help="re-evaluate stored attempts with the current evaluator")] = False,
-    show: Annotated[str | None, typer.Option(help="print this task's feedback loop turn by turn")] = None,
-    tasks_path: TasksOpt = DEFAULT_TASKS,
-    cases_path: CasesPathOpt = DEFAULT_CASES,
-    allow_weak_isolation: AllowWeakOpt = False,
-) -> None:
-    """Re-run a recorded run from its log with no model calls."""
-    from fembench_agents.runs.log import read_log, read_manifest
-    from fembench_agents.runs.replay import compare_runs, episode_turns
-    from fembench_agents.runs.replay import rescore as rescore_run
-
-    try:
-        manifest = read_manifest(run_dir)
-    except (FileNotFoundError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    if show:
-        _print_turns(episode_turns(run_dir, show), show)
-        return
-    track = str(manifest.config.get("track", "code"))
-    libraries = [track] if track in LIBRARY_TRACKS else []
-    with open_sandbox(allow_weak_isolation, libraries=libraries) as sandbox:
-        problems, evaluator = problems_for([track], tasks_path, cases_path, sandbox)
-        tasks = problems[track]
-        if rescore:
-            changes = rescore_run(run_dir, {t.task_id: t for t in tasks}, evaluator)
-        else:
-            from rich.markup import escape
-
-            from fembench_agents.models import ReplayModel, UnrecordedRequestError
-
-            config = RunConfig(**{**manifest.config, "params": ModelParams(**manifest.config["params"])})
-            records = read_log(run_dir)
-            model = ReplayModel.from_records(records)
-            target = run_dir / "replay"
-            if target.exists():
-                import shutil
-
-                shutil.rmtree(target)
-            try:
-                asyncio.run(execute_run(config, tasks, target, model, evaluator))
-            except UnrecordedRequestError as exc:
-                evaluator.close()
-                err.print(f"[red]error:[/red] the replay diverged from the recording: {escape(str(exc))}")
-                raise typer.Exit(2) from None
-            changes = compare_runs(records, read_log(target))
-        evaluator.close()
-    what = "re-scored" if rescore else "replayed"
-    if not changes:
-        console.print(f"[green]{what}: every attempt's outcome is identical[/green]")
-        return
-    console.print(f"[yellow]{what}: {len(changes)} attempts changed[/yellow]")
-    for c in changes[:50]:
-        console.print(f"{c.episode} #{c.attempt_index}\n  before: {c.before}\n  after:  {c.after}", markup=False)
-    raise typer.Exit(1)
-
-
-def _print_turns(episodes: list, task_id: str) -> None:
-    if not episodes:
-        err.print(f"[red]error:[/red] no attempts at {task_id!r} in this run")
-        raise typer.Exit(2)
-    for end, turns in episodes:
-        console.rule(turns[0].episode)
-        for a in turns:
-            console.print(
-                Panel(a.messages[-1].content, title=f"attempt {a.attempt_index}: prompt", expand=False), markup=False
-            )
-            console.print(Panel(a.reply or "(empty reply)", title="reply", expand=False), markup=False)
-            if a.outcome is not None:
-                verdict = "passed" if a.outcome.passed else f"failed at {a.outcome.failed_stage} ({a.outcome.reason})"
-                console.print(f"outcome: {verdict}")
-            if a.model_error:
-                console.print(f"model error: {a.model_error}", markup=False)
-            if a.feedback is not None and not a.outcome.passed:  # type: ignore[union-attr]
-                console.print(
-                    Panel(a.feedback.text, title=f"feedback (score {a.feedback.score:.2f})", expand=False), markup=False
-                )
-        if end is not None:
-            console.print(f"episode: {'passed' if end.passed else 'failed'} after {end.attempts} attempts")

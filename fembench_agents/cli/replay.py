@@ -1,0 +1,110 @@
+"""`replay`: re-run a recorded run from its log with no model calls, re-score
+its attempts with the current evaluator, or print one task's feedback loop."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.panel import Panel
+
+from fembench_agents.cli.app import (
+    DEFAULT_CASES,
+    DEFAULT_TASKS,
+    AllowWeakOpt,
+    TasksOpt,
+    app,
+    console,
+    err,
+    open_sandbox,
+)
+from fembench_agents.cli.runs import CasesPathOpt, problems_for
+from fembench_agents.messages import ModelParams
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.vocabulary import LIBRARY_TRACKS
+
+
+@app.command("replay")
+def replay(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory")],
+    rescore: Annotated[bool, typer.Option(help="re-evaluate stored attempts with the current evaluator")] = False,
+    show: Annotated[str | None, typer.Option(help="print this task's feedback loop turn by turn")] = None,
+    tasks_path: TasksOpt = DEFAULT_TASKS,
+    cases_path: CasesPathOpt = DEFAULT_CASES,
+    allow_weak_isolation: AllowWeakOpt = False,
+) -> None:
+    """Re-run a recorded run from its log with no model calls."""
+    from fembench_agents.runs.log import read_log, read_manifest
+    from fembench_agents.runs.replay import compare_runs, episode_turns
+    from fembench_agents.runs.replay import rescore as rescore_run
+
+    try:
+        manifest = read_manifest(run_dir)
+    except (FileNotFoundError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    if show:
+        _print_turns(episode_turns(run_dir, show), show)
+        return
+    track = str(manifest.config.get("track", "code"))
+    libraries = [track] if track in LIBRARY_TRACKS else []
+    with open_sandbox(allow_weak_isolation, libraries=libraries) as sandbox:
+        problems, evaluator = problems_for([track], tasks_path, cases_path, sandbox)
+        tasks = problems[track]
+        if rescore:
+            changes = rescore_run(run_dir, {t.task_id: t for t in tasks}, evaluator)
+        else:
+            from rich.markup import escape
+
+            from fembench_agents.models import ReplayModel, UnrecordedRequestError
+
+            config = RunConfig(**{**manifest.config, "params": ModelParams(**manifest.config["params"])})
+            records = read_log(run_dir)
+            model = ReplayModel.from_records(records)
+            target = run_dir / "replay"
+            if target.exists():
+                import shutil
+
+                shutil.rmtree(target)
+            try:
+                asyncio.run(execute_run(config, tasks, target, model, evaluator))
+            except UnrecordedRequestError as exc:
+                evaluator.close()
+                err.print(f"[red]error:[/red] the replay diverged from the recording: {escape(str(exc))}")
+                raise typer.Exit(2) from None
+            changes = compare_runs(records, read_log(target))
+        evaluator.close()
+    what = "re-scored" if rescore else "replayed"
+    if not changes:
+        console.print(f"[green]{what}: every attempt's outcome is identical[/green]")
+        return
+    console.print(f"[yellow]{what}: {len(changes)} attempts changed[/yellow]")
+    for c in changes[:50]:
+        console.print(f"{c.episode} #{c.attempt_index}\n  before: {c.before}\n  after:  {c.after}", markup=False)
+    raise typer.Exit(1)
+
+
+def _print_turns(episodes: list, task_id: str) -> None:
+    if not episodes:
+        err.print(f"[red]error:[/red] no attempts at {task_id!r} in this run")
+        raise typer.Exit(2)
+    for end, turns in episodes:
+        console.rule(turns[0].episode)
+        for a in turns:
+            console.print(
+                Panel(a.messages[-1].content, title=f"attempt {a.attempt_index}: prompt", expand=False), markup=False
+            )
+            console.print(Panel(a.reply or "(empty reply)", title="reply", expand=False), markup=False)
+            if a.outcome is not None:
+                verdict = "passed" if a.outcome.passed else f"failed at {a.outcome.failed_stage} ({a.outcome.reason})"
+                console.print(f"outcome: {verdict}")
+            if a.model_error:
+                console.print(f"model error: {a.model_error}", markup=False)
+            if a.feedback is not None and not a.outcome.passed:  # type: ignore[union-attr]
+                console.print(
+                    Panel(a.feedback.text, title=f"feedback (score {a.feedback.score:.2f})", expand=False), markup=False
+                )
+        if end is not None:
+            console.print(f"episode: {'passed' if end.passed else 'failed'} after {end.attempts} attempts")
