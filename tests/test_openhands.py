@@ -275,8 +275,11 @@ def test_testllm_conversation_writes_checks_and_finishes(
         ]
     )
     agent = OpenHandsAgent(llm_factory=lambda bridge: llm, keep_workspace=True)
-    model = make_client("scripted/echo")
-    trace, record = asyncio.run(run_one(agent, scale_task, model, evaluator, tmp_path))
+    # TestLLM answers every call; the scripted model only stands behind the session (and must be
+    # registered, or the test depends on another test having registered the provider first)
+    for _ in scripted("echo", []):
+        model = make_client("scripted/echo")
+        trace, record = asyncio.run(run_one(agent, scale_task, model, evaluator, tmp_path))
     try:
         assert llm.remaining_responses == 0
         assert [a.stop_reason for a in trace.attempts] == ["finished"]
