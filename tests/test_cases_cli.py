@@ -95,6 +95,28 @@ def test_calibrate_writes_machine_times_apart(tmp_path: Path) -> None:
     assert set(cal.t_base["hz_square_k4"]) == {"dolfinx", "ngsolve", "numpy-scipy", "scikit-fem"}
     assert cal.lookup("hz_square_k4", "numpy-scipy") > 0
     assert cal.calibration_id in res.output
+    # a partial calibration keeps the times it did not redo
+    res = runner.invoke(
+        cases_app,
+        ["calibrate", "--cases", str(copy), "--only", "poisson_square_smooth", "--library", "numpy-scipy"]
+        + ["--repeats", "1", "--machine", "testbox"],
+    )
+    assert res.exit_code == 0, res.output
+    assert "kept 4 solves timed before" in res.output
+    again = timing.load(copy, "testbox")
+    assert again.t_base["hz_square_k4"] == cal.t_base["hz_square_k4"]
+    assert set(again.t_base) == {"hz_square_k4", "poisson_square_smooth"}
+    assert set(again.t_base["poisson_square_smooth"]) == {"numpy-scipy"}
+    assert "for 5 solves written" in res.output
+    # timed with other repeats, the old file is replaced and the drop said
+    res = runner.invoke(
+        cases_app,
+        ["calibrate", "--cases", str(copy), "--only", "poisson_square_smooth", "--library", "numpy-scipy"]
+        + ["--repeats", "2", "--machine", "testbox"],
+    )
+    assert res.exit_code == 0, res.output
+    assert "(repeats 1): 4 solves timed there dropped" in res.output
+    assert set(timing.load(copy, "testbox").t_base) == {"poisson_square_smooth"}
 
 
 def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Path) -> None:

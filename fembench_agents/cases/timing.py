@@ -93,6 +93,27 @@ def save(cases_dir: Path, cal: MachineCalibration) -> Path:
     return path
 
 
+def merged(cases_dir: Path, new: MachineCalibration) -> tuple[MachineCalibration, str]:
+    """`new` over the machine's existing file, when that file was timed on the same fingerprint
+    with the same repeats: a partial `calibrate --only/--library` updates the pairs it timed and
+    keeps the others. Otherwise `new` alone, and why the old times were dropped."""
+    path = path_for(cases_dir, new.machine)
+    if not path.exists():
+        return new, ""
+    try:
+        old = MachineCalibration.model_validate_json(path.read_text())
+    except ValueError:
+        return new, f"replaced {path}: it could not be read"
+    kept = sum(1 for case, libs in old.t_base.items() for lib in libs if lib not in new.t_base.get(case, {}))
+    if old.fingerprint != new.fingerprint or old.repeats != new.repeats:
+        why = "a different fingerprint" if old.fingerprint != new.fingerprint else f"repeats {old.repeats}"
+        return new, f"replaced {path} ({why}): {kept} solves timed there dropped"
+    t_base = {case: dict(libs) for case, libs in old.t_base.items()}
+    for case, libs in new.t_base.items():
+        t_base.setdefault(case, {}).update(libs)
+    return new.model_copy(update={"t_base": t_base}), f"kept {kept} solves timed before" if kept else ""
+
+
 def load(cases_dir: Path, machine: str | None = None) -> MachineCalibration:
     path = path_for(cases_dir, machine)
     if not path.exists():

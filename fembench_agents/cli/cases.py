@@ -106,8 +106,12 @@ def calibrate(
     cases: CasesDir = DEFAULT,
     repeats: Annotated[int, typer.Option(min=1, help="timed sandbox jobs per solve (median)")] = 5,
     machine: Annotated[str | None, typer.Option(help="name of this machine's file")] = None,
-    only: Annotated[list[str] | None, typer.Option("--only", help="time only these ids")] = None,
-    library: Annotated[list[str] | None, typer.Option("--library", help="time only these tracks")] = None,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="time only these ids (the file keeps the other times)")
+    ] = None,
+    library: Annotated[
+        list[str] | None, typer.Option("--library", help="time only these tracks (the file keeps the other times)")
+    ] = None,
 ) -> None:
     """Time our calibration solvers on this machine, in the sandbox as attempts are timed: t_base per case and library."""
     from fembench_agents.cases.calibrate import CalibrationFailed, calibration_sandbox, each_case_library, time_case
@@ -132,8 +136,12 @@ def calibrate(
     cal = timing.MachineCalibration(
         machine=machine or timing.machine_name(), fingerprint=timing.fingerprint(), repeats=repeats, t_base=t_base
     )
+    if only or library:
+        cal, kept = timing.merged(cases, cal)
+        if kept:
+            typer.echo(kept, err=True)
     path = timing.save(cases, cal)
-    typer.echo(f"calibration {cal.calibration_id} for {sum(map(len, t_base.values()))} solves written to {path}")
+    typer.echo(f"calibration {cal.calibration_id} for {sum(map(len, cal.t_base.values()))} solves written to {path}")
 
 
 @cases_app.command("validate")
