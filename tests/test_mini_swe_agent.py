@@ -129,6 +129,7 @@ def test_scripted_run_is_recorded_priced_and_replayed(
         model = make_client(config.model, options=ClientOptions(token_prices=(1e-6, 2e-6)))
         [record] = asyncio.run(execute_run(config, [scale_task], out, model, evaluator))
         assert record.status == "done" and record.passed and record.attempts == 1
+        assert (record.model_calls, record.reused_calls) == (3, 0)  # every call of the attempt, not one
         original = read_log(out)
         calls = [r for r in original if isinstance(r, ModelCallRecord)]
         assert len(calls) == script.calls == 3
@@ -153,6 +154,8 @@ def test_scripted_run_is_recorded_priced_and_replayed(
         asyncio.run(execute_run(config, [scale_task], replayed, ReplayModel.from_records(original), evaluator))
         assert script.calls == 3
         assert compare_runs(original, read_log(replayed)) == []
+        [again] = [r for r in read_log(replayed) if isinstance(r, EpisodeRecord)]
+        assert (again.model_calls, again.reused_calls) == (3, 3)
 
 
 def test_feedback_is_sent_in_the_same_conversation(

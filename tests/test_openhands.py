@@ -422,6 +422,7 @@ def test_feedback_is_sent_in_the_same_conversation(
         model = make_client(f"scripted/{script_name}")
         trace, record = asyncio.run(run_one(agent, scale_task, model, evaluator, tmp_path))
         assert record.passed and record.first_pass_attempt == 1 and record.attempts == 2
+        assert (script.calls, record.model_calls) == (4, 4)  # two calls per attempt, each counted
         attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
         assert [a.outcome.passed for a in attempts] == [False, True]  # type: ignore[union-attr]
         assert "Evaluator feedback" in attempts[1].messages[-1].content

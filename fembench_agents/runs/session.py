@@ -35,6 +35,8 @@ class EpisodeSession:
         self.evaluator, self.feedback, self.log = evaluator, feedback, log
         self.episode, self.agent, self.repeat = episode, agent, repeat
         self.attempts: list[AttemptRecord] = []
+        # every call answered through call_model: a coding agent makes many per attempt
+        self.calls: list[ModelResponse] = []
 
     def last_reply(self) -> str:
         return self.attempts[-1].reply if self.attempts else ""
@@ -67,7 +69,9 @@ class EpisodeSession:
         context = CallContext(
             task_id=self.task.task_id, episode=self.episode, attempt_index=attempt_index, attempt=attempt, sample=sample
         )
-        return await recorded_call(self.model, self.log, messages, context, self.params)
+        response = await recorded_call(self.model, self.log, messages, context, self.params)
+        self.calls.append(response)
+        return response
 
     async def submit(
         self, text: str, messages: list[Message], response: ModelResponse | None
@@ -142,6 +146,6 @@ class EpisodeSession:
             seconds=time.perf_counter() - started,
             error=error,
             error_kind=error_kind,
-            model_calls=len(responses),
-            reused_calls=sum(r.cached or r.replayed for r in responses),
+            model_calls=len(self.calls),
+            reused_calls=sum(r.cached or r.replayed for r in self.calls),
         )
