@@ -668,6 +668,23 @@ def test_experiment_file_loads(tmp_path: Path) -> None:
     assert shipped.models == ["local"] and "feedback-loop:3" in shipped.agents
 
 
+def test_the_every_family_experiment_covers_every_family_on_a_track_that_supports_it() -> None:
+    from fembench_agents.cases.problem import load_cases
+    from fembench_agents.cases.tracks import get_track
+
+    exp = load_experiment(ROOT / "experiments" / "pde_families_embedded.toml")
+    chosen = select_tasks(load_cases(ROOT / "cases"), exp.cases)
+    families = sorted(c.spec.family for c in chosen)
+    assert len(chosen) == 11 and families == sorted(set(families))
+    assert set(families) == {
+        "biharmonic", "burgers", "convection_diffusion", "elasticity", "heat", "helmholtz",
+        "navier_stokes", "poisson", "reaction_diffusion", "stokes", "wave",
+    }  # fmt: skip
+    assert exp.libraries == ["scikit-fem"]
+    assert all(get_track("scikit-fem").supports(c.spec.family, c.spec.domain.name) for c in chosen)
+    assert all("scikit-fem" in c.spec.libraries for c in chosen)
+
+
 @pytest.mark.parametrize(
     "text, key",
     [
