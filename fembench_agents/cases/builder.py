@@ -201,7 +201,9 @@ def build_case(case: CaseFile, definition_bytes: bytes, config: GateConfig | Non
 
 
 def _reuse(cases_dir: Path, case: CaseFile, raw: bytes, specs: dict[str, CaseSpec]) -> Built | None:
-    """The committed record, if it was built from this definition by this builder version."""
+    """The committed record, if it was built from this definition by this builder version and
+    the specs file still holds the spec built with it (a merge can pair one side's specs with the
+    other side's records: the libraries are what such a pairing has disagreed on)."""
     try:
         hidden, arrays = store.load_hidden(cases_dir, case.id)
     except (store.CaseStoreError, OSError, ValueError):
@@ -210,6 +212,7 @@ def _reuse(cases_dir: Path, case: CaseFile, raw: bytes, specs: dict[str, CaseSpe
         case.id not in specs
         or hidden.definition_sha256 != store.sha256(raw)
         or hidden.builder_version != BUILDER_VERSION
+        or set(specs[case.id].libraries) != set(hidden.calibration)
     ):
         return None
     npz = (cases_dir / store.HIDDEN / hidden.reference_file).read_bytes()
