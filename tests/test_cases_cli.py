@@ -149,3 +149,30 @@ def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Pat
     res = runner.invoke(cases_app, ["validate", "--cases", str(copy), "--no-rebuild"])
     assert res.exit_code == 1
     assert "poisson_square_smooth" in res.output and "accuracy gate" in res.output
+
+
+def test_a_partial_machine_calibration_leaves_the_other_fast_gates_unchecked_not_failed(tmp_path: Path) -> None:
+    from fembench_agents.cases.validation import calibration_problems
+
+    copy = tmp_path / "cases"
+    (copy / store.HIDDEN).mkdir(parents=True)
+    keep = ("hz_square_k4", "poisson_square_smooth")
+    lines = [line for line in (CASES / store.SPECS_FILE).read_text().splitlines() if json.loads(line)["id"] in keep]
+    (copy / store.SPECS_FILE).write_text("\n".join(lines) + "\n")
+    for case in keep:
+        for f in (CASES / store.HIDDEN).glob(f"{case}.*"):
+            shutil.copy(f, copy / store.HIDDEN / f.name)
+    # one solve timed (generously: it passes the fast gate), the seven others not
+    cal = timing.MachineCalibration(
+        machine=timing.machine_name(), fingerprint={}, repeats=1, t_base={"hz_square_k4": {"numpy-scipy": 60.0}}
+    )
+    timing.save(copy, cal)
+    skipped: list[tuple[str, str]] = []
+    found, checked = calibration_problems(copy, lambda what, why: skipped.append((what, why)))
+    assert (found, checked) == ([], 8)
+    assert skipped == [
+        (
+            "the fast gate of 7 solves",
+            f"calibration {cal.machine} has no time for them: run `fembench-agents cases calibrate`",
+        )
+    ]
