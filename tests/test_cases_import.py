@@ -26,6 +26,7 @@ IMPORTED = [
     "heat_mixed_modes",
     "poisson_legacy_tolerance",
     "poisson_nested_config",
+    "poisson_numerical",
     "poisson_smooth",
 ]
 
@@ -43,14 +44,13 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     output = (imported.parent / "output.txt").read_text()
-    assert output.splitlines()[:9] == [
-        "read 13 records: imported 5 (all leak-free), excluded 8",
+    assert output.splitlines()[:8] == [
+        "read 13 records: imported 6 (all leak-free; 1 with a numerical reference), excluded 7",
         "  excluded, 3D: 1",
         "  excluded, boundary condition not read: 1",
         "  excluded, domain not imported yet: 1",
         "  excluded, family not in this track yet: 1",
         "  excluded, leaks: 1",
-        "  excluded, numerical reference: 1",
         "  excluded, record not read: 1",
         "  excluded, transient reaction_diffusion: 1",
     ]
@@ -58,7 +58,7 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     assert '  decision: evaluation_config read from inside oracle_config: 1 ["poisson_nested_config"]' in output
     assert "  decision: thresholds removed from the case_spec: 12" in output
     report = json.loads((imported / published_import.REPORT_FILE).read_text())
-    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (13, 5, 5, 8)
+    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (13, 6, 6, 7)
     excluded = report["excluded_cases"]
     eigen = excluded["poisson_eigen"]  # f = 2 pi^2 u: the forcing is the answer, whatever the boundary data
     prefix = "leaks: forcing passes the accuracy gate (error "
@@ -66,7 +66,6 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     assert excluded["poisson_cube"] == "3D: the track's grids are 2D"
     assert excluded["poisson_lshape"] == "domain not imported yet: l_shape"
     assert excluded["stokes_flow"] == "family not in this track yet: stokes"
-    assert excluded["poisson_numerical"] == "numerical reference: no manufactured solution (not imported yet)"
     assert excluded["rd_transient"] == "transient reaction_diffusion: the track's family is steady"
     assert excluded["poisson_mixed_bc"] == "boundary condition not read: only Dirichlet data on the whole boundary"
     assert excluded["line 13"].startswith("record not read: ")
@@ -100,6 +99,34 @@ def test_imported_cases_keep_ids_families_and_parameters_and_carry_both_shapes(i
     ]
     assert cases["elasticity_smooth"].spec.output.fields["u"].shape == (50, 50)
     assert cases["heat_mixed_modes"].spec.time is not None and cases["heat_mixed_modes"].spec.time.t_end == 0.2
+
+
+def test_a_record_without_manufactured_solution_gets_a_checked_fine_solve_as_reference(imported: Path) -> None:
+    # -laplace(u) = 1 on the unit square, u = 0 on its boundary: no closed form
+    case = next(c for c in load_cases(imported) if c.task_id == "poisson_numerical")
+    data = case.spec_data()
+    assert [(p["name"], p["value"]) for p in data["boundary"]] == [
+        ("bottom", "0.0"),
+        ("right", "0.0"),
+        ("top", "0.0"),
+        ("left", "0.0"),
+    ]
+    assert data["bc"] == {"dirichlet": {"on": "all", "value": "0.0"}}  # the published data: no answer in it
+    hidden, arrays = store.load_hidden(imported, "poisson_numerical")
+    assert (hidden.reference_kind, hidden.solution) == ("numerical", None)
+    check = hidden.reference_check
+    assert check is not None and check.solver == "dolfinx:p2@refined8x" and check.refinements == (1, 4, 8)
+    first, second, finest = check.distances_to_finest
+    assert finest == 0.0 and second < first / 2 and check.error_estimate == second
+    # e_base is the calibration solve's (refinement 1) distance to the reference; the estimate
+    # lies at most 1/20 below the accuracy threshold 10 e_base
+    calibration = hidden.calibration["dolfinx"]
+    assert calibration.e_base == first and calibration.tau_acc == float(f"{10 * first:.4e}")
+    assert check.threshold == float(f"{0.05 * calibration.tau_acc:.4e}") and second <= check.threshold
+    report = json.loads((imported / published_import.REPORT_FILE).read_text())
+    assert report["numerical_references"] == {"poisson_numerical": second}
+    # the torsion function of the unit square peaks at 0.07367 in its centre
+    assert abs(float(np.nanmax(arrays["u"])) - 0.07367) < 2e-4
 
 
 def test_the_published_boundary_value_is_the_solution_on_the_boundary_only(imported: Path) -> None:

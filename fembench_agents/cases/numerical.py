@@ -34,24 +34,35 @@ class NumericalReference:
     solves: dict[int, dict[str, np.ndarray]]  # refinement -> its output on the evaluation grid
 
 
-def solve_refinements(spec: CaseSpec, mask: np.ndarray) -> NumericalReference:
-    solver: Solver = get_track(REFERENCE_LIBRARY).calibration_solver()
-    spec_dict = spec.model_dump(mode="json")
+def solve_refinements(
+    spec: CaseSpec,
+    mask: np.ndarray,
+    solver: Solver | None = None,
+    spec_dict: dict[str, Any] | None = None,
+    refinements: tuple[int, ...] = REFINEMENTS,
+) -> NumericalReference:
+    """`solver` (default: the reference library's calibration solver) on `spec_dict`
+    (default: the spec itself) at each refinement; the finest is the reference."""
+    solver = solver or get_track(REFERENCE_LIBRARY).calibration_solver()
+    spec_dict = spec_dict or spec.model_dump(mode="json")
     solves = {}
-    for r in REFINEMENTS:
+    for r in refinements:
         out = refined(solver, spec_dict, r)
         solves[r] = {name: np.asarray(out[name], dtype=float) for name in spec.output.fields}
-    finest = {k: v.copy() for k, v in solves[REFINEMENTS[-1]].items()}
+    finest = {k: v.copy() for k, v in solves[refinements[-1]].items()}
     for arr in finest.values():
         arr[..., ~mask] = np.nan
     return NumericalReference(arrays=finest, solves=solves)
 
 
-def check(spec: CaseSpec, ref: NumericalReference, mask: np.ndarray, strictest_tau: float) -> ReferenceCheck:
+def check(
+    spec: CaseSpec, ref: NumericalReference, mask: np.ndarray, strictest_tau: float, library: str = REFERENCE_LIBRARY
+) -> ReferenceCheck:
     """Distances of each solve to the finest; refuse a reference that is not far below the gate."""
     eps = GateConfig().eps
+    refinements = tuple(ref.solves)
     dist = tuple(
-        float(f"{gates.contract_error(ref.solves[r], ref.arrays, spec.output, mask, eps):.4e}") for r in REFINEMENTS
+        float(f"{gates.contract_error(ref.solves[r], ref.arrays, spec.output, mask, eps):.4e}") for r in refinements
     )
     estimate = dist[-2]
     threshold = float(f"{MARGIN * strictest_tau:.4e}")
@@ -63,8 +74,8 @@ def check(spec: CaseSpec, ref: NumericalReference, mask: np.ndarray, strictest_t
     if not dist[-2] < dist[0] / 2:
         raise CaseDefinitionError(f"{spec.id}: the refinement solves do not converge ({dist})")
     return ReferenceCheck(
-        solver=f"{REFERENCE_LIBRARY}:p2@refined{REFINEMENTS[-1]}x",
-        refinements=REFINEMENTS,
+        solver=f"{library}:p2@refined{refinements[-1]}x",
+        refinements=refinements,
         distances_to_finest=dist,
         error_estimate=estimate,
         threshold=threshold,

@@ -3,8 +3,11 @@ its public repository; the user supplies the file, nothing is downloaded)
 into cases of this track, on the DOLFINx track only.
 
 A record becomes a case when it is 2D on the unit square, of a family we have
-(steady where ours is steady) and has a manufactured solution; every other
-record is excluded with its reason. An imported case keeps the published id,
+(steady where ours is steady), with Dirichlet data on the whole boundary; every
+other record is excluded with its reason. Without a manufactured solution, the
+reference is a fine solve with our DOLFINx calibration solver, kept only after
+the coarse-to-fine check of cases/numerical.py (its error estimate at most 1/20
+of the case's accuracy threshold). An imported case keeps the published id,
 family and parameters, and carries two agent-visible shapes in one case_spec
 (problem.SolverCase.spec_data): ours (boundary data per boundary piece) and
 the published one (`pde`, `domain.type`, `bc`, `output.grid`, `agent_knobs`),
@@ -74,6 +77,7 @@ class Excluded(ValueError):
 class ImportReport:
     read: int = 0
     imported: list[str] = field(default_factory=list)
+    numerical: dict[str, float] = field(default_factory=dict)  # id -> its reference's error estimate
     excluded: dict[str, str] = field(default_factory=dict)  # id -> reason
     legacy_tolerance: list[str] = field(default_factory=list)
     nested_evaluation_config: list[str] = field(default_factory=list)
@@ -91,6 +95,7 @@ class ImportReport:
             "read": self.read,
             "imported": len(self.imported),
             "leak_free": len(self.imported),
+            "numerical_references": self.numerical,
             "excluded": len(self.excluded),
             "excluded_by_reason": self.reasons(),
             "excluded_cases": self.excluded,
@@ -171,7 +176,8 @@ def _evaluation_config(record: dict[str, Any], report: ImportReport) -> dict[str
 
 
 def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dict[str, Any], list[sp.Expr]]:
-    """The case (ours), its published view and its solution; raises Excluded."""
+    """The case (ours), its published view and its manufactured solution (empty for a
+    record without one: its reference is a fine solve); raises Excluded."""
     oc = record.get("oracle_config") or {}
     pde = oc.get("pde") or {}
     config = _evaluation_config(record, report)
@@ -192,13 +198,13 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     if family in STEADY_HERE and pde.get("time"):
         raise Excluded(f"transient {published_family}: the track's family is steady")
     solution = (pde.get("manufactured_solution") or {}).get("u")
-    if not solution:
-        raise Excluded("numerical reference: no manufactured solution (not imported yet)")
     bc = oc.get("bc") or {}
     dirichlet = bc.get("dirichlet")
     if set(bc) != {"dirichlet"} or not isinstance(dirichlet, dict) or dirichlet.get("on") != "all":
         raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
-    u = [_sym(e) for e in _list(solution)]
+    # Without a manufactured solution the published Dirichlet value is data, not the answer:
+    # each boundary piece gets it restricted there, and the reference is a checked fine solve.
+    u = [_sym(e) for e in _list(solution or dirichlet.get("value", "0"))]
     field = (oc.get("output") or {}).get("field")
     if (len(u) > 1) != (field == MAGNITUDE):
         raise Excluded(f"output not read: field {field!r} for a solution of {len(u)} component(s)")
@@ -217,7 +223,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         )
         for name, a, b in square.pieces
     ]
-    blend = [_show(coons_blend(c)) for c in u]
+    published_value = [_show(coons_blend(c)) for c in u] if solution else _list(dirichlet.get("value", "0"))
     try:
         shape = (int(grid["ny"]), int(grid["nx"]))
         spec = CaseSpec(
@@ -241,11 +247,11 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         "pde_classification": record.get("pde_classification", {}),
         "pde": {k: v for k, v in pde.items() if k not in HIDDEN_KEYS},
         "domain": oc.get("domain", {"type": "unit_square"}),
-        "bc": {"dirichlet": {"on": "all", "value": blend[0] if len(blend) == 1 else blend}},
+        "bc": {"dirichlet": {"on": "all", "value": published_value[0] if len(u) == 1 else published_value}},
         "output": oc.get("output", {}),
         "agent_knobs": [k for k in record.get("agent_knobs", []) if k.get("name") not in HIDDEN_KEYS],
     }
-    return spec, view, u
+    return spec, view, u if solution else []
 
 
 def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[np.ndarray, np.ndarray]:

@@ -34,8 +34,8 @@ def import_published(
     published_import.write(out, built, views, report)
     summary = report.as_dict()
     typer.echo(
-        f"read {summary['read']} records: imported {summary['imported']} (all leak-free), "
-        f"excluded {summary['excluded']}"
+        f"read {summary['read']} records: imported {summary['imported']} (all leak-free; "
+        f"{len(summary['numerical_references'])} with a numerical reference), excluded {summary['excluded']}"
     )
     for reason, count in summary["excluded_by_reason"].items():
         typer.echo(f"  excluded, {reason}: {count}")
