@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from fembench_agents.cases import store
@@ -98,10 +99,12 @@ def calibration_problems(cases_dir: Path, skip: Callable[[str, str], None]) -> t
             f"calibration {calibration.machine} has no time for them: run `fembench-agents cases calibrate`",
         )
     out: list[str] = []
-    with calibration_sandbox({lib for _, lib in pairs}) as sandbox:
+    # one solve per core at once: each is judged alone (a slow one is re-timed in fresh jobs)
+    with calibration_sandbox({lib for _, lib in pairs}, workers=None) as sandbox:
         scorer = CaseScorer(sandbox, calibration)
-        for case, lib in pairs:
-            outcome = gate_calibration(scorer, case, lib)
+        with ThreadPoolExecutor(sandbox.size) as pool:
+            outcomes = list(pool.map(lambda pair: gate_calibration(scorer, *pair), pairs))
+        for (case, lib), outcome in zip(pairs, outcomes, strict=True):
             if not outcome.passed and not ((case.task_id, lib) in untimed and outcome.reason == "not_timed"):
                 out.append(
                     f"{case.task_id}: our {lib} calibration solver fails its own {outcome.failed_stage} gate "
