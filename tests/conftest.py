@@ -12,7 +12,7 @@ import pytest
 
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
-from fembench_agents.suite.loader import load_task
+from fembench_agents.suite.loader import load_task, load_tasks
 from fembench_agents.suite.model import Task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -242,3 +242,9 @@ def strip_timings(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [strip_timings(v) for v in value]
     return value
+
+
+@pytest.fixture(scope="module")
+def fem_tasks(sandbox: Sandbox) -> list[Task]:
+    """The FEM 1D and 2D tasks (the optimizer's tests split them)."""
+    return load_tasks(ROOT / "tasks" / "fem_1d", sandbox) + load_tasks(ROOT / "tasks" / "fem_2d", sandbox)

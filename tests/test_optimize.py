@@ -61,19 +61,12 @@ from fembench_agents.runs.log import (
 from fembench_agents.runs.replay import compare_runs
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.sandbox import Sandbox
-from fembench_agents.suite.loader import load_tasks
 from fembench_agents.suite.model import Task
 from fembench_agents.suite.validation import ideal_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYWORD = "CHECK-EVERY-INDEX"
 HELDOUT = "FEM_1D_*"  # 3 tasks held out; the 9 FEM 2D tasks split 6 train / 3 validation
-
-
-@pytest.fixture(scope="module")
-def fem_tasks(sandbox: Sandbox) -> list[Task]:
-    return load_tasks(ROOT / "tasks" / "fem_1d", sandbox) + load_tasks(ROOT / "tasks" / "fem_2d", sandbox)
 
 
 def answer_by_keyword(tasks: list[Task]) -> Callable[[list[Message]], str]:
@@ -591,9 +584,12 @@ def test_cli_optimize_names_a_bad_option(tmp_path: Path) -> None:
 
 @pytest.mark.local_model
 @pytest.mark.timeout(1800)  # ~5 calls; each takes 5-20 s on an idle 2-core machine, minutes on a loaded one
-def test_optimize_on_the_embedded_local_model(fem_tasks: list[Task], evaluator: Evaluator, tmp_path: Path) -> None:
-    """One GEPA iteration for real: the seed on 1 validation task, the seed and one
-    reflected child on 1 training task, through litellm over HTTP to the local server."""
+@pytest.mark.parametrize("engine", ["direct", "dspy"])
+def test_optimize_on_the_embedded_local_model(
+    fem_tasks: list[Task], evaluator: Evaluator, tmp_path: Path, engine: str
+) -> None:
+    """One GEPA iteration for real (both engines): the seed on 1 validation task, the seed and
+    one reflected child on 1 training task, through litellm over HTTP to the local server."""
     tasks = [
         t
         for t in fem_tasks
@@ -611,6 +607,7 @@ def test_optimize_on_the_embedded_local_model(fem_tasks: list[Task], evaluator: 
         include_reference=False,
         params=ModelParams(max_tokens=48),
         reflection_params=ModelParams(temperature=0.7, max_tokens=64),
+        engine=engine,
     )
     prompt_out = tmp_path / "local.json"
     with open_client("local", s.params) as client:

@@ -31,6 +31,9 @@ def optimize(
     model: Annotated[str | None, typer.Option(help="task model (litellm name, `local`)")] = None,
     reflection_model: Annotated[str | None, typer.Option(help="reflection model (litellm name, `local`)")] = None,
     budget: Annotated[str | None, typer.Option(help="light | medium | heavy | N metric calls")] = None,
+    engine: Annotated[
+        str | None, typer.Option(help="direct (the gepa package) | dspy (dspy.GEPA on a DSPy program)")
+    ] = None,
     heldout: Annotated[str | None, typer.Option(help="held-out task ids or patterns, comma-separated")] = None,
     val_fraction: Annotated[float | None, typer.Option(help="share of the non-held-out tasks for validation")] = None,
     seed: Annotated[int | None, typer.Option(help="seed of the split and of GEPA")] = None,
@@ -90,6 +93,7 @@ def optimize(
         "model": model,
         "reflection_model": reflection_model,
         "budget": budget,
+        "engine": engine,
         "heldout": heldout,
         "val_fraction": val_fraction,
         "seed": seed,
@@ -155,7 +159,7 @@ def optimize(
             raise typer.Exit(2) from None
         err.print(
             f"held out {len(split.heldout)}, train {len(split.train)}, validation {len(split.val)}; "
-            f"budget {settings.budget} = {total} metric calls; out {out}"
+            f"budget {settings.budget} = {total} metric calls; engine {settings.engine}; out {out}"
         )
         evaluator = Evaluator(sandbox)
         stack.callback(evaluator.close)

@@ -202,24 +202,41 @@ def optimize_prompt(
         adapter = PromptAdapter(evaluations, loop, by_id, frozenset(split.train), settings.include_reference)
         reflection = ReflectionModel(models.reflection, settings.reflection_params, reflection_log, loop)
         reflection_before = reflection.calls
-        result: GEPAResult[Any, Any] = gepa.optimize(
-            seed_candidate=seed_candidate,
-            trainset=list(split.train),
-            valset=list(split.val),
-            adapter=cast(Any, adapter),
-            reflection_lm=reflection,
-            reflection_minibatch_size=settings.reflection_minibatch_size,
-            use_merge=settings.use_merge,
-            max_merge_invocations=settings.max_merge_invocations,
-            max_metric_calls=budget.max_metric_calls,
-            stop_callbacks=[stop],
-            run_dir=str(gepa_dir),
-            logger=_FileLogger(gepa_dir / "gepa_log.txt"),
-            callbacks=cast(Any, [tracker, *callbacks]),
-            seed=settings.seed,
-            raise_on_exception=True,
-            display_progress_bar=False,
-        )
+        result: GEPAResult[Any, Any]
+        if settings.engine == "dspy":
+            from fembench_agents.optimize.dspy_engine import run_dspy_gepa  # dspy imports slowly: only when chosen
+
+            result = run_dspy_gepa(
+                settings,
+                split,
+                budget,
+                by_id,
+                evaluations,
+                reflection,
+                loop,
+                str(gepa_dir),
+                stop_callbacks=[stop],
+                callbacks=[tracker, *callbacks],
+            )
+        else:
+            result = gepa.optimize(
+                seed_candidate=seed_candidate,
+                trainset=list(split.train),
+                valset=list(split.val),
+                adapter=cast(Any, adapter),
+                reflection_lm=reflection,
+                reflection_minibatch_size=settings.reflection_minibatch_size,
+                use_merge=settings.use_merge,
+                max_merge_invocations=settings.max_merge_invocations,
+                max_metric_calls=budget.max_metric_calls,
+                stop_callbacks=[stop],
+                run_dir=str(gepa_dir),
+                logger=_FileLogger(gepa_dir / "gepa_log.txt"),
+                callbacks=cast(Any, [tracker, *callbacks]),
+                seed=settings.seed,
+                raise_on_exception=True,
+                display_progress_bar=False,
+            )
         (gepa_dir / STOP_FILE).unlink(missing_ok=True)
         complete = (
             not stop.requested
@@ -290,7 +307,8 @@ def check_leaks(out: Path, prompt: str, split: Split, tasks: dict[str, Task], ev
 def provenance(settings: OptimizeSettings, result: OptimizeResult) -> dict[str, Any]:
     return {
         "schema_version": RESULT_SCHEMA_VERSION,
-        "optimizer": "gepa",
+        "optimizer": "dspy.GEPA" if settings.engine == "dspy" else "gepa",
+        "engine": settings.engine,
         "created": now(),
         "name": settings.name,
         "model": settings.model,

@@ -41,6 +41,8 @@ class OptimizeSettings(BaseModel):
     seed_prompt: str = DEFAULT_SEED_PROMPT
     # the task prompts the system prompt is tuned with (and travels with: `prompt:FILE` uses them too)
     scaffold: Literal["single_shot", "fembench_paper"] = "single_shot"
+    # direct: the gepa package with our adapter; dspy: dspy.GEPA on a DSPy program (docs/optimize.md)
+    engine: Literal["direct", "dspy"] = "direct"
     params: ModelParams = ModelParams(temperature=0.0, max_tokens=2048)
     reflection_params: ModelParams = ModelParams(temperature=1.0, max_tokens=8192)
     concurrency: int = Field(default=4, ge=1)
