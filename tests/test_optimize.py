@@ -196,6 +196,19 @@ def test_protocol_experiment_file() -> None:
         load_settings(None, {"model": "m", "heldout": "x"})
 
 
+def test_a_key_under_the_wrong_table_is_named_not_ignored(tmp_path: Path) -> None:
+    # a top-level key written after [reflection_params] lands in that table (TOML)
+    path = tmp_path / "opt.toml"
+    path.write_text(
+        'kind = "optimize"\nheldout = "x"\n[reflection_params]\nmax_tokens = 64\nfinal_train_eval = false\n'
+    )
+    with pytest.raises(ValueError) as caught:
+        load_settings(path, {"model": "m", "reflection_model": "r"})
+    assert str(caught.value).startswith(
+        f"{path}: reflection_params: Value error, unknown model parameter 'final_train_eval' (known: temperature,"
+    )
+
+
 # ----------------------------------------------------------------- the optimizer finds the keyword
 
 

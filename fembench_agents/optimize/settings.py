@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fembench_agents.messages import ModelParams
-from fembench_agents.runs.experiments import read_experiment_file
+from fembench_agents.runs.experiments import known_model_params, read_experiment_file
 
 DEFAULT_SEED_PROMPT = (
     "You are an expert in computational mechanics and scientific Python. "
@@ -48,6 +48,11 @@ class OptimizeSettings(BaseModel):
     concurrency: int = Field(default=4, ge=1)
     final_train_eval: bool = True
     heldout_repeats: int = Field(default=5, ge=1)
+
+    @field_validator("params", "reflection_params", mode="before")
+    @classmethod
+    def _known_params(cls, value: Any) -> Any:
+        return known_model_params(value)
 
     @field_validator("budget", mode="before")
     @classmethod

@@ -34,14 +34,16 @@ class Experiment(BaseModel):
     @field_validator("params", mode="before")
     @classmethod
     def _known_params(cls, value: Any) -> Any:
-        # ModelParams ignores unknown keys; in a file, an unknown key is a typo.
-        if isinstance(value, dict):
-            unknown = sorted(set(value) - set(ModelParams.model_fields))
-            if unknown:
-                raise ValueError(
-                    f"unknown model parameter {unknown[0]!r} (known: {', '.join(ModelParams.model_fields)})"
-                )
-        return value
+        return known_model_params(value)
+
+
+def known_model_params(value: Any) -> Any:
+    """`value` unchanged; ModelParams ignores unknown keys, but in a file an unknown key is a typo."""
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(ModelParams.model_fields))
+        if unknown:
+            raise ValueError(f"unknown model parameter {unknown[0]!r} (known: {', '.join(ModelParams.model_fields)})")
+    return value
 
 
 def read_experiment_file(path: str | Path, kind: str) -> dict[str, Any]:
