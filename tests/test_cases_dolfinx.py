@@ -83,6 +83,19 @@ def test_the_dolfinx_calibration_solver_passes_its_own_gates_through_the_sandbox
     assert out.solver_info["method"] == "dolfinx-p2-poisson" and out.solver_info["pc_type"] == "lu"
 
 
+def test_the_dolfinx_stokes_solver_passes_its_own_gates_with_velocity_and_pressure() -> None:
+    stokes = next(c for c in load_cases(CASES) if c.task_id == "st_square_vortex")
+    with calibrate.calibration_sandbox(["dolfinx"]) as box:
+        cal = timing.MachineCalibration(
+            machine="t", fingerprint={}, repeats=1, t_base={"st_square_vortex": {"dolfinx": T_BASE}}
+        )
+        out = calibrate.gate_calibration(CaseScorer(box, cal), stokes, "dolfinx")
+    assert stages(out) == [("executes", True, None), ("accurate", True, None), ("fast", True, None)]
+    # Taylor-Hood on the grid's nodes: scikit-fem's P2/P1 error, to its recorded digits
+    assert out.relative_l2_error == pytest.approx(1.5132e-03, rel=1e-3)
+    assert out.solver_info["method"] == "dolfinx-p2-stokes" and out.solver_info["dofs"] > 0
+
+
 def test_a_correct_attempt_passes_and_compiles_its_forms_into_its_own_scratch(
     sandbox: Sandbox, case: SolverCase
 ) -> None:
