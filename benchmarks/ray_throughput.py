@@ -42,18 +42,21 @@ def job(busy_seconds: float) -> CallJob:
     }
 
 
-def throughput(sandbox: Sandbox, jobs: int, busy_seconds: float) -> float:
-    """Jobs per second with `sandbox.size` jobs in flight, as `score` and `compare` keep them."""
+def throughput(sandbox: Sandbox, jobs: int, busy_seconds: float) -> tuple[float, float]:
+    """Jobs per second with `sandbox.size` jobs in flight, as `score` and `compare`
+    keep them, and the driver's own CPU seconds per job (this process: threads,
+    Ray's client, decoding; not the workers): one driver's ceiling is about
+    one job per that many seconds."""
     policy = SandboxPolicy()
     with ThreadPoolExecutor(sandbox.size) as pool:
         list(pool.map(lambda _: sandbox.run(job(busy_seconds), policy), range(2 * sandbox.size)))  # warm every worker
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         results = list(pool.map(lambda _: sandbox.run(job(busy_seconds), policy), range(jobs)))
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     bad = [r for r in results if not r.events("input") or r.events("input")[0].get("status") != "ok"]
     if bad:
         raise SystemExit(f"{len(bad)} jobs did not run: {bad[0]}")
-    return jobs / elapsed
+    return jobs / elapsed, cpu / jobs
 
 
 def latency(sandbox: Sandbox, jobs: int) -> float:
@@ -85,10 +88,11 @@ def main() -> None:
         print(f"starting the local Ray instance: {ray_start:.1f} s (once per command)")
         for b in busy:
             jobs = args.jobs if b == 0 else max(20, int(args.jobs * 0.01 / max(b, 0.01)))
-            local_rate, ray_rate = throughput(local, jobs, b), throughput(on_ray, jobs, b)
+            (local_rate, local_cpu), (ray_rate, ray_cpu) = throughput(local, jobs, b), throughput(on_ray, jobs, b)
             print(
                 f"busy {b * 1000:4.0f} ms, {jobs:4d} jobs: local pool {local_rate:7.1f} jobs/s, "
-                f"Ray {ray_rate:7.1f} jobs/s  (Ray / local = {ray_rate / local_rate:.2f})"
+                f"Ray {ray_rate:7.1f} jobs/s  (Ray / local = {ray_rate / local_rate:.2f}); "
+                f"driver CPU per job: local {local_cpu * 1000:.2f} ms, Ray {ray_cpu * 1000:.2f} ms"
             )
         one_local, one_ray = latency(local, 50), latency(on_ray, 50)
         print(

@@ -29,13 +29,14 @@ from conftest import CORRECT_SCALE, FEM_1D, GOOD_SCALE_TESTS, scale_source, writ
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import ray
+import ray.util
 
 from fembench_agents.models import make_client, register_script
 from fembench_agents.runs.log import LOG_NAME, AttemptRecord, EpisodeRecord, episode_key, read_log
 from fembench_agents.runs.reader import finished_episodes
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.scoring.sandbox import Sandbox, ray_executor
 from fembench_agents.scoring.sandbox.executor import ExecutorChoice, SandboxRequest
 from fembench_agents.scoring.sandbox.ray_executor import RayExecutor, run_on_node
 from fembench_agents.suite.loader import load_task, load_tasks
@@ -195,6 +196,13 @@ def test_a_bad_executor_is_named_with_what_was_expected(text: str, says: str) ->
     assert str(exc.value).startswith(says)
 
 
+def test_score_with_a_bad_executor_exits_2_naming_it_before_scoring(tmp_path: Path) -> None:
+    (tmp_path / "completions").mkdir()
+    [(code, output)] = finish(cli_with_script([], ["score", "completions", "--executor", "dask"], tmp_path))
+    assert code == 2
+    assert "error: --executor 'dask': expected 'local', 'ray' or 'ray:ADDRESS' (e.g. ray:10.0.0.5:6379)" in output
+
+
 # ----------------------------------------------------------------- same verdicts as locally
 
 
@@ -280,6 +288,21 @@ def test_compare_on_ray_gives_the_verdicts_of_the_local_pool(
     assert [(e[0].split("|")[3], e[2], e[4], e[5]) for e in loop] == [
         (MESH, True, 1, 0), (MESH, True, 1, 0), (SCALE, True, 2, 1), (SCALE, True, 2, 1)
     ]  # fmt: skip
+
+
+def test_a_reply_from_a_node_running_other_code_is_refused(
+    cluster: Cluster, grid_tasks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = load_task(grid_tasks / f"{SCALE}.py", cluster.sandbox)
+    evaluator = Evaluator(cluster.sandbox)
+    assert evaluator.score_function(task, fenced(CORRECT_SCALE)).passed
+    monkeypatch.setattr(ray_executor, "code_fingerprint", lambda: "the-drivers-code")  # the nodes keep theirs
+    with pytest.raises(RuntimeError) as exc:
+        evaluator.score_function(task, fenced(WRONG_SCALE))
+    evaluator.close()
+    node, driver = ray.util.get_node_ip_address(), "the-drivers-code"
+    assert str(exc.value).startswith(f"Ray node {node} runs other fembench-agents code (sources ")
+    assert str(exc.value).endswith(f", the driver's {driver}): install the driver's version on every node")
 
 
 # ----------------------------------------------------------------- resume and lost workers
@@ -437,7 +460,7 @@ def test_no_secret_of_the_driver_reaches_a_ray_process_or_a_job(cluster: Cluster
         size = 1
 
         def execute(self, request: SandboxRequest) -> dict[str, Any]:
-            return ray.get(run_on_node.options(runtime_env=holding).remote(request, ()))  # type: ignore[no-any-return]
+            return ray.get(run_on_node.options(runtime_env=holding).remote(request, ()))[2]  # type: ignore[no-any-return]
 
         def close(self) -> None:
             pass

@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import hashlib
 import logging
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import ray
 import ray.exceptions
+import ray.util
 
 from fembench_agents.scoring.sandbox.executor import SandboxRequest
 from fembench_agents.scoring.sandbox.policy import PASSTHROUGH_ENV
@@ -61,6 +65,17 @@ def _environment(env: dict[str, str]) -> Iterator[None]:
         os.environ.update(removed)
 
 
+@functools.cache
+def code_fingerprint() -> str:
+    """A hash of this process's fembench_agents sources: a node running other
+    code would score by other rules, so its replies are refused."""
+    package = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 # ----- on a node: one warm-worker pool per Ray worker process and preload -----
 _NODE_POOLS: dict[tuple[str, ...], WorkerPool] = {}
 _NODE_LOCK = threading.Lock()
@@ -77,12 +92,14 @@ def _node_pool(preload: tuple[str, ...]) -> WorkerPool:
 
 
 @ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)
-def run_on_node(request: SandboxRequest, preload: tuple[str, ...]) -> dict[str, Any]:
-    """The Ray task: one sandbox job, on whichever node Ray chose."""
+def run_on_node(request: SandboxRequest, preload: tuple[str, ...]) -> tuple[str, str, dict[str, Any]]:
+    """The Ray task: one sandbox job, on whichever node Ray chose. Returns the
+    node's address and code fingerprint with the reply."""
     # The node hides its own home, working directory and world-writable places
     # besides what the driver hides (which may not exist here).
     hidden = tuple(dict.fromkeys((*request.hidden, *default_hidden())))
-    return _node_pool(preload).execute(dataclasses.replace(request, hidden=hidden))
+    reply = _node_pool(preload).execute(dataclasses.replace(request, hidden=hidden))
+    return ray.util.get_node_ip_address(), code_fingerprint(), reply
 
 
 class RayExecutor:
@@ -115,12 +132,17 @@ class RayExecutor:
 
     def execute(self, request: SandboxRequest) -> dict[str, Any]:
         try:
-            reply: dict[str, Any] = ray.get(run_on_node.remote(request, self.preload))
+            node, code, reply = ray.get(run_on_node.remote(request, self.preload))
         except ray.exceptions.RayError as exc:
             # Past its retries (a worker or node lost each time), or the node's
             # pool failed twice: the job has no reply, which the caller records.
             raise RuntimeError(f"the Ray cluster could not run a sandbox job: {type(exc).__name__}: {exc}") from None
-        return reply
+        if code != code_fingerprint():
+            raise RuntimeError(
+                f"Ray node {node} runs other fembench-agents code (sources {code}, the driver's "
+                f"{code_fingerprint()}): install the driver's version on every node"
+            )
+        return reply  # type: ignore[no-any-return]
 
     def close(self) -> None:
         if self._connected_here and ray.is_initialized():
