@@ -48,7 +48,7 @@ ExecutorOpt = Annotated[
     typer.Option(
         "--executor",
         help="where sandboxed jobs run: local (this machine's pool) | ray (a local Ray instance) | "
-        "ray:ADDRESS (a Ray cluster; needs the [ray] extra; see docs/ray.md)",
+        "ray:ADDRESS (a Ray cluster); Ray needs the ray extra, see docs/ray.md",
     ),
 ]
 
