@@ -2,7 +2,7 @@
 # Create .venv (Python 3.12) with everything the test suite needs, then run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh dev,local,optimize,openhands,pde,ngsolve
+bash scripts/bootstrap.sh dev,local,optimize,openhands,pde,ngsolve,ray
 # The viewer's browser tests need Chromium (they fail, not skip, without it):
 # install Debian's package when it is missing and apt can be used.
 if ! command -v chromium >/dev/null 2>&1 && [ -z "${CHROMIUM:-}" ] && command -v apt-get >/dev/null 2>&1; then

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fembench_agents.scoring.sandbox import Sandbox, WeakIsolationRefused
+from fembench_agents.scoring.sandbox.executor import ExecutorChoice, JobExecutor
 from fembench_agents.suite.loader import LoadedSuite, SkippedTask, load_each
 
 if TYPE_CHECKING:
@@ -42,18 +43,37 @@ AllowWeakOpt = Annotated[
     ),
 ]
 
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        help="where sandboxed jobs run: local (this machine's pool) | ray (a local Ray instance) | "
+        "ray:ADDRESS (a Ray cluster); Ray needs the ray extra, see docs/ray.md",
+    ),
+]
+
 
 def open_sandbox(
-    allow_weak_isolation: bool = False, workers: int | None = None, libraries: Iterable[str] = ()
+    allow_weak_isolation: bool = False,
+    workers: int | None = None,
+    libraries: Iterable[str] = (),
+    executor: str = "local",
 ) -> Sandbox:
     """The sandbox for commands that run generated code: stops the command,
     before any attempt runs, where the isolation is weaker than namespaced and
     the user did not accept that. `libraries`: PDE library tracks whose
-    modules the warm workers import once, so no attempt is charged for it."""
+    modules the warm workers import once, so no attempt is charged for it.
+    `executor`: `--executor` as given (exit 2 when it is malformed or Ray
+    cannot be used)."""
     from fembench_agents.cases.tracks import get_track
 
     preload = tuple(dict.fromkeys(m for lib in libraries for m in get_track(lib).modules))
-    sandbox = Sandbox(workers=workers, allow_weak_isolation=allow_weak_isolation, preload=preload)
+    sandbox = Sandbox(
+        workers=workers,
+        allow_weak_isolation=allow_weak_isolation,
+        preload=preload,
+        executor=_executor(executor, workers, preload),
+    )
     try:
         report = sandbox.require_isolation()
     except WeakIsolationRefused as exc:
@@ -62,6 +82,27 @@ def open_sandbox(
     if not report.confined:
         err.print(f"[yellow]warning:[/yellow] {escape(report.summary())}")
     return sandbox
+
+
+def _executor(text: str, workers: int | None, preload: tuple[str, ...]) -> JobExecutor | None:
+    """The executor `--executor` names; None for this machine's pool."""
+    try:
+        choice = ExecutorChoice.parse(text)
+    except ValueError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    if choice.kind == "local":
+        return None
+    try:
+        from fembench_agents.scoring.sandbox.ray_executor import RayExecutor
+    except ImportError:
+        err.print("error: --executor ray needs Ray: pip install 'fembench-agents[ray]'", markup=False)
+        raise typer.Exit(2) from None
+    try:
+        return RayExecutor(choice.address, workers, preload)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        err.print(f"error: --executor {choice}: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
 
 
 def refused(exc: WeakIsolationRefused) -> NoReturn:

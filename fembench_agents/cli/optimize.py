@@ -12,6 +12,7 @@ from rich.table import Table
 
 from fembench_agents.cli.app import (
     AllowWeakOpt,
+    ExecutorOpt,
     app,
     console,
     err,
@@ -71,6 +72,7 @@ def optimize(
         ),
     ] = True,
     allow_weak_isolation: AllowWeakOpt = False,
+    executor: ExecutorOpt = "local",
 ) -> None:
     """GEPA on a training split: tune a single-shot agent's system prompt, never touching held-out tasks."""
     from fembench_agents.models import ResponseCache, is_local, open_client
@@ -137,7 +139,7 @@ def optimize(
     out = out or Path("runs") / "optimize" / settings.name
     prompt_out = prompt_out or Path("optimizers") / f"{settings.name}.json"
     stop = StopFlag()
-    with open_sandbox(allow_weak_isolation) as sandbox, ExitStack() as stack:
+    with open_sandbox(allow_weak_isolation, executor=executor) as sandbox, ExitStack() as stack:
         tasks = load_suite(settings.tasks_path, sandbox).tasks
         try:
             split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed)

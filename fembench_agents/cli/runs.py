@@ -15,6 +15,7 @@ from fembench_agents.cli.app import (
     DEFAULT_CASES,
     DEFAULT_TASKS,
     AllowWeakOpt,
+    ExecutorOpt,
     app,
     case_scorer,
     err,
@@ -91,6 +92,7 @@ async def _run_grid(
     sandbox_workers: int | None = None,
     cases_path: str = DEFAULT_CASES,
     skipped: list[SkippedTask] | None = None,
+    executor: str = "local",
 ) -> tuple[list[Path], list[RunStopped]]:
     """Every run of the grid to its end, or to its early stop (returned, not
     raised). Task modules that did not load go into `skipped` and into each
@@ -108,7 +110,7 @@ async def _run_grid(
     response_cache = ResponseCache(cache) if cache else None
     tracks = [c.track for c, _ in configs]
     libraries = [t for t in tracks if t in LIBRARY_TRACKS]
-    with open_sandbox(allow_weak_isolation, sandbox_workers, libraries) as sandbox, ExitStack() as stack:
+    with open_sandbox(allow_weak_isolation, sandbox_workers, libraries, executor) as sandbox, ExitStack() as stack:
         skipped = [] if skipped is None else skipped
         problems, evaluator = problems_for(tracks, tasks_path, cases_path, sandbox, skipped)
         for config, _ in configs:
@@ -128,9 +130,10 @@ async def _run_grid(
             if any(is_local(c.model) for c, _ in configs)
             else ""
         )
+        where = "" if executor == "local" else f" on {executor}"
         err.print(
             f"limits: {first.concurrency} episodes at once per run, {first.model_calls_at_once} model calls "
-            f"at once per provider{local}, {sandbox.size} sandbox workers",
+            f"at once per provider{local}, {sandbox.size} sandbox workers{where}",
             highlight=False,
         )
         total = sum(len(select_tasks(problems[c.track], c.tasks)) * c.repeats for c, _ in configs)
@@ -221,6 +224,7 @@ def run(
     sandbox_workers: SandboxWorkersOpt = None,
     cache: CacheOpt = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
+    executor: ExecutorOpt = "local",
 ) -> None:
     """One model x one agent x a task selection (or PDE cases on one library) -> a resumable run directory."""
     if cases is not None or library is not None:
@@ -246,7 +250,9 @@ def run(
     skipped: list[SkippedTask] = []
     try:
         _, stops = asyncio.run(
-            _run_grid([(config, out)], tasks_path, cache, allow_weak_isolation, sandbox_workers, cases_path, skipped)
+            _run_grid(
+                [(config, out)], tasks_path, cache, allow_weak_isolation, sandbox_workers, cases_path, skipped, executor
+            )
         )
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
@@ -282,6 +288,7 @@ def compare(
     sandbox_workers: SandboxWorkersOpt = None,
     cache: CacheOpt = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
+    executor: ExecutorOpt = "local",
 ) -> None:
     """Models x agents x tasks x repeats, concurrently; ends with the report."""
     from fembench_agents.agents import make_agent
@@ -340,7 +347,14 @@ def compare(
     try:
         run_dirs, stops = asyncio.run(
             _run_grid(
-                configs, exp.tasks_path, cache, allow_weak_isolation, exp.sandbox_workers, exp.cases_path, skipped
+                configs,
+                exp.tasks_path,
+                cache,
+                allow_weak_isolation,
+                exp.sandbox_workers,
+                exp.cases_path,
+                skipped,
+                executor,
             )
         )
     except ValueError as exc:

@@ -12,6 +12,7 @@ from fembench_agents.cli.app import (
     DEFAULT_CASES,
     DEFAULT_TASKS,
     AllowWeakOpt,
+    ExecutorOpt,
     TasksOpt,
     app,
     case_scorer,
@@ -40,6 +41,7 @@ def score(
         typer.Option("--compat", help="with --cases: a recorded compatibility rewrite, e.g. hypre-as-gamg"),
     ] = None,
     allow_weak_isolation: AllowWeakOpt = False,
+    executor: ExecutorOpt = "local",
 ) -> None:
     """Score saved completions: functions correct and mean joint test success per label
     (with --cases: PDE solver programs, per-stage counts per label and library)."""
@@ -49,9 +51,9 @@ def score(
         err.print(f"[red]error:[/red] {folder} is not a directory")
         raise typer.Exit(2)
     if cases:
-        _score_cases(folder, cases_path, json_out, allow_weak_isolation, tuple(compat or ()))
+        _score_cases(folder, cases_path, json_out, allow_weak_isolation, tuple(compat or ()), executor)
         return
-    with open_sandbox(allow_weak_isolation) as sandbox:
+    with open_sandbox(allow_weak_isolation, executor=executor) as sandbox:
         suite = load_suite(tasks, sandbox)
         loaded = suite.tasks
         evaluator = Evaluator(sandbox)
@@ -85,14 +87,19 @@ def score(
 
 
 def _score_cases(
-    folder: Path, cases_path: str, json_out: Path | None, allow_weak_isolation: bool, compat: tuple[str, ...]
+    folder: Path,
+    cases_path: str,
+    json_out: Path | None,
+    allow_weak_isolation: bool,
+    compat: tuple[str, ...],
+    executor: str,
 ) -> None:
     from fembench_agents.cases.folder import find_programs, score_case_folder
 
     loaded = load_case_set(cases_path)
     programs, _ = find_programs(folder, loaded)
     libraries = sorted({p.library for p in programs})
-    with open_sandbox(allow_weak_isolation, libraries=libraries) as sandbox:
+    with open_sandbox(allow_weak_isolation, libraries=libraries, executor=executor) as sandbox:
         evaluator = Evaluator(sandbox, cases=case_scorer(sandbox, cases_path, libraries, compat))
         with progress_bar() as progress:
             bar = progress.add_task("scoring", total=len(programs))

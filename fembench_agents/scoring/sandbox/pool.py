@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fembench_agents.scoring.sandbox.executor import JobExecutor, SandboxRequest
 from fembench_agents.scoring.sandbox.isolation import (
     NAMESPACED,
     IsolationReport,
@@ -58,7 +59,7 @@ _WORKER_BOOT = (
 )
 
 
-def _default_hidden() -> list[str]:
+def default_hidden() -> list[str]:
     # The project, every home directory, /run (the user's sockets: ssh and gpg
     # agents, a docker socket) and every world-writable directory: a job may
     # write nowhere but its scratch, so it leaves nothing on the machine for a
@@ -139,14 +140,70 @@ class _Worker:
             self.proc.kill()
 
 
+class WorkerPool:
+    """The local executor (`executor.JobExecutor`): up to `size` warm workers
+    on this machine, started on first use; a worker that dies is replaced and
+    its request sent once more. A Ray node runs one of these too."""
+
+    def __init__(self, workers: int | None = None, preload: tuple[str, ...] = ()) -> None:
+        self._size = workers or max(1, os.cpu_count() or 1)
+        self.preload = tuple(preload)
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._started = 0
+        self._lock = threading.Lock()
+        self._all: list[_Worker] = []
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def _acquire(self) -> _Worker:
+        with self._lock:
+            if self._idle.empty() and self._started < self._size:
+                self._started += 1
+                worker = _Worker(self.preload)
+                self._all.append(worker)
+                return worker
+        return self._idle.get()
+
+    def execute(self, request: SandboxRequest) -> dict[str, Any]:
+        # No request id: nothing that tells one job from another reaches the child.
+        hidden = list(request.hidden)
+        worker = self._acquire()
+        try:
+            with _payload(request.job, request.policy, hidden, request.require_namespaces) as payload:
+                return worker.request(payload)
+        except (OSError, RuntimeError, ValueError):
+            worker.close()
+            with self._lock:
+                self._all.remove(worker)
+                worker = _Worker(self.preload)
+                self._all.append(worker)
+            with _payload(request.job, request.policy, hidden, request.require_namespaces) as payload:
+                return worker.request(payload)
+        finally:
+            self._idle.put(worker)
+
+    def close(self) -> None:
+        with self._lock:
+            for worker in self._all:
+                worker.close()
+            self._all.clear()
+            self._started = 0
+            self._idle = queue.Queue()
+
+
 class Sandbox:
     """Runs jobs in confined, freshly forked children of warm workers.
 
-    Thread-safe: up to `workers` jobs run at once. Workers start on first use.
-    Jobs run only with namespaced isolation unless `allow_weak_isolation`: the
-    first job finds out what this machine gives (`isolation`) and raises
-    `WeakIsolationRefused` if that is less, and every later job is refused
-    inside the child, before its code runs, if its confinement fails.
+    Thread-safe: up to `size` jobs run at once. The workers are this
+    machine's (`WorkerPool` of `workers`, importing `preload`) unless an
+    `executor` is given (a Ray cluster's nodes: `ray_executor.RayExecutor`);
+    either way every reply is decoded and checked here. Jobs run only with
+    namespaced isolation unless `allow_weak_isolation`: the first job finds
+    out what the workers give (`isolation`) and raises `WeakIsolationRefused`
+    if that is less, and every later job is refused inside the child, before
+    its code runs, if its confinement fails.
     """
 
     def __init__(
@@ -155,27 +212,19 @@ class Sandbox:
         hidden_paths: tuple[str, ...] = (),
         allow_weak_isolation: bool = False,
         preload: tuple[str, ...] = (),
+        executor: JobExecutor | None = None,
     ) -> None:
         """`preload`: modules the warm workers import before any job (a PDE
-        library, so that its import is not charged to each attempt)."""
-        self.size = workers or max(1, os.cpu_count() or 1)
-        self.preload = tuple(preload)
-        self.hidden = _default_hidden() + [os.path.abspath(p) for p in hidden_paths]
+        library, so that its import is not charged to each attempt); an
+        `executor` brings its own workers and preload."""
+        self.executor: JobExecutor = executor or WorkerPool(workers, tuple(preload))
+        self.hidden = default_hidden() + [os.path.abspath(p) for p in hidden_paths]
         self.allow_weak_isolation = allow_weak_isolation
         self._isolation: IsolationReport | None = None
-        self._idle: queue.Queue[_Worker] = queue.Queue()
-        self._started = 0
-        self._lock = threading.Lock()
-        self._all: list[_Worker] = []
 
-    def _acquire(self) -> _Worker:
-        with self._lock:
-            if self._idle.empty() and self._started < self.size:
-                self._started += 1
-                worker = _Worker(self.preload)
-                self._all.append(worker)
-                return worker
-        return self._idle.get()
+    @property
+    def size(self) -> int:
+        return self.executor.size
 
     def isolation(self) -> IsolationReport:
         """The isolation this sandbox gives a job, found by running an empty
@@ -206,30 +255,10 @@ class Sandbox:
         return result
 
     def _run(self, job: Job, policy: SandboxPolicy, require_namespaces: bool) -> JobResult:
-        # No request id: nothing that tells one job from another reaches the child.
-        worker = self._acquire()
-        try:
-            with _payload(job, policy, self.hidden, require_namespaces) as payload:
-                reply = worker.request(payload)
-        except (OSError, RuntimeError, ValueError):
-            worker.close()
-            with self._lock:
-                self._all.remove(worker)
-                worker = _Worker(self.preload)
-                self._all.append(worker)
-            with _payload(job, policy, self.hidden, require_namespaces) as payload:
-                reply = worker.request(payload)
-        finally:
-            self._idle.put(worker)
-        return _decode(reply)
+        return _decode(self.executor.execute(SandboxRequest(job, policy, tuple(self.hidden), require_namespaces)))
 
     def close(self) -> None:
-        with self._lock:
-            for worker in self._all:
-                worker.close()
-            self._all.clear()
-            self._started = 0
-            self._idle = queue.Queue()
+        self.executor.close()
 
     def __enter__(self) -> Sandbox:
         return self
