@@ -475,9 +475,11 @@ class RecordingSandbox:
     def __init__(self, inner: Sandbox) -> None:
         self.inner, self.size = inner, inner.size
         self.policies: list[tuple[str, object]] = []
+        self.jobs: list[dict[str, object]] = []
 
     def run(self, job: dict[str, object], policy: object) -> object:
         self.policies.append((str(job["kind"]), policy))
+        self.jobs.append(job)
         return self.inner.run(job, policy)  # type: ignore[arg-type]
 
 
@@ -541,13 +543,23 @@ def test_a_test_job_gets_the_test_time_limit(sandbox: Sandbox, rules_tasks: dict
         ev.score_tests(task, suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), ZERO))
     finally:
         ev.close()
-    assert sorted(kind for kind, _ in recording.policies) == ["test"] * 5  # 2 tests x (reference + failures)
-    for _, policy in recording.policies:
-        assert (policy.wall_seconds, policy.memory_mb, policy.hidden_paths) == (  # type: ignore[attr-defined]
-            12.5,
-            900,
-            (str(Path(task.path).parent),),
-        )
+    # one job for the attempt: 2 tests x (reference + failures) = 5 pairs, 12.5 s each, enforced pair by pair
+    assert [kind for kind, _ in recording.policies] == ["tests"]
+    (_, policy), (job,) = recording.policies[0], recording.jobs
+    assert (policy.wall_seconds, policy.memory_mb, policy.hidden_paths) == (  # type: ignore[attr-defined]
+        5 * 12.5 + 5.0,
+        900,
+        (str(Path(task.path).parent),),
+    )
+    assert job["pair_seconds"] == 12.5
+    assert [(p["test"], p["implementation"]) for p in job["pairs"]] == [  # type: ignore[attr-defined]
+        ("test_scales_values", 0),  # the reference, then each of the test's expected failures
+        ("test_scales_values", 1),
+        ("test_scales_values", 2),
+        ("test_zero_factor", 0),  # the reference again, the same implementation
+        ("test_zero_factor", 3),
+    ]
+    assert [impl["module_source"].count("def scale_vector") for impl in job["implementations"]] == [1] * 4  # type: ignore[attr-defined, index]
 
 
 def test_the_allowed_imports_come_before_the_attempt(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:

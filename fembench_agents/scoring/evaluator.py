@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal, overload
 
@@ -31,7 +30,7 @@ from fembench_agents.scoring.outcomes import (
 from fembench_agents.scoring.references import ReferenceFailure as ReferenceFailure
 from fembench_agents.scoring.references import ReferenceOutput, attempt_preamble, call_job, task_implementation
 from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
-from fembench_agents.scoring.sandbox.jobs import Implementation, TestSpec
+from fembench_agents.scoring.sandbox.jobs import Implementation, TestsJob, TestSource, TestSpec
 from fembench_agents.suite.model import Task
 from fembench_agents.vocabulary import FailureReason
 
@@ -57,7 +56,6 @@ class Evaluator:
         self.cases = cases or CaseScorer(sandbox)  # PDE cases; give one with this machine's calibration
         self._references: dict[str, list[ReferenceOutput]] = {}
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=sandbox.size)
 
     # ----- policies and jobs -------------------------------------------------
     def _call_policy(self, task: Task) -> SandboxPolicy:
@@ -65,9 +63,12 @@ class Evaluator:
         wall = min(per_call * len(task.inputs) + 5.0, 900.0)
         return SandboxPolicy(wall_seconds=wall, memory_mb=self.config.memory_mb, hidden_paths=(_task_dir(task),))
 
-    def _test_policy(self, task: Task) -> SandboxPolicy:
+    def _test_policy(self, task: Task, pairs: int) -> SandboxPolicy:
+        """A tests job: `test_seconds` for each pair, which its coordinator enforces."""
         return SandboxPolicy(
-            wall_seconds=self.config.test_seconds, memory_mb=self.config.memory_mb, hidden_paths=(_task_dir(task),)
+            wall_seconds=self.config.test_seconds * pairs + 5.0,
+            memory_mb=self.config.memory_mb,
+            hidden_paths=(_task_dir(task),),
         )
 
     @staticmethod
@@ -258,9 +259,24 @@ class Evaluator:
 
     # ----- test-suite attempts -----------------------------------------------
     def run_test(self, task: Task, implementation: Implementation, test: TestSpec) -> JobResult:
-        return self.sandbox.run(
-            {"kind": "test", "implementation": implementation, "test": test}, self._test_policy(task)
-        )
+        """One test against one implementation."""
+        source: TestSource = {k: v for k, v in test.items() if k != "name"}  # type: ignore[assignment]
+        return self.run_pairs(task, source, [implementation], [(test["name"], 0)])[0]
+
+    def run_pairs(
+        self, task: Task, source: TestSource, implementations: list[Implementation], pairs: list[tuple[str, int]]
+    ) -> list[JobResult]:
+        """Each (test name, index into `implementations`) pair, in one job; the
+        pairs' results in their order."""
+        job: TestsJob = {
+            "kind": "tests",
+            "test": source,
+            "implementations": implementations,
+            "pairs": [{"test": name, "implementation": index} for name, index in pairs],
+            "pair_seconds": self.config.test_seconds,
+        }
+        result = self.sandbox.run(job, self._test_policy(task, len(pairs)))
+        return [result.pair(i) for i in range(len(pairs))]
 
     @staticmethod
     def test_passed(result: JobResult) -> bool:
@@ -296,13 +312,20 @@ class Evaluator:
                 seconds=time.perf_counter() - start,
             )
         present = [t for t in task.tests if t.name in parsed.functions]
-        jobs = []
-        for t in present:
-            spec: TestSpec = {"preamble": self._preamble(task), "code": parsed.code, "name": t.name}
-            for impl in (task.main_name, *(f.name for f in t.expected_failures)):
-                jobs.append((t.name, impl, self.task_implementation(task, impl), spec))
-        futures = [self._pool.submit(self.run_test, task, impl_spec, spec) for _, _, impl_spec, spec in jobs]
-        results = {(name, impl): f.result() for (name, impl, _, _), f in zip(jobs, futures, strict=True)}
+        pairs = [(t.name, impl) for t in present for impl in (task.main_name, *(f.name for f in t.expected_failures))]
+        names = list(dict.fromkeys(impl for _, impl in pairs))
+        source: TestSource = {"preamble": self._preamble(task), "code": parsed.code}
+        ran = (
+            self.run_pairs(
+                task,
+                source,
+                [self.task_implementation(task, name) for name in names],
+                [(test, names.index(impl)) for test, impl in pairs],
+            )
+            if pairs
+            else []
+        )
+        results = dict(zip(pairs, ran, strict=True))
         isolation = next((r.isolation for r in results.values()), "unknown")
         tests = []
         for t in task.tests:
@@ -348,7 +371,7 @@ class Evaluator:
         )
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True)
+        """Nothing to release: the sandbox belongs to the caller (kept for callers that close)."""
 
 
 def _imports_stage(code: str, task: Task) -> StageResult:

@@ -1,8 +1,9 @@
 """Confinement of a sandbox job, applied before any untrusted code runs.
 
-Two processes take part (see `zygote`): the trusted intermediate A enters the
-namespaces (`enter_namespaces`), the job process B, PID 1 of the new PID
-namespace, confines itself (`confine`) and then runs the job.
+Two processes take part (see `zygote`): the trusted process S that serves
+the request enters the namespaces (`enter_namespaces`), the job process B,
+PID 1 of the new PID namespace, confines itself in a mount namespace of its
+own (`confine`) and then runs the job.
 
 Namespaces come from privilege when the scorer runs as root, and from an
 unprivileged user namespace (the user mapped to itself) otherwise; both give
@@ -103,12 +104,14 @@ def set_parent_death_signal(sig: int) -> None:
 
 
 def enter_namespaces() -> Namespaces:
-    """Called in the trusted intermediate process A, before it forks the job:
-    new mount, network, PID and IPC namespaces, inside a user namespace that
-    maps the user to itself unless A is root."""
+    """Called in the trusted process that forks the job (`zygote.serve`):
+    new network, PID and IPC namespaces, inside a user namespace that maps
+    the user to itself unless it is root. The job process makes its mount
+    namespace itself (`confine`), so that what it covers stays out of sight
+    of the process that cleans up after it."""
     if not hasattr(os, "unshare"):
         return Namespaces(None, f"namespaces are a Linux feature; this is {platform.system()}")
-    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC
+    flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC
     if os.geteuid() == 0:
         try:
             os.unshare(flags)
@@ -242,6 +245,35 @@ def _own_process_count() -> bool:
         _libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
 
 
+def enter_pair_namespaces(scratch: str, scratch_mb: int) -> bool:
+    """In the process of one (test, implementation) pair of a tests job
+    (`pairs`), before anything untrusted: new user, mount and IPC namespaces
+    (a user namespace needs no privilege, and the other two are its own), a
+    fresh scratch mounted over the job's, a new session keyring, and no
+    capability left. The pair's files, IPC objects and keys (its user keyring
+    is its user namespace's) go with it. False where the kernel refuses a user
+    namespace to this process (then the job's coordinator empties what a pair
+    can leave behind, `pairs._clear_leftovers`)."""
+    uid, gid = os.geteuid(), os.getegid()
+    dumpable = _libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # so that it may write its own maps (see _own_process_count)
+    try:
+        try:
+            os.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)
+        except OSError:
+            return False
+        write_file("/proc/self/setgroups", "deny")
+        write_file("/proc/self/uid_map", f"{uid} {uid} 1")
+        write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+    finally:
+        _libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
+    mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,size={scratch_mb}m")
+    os.chdir(scratch)
+    join_new_session_keyring()
+    _drop_capabilities()
+    return True
+
+
 def _drop_capabilities() -> None:
     """A process that made a user namespace holds every capability in it;
     none may reach untrusted code (with CAP_SYS_ADMIN it could unmount the
@@ -307,6 +339,7 @@ def confine(
     scratch = None
     if namespaces.mechanism is not None:
         try:
+            os.unshare(CLONE_NEWNS)
             scratch = _hide_filesystem(
                 hidden + list(policy["hidden_paths"]),
                 exposed,
@@ -336,6 +369,26 @@ def confine(
     os.environ["TMPDIR"] = scratch
     tempfile.tempdir = scratch
     return level, detail
+
+
+MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25
+_HUGE = 1 << 21
+
+
+def use_huge_pages() -> None:
+    """Back the writable anonymous memory (heap and arenas) with transparent
+    huge pages where it spans whole 2 MB pages. Advice only: a kernel without
+    them (or before 6.1, without MADV_COLLAPSE) leaves everything as it was."""
+    with open("/proc/self/maps") as fh:
+        regions = [line.split() for line in fh]
+    for parts in regions:
+        if not parts[1].startswith("rw") or (len(parts) > 5 and parts[5] != "[heap]"):
+            continue
+        start, end = (int(v, 16) for v in parts[0].split("-"))
+        start, end = (start + _HUGE - 1) & ~(_HUGE - 1), end & ~(_HUGE - 1)
+        if end > start:
+            for advice in (MADV_HUGEPAGE, MADV_COLLAPSE):
+                _libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), advice)
 
 
 def set_dumpable(dumpable: bool) -> None:

@@ -4,7 +4,8 @@ read them and mypy checks every job the parent builds.
 
 - describe: execute a task module, report its task_info as plain data;
 - call: build an implementation, call it on each input;
-- test: run one test function against an implementation in its own process;
+- tests: run test functions against implementations, each pair in processes
+  of its own, the implementation apart from the test;
 - solve: build a PDE solver (an attempt, or one of our calibration solvers
   preloaded in the worker) and call `solve(case_spec)` once, timed;
 - probe: nothing, to learn the isolation a job gets.
@@ -26,14 +27,24 @@ class Implementation(TypedDict):
     code: NotRequired[str]
 
 
-class TestSpec(TypedDict):
-    """A test to run: the task's own (`module_source`) or generated (`code`
-    after `preamble`), the function `name`."""
+class TestSource(TypedDict):
+    """Where tests come from: the task's own module (`module_source`) or
+    generated code (`code` after `preamble`)."""
 
-    name: str
     module_source: NotRequired[str]
     preamble: NotRequired[list[str]]
     code: NotRequired[str]
+
+
+class TestSpec(TestSource):
+    """One test to run: the function `name` of its source."""
+
+    name: str
+
+
+class TestPair(TypedDict):
+    test: str  # the test function's name
+    implementation: int  # its index in the job's implementations
 
 
 class DescribeJob(TypedDict):
@@ -54,10 +65,15 @@ class CallJob(TypedDict):
     input_module: NotRequired[str]
 
 
-class TestJob(TypedDict):
-    kind: Literal["test"]
-    implementation: Implementation
-    test: TestSpec
+class TestsJob(TypedDict):
+    """Test functions of one source against implementations, pair by pair,
+    each pair in fresh processes with `pair_seconds` of wall clock (`pairs`)."""
+
+    kind: Literal["tests"]
+    test: TestSource
+    implementations: list[Implementation]
+    pairs: list[TestPair]
+    pair_seconds: float
 
 
 class SolveJob(TypedDict):
@@ -77,4 +93,4 @@ class ProbeJob(TypedDict):
     kind: Literal["probe"]
 
 
-Job = DescribeJob | CallJob | TestJob | SolveJob | ProbeJob
+Job = DescribeJob | CallJob | TestsJob | SolveJob | ProbeJob

@@ -43,9 +43,17 @@ class JobResult:
     wall_seconds: float = 0.0
     isolation: str = "unknown"
     isolation_detail: str = ""
+    pairs: dict[int, JobResult] = field(default_factory=dict)  # a tests job: each pair's own result
 
     def events(self, name: str) -> list[dict[str, Any]]:
         return [f for f in self.frames if f.get("event") == name]
+
+    def pair(self, index: int) -> JobResult:
+        """The result of pair `index` of a tests job; one that never reported
+        (the job died first) ran nothing."""
+        return self.pairs.get(index) or JobResult(
+            timed_out=self.timed_out, exit_code=self.exit_code, signal=self.signal, isolation=self.isolation
+        )
 
 
 # The directory holding the package this process imported. The worker runs
@@ -90,22 +98,24 @@ def _inside(path: str, root: str) -> bool:
 
 @contextlib.contextmanager
 def _payload(job: Job, policy: SandboxPolicy, hidden: list[str], require_namespaces: bool) -> Iterator[dict[str, Any]]:
-    """The request for a job. The implementation of a test job does not travel
-    in the request, which every process of the job reads, test process
-    included: it goes in a private file that the job's trusted intermediate
-    process opens and unlinks, and only the process that runs the
-    implementation reads (see `proxy.run_test`)."""
-    path = None
+    """The request for a job. The implementations of a tests job do not
+    travel in the request, which every process of the job reads, test
+    processes included: each goes in a private file that the job's trusted
+    intermediate process opens and unlinks, and only the process that runs
+    that implementation reads (see `pairs`)."""
+    paths: list[str] = []
     sent: dict[str, Any] = dict(job)
-    if job["kind"] == "test":
-        fd, path = tempfile.mkstemp(prefix="fembench-impl-", suffix=".json")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(job["implementation"], fh)
-        sent["implementation"] = {"file": path}
     try:
+        if job["kind"] == "tests":
+            for implementation in job["implementations"]:
+                fd, path = tempfile.mkstemp(prefix="fembench-impl-", suffix=".json")
+                paths.append(path)
+                with os.fdopen(fd, "w") as fh:
+                    json.dump(implementation, fh)
+            sent["implementations"] = [{"file": path} for path in paths]
         yield {"job": sent, "policy": policy.as_dict(), "hidden": hidden, "require_namespaces": require_namespaces}
     finally:
-        if path is not None:
+        for path in paths:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
 
@@ -276,13 +286,22 @@ def _decode(reply: dict[str, Any]) -> JobResult:
         stderr=str(reply.get("stderr", ""))[-8192:],
         wall_seconds=float(reply.get("wall_seconds", 0.0)),
     )
-    for line in str(reply.get("frames_text", "")).splitlines():
+    _read_frames(result, str(reply.get("frames_text", "")), job_level=True)
+    for pair in result.pairs.values():
+        pair.isolation, pair.isolation_detail = result.isolation, result.isolation_detail
+    return result
+
+
+def _read_frames(result: JobResult, text: str, job_level: bool) -> None:
+    """Frames of a job, or of one pair of a tests job (written by the pair's
+    own process: isolation and pair frames there are forgeries)."""
+    for line in text.splitlines():
         try:
             frame = json.loads(line)
         except (ValueError, RecursionError):  # RecursionError: nesting deeper than the decoder allows
             result.malformed_frames += 1
             continue
-        if not _well_formed(frame):
+        if not _well_formed(frame) or (not job_level and frame["event"] in ("isolation", "pair")):
             result.malformed_frames += 1
             continue
         if frame["event"] == "isolation":
@@ -290,8 +309,38 @@ def _decode(reply: dict[str, Any]) -> JobResult:
                 result.isolation = str(frame.get("level"))
                 result.isolation_detail = str(frame.get("detail", ""))
             continue
+        if frame["event"] == "pair":
+            if not _well_formed_pair(frame) or frame["index"] in result.pairs:
+                result.malformed_frames += 1
+                continue
+            pair = JobResult(
+                timed_out=frame["timed_out"],
+                truncated=frame["truncated"],
+                exit_code=frame["exit_code"],
+                signal=frame["signal"],
+                stderr=frame["stderr"][-8192:],
+                wall_seconds=float(frame["seconds"]),
+            )
+            _read_frames(pair, frame["frames"], job_level=False)
+            result.pairs[frame["index"]] = pair
+            continue
         result.frames.append(frame)
-    return result
+
+
+_PAIR_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "index": int,
+    "frames": str,
+    "stderr": str,
+    "timed_out": bool,
+    "truncated": bool,
+    "exit_code": (int, type(None)),
+    "signal": (int, type(None)),
+    "seconds": (int, float),
+}
+
+
+def _well_formed_pair(frame: dict[str, Any]) -> bool:
+    return all(isinstance(frame.get(k, ...), t) for k, t in _PAIR_FIELDS.items())
 
 
 # Types of the frame fields the parent reads. Frames come from a process that

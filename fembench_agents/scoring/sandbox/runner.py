@@ -4,8 +4,10 @@ Nothing here decides a verdict: it reports what happened (values, exceptions,
 whether a test raised) and the parent judges. Job kinds:
 - describe: execute a task module and report its task_info as plain data;
 - call: build an implementation and call it on each input;
-- test: run one test function against an implementation, which is built and
-  called in a separate process (`proxy.run_test`);
+- tests: run test functions against implementations, each (test,
+  implementation) pair in fresh processes of its own (`pairs`), the
+  implementation built and called in a process apart from the test's
+  (`proxy.run_test`);
 - solve: call a PDE solver once on its case_spec, timed around the call only
   (imports and building the module happen before the clock starts);
 - probe: nothing, to learn the isolation a job gets.
@@ -31,7 +33,7 @@ from fembench_agents.scoring.sandbox.implementation import (
     seed_default_rng,
     seed_generators,
 )
-from fembench_agents.scoring.sandbox.proxy import run_test
+from fembench_agents.scoring.sandbox.pairs import run_pairs
 
 
 def module_inputs(source: str) -> list[Any]:
@@ -151,9 +153,12 @@ def run_probe(job: dict[str, Any], out: FrameWriter) -> None:
     out.emit({"event": "done"})
 
 
-RUNNERS = {"call": run_call, "test": run_test, "solve": run_solve, "describe": run_describe, "probe": run_probe}
+RUNNERS = {"call": run_call, "solve": run_solve, "describe": run_describe, "probe": run_probe}
 
 
-def run_job(job: dict[str, Any], out: FrameWriter) -> None:
+def run_job(job: dict[str, Any], out: FrameWriter, policy: dict[str, Any], namespaced: bool) -> None:
+    if job["kind"] == "tests":
+        run_pairs(job, out, policy, namespaced)  # runs nothing of the attempt in this process
+        return
     seed_default_rng()
     RUNNERS[job["kind"]](job, out)

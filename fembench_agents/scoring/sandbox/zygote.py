@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections  # noqa: F401
 import functools  # noqa: F401
+import gc
 import itertools  # noqa: F401
 import json
 
@@ -34,130 +35,130 @@ import numpy  # noqa: F401
 import numpy.linalg  # noqa: F401
 import pytest  # noqa: F401
 import scipy  # noqa: F401
-import scipy.integrate  # noqa: F401
 import scipy.linalg  # noqa: F401
 import scipy.sparse  # noqa: F401
 import scipy.sparse.linalg  # noqa: F401
-import scipy.special  # noqa: F401
 
 from fembench_agents.scoring.sandbox import confine, describe, runner  # noqa: F401 - with what they import
+from fembench_agents.scoring.sandbox.pairs import pair_output_cap
 
 STDERR_TAIL = 8192
 
 
-def _child(
-    job: dict,
-    policy: dict,
-    hidden: list[str],
+def _job_process(
+    request: dict[str, Any],
+    namespaces: confine.Namespaces,
     exposed: list[str],
     env: dict[str, str],
     pipes: dict[str, int],
+    keep: set[int],
     scratch: str,
-    require_namespaces: bool,
 ) -> None:
-    """Runs in the trusted intermediate process A: creates namespaces, forks the
-    job process B, enforces the wall clock on it, reports B's fate."""
-    os.setsid()
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(devnull, 1)
-    namespaces = confine.enter_namespaces()
-    confine.join_new_session_keyring()
-    keep = {pipes["result_w"]}
-    implementation = job.get("implementation")
-    if isinstance(implementation, dict) and "file" in implementation:
-        # A test job's implementation: open its file for the process that will
-        # run it, and unlink it so that no other process of the job can.
-        path = str(implementation["file"])
+    """The job process B (PID 1 of the job's PID namespace): confines itself,
+    then runs the job."""
+    try:
+        os.setsid()  # with basic isolation, the job is its process group, killed as one
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)  # the worker's request and reply pipes are not the job's
+        os.dup2(devnull, 1)
+        confine.set_parent_death_signal(signal.SIGKILL)
+        os.dup2(pipes["err_w"], 2)
+        for fd in range(3, 1024):
+            if fd not in keep:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        policy = request["policy"]
+        level, detail = confine.confine(policy, namespaces, request.get("hidden", []), exposed, env, scratch)
+        out = runner.FrameWriter(pipes["result_w"])
+        out.emit({"event": "isolation", "level": level, "detail": detail})
+        if bool(request.get("require_namespaces", True)) and level != "namespaced":
+            os._exit(0)  # never run the job weaker than asked: the parent reports the refusal
+        runner.run_job(request["job"], out, policy, namespaced=level == "namespaced")
+    except BaseException as exc:  # the job itself reports its errors; this is our own failure
         try:
-            job["implementation"] = {"fd": os.open(path, os.O_RDONLY)}
-            keep.add(job["implementation"]["fd"])
-        except OSError:
-            job["implementation"] = {"fd": -1}
-        try:
-            os.unlink(path)
+            os.write(2, f"sandbox child error: {type(exc).__name__}: {exc}\n".encode())
         except OSError:
             pass
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(pipes["status_w"])
-            confine.set_parent_death_signal(signal.SIGKILL)
-            os.dup2(pipes["err_w"], 2)
-            for fd in range(3, 1024):
-                if fd not in keep:
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
-            level, detail = confine.confine(policy, namespaces, hidden, exposed, env, scratch)
-            out = runner.FrameWriter(pipes["result_w"])
-            out.emit({"event": "isolation", "level": level, "detail": detail})
-            if require_namespaces and level != "namespaced":
-                os._exit(0)  # never run the job weaker than asked: the parent reports the refusal
-            runner.run_job(job, out)
-        except BaseException as exc:  # the job itself reports its errors; this is our own failure
-            try:
-                os.write(2, f"sandbox child error: {type(exc).__name__}: {exc}\n".encode())
-            except OSError:
-                pass
-            os._exit(70)
-        os._exit(0)
-    os.close(pipes["result_w"])
-    os.close(pipes["err_w"])
-    timed_out = False
-    pidfd = os.pidfd_open(pid)
-    ready, _, _ = select.select([pidfd], [], [], policy["wall_seconds"])
-    if not ready:
-        timed_out = True
-        os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
-    report = {
-        "timed_out": timed_out,
-        "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
-        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-    }
-    os.write(pipes["status_w"], json.dumps(report).encode())
+        os._exit(70)
     os._exit(0)
 
 
+def _open_private(spec: Any) -> dict[str, int]:
+    path = str(spec.get("file", "")) if isinstance(spec, dict) else ""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        fd = -1
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    return {"fd": fd}
+
+
+def _output_cap(request: dict[str, Any]) -> int:
+    """A tests job reports each pair's output (`pairs.pair_output_cap` each),
+    escaped inside frames of its own, with the tail of the pair's stderr."""
+    cap = int(request["policy"]["max_output_bytes"])
+    job = request["job"]
+    if job.get("kind") != "tests":
+        return cap
+    pairs = len(job.get("pairs", ()))
+    return 2 * pairs * (pair_output_cap(cap, pairs) + 2 * STDERR_TAIL + 1024)
+
+
 def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root: str) -> dict[str, Any]:
-    policy = request["policy"]
+    """Runs in a fresh fork of the worker, which it may change at will: it
+    enters the job's namespaces itself (`confine.enter_namespaces`), forks
+    the job process B, enforces the wall clock on it and collects what it
+    wrote."""
+    policy, job = request["policy"], request["job"]
     result_r, result_w = os.pipe()
     err_r, err_w = os.pipe()
-    status_r, status_w = os.pipe()
     scratch = tempfile.mkdtemp(dir=root)
+    keep = {result_w}
+    if job.get("kind") == "tests":
+        # The implementations of a tests job: open their files for the
+        # processes that will run them, and unlink them so that no other
+        # process of the job can (see `pairs`).
+        job["implementations"] = [_open_private(spec) for spec in job["implementations"]]
+        keep.update(spec["fd"] for spec in job["implementations"] if spec["fd"] >= 0)
     start = time.perf_counter()
+    namespaces = confine.enter_namespaces()
+    confine.join_new_session_keyring()
     pid = os.fork()
     if pid == 0:
-        try:
-            for fd in (result_r, err_r, status_r):
-                os.close(fd)
-            _child(
-                request["job"],
-                policy,
-                request.get("hidden", []),
-                exposed,
-                env,
-                {"result_w": result_w, "err_w": err_w, "status_w": status_w},
-                scratch,
-                bool(request.get("require_namespaces", True)),
-            )
-        finally:
-            os._exit(71)
-    for fd in (result_w, err_w, status_w):
+        os.close(result_r)
+        os.close(err_r)
+        _job_process(request, namespaces, exposed, env, {"result_w": result_w, "err_w": err_w}, keep, scratch)
+    for fd in (result_w, err_w, *(fd for fd in keep if fd != result_w)):
         os.close(fd)
-    result, err, status = bytearray(), bytearray(), bytearray()
-    buffers = {result_r: result, err_r: err, status_r: status}
+    pidfd = os.pidfd_open(pid)
+    result, err = bytearray(), bytearray()
+    buffers = {result_r: result, err_r: err}
     open_fds = set(buffers)
-    truncated = False
-    deadline = start + policy["wall_seconds"] + 5.0
-    while open_fds:
-        remaining = deadline - time.perf_counter()
-        if remaining <= 0:
+    cap = _output_cap(request)
+    timed_out = truncated = exited = False
+    deadline = start + policy["wall_seconds"]
+    drain_until: float | None = None
+    while open_fds and not truncated:
+        now = time.perf_counter()
+        if not exited and now >= deadline:
+            timed_out = True
+            os.kill(pid, signal.SIGKILL)
+            exited, drain_until = True, now + 1.0
+        if drain_until is not None and now >= drain_until:
             break
-        ready, _, _ = select.select(list(open_fds), [], [], remaining)
+        until = drain_until if drain_until is not None else deadline
+        ready, _, _ = select.select([*open_fds, *(() if exited else (pidfd,))], [], [], max(0.0, until - now))
+        if pidfd in ready:
+            # B has ended (and with it, namespaced, every process of the job): the pipes hold what is left.
+            exited, drain_until = True, time.perf_counter() + 1.0
         for fd in ready:
+            if fd == pidfd:
+                continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 open_fds.discard(fd)
@@ -166,33 +167,25 @@ def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root
             buf.extend(chunk)
             if fd == err_r and len(buf) > 4 * STDERR_TAIL:
                 del buf[: len(buf) - STDERR_TAIL]
-            if fd == result_r and len(buf) > policy["max_output_bytes"]:
+            if fd == result_r and len(buf) > cap:
                 truncated = True
-                open_fds.clear()
-                break
-        if status_r not in open_fds and result_r in open_fds:
-            # A has reported; give the pipes a moment to drain, no more.
-            deadline = min(deadline, time.perf_counter() + 1.0)
     try:  # whatever is left of the job's process group (basic isolation has no PID namespace)
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    os.waitpid(pid, 0)
+    _, status = os.waitpid(pid, 0)
+    os.close(pidfd)
     for fd in buffers:
         os.close(fd)
     shutil.rmtree(scratch, ignore_errors=True)
-    try:
-        report = json.loads(status.decode() or "{}")
-    except ValueError:
-        report = {}
     if truncated:
-        del result[policy["max_output_bytes"] :]
+        del result[cap:]
     return {
         "frames_text": result.decode("utf-8", "replace"),
         "truncated": truncated,
-        "timed_out": bool(report["timed_out"]) if "timed_out" in report else not truncated,
-        "exit_code": report.get("exit_code"),
-        "signal": report.get("signal"),
+        "timed_out": timed_out,
+        "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "stderr": err[-STDERR_TAIL:].decode("utf-8", "replace"),
         "wall_seconds": time.perf_counter() - start,
     }
@@ -222,11 +215,24 @@ def _serve_one(exposed: list[str], env: dict[str, str], root: str) -> int:
     return 0
 
 
+def _settle() -> None:
+    """Make every fork of this process cheap. Fork copies the page-table
+    entries of the process's own memory, and a child pays again for each
+    page it writes: the collector is told to leave what is here alone (a
+    child's collections would otherwise write to every inherited object),
+    and the heap goes on huge pages where the kernel allows (one entry per
+    2 MB instead of 512)."""
+    gc.collect()
+    gc.freeze()
+    confine.use_huge_pages()
+
+
 def main(preload: list[str] | None = None) -> None:
     import importlib
 
     for name in preload or ():
         importlib.import_module(name)  # before fork, as the warm imports above
+    _settle()
     exposed = confine.python_paths()
     env = dict(os.environ)
     root = tempfile.mkdtemp(prefix="fembench-zygote-")
