@@ -24,6 +24,7 @@ class SandboxRequest:
     policy: SandboxPolicy
     hidden: tuple[str, ...]
     require_namespaces: bool
+    warm: tuple[str, ...] = ()  # modules the job's worker should have imported (`pool.warm_modules`)
 
 
 class JobExecutor(Protocol):

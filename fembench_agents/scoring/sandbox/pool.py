@@ -150,57 +150,78 @@ class _Worker:
             self.proc.kill()
 
 
+class _Workers:
+    """Up to `size` warm workers that imported the same modules."""
+
+    def __init__(self, size: int, preload: tuple[str, ...]) -> None:
+        self.size, self.preload = size, preload
+        self.idle: queue.Queue[_Worker] = queue.Queue()
+        self.started = 0
+        self.all: list[_Worker] = []
+
+
 class WorkerPool:
     """The local executor (`executor.JobExecutor`): up to `size` warm workers
-    on this machine, started on first use; a worker that dies is replaced and
-    its request sent once more. A Ray node runs one of these too."""
+    on this machine for each set of warm imports, started on first use; a
+    worker that dies is replaced and its request sent once more. A Ray node
+    runs one of these too."""
 
     def __init__(self, workers: int | None = None, preload: tuple[str, ...] = ()) -> None:
         self._size = workers or max(1, os.cpu_count() or 1)
         self.preload = tuple(preload)
-        self._idle: queue.Queue[_Worker] = queue.Queue()
-        self._started = 0
         self._lock = threading.Lock()
-        self._all: list[_Worker] = []
+        self._kinds: dict[tuple[str, ...], _Workers] = {}
 
     @property
     def size(self) -> int:
         return self._size
 
-    def _acquire(self) -> _Worker:
+    def _acquire(self, warm: tuple[str, ...]) -> tuple[_Workers, _Worker]:
+        preload = tuple(dict.fromkeys((*warm, *self.preload)))
         with self._lock:
-            if self._idle.empty() and self._started < self._size:
-                self._started += 1
-                worker = _Worker(self.preload)
-                self._all.append(worker)
-                return worker
-        return self._idle.get()
+            kind = self._kinds.setdefault(preload, _Workers(self._size, preload))
+            if kind.idle.empty() and kind.started < kind.size:
+                kind.started += 1
+                worker = _Worker(preload)
+                kind.all.append(worker)
+                return kind, worker
+        return kind, kind.idle.get()
 
     def execute(self, request: SandboxRequest) -> dict[str, Any]:
         # No request id: nothing that tells one job from another reaches the child.
         hidden = list(request.hidden)
-        worker = self._acquire()
+        kind, worker = self._acquire(request.warm)
         try:
             with _payload(request.job, request.policy, hidden, request.require_namespaces) as payload:
                 return worker.request(payload)
         except (OSError, RuntimeError, ValueError):
             worker.close()
             with self._lock:
-                self._all.remove(worker)
-                worker = _Worker(self.preload)
-                self._all.append(worker)
+                kind.all.remove(worker)
+                worker = _Worker(kind.preload)
+                kind.all.append(worker)
             with _payload(request.job, request.policy, hidden, request.require_namespaces) as payload:
                 return worker.request(payload)
         finally:
-            self._idle.put(worker)
+            kind.idle.put(worker)
 
     def close(self) -> None:
         with self._lock:
-            for worker in self._all:
-                worker.close()
-            self._all.clear()
-            self._started = 0
-            self._idle = queue.Queue()
+            for kind in self._kinds.values():
+                for worker in kind.all:
+                    worker.close()
+            self._kinds.clear()
+
+
+# What a job needs warm beyond the worker's own imports (numpy, pytest and the
+# standard library; see `zygote`): every fork costs in proportion to what the
+# worker holds, and scipy nearly doubles it, so only jobs whose sources name it
+# get a worker that imported it (another job importing it pays the import).
+SCIPY_WARM = ("scipy", "scipy.linalg", "scipy.sparse", "scipy.sparse.linalg")
+
+
+def warm_modules(job: Job) -> tuple[str, ...]:
+    return SCIPY_WARM if "scipy" in json.dumps(job) else ()
 
 
 class Sandbox:
@@ -265,7 +286,8 @@ class Sandbox:
         return result
 
     def _run(self, job: Job, policy: SandboxPolicy, require_namespaces: bool) -> JobResult:
-        return _decode(self.executor.execute(SandboxRequest(job, policy, tuple(self.hidden), require_namespaces)))
+        request = SandboxRequest(job, policy, tuple(self.hidden), require_namespaces, warm_modules(job))
+        return _decode(self.executor.execute(request))
 
     def close(self) -> None:
         self.executor.close()

@@ -18,8 +18,9 @@ import gc
 import itertools  # noqa: F401
 import json
 
-# Warm imports: everything a task or an attempt may plausibly import, loaded
-# before fork so that children share the pages and never re-import.
+# Warm imports: what every task and attempt imports, loaded before fork so
+# that children share the pages and never re-import. scipy comes as a preload
+# for jobs that name it (`pool.warm_modules`).
 import math  # noqa: F401
 import os
 import select
@@ -33,11 +34,8 @@ from typing import Any
 
 import numpy  # noqa: F401
 import numpy.linalg  # noqa: F401
+import numpy.random  # noqa: F401 - every job seeds it
 import pytest  # noqa: F401
-import scipy  # noqa: F401
-import scipy.linalg  # noqa: F401
-import scipy.sparse  # noqa: F401
-import scipy.sparse.linalg  # noqa: F401
 
 from fembench_agents.scoring.sandbox import confine, describe, runner  # noqa: F401 - with what they import
 from fembench_agents.scoring.sandbox.pairs import pair_output_cap
