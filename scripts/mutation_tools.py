@@ -41,7 +41,13 @@ MODULES: dict[str, tuple[str, ...]] = {
     "scoring.extraction": ("*",),
     "optimize.budget": ("*",),
     "scoring.sandbox.policy": ("*",),
-    "scoring.sandbox.pool": ("x__decode__*", "x__well_formed__*", "xǁJobResultǁ*"),
+    "scoring.sandbox.pool": (
+        "x__decode__*",
+        "x__read_frames__*",
+        "x__well_formed__*",
+        "x__well_formed_pair__*",
+        "xǁJobResultǁ*",
+    ),
     "runs.session": ("*",),
     "runs.recording": ("*",),
     "runs.log": ("x_episode_key__*", "x_read_log__*", "x__drop_torn_tail__*", "xǁRunLogǁ*"),
@@ -54,6 +60,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.runner": ("*",),
     "scoring.sandbox.implementation": ("*",),
     "scoring.sandbox.proxy": ("*",),
+    "scoring.sandbox.pairs": ("*",),
     "scoring.job_results": ("*",),
     "cases.gates": ("*",),
     "cases.scorer": ("*",),
@@ -65,6 +72,7 @@ DECLARED: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.runner": ("tests/test_rules_evaluator.py", "tests/test_rules_child.py"),
     "scoring.sandbox.implementation": ("tests/test_rules_evaluator.py", "tests/test_rules_child.py"),
     "scoring.sandbox.proxy": ("tests/test_rules_evaluator.py", "tests/test_test_isolation.py"),
+    "scoring.sandbox.pairs": ("tests/test_rules_evaluator.py", "tests/test_test_pairs.py"),
 }
 
 STATUS = {
