@@ -19,11 +19,13 @@ from fembench_agents.cases import dolfinx_env, published_import, store, timing
 from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.problem import PUBLISHED_FILE, load_cases
 from fembench_agents.cli import app
+from fembench_agents.runs.run import select_tasks
 
 runner = CliRunner()
 IMPORTED = [
     "elasticity_smooth",
     "heat_mixed_modes",
+    "poisson_eigen",  # marked as leaking: its forcing is the answer
     "poisson_legacy_tolerance",
     "poisson_nested_config",
     "poisson_numerical",
@@ -45,12 +47,12 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     output = (imported.parent / "output.txt").read_text()
     assert output.splitlines()[:8] == [
-        "read 13 records: imported 6 (all leak-free; 1 with a numerical reference), excluded 7",
+        "read 13 records: imported 7 (6 leak-free, 1 marked as leaking; 1 with a numerical reference), excluded 6",
+        "  marked as leaking, selected only by its id: poisson_eigen: " + report_leak(imported),
         "  excluded, 3D: 1",
         "  excluded, boundary condition not read: 1",
         "  excluded, domain not imported yet: 1",
         "  excluded, family not in this track yet: 1",
-        "  excluded, leaks: 1",
         "  excluded, record not read: 1",
         "  excluded, transient reaction_diffusion: 1",
     ]
@@ -58,11 +60,12 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     assert '  decision: evaluation_config read from inside oracle_config: 1 ["poisson_nested_config"]' in output
     assert "  decision: thresholds removed from the case_spec: 12" in output
     report = json.loads((imported / published_import.REPORT_FILE).read_text())
-    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (13, 6, 6, 7)
+    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (13, 7, 6, 6)
     excluded = report["excluded_cases"]
-    eigen = excluded["poisson_eigen"]  # f = 2 pi^2 u: the forcing is the answer, whatever the boundary data
-    prefix = "leaks: forcing passes the accuracy gate (error "
+    eigen = report["marked_leaking"]["poisson_eigen"]  # f = 2 pi^2 u: the forcing is the answer, whatever the bc
+    prefix = "forcing passes the accuracy gate (error "
     assert eigen.startswith(prefix) and float(eigen[len(prefix) : -1]) < 1e-12
+    assert "poisson_eigen" not in excluded
     assert excluded["poisson_cube"] == "3D: the track's grids are 2D"
     assert excluded["poisson_lshape"] == "domain not imported yet: l_shape"
     assert excluded["stokes_flow"] == "family not in this track yet: stokes"
@@ -70,6 +73,25 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     assert excluded["poisson_mixed_bc"] == "boundary condition not read: only Dirichlet data on the whole boundary"
     assert excluded["line 13"].startswith("record not read: ")
     assert report["decisions"]["legacy_tolerance_ignored"] == 1
+
+
+def report_leak(imported: Path) -> str:
+    return str(json.loads((imported / published_import.REPORT_FILE).read_text())["marked_leaking"]["poisson_eigen"])
+
+
+def test_a_leaking_case_is_kept_marked_and_selected_only_by_its_id(imported: Path) -> None:
+    cases = load_cases(imported)
+    assert [c.task_id for c in cases if c.leak] == ["poisson_eigen"]
+    assert next(c for c in cases if c.leak).leak == report_leak(imported)
+    without = [c for c in IMPORTED if c != "poisson_eigen"]
+    assert [c.task_id for c in select_tasks(cases, "all")] == without
+    assert [c.task_id for c in select_tasks(cases, "poisson_*")] == [c for c in without if c.startswith("poisson")]
+    assert [c.task_id for c in select_tasks(cases, "poisson_eigen,heat_*")] == ["heat_mixed_modes", "poisson_eigen"]
+    with pytest.raises(ValueError) as err:
+        select_tasks(cases, "poisson_e*")
+    assert str(err.value) == (
+        "task selector 'poisson_e*' matches no task but cases marked as leaking (poisson_eigen: name them by id)"
+    )
 
 
 def test_imported_cases_keep_ids_families_and_parameters_and_carry_both_shapes(imported: Path) -> None:

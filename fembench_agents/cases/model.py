@@ -226,3 +226,7 @@ class HiddenRecord(_Frozen):
     calibration: dict[str, LibraryCalibration]
     definition_sha256: str
     builder_version: int = 0  # a record is rebuilt when this or the definition's hash changes
+    # Why what the solver sees gives the answer away (an imported case whose forcing is a
+    # multiple of its solution, say): such a case is kept for the record and selected only
+    # by its id, never by `all` or a pattern (runs.run.select_tasks).
+    leak: str | None = None

@@ -24,6 +24,7 @@ class SolverCase:
     record_hash: str  # sha256 of the evaluator-only record: a run notices when a reference changed
     # An imported case's agent-visible data in the published benchmark's shape (cases/published.py).
     published: dict[str, Any] | None = None
+    leak: str | None = None  # how the case gives its answer away (`HiddenRecord.leak`): selected by id only
 
     @property
     def task_id(self) -> str:
@@ -72,6 +73,15 @@ def load_cases(cases_dir: Path) -> list[SolverCase]:
         record = cases_dir / store.HIDDEN / f"{spec.id}.json"
         if not record.exists():
             raise store.CaseStoreError(f"{record} missing: run `fembench-agents cases build`")
-        digest = store.sha256(record.read_bytes())
-        out.append(SolverCase(spec=spec, cases_dir=cases_dir, record_hash=digest, published=views.get(spec.id)))
+        raw = record.read_bytes()
+        leak = json.loads(raw).get("leak")
+        out.append(
+            SolverCase(
+                spec=spec,
+                cases_dir=cases_dir,
+                record_hash=store.sha256(raw),
+                published=views.get(spec.id),
+                leak=str(leak) if leak else None,
+            )
+        )
     return sorted(out, key=lambda c: c.task_id)

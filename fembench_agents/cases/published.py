@@ -79,6 +79,7 @@ class ImportReport:
     imported: list[str] = field(default_factory=list)
     numerical: dict[str, float] = field(default_factory=dict)  # id -> its reference's error estimate
     excluded: dict[str, str] = field(default_factory=dict)  # id -> reason
+    leaking: dict[str, str] = field(default_factory=dict)  # imported, marked: id -> how it leaks
     legacy_tolerance: list[str] = field(default_factory=list)
     nested_evaluation_config: list[str] = field(default_factory=list)
     thresholds_in_published_prompt: int = 0
@@ -94,7 +95,8 @@ class ImportReport:
         return {
             "read": self.read,
             "imported": len(self.imported),
-            "leak_free": len(self.imported),
+            "leak_free": len(self.imported) - len(self.leaking),
+            "marked_leaking": self.leaking,
             "numerical_references": self.numerical,
             "excluded": len(self.excluded),
             "excluded_by_reason": self.reasons(),

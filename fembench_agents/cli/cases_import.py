@@ -33,10 +33,14 @@ def import_published(
     built, views, report = published_import.import_records(path.read_text().splitlines(), set(only) if only else None)
     published_import.write(out, built, views, report)
     summary = report.as_dict()
+    marked = summary["marked_leaking"]
     typer.echo(
-        f"read {summary['read']} records: imported {summary['imported']} (all leak-free; "
-        f"{len(summary['numerical_references'])} with a numerical reference), excluded {summary['excluded']}"
+        f"read {summary['read']} records: imported {summary['imported']} ({summary['leak_free']} leak-free, "
+        f"{len(marked)} marked as leaking; {len(summary['numerical_references'])} with a numerical reference), "
+        f"excluded {summary['excluded']}"
     )
+    for case_id, why in marked.items():
+        typer.echo(f"  marked as leaking, selected only by its id: {case_id}: {why}")
     for reason, count in summary["excluded_by_reason"].items():
         typer.echo(f"  excluded, {reason}: {count}")
     decisions = summary["decisions"]

@@ -76,14 +76,22 @@ class RunConfig:
 
 
 def select_tasks[P: (Task, SolverCase, Problem)](tasks: list[P], selector: str) -> list[P]:
-    """Comma-separated task (or case) ids or fnmatch patterns; `all` selects everything."""
+    """Comma-separated task (or case) ids or fnmatch patterns; `all` selects
+    everything, except cases marked as leaking (`SolverCase.leak`), which only
+    their own id selects."""
     if selector.strip() in ("all", "*", ""):
-        return list(tasks)
+        return [t for t in tasks if not getattr(t, "leak", None)]
     chosen: dict[str, P] = {}
     for pattern in (p.strip() for p in selector.split(",") if p.strip()):
-        hits = [t for t in tasks if fnmatch.fnmatchcase(t.task_id, pattern)]
+        hits = [
+            t
+            for t in tasks
+            if t.task_id == pattern or (fnmatch.fnmatchcase(t.task_id, pattern) and not getattr(t, "leak", None))
+        ]
         if not hits:
-            raise ValueError(f"task selector {pattern!r} matches no task")
+            leaking = [t.task_id for t in tasks if fnmatch.fnmatchcase(t.task_id, pattern)]
+            why = f" but cases marked as leaking ({', '.join(leaking)}: name them by id)" if leaking else ""
+            raise ValueError(f"task selector {pattern!r} matches no task{why}")
         chosen.update((t.task_id, t) for t in hits)
     return sorted(chosen.values(), key=lambda t: t.task_id)
 
