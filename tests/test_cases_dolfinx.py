@@ -100,6 +100,7 @@ def test_the_dolfinx_stokes_solver_passes_its_own_gates_with_velocity_and_pressu
 # (case, its recorded dolfinx e_base, equal to scikit-fem's: the same scheme on the same nodes)
 NEW_FAMILIES = {
     "biharmonic": ("bh_channel_poly", 1.0194e-08),
+    "burgers": ("bg_square_bump", 1.0507e-03),
     "navier_stokes": ("ns_square_cavity_re20", 1.1513e-02),
 }
 
