@@ -102,6 +102,7 @@ NEW_FAMILIES = {
     "biharmonic": ("bh_channel_poly", 1.0194e-08),
     "burgers": ("bg_square_bump", 1.0507e-03),
     "navier_stokes": ("ns_square_cavity_re20", 1.1513e-02),
+    "wave": ("wv_square_pulse", 3.7886e-02),
 }
 
 
