@@ -70,6 +70,7 @@ def test_tracks_are_available_here_and_an_absent_library_is_refused() -> None:
     # a track says which families it has no calibration solver for; its cases never list it
     assert not TRACKS["ngsolve"].supports("wave", "unit_square") and TRACKS["ngsolve"].supports("stokes", "cross")
     assert not TRACKS["numpy-scipy"].supports("navier_stokes", "l_shape")
+    assert TRACKS["dolfinx"].unsupported_families == ()  # DOLFINx has a calibration solver for every family
     assert all(get_track(lib).supports(s.family, s.domain.name) for s in SPECS for lib in s.libraries)
     # the library is imported by the warm worker before it forks, for attempts and calibration alike
     assert {"ngsolve", "netgen"} <= set(TRACKS["ngsolve"].modules)

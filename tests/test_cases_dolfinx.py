@@ -96,6 +96,31 @@ def test_the_dolfinx_stokes_solver_passes_its_own_gates_with_velocity_and_pressu
     assert out.solver_info["method"] == "dolfinx-p2-stokes" and out.solver_info["dofs"] > 0
 
 
+# the smallest case of each family solved by dolfinx_flow.py / dolfinx_dynamics.py / the biharmonic split:
+# (case, its recorded dolfinx e_base, equal to scikit-fem's: the same scheme on the same nodes)
+NEW_FAMILIES = {
+    "biharmonic": ("bh_channel_poly", 1.0194e-08),
+    "burgers": ("bg_square_bump", 1.0507e-03),
+    "navier_stokes": ("ns_square_cavity_re20", 1.1513e-02),
+    "wave": ("wv_square_pulse", 3.7886e-02),
+}
+
+
+@pytest.mark.parametrize("family", sorted(NEW_FAMILIES))
+def test_the_dolfinx_solver_of_each_later_family_passes_its_own_gates(family: str) -> None:
+    case_id, e_base = NEW_FAMILIES[family]
+    chosen = next(c for c in load_cases(CASES) if c.task_id == case_id)
+    assert chosen.family == family and "dolfinx" in chosen.spec.libraries
+    with calibrate.calibration_sandbox(["dolfinx"]) as box:
+        probe = CaseScorer(box)
+        t_base = calibrate.time_case(probe, chosen, "dolfinx", repeats=1)
+        cal = timing.MachineCalibration(machine="t", fingerprint={}, repeats=1, t_base={case_id: {"dolfinx": t_base}})
+        out = calibrate.gate_calibration(CaseScorer(box, cal), chosen, "dolfinx")
+    assert stages(out) == [("executes", True, None), ("accurate", True, None), ("fast", True, None)]
+    assert out.relative_l2_error == pytest.approx(e_base, rel=1e-3)
+    assert out.solver_info["method"] == f"dolfinx-p2-{family}" and out.solver_info["dofs"] > 0
+
+
 def test_a_correct_attempt_passes_and_compiles_its_forms_into_its_own_scratch(
     sandbox: Sandbox, case: SolverCase
 ) -> None:

@@ -124,7 +124,6 @@ TRACKS: dict[str, Track] = {
         environment_check=dolfinx_env.check,
         job_setup=dolfinx_env.__name__,
         explain_error=dolfinx_env.explain_error,
-        unsupported_families=("biharmonic", "navier_stokes", "burgers", "wave"),
     ),
     "ngsolve": Track(
         name="ngsolve",
