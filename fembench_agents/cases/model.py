@@ -10,9 +10,17 @@ Three shapes, three audiences:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 
@@ -230,3 +238,11 @@ class HiddenRecord(_Frozen):
     # multiple of its solution, say): such a case is kept for the record and selected only
     # by its id, never by `all` or a pattern (runs.run.select_tasks).
     leak: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _leak_only_when_marked(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A record written before `leak` existed reads the same and is rebuilt byte for byte."""
+        data: dict[str, Any] = handler(self)
+        if data.get("leak") is None:
+            data.pop("leak", None)
+        return data
