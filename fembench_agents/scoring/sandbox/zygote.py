@@ -33,8 +33,12 @@ import typing  # noqa: F401
 from typing import Any
 
 import numpy  # noqa: F401
+import numpy.fft  # noqa: F401
 import numpy.linalg  # noqa: F401
+import numpy.ma  # noqa: F401
+import numpy.polynomial  # noqa: F401 - Gauss points: leggauss
 import numpy.random  # noqa: F401 - every job seeds it
+import numpy.testing  # noqa: F401 - assert_allclose in generated tests (100 ms to import in each job)
 import pytest  # noqa: F401
 
 from fembench_agents.scoring.sandbox import confine, describe, runner  # noqa: F401 - with what they import
@@ -213,6 +217,28 @@ def _serve_one(exposed: list[str], env: dict[str, str], root: str) -> int:
     return 0
 
 
+def _warm_up() -> None:
+    """First calls that initialise something lazily (LAPACK, pytest's comparison
+    helpers, the codec), made once here instead of in every job: every job
+    starts from this same state, and none touches a random generator."""
+    a = numpy.array([[4.0, 1.0], [1.0, 3.0]])
+    numpy.linalg.solve(a, numpy.ones(2))
+    numpy.linalg.inv(a)
+    numpy.linalg.det(a)
+    numpy.linalg.eigh(a)
+    numpy.linalg.eig(a)
+    numpy.linalg.norm(a)
+    numpy.linalg.lstsq(a, numpy.ones(2), rcond=None)
+    numpy.polynomial.legendre.leggauss(3)
+    numpy.testing.assert_allclose(a, a)
+    numpy.allclose(a, a)
+    assert a == pytest.approx(a)
+    with pytest.raises(ValueError):
+        raise ValueError
+    repr(a)
+    json.dumps(runner.codec.to_data([a, 1.0, (2, 3)]))
+
+
 def _settle() -> None:
     """Make every fork of this process cheap. Fork copies the page-table
     entries of the process's own memory, and a child pays again for each
@@ -230,6 +256,7 @@ def main(preload: list[str] | None = None) -> None:
 
     for name in preload or ():
         importlib.import_module(name)  # before fork, as the warm imports above
+    _warm_up()
     _settle()
     exposed = confine.python_paths()
     env = dict(os.environ)
