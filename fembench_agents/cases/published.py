@@ -19,7 +19,15 @@ simplified, and the published `bc.dirichlet.value` becomes their transfinite
 (Coons) blend: equal to the solution on the boundary, determined by the
 boundary data alone. The leak probe of cases/leak.py runs on every agent-
 visible expression, the blend included; a case that still leaks (its forcing a
-multiple of its solution, say) is excluded with the probe's finding.
+multiple of its solution, say) is imported marked as leaking, with the probe's finding.
+
+Vector families: elasticity, Stokes and Navier-Stokes keep the published output,
+a magnitude (ny, nx), as `u`, their boundary data per edge and per component;
+a flow record's manufactured pressure, unless constant, is a field `p` compared up
+to a constant. Burgers and wave keep the published t0 and t_end as heat does
+(the published dt is not ours); the wave's `initial` is [initial_condition,
+initial_velocity]. Biharmonic records state u on the boundary only, no second
+condition for our [u, lap u] pieces: they are excluded with that reason.
 
 Decisions on the published quirks (reported by `import`): the legacy
 `tolerance` (0.05 or 0.1, which the published evaluator uses as the accuracy
