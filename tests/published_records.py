@@ -102,7 +102,60 @@ def heat(rid: str, u: sp.Expr) -> dict[str, Any]:
     return _record(rid, pde)
 
 
+def flow(rid: str, family: str, stream: sp.Expr, p: sp.Expr, nu: float) -> dict[str, Any]:
+    """Stokes or steady Navier-Stokes with the velocity of a stream function (divergence-free)."""
+    ux, uy = sp.diff(stream, y), -sp.diff(stream, x)
+    f = [-nu * (sp.diff(c, x, 2) + sp.diff(c, y, 2)) + sp.diff(p, v) for c, v in ((ux, x), (uy, y))]
+    if family == "navier_stokes":
+        f = [fc + ux * sp.diff(c, x) + uy * sp.diff(c, y) for fc, c in zip(f, (ux, uy), strict=True)]
+    pde = {
+        "type": family,
+        "pde_params": {"nu": nu},
+        "source_term": [str(sp.expand(c)) for c in f],
+        "manufactured_solution": {"u": [str(ux), str(uy)], "p": str(p)},
+    }
+    return _record(rid, pde, field="velocity_magnitude")
+
+
+def biharmonic(rid: str, u: sp.Expr) -> dict[str, Any]:
+    lap = sp.diff(u, x, 2) + sp.diff(u, y, 2)
+    f = sp.diff(lap, x, 2) + sp.diff(lap, y, 2)
+    return _record(rid, {"type": "biharmonic", "source_term": str(f), "manufactured_solution": {"u": str(u)}})
+
+
+def burgers(rid: str, u: sp.Expr, nu: float, time: dict[str, float] | None) -> dict[str, Any]:
+    f = sp.diff(u, t) + u * (sp.diff(u, x) + sp.diff(u, y)) - nu * (sp.diff(u, x, 2) + sp.diff(u, y, 2))
+    pde: dict[str, Any] = {
+        "type": "burgers",
+        "pde_params": {"nu": nu},
+        "source_term": str(sp.expand(f)),
+        "initial_condition": str(u.subs(t, 0)),
+        "manufactured_solution": {"u": str(u)},
+    }
+    if time is not None:
+        pde["time"] = time
+    return _record(rid, pde)
+
+
+def wave(rid: str, u: sp.Expr, c: float) -> dict[str, Any]:
+    f = sp.diff(u, t, 2) - c**2 * (sp.diff(u, x, 2) + sp.diff(u, y, 2))
+    pde = {
+        "type": "wave",
+        "pde_params": {"c": c},
+        "time": {"t0": 0.0, "t_end": 0.2, "dt": 0.005},
+        "source_term": str(sp.expand(f)),
+        "initial_condition": str(u.subs(t, 0)),
+        "initial_velocity": str(sp.diff(u, t).subs(t, 0)),
+        "manufactured_solution": {"u": str(u)},
+    }
+    return _record(rid, pde)
+
+
 SMOOTH_U = sp.exp(x) * y**2 + x * sp.sin(2 * y)
+STREAM = sp.exp(x) * sp.sin(y) + x**2 * y**3 / 3
+PRESSURE = sp.cos(x) * y + x**2
+BURGERS_U = sp.exp(-t) * sp.sin(2 * x) * y**2 + x**2 * y**2 / 4
+WAVE_U = sp.cos(t) * sp.exp(x) * y**2 + x**2 * sp.sin(t)
 
 
 def records() -> list[str]:
@@ -155,6 +208,12 @@ def records() -> list[str]:
         ),
         elasticity("elasticity_smooth", sp.exp(x) * sp.sin(2 * y) / 5, x**2 * y**2 - sp.cos(x * y) / 4),
         heat("heat_mixed_modes", sp.exp(-t) * sp.sin(sp.pi * x) * sp.sin(sp.pi * y) + (1 - sp.exp(-t)) * (x**2 + y)),
+        flow("stokes_stream", "stokes", STREAM, PRESSURE, 0.5),
+        flow("ns_zero_pressure", "navier_stokes", STREAM, sp.Integer(0), 1.0),
+        biharmonic("biharmonic_plate", x**2 * y**3 - x * y + sp.cos(x + 2 * y)),
+        burgers("burgers_timed", BURGERS_U, 0.1, {"t0": 0.0, "t_end": 0.2, "dt": 0.01}),
+        burgers("burgers_untimed", BURGERS_U, 0.1, None),
+        wave("wave_travel", WAVE_U, 1.0),
     ]
     return [json.dumps(r) for r in rows] + ["{not json"]
 

@@ -23,13 +23,17 @@ from fembench_agents.runs.run import select_tasks
 
 runner = CliRunner()
 IMPORTED = [
+    "burgers_timed",
     "elasticity_smooth",
     "heat_mixed_modes",
+    "ns_zero_pressure",
     "poisson_eigen",  # marked as leaking: its forcing is the answer
     "poisson_legacy_tolerance",
     "poisson_nested_config",
     "poisson_numerical",
     "poisson_smooth",
+    "stokes_stream",
+    "wave_travel",
 ]
 
 
@@ -46,21 +50,23 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     output = (imported.parent / "output.txt").read_text()
-    assert output.splitlines()[:8] == [
-        "read 13 records: imported 7 (6 leak-free, 1 marked as leaking; 1 with a numerical reference), excluded 6",
+    assert output.splitlines()[:10] == [
+        "read 19 records: imported 11 (10 leak-free, 1 marked as leaking; 1 with a numerical reference), excluded 8",
         "  marked as leaking, selected only by its id: poisson_eigen: " + report_leak(imported),
         "  excluded, 3D: 1",
+        "  excluded, biharmonic second boundary condition not stated: 1",
         "  excluded, boundary condition not read: 1",
         "  excluded, domain not imported yet: 1",
-        "  excluded, family not in this track yet: 1",
+        "  excluded, output not read: 1",
         "  excluded, record not read: 1",
+        "  excluded, time interval not stated: 1",
         "  excluded, transient reaction_diffusion: 1",
     ]
     assert "  decision: legacy `tolerance` ignored (our alpha_acc 10 applies): 1" in output
     assert '  decision: evaluation_config read from inside oracle_config: 1 ["poisson_nested_config"]' in output
-    assert "  decision: thresholds removed from the case_spec: 12" in output
+    assert "  decision: thresholds removed from the case_spec: 18" in output
     report = json.loads((imported / published_import.REPORT_FILE).read_text())
-    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (13, 7, 6, 6)
+    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (19, 11, 10, 8)
     excluded = report["excluded_cases"]
     eigen = report["marked_leaking"]["poisson_eigen"]  # f = 2 pi^2 u: the forcing is the answer, whatever the bc
     prefix = "forcing passes the accuracy gate (error "
@@ -68,10 +74,16 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     assert "poisson_eigen" not in excluded
     assert excluded["poisson_cube"] == "3D: the track's grids are 2D"
     assert excluded["poisson_lshape"] == "domain not imported yet: l_shape"
-    assert excluded["stokes_flow"] == "family not in this track yet: stokes"
+    # every published family has a solver here now: a flow record whose output is not the velocity magnitude
+    assert excluded["stokes_flow"] == "output not read: field 'scalar' for a stokes solution of 2 component(s)"
+    assert excluded["biharmonic_plate"] == (
+        "biharmonic second boundary condition not stated: the record gives only u on the boundary "
+        "(no lap u or du/dn), our boundary pieces need [u, lap u]"
+    )
+    assert excluded["burgers_untimed"] == "time interval not stated: a burgers record without pde.time (t0, t_end)"
     assert excluded["rd_transient"] == "transient reaction_diffusion: the track's family is steady"
     assert excluded["poisson_mixed_bc"] == "boundary condition not read: only Dirichlet data on the whole boundary"
-    assert excluded["line 13"].startswith("record not read: ")
+    assert excluded["line 19"].startswith("record not read: ")
     assert report["decisions"]["legacy_tolerance_ignored"] == 1
 
 
@@ -248,3 +260,92 @@ def test_published_contract_programs_run_unchanged_and_get_per_stage_verdicts(im
     assert all(n.endswith("'hypre' -> 'gamg'") for n in again["substitutions"])
     bad = runner.invoke(app, ["score", str(programs), "--cases", "--cases-path", str(imported), "--compat", "ml"])
     assert bad.exit_code == 2 and "unknown compatibility rewrite(s) ['ml']" in bad.output
+
+
+def _on_grid(case_id: str, imported: Path, exprs: list[str], t: float = 0.0) -> list[np.ndarray]:
+    case = next(c for c in load_cases(imported) if c.task_id == case_id)
+    s = np.linspace(0, 1, case.spec.grid.nx)
+    X, Y = np.meshgrid(s, s)
+    return [compile_expr(e)(x=X, y=Y, t=t) * np.ones_like(X) for e in exprs]
+
+
+def test_flow_records_keep_velocity_magnitude_and_pressure_up_to_a_constant(imported: Path) -> None:
+    cases = {c.task_id: c for c in load_cases(imported)}
+    stokes, ns = cases["stokes_stream"], cases["ns_zero_pressure"]
+    assert (stokes.family, stokes.spec.coefficients, ns.family, ns.spec.coefficients) == (
+        "stokes",
+        {"nu": 0.5},
+        "navier_stokes",
+        {"nu": 1.0},
+    )
+    fields = {k: (f.shape, f.up_to_constant) for k, f in stokes.spec.output.fields.items()}
+    assert fields == {"u": ((50, 50), False), "p": ((50, 50), True)}
+    # p = 0: nothing to compare up to a constant, the velocity magnitude is the whole reference
+    assert {k: (f.shape, f.up_to_constant) for k, f in ns.spec.output.fields.items()} == {"u": ((50, 50), False)}
+    edges = [
+        ("bottom", ["exp(x)", "0"]),
+        ("right", ["y**2 + E*cos(y)", "-2*y**3/3 - E*sin(y)"]),
+        ("top", ["x**2 + exp(x)*cos(1)", "-2*x/3 - exp(x)*sin(1)"]),
+        ("left", ["cos(y)", "-sin(y)"]),
+    ]
+    for case in (stokes, ns):
+        data = case.spec_data()
+        assert [(p["name"], p["value"]) for p in data["boundary"]] == edges  # per edge, per component
+        assert data["output"]["field"] == "velocity_magnitude" and "manufactured_solution" not in data["pde"]
+        blend = data["bc"]["dirichlet"]["value"]
+        assert blend == [
+            "-x*y*(1 + E*cos(1)) - E*x*(1 - y) + x*(y**2 + E*cos(y)) - y*(1 - x)*cos(1) + y*(x**2 + exp(x)*cos(1))"
+            " - (1 - x)*(1 - y) + (1 - x)*cos(y) + (1 - y)*exp(x)",
+            "-x*y*(-E*sin(1) - 2/3) + x*(-2*y**3/3 - E*sin(y)) + y*(1 - x)*sin(1) + y*(-2*x/3 - exp(x)*sin(1))"
+            " - (1 - x)*sin(y)",
+        ]
+    velocity = ["x**2*y**2 + exp(x)*cos(y)", "-2*x*y**3/3 - exp(x)*sin(y)"]
+    ux, uy, p = _on_grid("stokes_stream", imported, [*velocity, "x**2 + y*cos(x)"])
+    hidden, arrays = store.load_hidden(imported, "stokes_stream")
+    assert (hidden.reference_kind, hidden.solution) == ("manufactured", [*velocity, "x**2 + y*cos(x)"])
+    assert sorted(arrays) == ["p", "u"]
+    assert np.allclose(arrays["u"], np.hypot(ux, uy), atol=1e-12) and np.allclose(arrays["p"], p, atol=1e-12)
+    assert 0 < hidden.calibration["dolfinx"].e_base < 1e-3 and hidden.leak is None
+    hidden, arrays = store.load_hidden(imported, "ns_zero_pressure")
+    assert (hidden.solution, sorted(arrays)) == (velocity, ["u"])
+    assert np.allclose(arrays["u"], np.hypot(ux, uy), atol=1e-12)
+    assert 0 < hidden.calibration["dolfinx"].e_base < 1e-3 and hidden.leak is None
+
+
+def test_burgers_and_wave_records_keep_their_interval_and_initial_data(imported: Path) -> None:
+    cases = {c.task_id: c for c in load_cases(imported)}
+    burgers, wave = cases["burgers_timed"], cases["wave_travel"]
+    for case in (burgers, wave):
+        assert case.spec.time is not None and (case.spec.time.t0, case.spec.time.t_end) == (0.0, 0.2)
+        assert case.spec.output.fields["u"].shape == (50, 50)
+    # the published dt stays in the published view only: ours steps with the grid, as heat does
+    assert burgers.spec_data()["pde"]["time"] == {"t0": 0.0, "t_end": 0.2, "dt": 0.01}
+    assert (burgers.spec.coefficients, burgers.spec.initial) == ({"nu": 0.1}, "x**2*y**2/4 + y**2*sin(2*x)")
+    assert (wave.spec.coefficients, wave.spec.initial) == ({"c": 1.0}, ["y**2*exp(x)", "x**2"])
+    assert [(p["name"], p["value"]) for p in burgers.spec_data()["boundary"]] == [
+        ("bottom", "0"),
+        ("right", "y**2*(exp(t)/4 + sin(2))*exp(-t)"),
+        ("top", "x**2/4 + exp(-t)*sin(2*x)"),
+        ("left", "0"),
+    ]
+    assert [(p["name"], p["value"]) for p in wave.spec_data()["boundary"]] == [
+        ("bottom", "x**2*sin(t)"),
+        ("right", "E*y**2*cos(t) + sin(t)"),
+        ("top", "x**2*sin(t) + exp(x)*cos(t)"),
+        ("left", "y**2*cos(t)"),
+    ]
+    for case_id, u in (
+        ("burgers_timed", "x**2*y**2/4 + y**2*exp(-t)*sin(2*x)"),
+        ("wave_travel", "x**2*sin(t) + y**2*exp(x)*cos(t)"),
+    ):
+        case = cases[case_id]
+        hidden, arrays = store.load_hidden(imported, case_id)
+        assert (hidden.reference_kind, hidden.solution, hidden.leak) == ("manufactured", u, None)
+        (exact,) = _on_grid(case_id, imported, [u], t=0.2)
+        assert np.allclose(arrays["u"], exact, atol=1e-12)
+        assert 0 < hidden.calibration["dolfinx"].e_base < 1e-2
+        # the published value is the blend of the edges: the solution on the boundary, at every t
+        blend = compile_expr(case.spec_data()["bc"]["dirichlet"]["value"])
+        s = np.linspace(0, 1, 21)
+        for bx, by in ((s, 0 * s), (s, 0 * s + 1), (0 * s, s), (0 * s + 1, s)):
+            assert np.allclose(blend(x=bx, y=by, t=0.1), compile_expr(u)(x=bx, y=by, t=0.1), atol=1e-12)

@@ -19,7 +19,15 @@ simplified, and the published `bc.dirichlet.value` becomes their transfinite
 (Coons) blend: equal to the solution on the boundary, determined by the
 boundary data alone. The leak probe of cases/leak.py runs on every agent-
 visible expression, the blend included; a case that still leaks (its forcing a
-multiple of its solution, say) is excluded with the probe's finding.
+multiple of its solution, say) is imported marked as leaking, with the probe's finding.
+
+Vector families: elasticity, Stokes and Navier-Stokes keep the published output,
+a magnitude (ny, nx), as `u`, their boundary data per edge and per component;
+a flow record's manufactured pressure, unless constant, is a field `p` compared up
+to a constant. Burgers and wave keep the published t0 and t_end as heat does
+(the published dt is not ours); the wave's `initial` is [initial_condition,
+initial_velocity]. Biharmonic records state u on the boundary only, no second
+condition for our [u, lap u] pieces: they are excluded with that reason.
 
 Decisions on the published quirks (reported by `import`): the legacy
 `tolerance` (0.05 or 0.1, which the published evaluator uses as the accuracy
@@ -61,10 +69,22 @@ FAMILIES = {
     "reaction_diffusion": "reaction_diffusion",
     "linear_elasticity": "elasticity",
     "helmholtz": "helmholtz",
+    "stokes": "stokes",
+    "navier_stokes": "navier_stokes",
+    "biharmonic": "biharmonic",
+    "burgers": "burgers",
+    "wave": "wave",
 }
-STEADY_HERE = ("convection_diffusion", "reaction_diffusion")
+STEADY_HERE = ("convection_diffusion", "reaction_diffusion", "stokes", "navier_stokes", "biharmonic")
+TIMED_HERE = ("heat", "burgers", "wave")
+FLOW = ("stokes", "navier_stokes")
 HIDDEN_KEYS = ("manufactured_solution", "manufactured_u", "exact_solution")
-MAGNITUDE = "displacement_magnitude"
+# The published output of a vector family is a magnitude (ny, nx), kept as our `u`.
+MAGNITUDES = {
+    "elasticity": "displacement_magnitude",
+    "stokes": "velocity_magnitude",
+    "navier_stokes": "velocity_magnitude",
+}
 X, Y, T = sp.symbols("x y t")
 _NAMES = {"x": X, "y": Y, "t": T, "pi": sp.pi, "E": sp.E}
 
@@ -142,6 +162,14 @@ def _coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
         return {"eps": float(params["epsilon"]), "b": [_show(_sym(b)) for b in params["beta"]]}
     if family == "helmholtz":
         return {"k": float(params["k"])}
+    if family in (*FLOW, "burgers"):
+        if "nu" not in params:
+            raise Excluded(f"coefficient kind not read: {family} given by {sorted(params)}")
+        return {"nu": float(params["nu"])}
+    if family == "wave":
+        if "c" not in params:
+            raise Excluded(f"coefficient kind not read: wave given by {sorted(params)}")
+        return {"c": float(params["c"])}
     if family == "elasticity":
         if "E" not in params or "nu" not in params:
             raise Excluded(f"coefficient kind not read: elasticity given by {sorted(params)}")
@@ -199,7 +227,18 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         raise Excluded(f"domain not imported yet: {domain}")
     if family in STEADY_HERE and pde.get("time"):
         raise Excluded(f"transient {published_family}: the track's family is steady")
-    solution = (pde.get("manufactured_solution") or {}).get("u")
+    if family == "biharmonic":
+        # Our pieces carry [u, lap u]; the published records state u = g on the boundary and nothing
+        # else (no lap u, no du/dn, no clamped or simply supported), so the problem is not determined.
+        raise Excluded(
+            "biharmonic second boundary condition not stated: the record gives only u on the boundary "
+            "(no lap u or du/dn), our boundary pieces need [u, lap u]"
+        )
+    timing = pde.get("time") or {}
+    if family in TIMED_HERE and "t_end" not in timing:
+        raise Excluded(f"time interval not stated: a {published_family} record without pde.time (t0, t_end)")
+    manufactured = pde.get("manufactured_solution") or {}
+    solution = manufactured.get("u")
     bc = oc.get("bc") or {}
     dirichlet = bc.get("dirichlet")
     if set(bc) != {"dirichlet"} or not isinstance(dirichlet, dict) or dirichlet.get("on") != "all":
@@ -208,14 +247,33 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     # each boundary piece gets it restricted there, and the reference is a checked fine solve.
     u = [_sym(e) for e in _list(solution or dirichlet.get("value", "0"))]
     field = (oc.get("output") or {}).get("field")
-    if (len(u) > 1) != (field == MAGNITUDE):
-        raise Excluded(f"output not read: field {field!r} for a solution of {len(u)} component(s)")
+    vector = family in MAGNITUDES
+    if len(u) != (2 if vector else 1) or (field == MAGNITUDES.get(family)) != vector:
+        raise Excluded(f"output not read: field {field!r} for a {published_family} solution of {len(u)} component(s)")
+    # The pressure of a flow record is compared up to a constant (FieldSpec.up_to_constant); a constant
+    # manufactured pressure (p = 0) leaves nothing to compare, its velocity is the whole reference.
+    pressure: list[sp.Expr] = []
+    if family in FLOW and solution:
+        if "p" not in manufactured:
+            raise Excluded("output not read: a flow record's manufactured solution without a pressure p")
+        p = _sym(manufactured["p"])
+        pressure = [] if not (p.free_symbols & {X, Y}) else [p]
+    compare_p = bool(pressure) or (family in FLOW and not solution)  # a numerical flow reference has its p
     coefficients = _coefficients(family, pde)
     forcing = [_show(_sym(e)) for e in _list(pde.get("source_term", "0"))]
     time = None
-    if family == "heat":
-        time = TimeSpec(t0=float(pde["time"].get("t0", 0.0)), t_end=float(pde["time"]["t_end"]))
-    initial = _show(_sym(pde["initial_condition"])) if family == "heat" else None
+    if family in TIMED_HERE:
+        # as heat: the interval is kept, the published dt is not (ours follows the grid: one step per spacing)
+        time = TimeSpec(t0=float(timing.get("t0", 0.0)), t_end=float(timing["t_end"]))
+    initial: str | list[str] | None = None
+    if family in ("heat", "burgers"):
+        if "initial_condition" not in pde:
+            raise Excluded(f"initial data not stated: a {published_family} record without initial_condition")
+        initial = _show(_sym(pde["initial_condition"]))
+    elif family == "wave":
+        if "initial_condition" not in pde or "initial_velocity" not in pde:
+            raise Excluded("initial data not stated: a wave record needs initial_condition and initial_velocity")
+        initial = [_show(_sym(pde["initial_condition"])), _show(_sym(pde["initial_velocity"]))]
     square = DOMAINS["unit_square"]
     pieces = [
         BoundaryPiece(
@@ -228,10 +286,13 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     published_value = [_show(coons_blend(c)) for c in u] if solution else _list(dirichlet.get("value", "0"))
     try:
         shape = (int(grid["ny"]), int(grid["nx"]))
+        fields = {"u": FieldSpec(shape=shape)}
+        if compare_p:
+            fields["p"] = FieldSpec(shape=shape, up_to_constant=True)
         spec = CaseSpec(
             id=record["id"],
             family=family,  # type: ignore[arg-type]
-            equation=EQUATIONS[family] + ("; the output is |u|, the displacement magnitude" if len(u) > 1 else ""),
+            equation=EQUATIONS[family] + _output_words(family, compare_p),
             coefficients=coefficients,
             forcing=forcing[0] if len(forcing) == 1 else forcing,
             boundary=pieces,
@@ -239,7 +300,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             time=time,
             domain=square.spec(),
             grid=GridSpec(nx=shape[1], ny=shape[0], bbox=tuple(float(v) for v in grid["bbox"])),  # type: ignore[arg-type]
-            output=OutputContract(fields={"u": FieldSpec(shape=shape)}, layout=LAYOUT),
+            output=OutputContract(fields=fields, layout=LAYOUT),
             libraries=(LIBRARY,),
         )
     except (ValueError, KeyError) as exc:
@@ -253,17 +314,31 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         "output": oc.get("output", {}),
         "agent_knobs": [k for k in record.get("agent_knobs", []) if k.get("name") not in HIDDEN_KEYS],
     }
-    return spec, view, u if solution else []
+    return spec, view, [*u, *pressure] if solution else []
 
 
-def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[np.ndarray, np.ndarray]:
+def _output_words(family: str, pressure: bool) -> str:
+    if family == "elasticity":
+        return "; the output is |u|, the displacement magnitude"
+    if family in FLOW:
+        return "; the output u is |u|, the velocity magnitude" + (", and p" if pressure else " (p is not compared)")
+    return ""
+
+
+def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The manufactured solution on the grid, per output field: `u` (a vector family's
+    magnitude) and, for a flow record with a non-constant pressure, `p`."""
     Xg, Yg = grid_points(spec.grid)
     mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
     t = spec.time.t_end if spec.time else 0.0
-    values = np.stack([compile_expr(str(c))(x=Xg, y=Yg, t=t) for c in u])
-    ref = np.sqrt((values**2).sum(axis=0)) if len(u) > 1 else values[0]
-    ref[~mask] = np.nan
-    return ref, mask
+    values = np.stack([compile_expr(str(c))(x=Xg, y=Yg, t=t) * np.ones_like(Xg) for c in u])
+    vector = spec.family in MAGNITUDES
+    refs = {"u": np.sqrt((values[:2] ** 2).sum(axis=0)) if vector else values[0]}
+    if "p" in spec.output.fields:
+        refs["p"] = values[2]
+    for arr in refs.values():
+        arr[~mask] = np.nan
+    return refs, mask
 
 
 def blend_error(view: dict[str, Any], spec: CaseSpec, ref: np.ndarray, mask: np.ndarray) -> float:
