@@ -185,7 +185,8 @@ def problems(cases_dir: Path) -> list[str]:
         visible = set(_strings(case.spec_data()))
         sols = hidden.solution if isinstance(hidden.solution, list) else [hidden.solution]
         given = [s for s in sols if s is not None and s.replace(" ", "") in visible]
-        out += [f"{case.task_id}: the manufactured solution is given in the case_spec" for _ in given]
+        if not hidden.leak:  # a marked case leaks by its record's own account (the blend may be the solution)
+            out += [f"{case.task_id}: the manufactured solution is given in the case_spec" for _ in given]
         tau = max(c.tau_acc for c in hidden.calibration.values())
         mask = grid_mask(DOMAINS[case.spec.domain.name], case.spec.grid)
         leak = _leak(case.spec, case.published, dict(arrays), mask, tau)
