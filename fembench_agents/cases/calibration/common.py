@@ -82,6 +82,23 @@ class GridProblem:
         return out
 
 
+def kept_cells_as_triangles(keep: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices (n, 2) and triangles (m, 3) of the structured cells on nodes xs x ys
+    that `keep` (cy, cx) marks, two triangles per cell; nodes of no kept cell are left out."""
+    cy, cx = keep.shape
+    used = np.zeros((cy + 1, cx + 1), dtype=bool)
+    for dj in (0, 1):
+        for di in (0, 1):
+            used[dj : dj + cy, di : di + cx] |= keep
+    vid = np.full((cy + 1, cx + 1), -1, dtype=np.int64)
+    vid[used] = np.arange(int(used.sum()))
+    X, Y = np.meshgrid(xs, ys)
+    j, i = np.nonzero(keep)
+    a, b, c, d = vid[j, i], vid[j, i + 1], vid[j + 1, i + 1], vid[j + 1, i]
+    triangles = np.vstack([np.column_stack([a, b, c]), np.column_stack([a, c, d])])
+    return np.column_stack([X[used], Y[used]]), triangles
+
+
 def grid_problem(spec: dict[str, Any]) -> GridProblem:
     g = spec["grid"]
     x0, x1, y0, y1 = g["bbox"]

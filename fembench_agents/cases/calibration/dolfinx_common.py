@@ -23,7 +23,12 @@ from dolfinx import mesh as dmesh
 from dolfinx.fem.petsc import LinearProblem
 from petsc4py import PETSc
 
-from fembench_agents.cases.calibration.common import GridProblem, components, inside_polygon_closed
+from fembench_agents.cases.calibration.common import (
+    GridProblem,
+    components,
+    inside_polygon_closed,
+    kept_cells_as_triangles,
+)
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import check_expr, compile_expr
 
@@ -132,18 +137,7 @@ def structured_mesh(spec: dict[str, Any]) -> tuple[dmesh.Mesh, int]:
     cy = (ny - 1) // 2 if (ny - 1) % 2 == 0 else ny - 1
     xs, ys = np.linspace(x0, x1, cx + 1), np.linspace(y0, y1, cy + 1)
     Xc, Yc = np.meshgrid((xs[:-1] + xs[1:]) / 2, (ys[:-1] + ys[1:]) / 2)
-    keep = inside_polygon_closed(spec, Xc, Yc)
-    used = np.zeros((cy + 1, cx + 1), dtype=bool)
-    for dj in (0, 1):
-        for di in (0, 1):
-            used[dj : dj + cy, di : di + cx] |= keep
-    vid = np.full((cy + 1, cx + 1), -1, dtype=np.int64)
-    vid[used] = np.arange(int(used.sum()))
-    X, Y = np.meshgrid(xs, ys)
-    points = np.column_stack([X[used], Y[used]])
-    j, i = np.nonzero(keep)
-    a, b, c, d = vid[j, i], vid[j, i + 1], vid[j + 1, i + 1], vid[j + 1, i]
-    triangles = np.vstack([np.column_stack([a, b, c]), np.column_stack([a, c, d])])
+    points, triangles = kept_cells_as_triangles(inside_polygon_closed(spec, Xc, Yc), xs, ys)
     coordinate_element = ufl.Mesh(basix.ufl.element("Lagrange", "triangle", 1, shape=(2,)))
     return dmesh.create_mesh(MPI.COMM_SELF, triangles, coordinate_element, points), cx
 

@@ -11,7 +11,7 @@ import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 from skfem import MeshTri
 
-from fembench_agents.cases.calibration.common import components
+from fembench_agents.cases.calibration.common import components, kept_cells_as_triangles
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import compile_expr
 
@@ -22,19 +22,8 @@ def mesh(spec: dict[str, Any], inside: np.ndarray) -> tuple[MeshTri, int, int]:
     cx, cy = (nx - 1) // 2, (ny - 1) // 2  # cells per direction
     xs, ys = np.linspace(0.0, 1.0, cx + 1), np.linspace(0.0, 1.0, cy + 1)
     # a cell is in the domain if its centre grid point (a P2 node) is
-    keep = inside[1::2, 1::2][:cy, :cx]
-    vid = np.full((cy + 1, cx + 1), -1, dtype=int)
-    used = np.zeros((cy + 1, cx + 1), dtype=bool)
-    for dj in (0, 1):
-        for di in (0, 1):
-            used[dj : dj + cy, di : di + cx] |= keep
-    vid[used] = np.arange(int(used.sum()))
-    X, Y = np.meshgrid(xs, ys)
-    p = np.vstack([X[used], Y[used]])
-    j, i = np.nonzero(keep)
-    a, b, c, d = vid[j, i], vid[j, i + 1], vid[j + 1, i + 1], vid[j + 1, i]
-    t = np.hstack([np.vstack([a, b, c]), np.vstack([a, c, d])])
-    return MeshTri(p, t), nx, ny
+    points, triangles = kept_cells_as_triangles(inside[1::2, 1::2][:cy, :cx], xs, ys)
+    return MeshTri(points.T, triangles.T), nx, ny
 
 
 def grid_index(locs: np.ndarray, nx: int, ny: int) -> tuple[np.ndarray, np.ndarray]:
