@@ -1,5 +1,6 @@
 """The committed PDE cases: coverage, leak-freedom of every case, the two
-halves kept apart, byte-for-byte reproducible builds, and the builder's refusals."""
+halves kept apart, builds byte-for-byte reproducible on one machine and the
+same record up to floating point on another, and the builder's refusals."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from fembench_agents.cases import store
-from fembench_agents.cases.builder import BUILDER_VERSION, build_all, build_case
+from fembench_agents.cases.builder import BUILDER_VERSION, Built, build_all, build_case, same_record
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.expressions import ExpressionError, compile_expr
 from fembench_agents.cases.leak import probe
@@ -109,9 +110,11 @@ def test_build_is_byte_for_byte_reproducible_and_incremental(tmp_path: Path) -> 
     seen: list[tuple[str, bool]] = []
     build_all(copy, progress=lambda case_id, reused: seen.append((case_id, reused)))
     assert seen == [(c, False) for c in sorted(SAMPLE)]
+    fresh_specs = {s.id: s for s in store.load_specs(copy)}
     for case_id in SAMPLE:
-        for name in (f"{case_id}.json", f"{case_id}.npz"):
-            assert (copy / store.HIDDEN / name).read_bytes() == (CASES / store.HIDDEN / name).read_bytes(), name
+        hidden, arrays = store.load_hidden(copy, case_id)
+        fresh = Built(spec=fresh_specs[case_id], hidden=hidden, reference=arrays, npz=b"")
+        assert same_record(fresh, SPECS[case_id], *store.load_hidden(CASES, case_id)), case_id
     committed = {json.loads(line)["id"]: line for line in (CASES / store.SPECS_FILE).read_text().splitlines()}
     assert (copy / store.SPECS_FILE).read_text().splitlines() == [committed[c] for c in sorted(SAMPLE)]
     assert not list((copy / store.HIDDEN).glob("*.tmp"))
@@ -124,8 +127,49 @@ def test_build_is_byte_for_byte_reproducible_and_incremental(tmp_path: Path) -> 
     hidden, _ = store.load_hidden(copy, "hz_square_k4")
     assert hidden.definition_sha256 == store.sha256(edited.read_bytes()) and hidden.builder_version == BUILDER_VERSION
     seen.clear()
+    files = [copy / store.HIDDEN / f"wv_square_travel.{ext}" for ext in ("json", "npz")]
+    before = [f.read_bytes() for f in files]
     build_all(copy, only=["wv_square_travel"], force=True, progress=lambda c, reused: seen.append((c, reused)))
     assert seen == [("wv_square_travel", False)]
+    assert [f.read_bytes() for f in files] == before  # on one machine, byte for byte
+
+
+def test_a_record_is_the_same_up_to_the_last_bits_of_floating_point_and_nothing_more() -> None:
+    """What another machine's kernels change (the last bits of the reference, the
+    last kept digit of an e_base) is the same record; anything larger is not."""
+    case_id = "bh_lshape_exp"
+    spec, (hidden, arrays) = SPECS[case_id], store.load_hidden(CASES, case_id)
+    u = arrays["u"]
+    scale = float(np.nanmax(np.abs(u)))
+
+    def built(**change: object) -> Built:
+        reference = {"u": change.pop("u", u)}
+        return Built(
+            spec=change.pop("spec", spec),  # type: ignore[arg-type]
+            hidden=hidden.model_copy(update=change),
+            reference=reference,  # type: ignore[dict-item]
+            npz=b"",
+        )
+
+    library = next(iter(hidden.calibration))
+    e_base = hidden.calibration[library].e_base
+
+    def calibration(e: float) -> dict[str, object]:
+        return {**hidden.calibration, library: hidden.calibration[library].model_copy(update={"e_base": e})}
+
+    nudged = u.copy()
+    nudged[np.isfinite(u)] += 1e-10 * scale
+    assert same_record(built(u=nudged, reference_sha256="another machine's bytes"), spec, hidden, arrays)
+    assert same_record(built(calibration=calibration(e_base * (1 + 1e-4))), spec, hidden, arrays)
+    off = u.copy()
+    off[np.isfinite(u)] += 1e-8 * scale
+    assert not same_record(built(u=off), spec, hidden, arrays)
+    moved = u.copy()
+    moved[np.argwhere(np.isfinite(u))[0][0], np.argwhere(np.isfinite(u))[0][1]] = np.nan
+    assert not same_record(built(u=moved), spec, hidden, arrays)
+    assert not same_record(built(calibration=calibration(e_base * 1.01)), spec, hidden, arrays)
+    assert not same_record(built(in_domain_points=hidden.in_domain_points + 1), spec, hidden, arrays)
+    assert not same_record(built(spec=spec.model_copy(update={"equation": spec.equation + "."})), spec, hidden, arrays)
 
 
 def test_reference_hash_is_checked(tmp_path: Path) -> None:

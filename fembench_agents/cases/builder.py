@@ -5,6 +5,12 @@ manufactured solution on the grid (NaN outside the domain) or, for a case
 given by its data alone, a checked fine solve (numerical.py), each library's
 calibration solver runs once and its error, rounded to four significant
 digits, becomes e_base. No time, host or path enters a record.
+
+Byte for byte, a rebuild reproduces a record on the machine that built it.
+Another machine evaluates the same expressions and solves with other kernels
+(numpy's SIMD exp and sin on AVX-512, BLAS blocking), which differ in the last
+bits of the reference and can flip the last kept digit of an e_base:
+`same_record` calls that the same record, and anything else a difference.
 """
 
 from __future__ import annotations
@@ -54,6 +60,39 @@ class Built:
 
 
 BUILDER_VERSION = 2  # bump when a change here changes what a definition builds to
+
+REFERENCE_RTOL = 1e-9  # of the field's largest value; the gates' tolerances are >= 1e-6 relative
+RECORD_RTOL = 1e-3  # numbers kept to five significant digits: one flip of the last
+
+
+def same_record(built: Built, spec: CaseSpec, hidden: HiddenRecord, reference: dict[str, np.ndarray]) -> bool:
+    """Whether a fresh build is the committed record up to the last bits of
+    floating point (see the module text): the same spec, the same hidden record
+    but for the reference's hash and numbers within RECORD_RTOL, the same
+    reference fields with NaN at the same points and values within
+    REFERENCE_RTOL of the field's largest."""
+    if built.spec != spec or set(built.reference) != set(reference):
+        return False
+    for name, fresh in built.reference.items():
+        committed = reference[name]
+        if fresh.shape != committed.shape or not np.array_equal(np.isnan(fresh), np.isnan(committed)):
+            return False
+        scale = float(np.nanmax(np.abs(committed), initial=0.0))
+        if np.nanmax(np.abs(fresh - committed), initial=0.0) > REFERENCE_RTOL * scale:
+            return False
+    ours = json.loads(built.hidden.model_dump_json(exclude={"reference_sha256"}))
+    theirs = json.loads(hidden.model_dump_json(exclude={"reference_sha256"}))
+    return _same_numbers(ours, theirs)
+
+
+def _same_numbers(a: Any, b: Any) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_numbers(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_numbers(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= RECORD_RTOL * max(abs(a), abs(b))
+    return type(a) is type(b) and a == b
 
 
 def _one(values: list[str]) -> str | list[str]:

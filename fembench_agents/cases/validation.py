@@ -4,14 +4,13 @@ family on at least two domains, the evaluator-only half absent from the specs)."
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from fembench_agents.cases import store
-from fembench_agents.cases.builder import build_case
+from fembench_agents.cases.builder import build_case, same_record
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.problem import PUBLISHED_FILE
@@ -57,13 +56,7 @@ def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
         ]
         if rebuild:
             raw = (cases_dir / store.DEFINITIONS / f"{d.id}.toml").read_bytes()
-            b = build_case(d, raw, hidden.gates)
-            same = (
-                b.npz == (cases_dir / store.HIDDEN / hidden.reference_file).read_bytes()
-                and json.loads(b.hidden.model_dump_json()) == json.loads(hidden.model_dump_json())
-                and b.spec == spec
-            )
-            if not same:
+            if not same_record(build_case(d, raw, hidden.gates), spec, hidden, arrays):
                 out.append(
                     f"{d.id}: the committed record differs from a fresh build: run `fembench-agents cases build`"
                 )
