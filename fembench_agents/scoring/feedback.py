@@ -57,8 +57,8 @@ def outcome_score(outcome: AnyOutcome) -> float:
     if outcome.passed:
         return 1.0
     stage = outcome.failed_stage or "parse"
-    if stage in _STAGE_SCORE or isinstance(outcome, CaseOutcome):
-        return _STAGE_SCORE.get(stage, 0.0)
+    if stage in _STAGE_SCORE:  # every stage but a function's "correct", which scores by its share of inputs
+        return _STAGE_SCORE[stage]
     share = sum(r.status == "match" for r in outcome.inputs) / max(len(outcome.inputs), 1)
     return 0.2 + 0.6 * share
 
@@ -164,9 +164,6 @@ class TemplateFeedback:
             "error_message": err.message if err else None,
             "traceback": list(err.traceback) if err else [],
             "error": outcome.relative_l2_error,
-            "seconds": outcome.solve_seconds
-            if outcome.solve_seconds is not None
-            else min(outcome.timings, default=None),
         }
 
     def __call__(self, outcome: AnyOutcome) -> Feedback:
