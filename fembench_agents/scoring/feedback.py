@@ -59,6 +59,8 @@ def outcome_score(outcome: AnyOutcome) -> float:
     stage = outcome.failed_stage or "parse"
     if stage in _STAGE_SCORE:  # every stage but a function's "correct", which scores by its share of inputs
         return _STAGE_SCORE[stage]
+    if isinstance(outcome, CaseOutcome):
+        raise ValueError(f"a PDE case outcome failed at {stage!r}; expected one of executes, accurate, fast")
     share = sum(r.status == "match" for r in outcome.inputs) / max(len(outcome.inputs), 1)
     return 0.2 + 0.6 * share
 
