@@ -161,7 +161,7 @@ def _sample(tmp_path: Path) -> Path:
 def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Path) -> None:
     from fembench_agents.cases.validation import calibration_problems
 
-    # --no-rebuild: a full rebuild takes minutes; test_cases_records rebuilds a sample byte for byte
+    # --no-rebuild: a full rebuild takes minutes; test_cases_records rebuilds a sample and compares it
     res = runner.invoke(cases_app, ["validate", "--cases", str(CASES), "--no-rebuild", "--no-calibration"])
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[-1] == "cases valid: leak-free, reproducible, coverage met"

@@ -147,7 +147,9 @@ def calibrate(
 @cases_app.command("validate")
 def validate(
     cases: CasesDir = DEFAULT,
-    rebuild: Annotated[bool, typer.Option(help="also rebuild and compare byte for byte")] = True,
+    rebuild: Annotated[
+        bool, typer.Option(help="also rebuild and compare (the same record up to the last bits of floating point)")
+    ] = True,
     calibration: Annotated[
         bool, typer.Option(help="also score our calibration solvers through the sandbox against their own gates")
     ] = True,
