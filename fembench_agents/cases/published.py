@@ -2,9 +2,17 @@
 its public repository; the user supplies the file, nothing is downloaded)
 into cases of this track, on the DOLFINx track only.
 
-A record becomes a case when it is 2D on the unit square, of a family we have
-(steady where ours is steady), with Dirichlet data on the whole boundary; every
-other record is excluded with its reason. Without a manufactured solution, the
+A record becomes a case when it is 2D on one of our domains exactly (the unit
+square, or our l_shape: vertices (0,0) (1,0) (1,1/2) (1/2,1/2) (1/2,1) (0,1), or
+outer_bbox [0,1,0,1] with cutout_bbox [1/2,1,1/2,1]), of a family we have (steady
+where ours is steady), with Dirichlet data on the whole boundary: one value on
+`all`, or on the unit square a list of per-edge entries (x0, x1, y0, y1) that
+covers all four edges, each of our square's pieces then taking its edge's value
+as written. Every other record is excluded with its reason: any other domain with
+what differs ("domain not in the track: circle (curved boundary)", "... l_shape
+with re-entrant corner (0.4, 0.4) ...", periodic, hole sizes), counted per kind;
+a list that leaves edges out as a natural (do-nothing/traction-free) boundary,
+which our Dirichlet-only pieces cannot state. Without a manufactured solution, the
 reference is a fine solve with our DOLFINx calibration solver, kept only after
 the coarse-to-fine check of cases/numerical.py (its error estimate at most 1/20
 of the case's accuracy threshold). An imported case keeps the published id,
@@ -15,16 +23,19 @@ so that programs written for the published contract run unchanged.
 
 Leak-freedom: the published Dirichlet value is the exact solution on the
 whole boundary. Here each boundary piece gets the solution restricted to it,
-simplified, and the published `bc.dirichlet.value` becomes their transfinite
-(Coons) blend: equal to the solution on the boundary, determined by the
-boundary data alone. The leak probe of cases/leak.py runs on every agent-
+simplified, and the published `bc.dirichlet.value` becomes a blend of those
+restrictions: on the unit square their transfinite (Coons) blend, on the
+L-shape that blend plus a correction on the notch lines (l_shape_blend); equal
+to the solution on the boundary, determined by the boundary data alone. A record
+without a manufactured solution keeps its published bc (data, not the answer). The leak probe of cases/leak.py runs on every agent-
 visible expression, the blend included; a case that still leaks (its forcing a
 multiple of its solution, say) is imported marked as leaking, with the probe's finding.
 
 Vector families: elasticity, Stokes and Navier-Stokes keep the published output,
 a magnitude (ny, nx), as `u`, their boundary data per edge and per component;
 a flow record's manufactured pressure, unless constant, is a field `p` compared up
-to a constant. Burgers and wave keep the published t0 and t_end as heat does
+to a constant, as is a numerical reference's pressure unless the boundary data
+jumps at a corner (a lid-driven cavity: p grows as 1/r there, not square-integrable). Burgers and wave keep the published t0 and t_end as heat does
 (the published dt is not ours); the wave's `initial` is [initial_condition,
 initial_velocity]. Biharmonic records state u on the boundary only, no second
 condition for our [u, lap u] pieces: they are excluded with that reason.
