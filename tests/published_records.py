@@ -30,7 +30,7 @@ def _record(
     rid: str,
     pde: dict[str, Any],
     *,
-    domain: str = "unit_square",
+    domain: str | dict[str, Any] = "unit_square",
     grid: dict[str, Any] | None = None,
     bc: Any = None,
     evaluation: dict[str, Any] | None = None,
@@ -40,7 +40,7 @@ def _record(
     u = (pde.get("manufactured_solution") or {}).get("u", "0.0")
     oc = {
         "pde": pde,
-        "domain": {"type": domain},
+        "domain": domain if isinstance(domain, dict) else {"type": domain},
         "mesh": {"resolution": 120, "cell_type": "triangle"},
         "fem": {"family": "Lagrange", "degree": 1},
         "bc": bc if bc is not None else {"dirichlet": {"on": "all", "value": u}},
@@ -158,6 +158,18 @@ BURGERS_U = sp.exp(-t) * sp.sin(2 * x) * y**2 + x**2 * y**2 / 4
 WAVE_U = sp.cos(t) * sp.exp(x) * y**2 + x**2 * sp.sin(t)
 
 
+GRID_100 = {"bbox": [0, 1, 0, 1], "nx": 100, "ny": 100}
+# per-edge Dirichlet data that agrees at the corners, listed as the published lid-driven cavities
+# list theirs (top first): the traces of the harmonic exp(x) cos(y), which no record states
+EDGE_VALUES = {"y1": "exp(x)*cos(1)", "y0": "exp(x)", "x0": "cos(y)", "x1": "E*cos(y)"}
+
+
+def lshape(corner: float) -> dict[str, Any]:
+    """The published L-shape: the unit square without its upper-right part beyond `corner`."""
+    c = corner
+    return {"type": "l_shape", "geometry_params": {"vertices": [[0, 0], [1, 0], [1, c], [c, c], [c, 1], [0, 1]]}}
+
+
 def records() -> list[str]:
     """One line per import rule; expected outcomes in tests/test_cases_import.py."""
     rows = [
@@ -175,7 +187,19 @@ def records() -> list[str]:
             domain="unit_cube",
             grid={"bbox": [0, 1, 0, 1, 0, 1], "nx": 20, "ny": 20, "nz": 20},
         ),
-        poisson("poisson_lshape", SMOOTH_U, domain="l_shape"),
+        poisson("poisson_lshape", SMOOTH_U, domain=lshape(0.5), grid=GRID_100),
+        poisson("poisson_lshape_corner", SMOOTH_U, domain=lshape(0.4), grid=GRID_100),
+        _record(
+            "poisson_edges",
+            {"type": "poisson", "coefficients": {"kappa": {"type": "constant", "value": 1.0}}, "source_term": "0"},
+            bc={"dirichlet": [{"on": e, "value": v} for e, v in EDGE_VALUES.items()]},
+        ),
+        _record(
+            "stokes_three_edges",
+            {"type": "stokes", "pde_params": {"nu": 1.0}, "source_term": ["0.0", "0.0"]},
+            bc={"dirichlet": [{"on": e, "value": ["0.0", "0.0"]} for e in ("x0", "y0", "y1")]},
+            field="velocity_magnitude",
+        ),
         poisson(
             "poisson_mixed_bc",
             SMOOTH_U,

@@ -13,9 +13,11 @@ from pathlib import Path
 import numpy as np
 import published_records as pr
 import pytest
+import sympy as sp
 from typer.testing import CliRunner
 
-from fembench_agents.cases import dolfinx_env, published_import, store, timing
+from fembench_agents.cases import dolfinx_env, published, published_import, store, timing
+from fembench_agents.cases.domains import DOMAINS
 from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.problem import PUBLISHED_FILE, load_cases
 from fembench_agents.cli import app
@@ -27,8 +29,10 @@ IMPORTED = [
     "elasticity_smooth",
     "heat_mixed_modes",
     "ns_zero_pressure",
+    "poisson_edges",
     "poisson_eigen",  # marked as leaking: its forcing is the answer
     "poisson_legacy_tolerance",
+    "poisson_lshape",
     "poisson_nested_config",
     "poisson_numerical",
     "poisson_smooth",
@@ -50,13 +54,15 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     output = (imported.parent / "output.txt").read_text()
-    assert output.splitlines()[:10] == [
-        "read 19 records: imported 11 (10 leak-free, 1 marked as leaking; 1 with a numerical reference), excluded 8",
+    assert output.splitlines()[:12] == [
+        "read 22 records: imported 13 (12 leak-free, 1 marked as leaking; 2 with a numerical reference), excluded 9",
         "  marked as leaking, selected only by its id: poisson_eigen: " + report_leak(imported),
         "  excluded, 3D: 1",
         "  excluded, biharmonic second boundary condition not stated: 1",
         "  excluded, boundary condition not read: 1",
-        "  excluded, domain not imported yet: 1",
+        "  excluded, domain not in the track: 1",
+        "    l_shape with re-entrant corner (0.4, 0.4) (ours: (0.5, 0.5)): 1",
+        "  excluded, natural (do-nothing/traction-free) boundary: 1",
         "  excluded, output not read: 1",
         "  excluded, record not read: 1",
         "  excluded, time interval not stated: 1",
@@ -64,16 +70,22 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     ]
     assert "  decision: legacy `tolerance` ignored (our alpha_acc 10 applies): 1" in output
     assert '  decision: evaluation_config read from inside oracle_config: 1 ["poisson_nested_config"]' in output
-    assert "  decision: thresholds removed from the case_spec: 18" in output
+    assert "  decision: thresholds removed from the case_spec: 21" in output
     report = json.loads((imported / published_import.REPORT_FILE).read_text())
-    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (19, 11, 10, 8)
+    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (22, 13, 12, 9)
+    assert report["excluded_domains"] == {"l_shape with re-entrant corner (0.4, 0.4) (ours: (0.5, 0.5))": 1}
     excluded = report["excluded_cases"]
     eigen = report["marked_leaking"]["poisson_eigen"]  # f = 2 pi^2 u: the forcing is the answer, whatever the bc
     prefix = "forcing passes the accuracy gate (error "
     assert eigen.startswith(prefix) and float(eigen[len(prefix) : -1]) < 1e-12
     assert "poisson_eigen" not in excluded
     assert excluded["poisson_cube"] == "3D: the track's grids are 2D"
-    assert excluded["poisson_lshape"] == "domain not imported yet: l_shape"
+    assert excluded["poisson_lshape_corner"] == (
+        "domain not in the track: l_shape with re-entrant corner (0.4, 0.4) (ours: (0.5, 0.5))"
+    )
+    assert excluded["stokes_three_edges"] == (
+        "natural (do-nothing/traction-free) boundary: on edges [x1]; the track's pieces are Dirichlet only"
+    )
     # every published family has a solver here now: a flow record whose output is not the velocity magnitude
     assert excluded["stokes_flow"] == "output not read: field 'scalar' for a stokes solution of 2 component(s)"
     assert excluded["biharmonic_plate"] == (
@@ -83,7 +95,7 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     assert excluded["burgers_untimed"] == "time interval not stated: a burgers record without pde.time (t0, t_end)"
     assert excluded["rd_transient"] == "transient reaction_diffusion: the track's family is steady"
     assert excluded["poisson_mixed_bc"] == "boundary condition not read: only Dirichlet data on the whole boundary"
-    assert excluded["line 19"].startswith("record not read: ")
+    assert excluded["line 22"].startswith("record not read: ")
     assert report["decisions"]["legacy_tolerance_ignored"] == 1
 
 
@@ -100,9 +112,9 @@ def test_a_leaking_case_is_kept_marked_and_selected_only_by_its_id(imported: Pat
     assert [c.task_id for c in select_tasks(cases, "poisson_*")] == [c for c in without if c.startswith("poisson")]
     assert [c.task_id for c in select_tasks(cases, "poisson_eigen,heat_*")] == ["heat_mixed_modes", "poisson_eigen"]
     with pytest.raises(ValueError) as err:
-        select_tasks(cases, "poisson_e*")
+        select_tasks(cases, "poisson_ei*")
     assert str(err.value) == (
-        "task selector 'poisson_e*' matches no task but cases marked as leaking (poisson_eigen: name them by id)"
+        "task selector 'poisson_ei*' matches no task but cases marked as leaking (poisson_eigen: name them by id)"
     )
 
 
@@ -158,7 +170,7 @@ def test_a_record_without_manufactured_solution_gets_a_checked_fine_solve_as_ref
     assert calibration.e_base == first and calibration.tau_acc == float(f"{10 * first:.4e}")
     assert check.threshold == float(f"{0.05 * calibration.tau_acc:.4e}") and second <= check.threshold
     report = json.loads((imported / published_import.REPORT_FILE).read_text())
-    assert report["numerical_references"] == {"poisson_numerical": second}
+    assert report["numerical_references"]["poisson_numerical"] == second
     # the torsion function of the unit square peaks at 0.07367 in its centre
     assert abs(float(np.nanmax(arrays["u"])) - 0.07367) < 2e-4
 
@@ -174,6 +186,167 @@ def test_the_published_boundary_value_is_the_solution_on_the_boundary_only(impor
     X, Y = np.meshgrid(s, s)
     gap = np.linalg.norm(blend(x=X, y=Y) - exact(x=X, y=Y)) / np.linalg.norm(exact(x=X, y=Y))
     assert gap > 1e-3  # far above any accuracy threshold: the blend is no answer
+
+
+# the 100 x 100 grid of the published L-shape records: x = 0.5 and y = 0.5 are no grid lines
+X_100, Y_100 = np.meshgrid(np.linspace(0, 1, 100), np.linspace(0, 1, 100))
+# the published value of poisson_lshape minus its solution at (0.25, 0.25), inside the L-shape
+GAP_AT_QUARTER = -0.0012742495753939
+
+
+def test_an_l_shape_record_gets_our_l_shape_pieces_and_a_published_value_that_is_u_on_its_boundary_only(
+    imported: Path,
+) -> None:
+    case = next(c for c in load_cases(imported) if c.task_id == "poisson_lshape")
+    data = case.spec_data()
+    assert (data["domain"]["name"], data["domain"]["type"]) == ("l_shape", "l_shape")
+    assert data["domain"]["geometry_params"] == pr.lshape(0.5)["geometry_params"]  # the published one, kept
+    assert (case.spec.grid.nx, case.spec.grid.ny) == (100, 100)
+    # ours: the solution restricted to each piece of our l_shape, simplified
+    assert [(p["name"], p["value"]) for p in data["boundary"]] == [
+        ("bottom", "0"),
+        ("right", "E*y**2 + sin(2*y)"),
+        ("notch_bottom", "x*sin(1) + exp(x)/4"),
+        ("notch_left", "y**2*exp(1/2) + sin(2*y)/2"),
+        ("top", "x*sin(2) + exp(x)"),
+        ("left", "y**2"),
+    ]
+    assert [tuple(map(tuple, p["segment"])) for p in data["boundary"]] == [
+        (a, b) for _, a, b in DOMAINS["l_shape"].pieces
+    ]
+    # the published value: one expression, u on every segment, not u inside, read as published programs read it
+    value = data["bc"]["dirichlet"]["value"]
+    assert data["bc"]["dirichlet"]["on"] == "all" and str(pr.SMOOTH_U) not in value
+    blend, exact = compile_expr(value), compile_expr(str(pr.SMOOTH_U))
+    s = np.linspace(0, 1, 41)
+    for _, (ax, ay), (bx, by) in DOMAINS["l_shape"].pieces:
+        px, py = ax + s * (bx - ax), ay + s * (by - ay)
+        assert np.allclose(blend(x=px, y=py), exact(x=px, y=py), atol=1e-12)
+    x, y = sp.symbols("x y")
+    published = sp.lambdify((x, y), sp.sympify(value), "numpy")
+    X, Y = np.meshgrid(s, s)
+    assert np.allclose(published(X, Y), blend(x=X, y=Y), atol=1e-12)
+    assert float(blend(x=0.25, y=0.25) - exact(x=0.25, y=0.25)) == pytest.approx(GAP_AT_QUARTER, abs=1e-9)
+    hidden, arrays = store.load_hidden(imported, "poisson_lshape")
+    assert (hidden.reference_kind, hidden.solution, hidden.leak) == ("manufactured", str(pr.SMOOTH_U), None)
+    # the 100 x 100 grid: x = 0.5 is no grid line, the points with x > 0.5 and y > 0.5 (50 x 50) are NaN
+    outside = (X_100 > 0.5) & (Y_100 > 0.5)
+    assert hidden.in_domain_points == 7500 and np.array_equal(np.isnan(arrays["u"]), outside)
+    assert np.allclose(arrays["u"][~outside], exact(x=X_100, y=Y_100)[~outside], atol=1e-12)
+    assert 0 < hidden.calibration["dolfinx"].e_base < 1e-5
+
+
+def test_per_edge_dirichlet_data_on_all_four_edges_gives_each_piece_its_edge(imported: Path) -> None:
+    case = next(c for c in load_cases(imported) if c.task_id == "poisson_edges")
+    data = case.spec_data()
+    assert [(p["name"], p["value"]) for p in data["boundary"]] == [
+        ("bottom", "exp(x)"),
+        ("right", "E*cos(y)"),
+        ("top", "exp(x)*cos(1)"),
+        ("left", "cos(y)"),
+    ]
+    # the published view keeps the list as published: it is data, not the answer
+    assert data["bc"] == {"dirichlet": [{"on": e, "value": v} for e, v in pr.EDGE_VALUES.items()]}
+    hidden, arrays = store.load_hidden(imported, "poisson_edges")
+    assert (hidden.reference_kind, hidden.solution, hidden.leak) == ("numerical", None, None)
+    check = hidden.reference_check
+    assert check is not None and check.refinements == (1, 4, 8) and check.error_estimate <= check.threshold
+    (harmonic,) = _on_grid("poisson_edges", imported, ["exp(x)*cos(y)"])  # the data's harmonic extension
+    assert float(np.max(np.abs(arrays["u"] - harmonic))) < 1e-7
+
+
+@pytest.mark.parametrize(
+    ("domain", "expected"),
+    [
+        ({"type": "unit_square"}, "unit_square"),
+        (pr.lshape(0.5), "l_shape"),
+        ({"type": "l_shape", "cutout_bbox": [0.5, 1, 0.5, 1], "outer_bbox": [0, 1, 0, 1]}, "l_shape"),
+        (
+            {"type": "l_shape", "cutout_bbox": [0.4, 1, 0.4, 1], "outer_bbox": [0, 1, 0, 1]},
+            "l_shape with re-entrant corner (0.4, 0.4) (ours: (0.5, 0.5))",
+        ),
+        (
+            {
+                "type": "l_shape",
+                "geometry_params": {"vertices": [[0, 0], [1, 0], [1, 0.4], [0.6, 0.4], [0.6, 1], [0, 1]]},
+            },
+            "l_shape with re-entrant corner (0.6, 0.4) (ours: (0.5, 0.5))",
+        ),
+        (
+            {
+                "type": "l_shape",
+                "geometry_params": {"vertices": [[0, 0], [2, 0], [2, 0.5], [0.5, 0.5], [0.5, 1.5], [0, 1.5]]},
+            },
+            "l_shape on [0, 2] x [0, 1.5], not the unit square",
+        ),
+        (
+            {
+                "type": "square_with_hole",
+                "geometry_params": {
+                    "inner_hole": {"type": "rect", "bbox": [0.375, 0.625, 0.375, 0.625]},
+                    "outer": [0, 1, 0, 1],
+                },
+            },
+            "square_hole",
+        ),
+        (
+            {
+                "type": "square_with_hole",
+                "geometry_params": {
+                    "inner_hole": {"type": "rect", "bbox": [0.4, 0.6, 0.4, 0.6]},
+                    "outer": [0, 1, 0, 1],
+                },
+            },
+            "square_with_hole with the rectangular hole [0.4, 0.6] x [0.4, 0.6] (ours: [0.375, 0.625] x [0.375, 0.625])",
+        ),
+        (
+            {
+                "type": "square_with_hole",
+                "geometry_params": {"inner_hole": {"type": "circle", "center": [0.5, 0.5], "radius": 0.2}},
+            },
+            "square_with_hole with a circular hole (curved boundary)",
+        ),
+        ({"type": "circle", "geometry_params": {"center": [0.5, 0.5], "radius": 0.5}}, "circle (curved boundary)"),
+        ({"type": "annulus"}, "annulus (curved boundary)"),
+        ({"type": "star"}, "star (edges not axis-parallel)"),
+        (
+            {"type": "periodic_square", "geometry_params": {"extents": [0, 1, 0, 1]}},
+            "periodic_square (periodic boundary)",
+        ),
+        ({"type": "t_junction"}, "t_junction (not one of the track's domains)"),
+    ],
+)
+def test_a_published_domain_is_one_of_ours_exactly_or_excluded_with_what_differs(domain: dict, expected: str) -> None:
+    if expected in DOMAINS:
+        assert published.track_domain(domain) == expected
+    else:
+        with pytest.raises(published.Excluded) as err:
+            published.track_domain(domain)
+        assert str(err.value) == "domain not in the track: " + expected
+
+
+def _flow_on_edges(values: dict[str, list[str]]) -> dict:
+    pde = {"type": "stokes", "pde_params": {"nu": 1.0}, "source_term": ["0.0", "0.0"]}
+    bc = {"dirichlet": [{"on": e, "value": v} for e, v in values.items()]}
+    return json.loads(json.dumps(pr._record("lid", pde, bc=bc, field="velocity_magnitude")))
+
+
+def test_a_lid_that_jumps_at_its_corners_leaves_the_pressure_uncompared() -> None:
+    # the lid-driven cavity: u = (1, 0) on the top, 0 elsewhere; p ~ 1/r at the lid's corners is not in L2
+    lid = _flow_on_edges({"y1": ["1.0", "0.0"], "y0": ["0.0", "0.0"], "x0": ["0.0", "0.0"], "x1": ["0.0", "0.0"]})
+    spec, view, u = published.convert(lid, published.ImportReport())
+    assert [(p.name, p.value) for p in spec.boundary] == [
+        ("bottom", ["0.0", "0.0"]),
+        ("right", ["0.0", "0.0"]),
+        ("top", ["1.0", "0.0"]),
+        ("left", ["0.0", "0.0"]),
+    ]
+    assert list(spec.output.fields) == ["u"] and spec.equation.endswith("(p is not compared)") and u == []
+    assert view["bc"] == lid["oracle_config"]["bc"]
+    # data that agrees at every corner: the numerical reference has its p, compared up to a constant
+    shear = _flow_on_edges({"y1": ["x", "0"], "y0": ["0", "0"], "x0": ["0", "0"], "x1": ["y", "0"]})
+    spec, _, _ = published.convert(shear, published.ImportReport())
+    assert {k: f.up_to_constant for k, f in spec.output.fields.items()} == {"u": False, "p": True}
 
 
 def test_validate_passes_on_the_imported_folder_and_catches_the_published_leak(imported: Path, tmp_path: Path) -> None:

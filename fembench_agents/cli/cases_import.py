@@ -43,6 +43,9 @@ def import_published(
         typer.echo(f"  marked as leaking, selected only by its id: {case_id}: {why}")
     for reason, count in summary["excluded_by_reason"].items():
         typer.echo(f"  excluded, {reason}: {count}")
+        if reason == published.DOMAIN_REASON.split(":")[0]:
+            for what, n in summary["excluded_domains"].items():
+                typer.echo(f"    {what}: {n}")
     decisions = summary["decisions"]
     typer.echo(
         f"  decision: legacy `tolerance` ignored (our alpha_acc 10 applies): {decisions['legacy_tolerance_ignored']}"

@@ -129,17 +129,27 @@ class Setup:
 def structured_mesh(spec: dict[str, Any]) -> tuple[dmesh.Mesh, int]:
     """Triangles on a structured grid of the bbox whose nodes include every grid point: half the
     grid's resolution where P2 midpoints then land on grid points (nx - 1 even), the grid itself
-    otherwise. A cell is kept if its centre is in the domain."""
+    otherwise. A cell is kept if its centre is in the domain. A domain corner off those lines (an
+    imported case's 100 x 100 grid on the L-shape: (0.5, 0.5)) gets a line of its own, so the mesh
+    is the domain; the grid points stay nodes (the grid itself is the mesh there: nx - 1 odd)."""
     g = spec["grid"]
     x0, x1, y0, y1 = g["bbox"]
     nx, ny = g["nx"], g["ny"]
     cx = (nx - 1) // 2 if (nx - 1) % 2 == 0 else nx - 1
     cy = (ny - 1) // 2 if (ny - 1) % 2 == 0 else ny - 1
     xs, ys = np.linspace(x0, x1, cx + 1), np.linspace(y0, y1, cy + 1)
+    corners = [p for poly in (spec["domain"]["outer"], *spec["domain"]["holes"]) for p in poly]
+    xs, ys = (_with_lines(v, [float(p[k]) for p in corners]) for k, v in ((0, xs), (1, ys)))
     Xc, Yc = np.meshgrid((xs[:-1] + xs[1:]) / 2, (ys[:-1] + ys[1:]) / 2)
     points, triangles = kept_cells_as_triangles(inside_polygon_closed(spec, Xc, Yc), xs, ys)
     coordinate_element = ufl.Mesh(basix.ufl.element("Lagrange", "triangle", 1, shape=(2,)))
     return dmesh.create_mesh(MPI.COMM_SELF, triangles, coordinate_element, points), cx
+
+
+def _with_lines(nodes: np.ndarray, at: list[float]) -> np.ndarray:
+    """The sorted nodes plus each coordinate in `at` inside their range that is no node yet."""
+    extra = [v for v in at if nodes[0] < v < nodes[-1] and np.abs(nodes - v).min() > 1e-9]
+    return np.unique(np.concatenate([nodes, extra])) if extra else nodes
 
 
 def linear(a: Any, L: Any, bcs: list[fem.DirichletBC], u: fem.Function) -> fem.Function:
