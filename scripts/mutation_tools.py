@@ -113,10 +113,11 @@ def _mangled(mutant: str) -> str:
     return mutant.partition("__mutmut_")[0]
 
 
-def _meta(module: str) -> dict[str, int | None]:
+def _meta(module: str) -> dict[str, int | None] | None:
+    """Exit code by mutant of the module's scoring code; None if mutmut has not mutated it yet."""
     path = MUTANTS / "fembench_agents" / (module.replace(".", "/") + ".py.meta")
     if not path.exists():
-        return {}
+        return None
     codes: dict[str, int | None] = json.loads(path.read_text())["exit_code_by_key"]
     wanted = [f"fembench_agents.{module}.{g}" for g in MODULES[module]]
     return {k: v for k, v in codes.items() if any(fnmatch.fnmatchcase(k, w) for w in wanted)}
@@ -135,7 +136,7 @@ def declare() -> None:
             check=True,
         ).stdout
         ids = [line.strip() for line in out.splitlines() if "::" in line]
-        for name in {_mangled(k) for k in _meta(module)}:
+        for name in {_mangled(k) for k in _meta(module) or {}}:
             tests[name] = sorted(set(tests.get(name, [])) | set(ids))
         print(f"declared {len(ids)} tests for the functions of {module}")
     stats_path.write_text(json.dumps(stats, indent=4))
@@ -153,10 +154,14 @@ def report(modules: list[str]) -> int:
     print(f"{'module':<20} {'mutants':>7} {'killed':>6} {'equiv':>5} {'surv':>5} {'other':>5}  kill ratio")
     unexplained: list[str] = []
     flaky: list[str] = []
+    total: Counter[str] = Counter()
     for module in dict.fromkeys(m.partition(":")[0] for m in modules or list(MODULES)):
         codes = _meta(module)
-        if not codes:
+        if codes is None:
             print(f"{module:<20} {'not run':>7}")
+            continue
+        if not codes:
+            print(f"{module:<20} {'no mutants (nothing mutmut mutates: declarations only)':>7}")
             continue
         status = {k: STATUS.get(v, "suspicious") for k, v in codes.items()}
         # A listed mutant cannot change behaviour: if a test "killed" it, that test failed for
@@ -174,6 +179,13 @@ def report(modules: list[str]) -> int:
         print(
             f"{module:<20} {len(codes):>7} {killed:>6} {len(equivalent):>5} {len(survived):>5} {other:>5}  {ratio}"
             + (f"  ({count['not checked']} not checked)" if count["not checked"] else "")
+        )
+        total.update(mutants=len(codes), killed=killed, equivalent=len(equivalent), survived=len(survived))
+        total.update(other=other, judged=judged)
+    if total["judged"]:
+        print(
+            f"{'all of the above':<20} {total['mutants']:>7} {total['killed']:>6} {total['equivalent']:>5} "
+            f"{total['survived']:>5} {total['other']:>5}  {total['killed'] / total['judged']:.1%}"
         )
     if flaky:
         print(
