@@ -6,6 +6,7 @@ log reader, and the outcome's own summary properties."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -614,6 +615,25 @@ def test_task_selection_by_ids_and_patterns() -> None:
     with pytest.raises(ValueError) as err:
         select_tasks(tasks, "a_*,z*")
     assert str(err.value) == "task selector 'z*' matches no task"
+
+
+def test_cases_marked_as_leaking_are_selected_by_their_own_id_only() -> None:
+    @dataclass(frozen=True)
+    class Case:
+        task_id: str
+        leak: str | None = None
+
+    cases = [Case("p_b", "the boundary data is the solution"), Case("p_a"), Case("q_c"), Case("q_d", "forcing")]
+
+    def ids(selector: str) -> list[str]:
+        return [c.task_id for c in select_tasks(cases, selector)]
+
+    assert ids("all") == ["p_a", "q_c"]
+    assert ids("p_*") == ["p_a"] and ids("*_*") == ["p_a", "q_c"]
+    assert ids("p_b") == ["p_b"] and ids("q_d,p_*") == ["p_a", "q_d"]
+    with pytest.raises(ValueError) as err:
+        select_tasks(cases, "p_*,q_d*")
+    assert str(err.value) == "task selector 'q_d*' matches no task but cases marked as leaking (q_d: name them by id)"
 
 
 def test_each_repeat_is_its_own_seeded_episode_and_reported_as_it_ends(tmp_path: Path) -> None:
