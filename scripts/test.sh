@@ -16,4 +16,8 @@ export LITELLM_LOCAL_MODEL_COST_MAP=True
 .venv/bin/ruff check fembench_agents tests benchmarks scripts
 .venv/bin/ruff format --check fembench_agents tests benchmarks scripts
 .venv/bin/mypy fembench_agents
-PATH="$PWD/.venv/bin:$PATH" exec .venv/bin/python -m pytest "$@"
+# Two pytest workers (FEMBENCH_TEST_WORKERS): most of the suite waits on sandbox
+# children, subprocesses and the embedded model, so two overlap on two cores.
+# A file's tests stay in one worker (module fixtures, the ordinary-user tests'
+# "no process of the user is left" checks).
+PATH="$PWD/.venv/bin:$PATH" exec .venv/bin/python -m pytest -n "${FEMBENCH_TEST_WORKERS:-2}" --dist loadfile "$@"
