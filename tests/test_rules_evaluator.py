@@ -6,6 +6,7 @@ Each verdict is checked as the user sees it: outcome fields and feedback text.""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from fembench_agents.scoring.outcomes import FunctionOutcome
 from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
 from fembench_agents.scoring.references import implementation_source
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
-from fembench_agents.suite.loader import load_task
+from fembench_agents.suite.loader import load_task, load_tasks
 from fembench_agents.suite.model import Task
 
 # factor 1, 2, 3, then -1 (the reference raises ValueError)
@@ -449,6 +450,52 @@ def test_an_implementation_is_the_module_reduced_to_what_it_needs() -> None:
     assert "Wrong" not in reduced and "The doc" not in reduced and "test_main" not in reduced
     reference = implementation_source(source, "main", "main", ("test_main", "fail_a", "task_info", "main"))
     assert '"""' not in reference and reference.rstrip().endswith("return helper(x)")
+
+
+def test_an_implementation_is_cut_from_the_module_lines_or_printed_back_when_they_cannot_be_cut() -> None:
+    source = (
+        "import numpy as np  # kept\n"
+        "import math; K = 2\n"
+        "def fail_a(x): 'on the def line'; return -x\n"
+        "@staticmethod\n"
+        "def helper(x):\n    return K * x\n"
+        "def main(x):\n    'Only a docstring.'\n"
+        "def fail_b(x):\n    'Doc.' ; y = 2\n    return y\n"
+        "def fail_c(x):  # the comment stays\n    '''Doc\n    on two lines.'''  # and this one\n    return x + 1\n"
+        "T = 3"
+    )
+    drop = ("main", "fail_a", "fail_b", "fail_c")
+    head = "import numpy as np  # kept\nimport math; K = 2\n@staticmethod\ndef helper(x):\n    return K * x\nT = 3\n"
+    assert implementation_source(source, "main", "solve", drop) == head + "def solve(x):\n    pass\n"
+    assert implementation_source(source, "fail_c", "solve", drop) == (
+        head + "def solve(x):  # the comment stays\n    return x + 1\n"
+    )
+    # a docstring sharing its line with the def or with other code: the function is printed back
+    assert implementation_source(source, "fail_a", "solve", drop) == head + "def solve(x):\n    return -x\n"
+    assert implementation_source(source, "fail_b", "solve", drop) == head + "def solve(x):\n    y = 2\n    return y\n"
+
+
+def test_every_implementation_of_our_tasks_has_the_syntax_tree_of_the_module_reduced(sandbox: Sandbox) -> None:
+    """What the sandbox runs is the module without the dropped functions, the chosen one renamed,
+    without its docstring and last: checked on the syntax tree against that rule done on the tree."""
+
+    def on_the_tree(source: str, function: str, main_name: str, drop: tuple[str, ...]) -> str:
+        tree = ast.parse(source)
+        chosen = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function][-1]
+        chosen.name = main_name
+        if ast.get_docstring(chosen, clean=False) is not None:
+            chosen.body = chosen.body[1:] or [ast.Pass()]
+        body = [n for n in tree.body if not (isinstance(n, ast.FunctionDef) and n.name in (*drop, function))]
+        return ast.dump(ast.Module(body=[*body, chosen], type_ignores=[]))
+
+    checked = 0
+    for task in load_tasks(Path(__file__).resolve().parent.parent / "tasks", sandbox):
+        drop = (*task.test_names, *task.expected_failure_names, "task_info", task.main_name)
+        for name in (task.main_name, *task.expected_failure_names):
+            cut = implementation_source(task.module_source, name, task.main_name, drop)
+            assert ast.dump(ast.parse(cut)) == on_the_tree(task.module_source, name, task.main_name, drop), name
+            checked += 1
+    assert checked == 232
 
 
 def test_the_reference_outputs_are_computed_once_per_task(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:

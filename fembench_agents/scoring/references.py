@@ -4,7 +4,9 @@ failure reduced to what it needs, and the preamble an attempt runs after."""
 from __future__ import annotations
 
 import ast
+import copy
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,22 +49,88 @@ def implementation_source(module_source: str, function: str, main_name: str, dro
     runs it (apart from the generated test's: see `runner.run_test`) holds
     nothing but imports, constants, helpers and the one implementation, so
     every implementation of a task looks alike from inside and none of the
-    others (nor the reference) can be reached."""
-    tree = ast.parse(module_source)
-    body: list[ast.stmt] = []
-    chosen: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in (*drop, function):
-            if node.name == function:
-                chosen = node  # a later definition wins, as when the module runs
+    others (nor the reference) can be reached.
+
+    Cut from the module's own lines, parsed once per module (`_statements`):
+    a task module is ~20 KB, and parsing it again and printing it back for
+    each of its ~8 implementations cost a `score` of every task ~2.7 s in the
+    parent. A function whose docstring or name cannot be cut cleanly from its
+    lines is printed back from its syntax tree instead."""
+    lines = module_source.splitlines(keepends=True)
+    kept: list[int] = []
+    chosen: _Statement | None = None
+    for statement in _statements(module_source):
+        if statement.name in (*drop, function):
+            if statement.name == function:
+                chosen = statement  # a later definition wins, as when the module runs
             continue
-        body.append(node)
-    if chosen is not None:
-        chosen.name = main_name
-        if ast.get_docstring(chosen, clean=False) is not None:
-            chosen.body = chosen.body[1:] or [ast.Pass()]
-        body.append(chosen)
-    return ast.unparse(ast.Module(body=body, type_ignores=[]))
+        kept += range(statement.first, statement.last + 1)
+    body = "".join(lines[i] for i in dict.fromkeys(kept))
+    if body and not body.endswith("\n"):
+        body += "\n"  # the module's last line, with a function defined after it here
+    if chosen is None:
+        return body
+    return body + _renamed_without_docstring(lines, chosen, main_name)
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """A module-level statement: the function it defines (None for any other
+    statement), its first and last line (0-based, decorators included), and
+    for a function its `def` line, its docstring's lines and columns, and
+    whether the docstring is its whole body."""
+
+    name: str | None
+    first: int
+    last: int
+    node: ast.stmt
+
+
+@functools.lru_cache(maxsize=64)
+def _statements(module_source: str) -> tuple[_Statement, ...]:
+    out = []
+    for node in ast.parse(module_source).body:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]) - 1
+        name = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        out.append(_Statement(name, first, (node.end_lineno or node.lineno) - 1, node))
+    return tuple(out)
+
+
+def _renamed_without_docstring(lines: list[str], statement: _Statement, main_name: str) -> str:
+    node = statement.node
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    text = lines[statement.first : statement.last + 1]
+    header = node.lineno - 1 - statement.first
+    renamed, count = re.subn(rf"\bdef\s+{re.escape(node.name)}\b", f"def {main_name}", text[header], count=1)
+    doc = node.body[0] if ast.get_docstring(node, clean=False) is not None else None
+    if count != 1 or (doc is not None and not _owns_its_lines(lines, doc, node)):
+        return _printed_back(node, main_name)
+    text[header] = renamed
+    if doc is not None:
+        start, end = doc.lineno - 1 - statement.first, (doc.end_lineno or doc.lineno) - 1 - statement.first
+        indent = lines[doc.lineno - 1][: doc.col_offset]
+        text[start : end + 1] = [f"{indent}pass\n"] if len(node.body) == 1 else []
+    return "".join(text)
+
+
+def _owns_its_lines(lines: list[str], doc: ast.stmt, node: ast.stmt) -> bool:
+    """The docstring starts its line, in the body below the `def` line, and
+    ends its line but for a comment."""
+    end_line = lines[(doc.end_lineno or doc.lineno) - 1]
+    rest = end_line[doc.end_col_offset :].strip() if doc.end_col_offset is not None else "?"
+    return (
+        doc.lineno > node.lineno
+        and not lines[doc.lineno - 1][: doc.col_offset].strip()
+        and (not rest or rest.startswith("#"))
+    )
+
+
+def _printed_back(node: ast.FunctionDef | ast.AsyncFunctionDef, main_name: str) -> str:
+    node = copy.deepcopy(node)
+    node.name = main_name
+    if ast.get_docstring(node, clean=False) is not None:
+        node.body = node.body[1:] or [ast.Pass()]
+    return ast.unparse(node) + "\n"
 
 
 def call_job(task: Task, implementation: Implementation) -> CallJob:
