@@ -115,7 +115,10 @@ def test_a_failed_model_call_scores_zero_and_says_why(tmp_path: Path, scale_task
         "RuntimeError: quota exceeded",
     )
     assert result.feedback == ("The model call failed, so there is no answer to score (RuntimeError: quota exceeded).")
-    assert result.prompt != ""
+    answered = evaluations(tmp_path / "answered", scale_task, evaluator, Replies(f"```python\n{CORRECT_SCALE}```"))
+    [ok] = asyncio.run(answered.evaluate(PROMPT, [scale_task.task_id]))
+    assert result.prompt == ok.prompt and scale_task.main_name in result.prompt  # the task's prompt, as asked
+    assert PROMPT not in result.prompt and result.reused is False
 
 
 def test_a_retried_episode_is_judged_by_its_latest_attempt(
