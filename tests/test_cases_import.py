@@ -16,7 +16,7 @@ import pytest
 import sympy as sp
 from typer.testing import CliRunner
 
-from fembench_agents.cases import dolfinx_env, published, published_import, store, timing
+from fembench_agents.cases import dolfinx_env, published, published_domains, published_import, store, timing
 from fembench_agents.cases.domains import DOMAINS
 from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.problem import PUBLISHED_FILE, load_cases
@@ -318,10 +318,10 @@ def test_per_edge_dirichlet_data_on_all_four_edges_gives_each_piece_its_edge(imp
 )
 def test_a_published_domain_is_one_of_ours_exactly_or_excluded_with_what_differs(domain: dict, expected: str) -> None:
     if expected in DOMAINS:
-        assert published.track_domain(domain) == expected
+        assert published_domains.track_domain(domain) == expected
     else:
-        with pytest.raises(published.Excluded) as err:
-            published.track_domain(domain)
+        with pytest.raises(published_domains.Excluded) as err:
+            published_domains.track_domain(domain)
         assert str(err.value) == "domain not in the track: " + expected
 
 

@@ -22,12 +22,12 @@ from fembench_agents.cases.problem import PUBLISHED_FILE, load_cases
 from fembench_agents.cases.published import (
     LIBRARY,
     MAX_CALIBRATION_ERROR,
-    Excluded,
     ImportReport,
     blend_error,
     convert,
     reference,
 )
+from fembench_agents.cases.published_domains import Excluded
 
 # Our DOLFINx solver meshes (n - 1) / 2 cells for a grid of n points when n - 1 is even,
 # n - 1 cells otherwise: refined 2x, the published 50-point grid gets its 49 cells again.

@@ -20,7 +20,7 @@ def import_published(
     only: Annotated[list[str] | None, typer.Option("--only", help="import only these ids")] = None,
 ) -> None:
     """Turn published records into leak-free cases of the dolfinx track and report the counts."""
-    from fembench_agents.cases import published, published_import
+    from fembench_agents.cases import published, published_domains, published_import
     from fembench_agents.cases.tracks import get_track
 
     ok, why = get_track(published.LIBRARY).available()
@@ -43,7 +43,7 @@ def import_published(
         typer.echo(f"  marked as leaking, selected only by its id: {case_id}: {why}")
     for reason, count in summary["excluded_by_reason"].items():
         typer.echo(f"  excluded, {reason}: {count}")
-        if reason == published.DOMAIN_REASON.split(":")[0]:
+        if reason == published_domains.DOMAIN_REASON.split(":")[0]:
             for what, n in summary["excluded_domains"].items():
                 typer.echo(f"    {what}: {n}")
     decisions = summary["decisions"]
