@@ -430,6 +430,14 @@ def test_case_feedback_shows_the_attempts_own_exception() -> None:
     )
 
 
+def test_a_case_outcome_failing_at_a_stage_cases_do_not_have_is_refused_by_name() -> None:
+    from fembench_agents.scoring.feedback import outcome_score
+
+    with pytest.raises(ValueError) as err:
+        outcome_score(_outcome(OK, ("correct", False, "wrong_output", None)))
+    assert str(err.value) == "a PDE case outcome failed at 'correct'; expected one of executes, accurate, fast"
+
+
 # ------------------------------------------------------------------ more boundaries
 
 
