@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from fembench_agents.contracts import Feedback
 from fembench_agents.messages import (
     CallContext,
     Message,
@@ -21,6 +22,8 @@ from fembench_agents.messages import (
     ModelResponse,
     Usage,
 )
+from fembench_agents.models.errors import ModelCallError
+from fembench_agents.runs.health import RunStopped
 from fembench_agents.runs.log import (
     AttemptRecord,
     EpisodeRecord,
@@ -28,6 +31,7 @@ from fembench_agents.runs.log import (
     RunLog,
     episode_key,
     read_log,
+    read_manifest,
 )
 from fembench_agents.runs.reader import finished_episodes
 from fembench_agents.runs.run import RunConfig, execute_run, select_tasks
@@ -453,6 +457,111 @@ def test_resume_skips_episodes_whose_latest_record_is_done_and_redoes_errors(tmp
     assert len(finished_episodes(read_log(tmp_path))) == 3
 
 
+def test_the_manifest_records_isolation_limits_and_only_a_library_tracks_calibration(tmp_path: Path) -> None:
+    evaluator = QueuedEvaluator([PASS, PASS])
+    evaluator.cases = SimpleNamespace(calibration=SimpleNamespace(calibration_id="cal-7"))  # type: ignore[attr-defined]
+    code = RunConfig(model=MODEL, agent="loop", repeats=1, concurrency=3, model_concurrency=2)
+    asyncio.run(execute_run(code, [fake_task("a")], tmp_path / "code", QueuedModel([response()]), evaluator, OneShot()))
+    manifest = read_manifest(tmp_path / "code")
+    assert manifest.isolation == IsolationReport(level="namespaced", detail="stub")
+    assert manifest.limits == {"episodes": 3, "model_calls": 2, "sandbox_workers": 1}
+    assert manifest.calibrations == []  # the code track has no fast gate to calibrate
+    pde = RunConfig(model=MODEL, agent="loop", track="scikit-fem", repeats=1, concurrency=1)
+    asyncio.run(execute_run(pde, [fake_task("b")], tmp_path / "pde", QueuedModel([response()]), evaluator, OneShot()))
+    manifest = read_manifest(tmp_path / "pde")
+    assert (manifest.limits, manifest.calibrations) == (
+        {"episodes": 1, "model_calls": 1, "sandbox_workers": 1},
+        ["cal-7"],
+    )
+
+
+def test_attempts_get_the_given_feedback_or_else_the_templates(tmp_path: Path) -> None:
+    def custom(outcome: Any) -> Feedback:
+        return Feedback(score=0.25, text=f"custom: {outcome.failed_stage}")
+
+    config = RunConfig(model=MODEL, agent="loop", repeats=1, concurrency=1)
+    evaluator = QueuedEvaluator([WRONG, WRONG])
+    asyncio.run(
+        execute_run(
+            config, [fake_task("a")], tmp_path / "given", QueuedModel([response()]), evaluator, OneShot(), custom
+        )
+    )
+    asyncio.run(
+        execute_run(config, [fake_task("a")], tmp_path / "default", QueuedModel([response()]), evaluator, OneShot())
+    )
+
+    def feedback_of(run: str) -> Feedback | None:
+        [attempt] = [r for r in read_log(tmp_path / run) if isinstance(r, AttemptRecord)]
+        return attempt.feedback
+
+    assert feedback_of("given") == Feedback(score=0.25, text=f"custom: {WRONG.failed_stage}")
+    assert feedback_of("default") == TemplateFeedback()(WRONG)
+
+
+def test_a_run_stops_after_alike_permanent_failures_unless_told_never_to(tmp_path: Path) -> None:
+    def refusals() -> list[Any]:
+        return [
+            ModelCallError(
+                MODEL, CallContext(task_id="a"), "h", 0, f"AuthenticationError: bad key req_{i}", "authentication"
+            )
+            for i in range(5)
+        ]
+
+    class Refusing(QueuedModel):
+        async def complete(self, *args: Any) -> ModelResponse:
+            await asyncio.sleep(0.01)  # as a provider would: the stop reaches the run before the next call ends
+            return await super().complete(*args)
+
+    config = RunConfig(model=MODEL, agent="loop", repeats=5, concurrency=1)
+    with pytest.raises(RunStopped) as info:
+        asyncio.run(
+            execute_run(
+                config,
+                [fake_task("a")],
+                tmp_path / "stops",
+                Refusing(refusals()),
+                QueuedEvaluator([]),
+                OneShot(),
+                stop_after=2,
+            )
+        )
+    stop = info.value
+    assert (stop.kind, stop.message, stop.failed, stop.not_run) == (
+        "authentication",
+        "AuthenticationError: bad key req_1",  # the provider's words of the failure that stopped the run
+        2,
+        3,
+    )
+    records = asyncio.run(
+        execute_run(
+            config,
+            [fake_task("a")],
+            tmp_path / "never",
+            QueuedModel(refusals()),
+            QueuedEvaluator([]),
+            OneShot(),
+            stop_after=None,
+        )
+    )
+    assert [(r.repeat, r.status, r.error_kind) for r in records] == [(i, "error", "authentication") for i in range(5)]
+    # a model that answers without waiting: every episode ends before the stop reaches the run,
+    # and the stop counts what was left when it did (nothing)
+    with pytest.raises(RunStopped) as info:
+        asyncio.run(
+            execute_run(
+                config,
+                [fake_task("a")],
+                tmp_path / "instant",
+                QueuedModel(refusals()),
+                QueuedEvaluator([]),
+                OneShot(),
+                stop_after=2,
+            )
+        )
+    assert (info.value.failed, info.value.not_run) == (2, 0)
+    assert len([r for r in read_log(tmp_path / "instant") if isinstance(r, EpisodeRecord)]) == 5
+
+
 # ----------------------------------------------------------------- model calls in the log
 
 
@@ -623,7 +732,13 @@ def test_cases_marked_as_leaking_are_selected_by_their_own_id_only() -> None:
         task_id: str
         leak: str | None = None
 
-    cases = [Case("p_b", "the boundary data is the solution"), Case("p_a"), Case("q_c"), Case("q_d", "forcing")]
+    cases = [
+        Case("p_b", "the boundary data is the solution"),
+        Case("p_a"),
+        Case("q_c"),
+        Case("q_d", "forcing"),
+        Case("q_d2", "forcing"),
+    ]
 
     def ids(selector: str) -> list[str]:
         return [c.task_id for c in select_tasks(cases, selector)]
@@ -633,7 +748,9 @@ def test_cases_marked_as_leaking_are_selected_by_their_own_id_only() -> None:
     assert ids("p_b") == ["p_b"] and ids("q_d,p_*") == ["p_a", "q_d"]
     with pytest.raises(ValueError) as err:
         select_tasks(cases, "p_*,q_d*")
-    assert str(err.value) == "task selector 'q_d*' matches no task but cases marked as leaking (q_d: name them by id)"
+    assert str(err.value) == (
+        "task selector 'q_d*' matches no task but cases marked as leaking (q_d, q_d2: name them by id)"
+    )
 
 
 def test_each_repeat_is_its_own_seeded_episode_and_reported_as_it_ends(tmp_path: Path) -> None:
