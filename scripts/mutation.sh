@@ -37,6 +37,8 @@ for module in "${modules[@]}"; do
         "$PY" scripts/mutation_tools.py declare
     fi
     echo "== mutating $module"
+    started=$SECONDS
     "$PY" -m mutmut run --max-children "$JOBS" "${globs[@]}" | tr '\r' '\n' | grep -v '^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]' | tail -n 3 || true
+    echo "== $module took $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
 done
 "$PY" scripts/mutation_tools.py report "${modules[@]}"
