@@ -3,6 +3,8 @@ modules written into temporary directories (the real suite is in tasks/)."""
 
 from __future__ import annotations
 
+import os
+import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -183,6 +185,20 @@ def write_module(directory: Path, name: str, source: str) -> Path:
 
 
 # ----------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_result_cached_before_the_mutant() -> None:
+    """mutmut runs each mutant's tests in a fork of a process that ran the same tests on the
+    unmutated code first: a result the package cached then (`functools` caches of its modules,
+    e.g. `references.implementation_source`) would stand in for the mutant's own and hide it."""
+    if not os.environ.get("MUTANT_UNDER_TEST"):
+        return
+    for name, module in list(sys.modules.items()):
+        if name.startswith("fembench_agents") and module is not None:
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
 
 
 @pytest.fixture(scope="session")
