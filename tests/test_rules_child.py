@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from types import ModuleType
 
 import pytest
 
@@ -158,7 +159,7 @@ def test_a_frame_claiming_more_than_eight_lines_shows_its_last_eight() -> None:
 
 
 @pytest.fixture
-def imported_afresh(monkeypatch: pytest.MonkeyPatch):
+def imported_afresh(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """The disclosure module imported again: which exception classes it names is
     computed at import, so a fresh import shows what that computation gives (the
     module imported first stays in place for every other test)."""
@@ -168,7 +169,7 @@ def imported_afresh(monkeypatch: pytest.MonkeyPatch):
     return importlib.import_module(name)
 
 
-def test_builtin_and_numpy_exceptions_are_named_others_by_their_base(imported_afresh) -> None:
+def test_builtin_and_numpy_exceptions_are_named_others_by_their_base(imported_afresh: ModuleType) -> None:
     shown_type = imported_afresh.shown_type
     for known in ("ValueError", "ZeroDivisionError", "KeyboardInterrupt", "AxisError", "LinAlgError"):
         assert shown_type(known, [known, "Exception", "BaseException", "object"]) == known
