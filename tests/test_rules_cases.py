@@ -262,6 +262,25 @@ def test_a_timed_out_crashed_or_failed_job_fails_executes_with_the_reason(case: 
     assert out.error is not None and out.error.traceback == ("<attempt>, line 3, in solve: 1 / 0",)
 
 
+def test_a_solve_error_frame_is_read_with_its_defaults_and_its_caps(case: SolverCase) -> None:
+    from fembench_agents.scoring.outcomes import ErrorInfo
+
+    # a frame from the child (or forged by the attempt on the result pipe) may leave out every error field
+    bare = _scorer().judge(case, "numpy-scipy", JobResult(frames=[{"event": "solve", "status": "error"}]))
+    assert bare.reason == "runtime_error"
+    assert bare.error == ErrorInfo(type="Error", message="", traceback=())
+    # and may be as long as it likes: the type keeps 100 characters, the message 600,
+    # the traceback its first 8 lines of 300 characters each
+    lines = [f"line {i}: " + "a" * 292 + "b" * 100 for i in range(10)]
+    frame = {"event": "solve", "status": "error", "error_type": "T" * 100 + "U" * 50,
+             "message": "m" * 600 + "n" * 100, "traceback": lines}  # fmt: skip
+    long = _scorer().judge(case, "numpy-scipy", JobResult(frames=[frame]))
+    assert long.error == ErrorInfo(
+        type="T" * 100, message="m" * 600, traceback=tuple(f"line {i}: " + "a" * 292 for i in range(8))
+    )
+    assert long.stages[0].detail == "T" * 100 + ": " + "m" * 600
+
+
 def test_ended_how_names_what_ran() -> None:
     assert ended_how(JobResult(timed_out=True)) == ("timeout", "the code did not finish within the time limit")
     assert ended_how(JobResult(timed_out=True), "solve") == ("timeout", "solve did not finish within the time limit")

@@ -1,11 +1,21 @@
 """What the sandbox child reports of an attempt's failure, as the outcome
 shows it: its own traceback lines only, the last eight; messages cut at 600
 characters; an exception whose message cannot be printed; an output that
-cannot be sent back."""
+cannot be sent back. And what `disclosed_error` makes of a frame whatever the
+child put in it: every field of the frame is the attempt's to choose."""
 
 from __future__ import annotations
 
+import importlib
+import sys
+from types import ModuleType
+
+import pytest
+
+import fembench_agents.scoring as scoring
+from fembench_agents.scoring.disclosure import NO_CODE, OwnCode, disclosed_error
 from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.outcomes import ErrorInfo
 from fembench_agents.suite.model import Task
 
 DEEP = """
@@ -91,3 +101,84 @@ def test_messages_are_cut_at_600_characters(evaluator: Evaluator, scale_task: Ta
 def test_an_output_that_cannot_be_sent_back(evaluator: Evaluator, scale_task: Task) -> None:
     kind, message, traceback, reason = first_error(evaluator, scale_task, UNSENDABLE)
     assert (kind, message, traceback, reason) == ("UnserializableOutput", "RuntimeError", (), "runtime_error")
+
+
+# ----- disclosed_error on frames as the child could write them -------------------------------------------------------
+
+ATTEMPT = "SCALE = 1 / 0\n\ndef scale_vector(x, factor):\n    return _twice(x) * factor\n"
+HELPER = "def _twice(x):\n    raise ValueError('no')\n"
+OWN = OwnCode.of(attempt=ATTEMPT, given=["import numpy as np", HELPER])  # given: the imports, then each helper
+VALUE_ERROR_MRO = ["ValueError", "Exception", "BaseException", "object"]
+
+
+def test_a_frame_without_a_message_shows_an_empty_one() -> None:
+    frame = {"status": "error", "error_type": "ValueError", "error_mro": VALUE_ERROR_MRO, "traceback": []}
+    assert disclosed_error(frame, OWN) == ErrorInfo(type="ValueError", message="", traceback=())
+
+
+def test_an_unsendable_output_names_only_a_known_class_of_what_encoding_raised() -> None:
+    def shown(raised: str) -> str:
+        return disclosed_error({"error_type": "UnserializableOutput", "message": raised}, OWN).message
+
+    assert shown("RuntimeError") == "RuntimeError"
+    # a class of the attempt's own, named after an output: not even its digits' places (V_#) are shown
+    assert shown("V_1800") == "a custom exception"
+
+
+def test_traceback_lines_are_shown_only_where_they_agree_with_the_code() -> None:
+    frame = {
+        "error_type": "ValueError",
+        "error_mro": VALUE_ERROR_MRO,
+        "message": "no",
+        "traceback": [
+            "<attempt>, line 1, in <module>: SCALE = 1 / 0",  # the first line of the code
+            "<attempt>, line 4, in scale_vector: return [1800.0]",  # a line 4 that is not the code's
+            "<attempt>, line 4, in scale_vector: return _twice(x) * factor",
+            "<attempt>, line 5, in scale_vector: return _twice(x) * factor",  # past the code's last line
+            "<attempt>, line 0, in scale_vector: return _twice(x) * factor",
+            "<given>, line 2, in _twice: raise ValueError('no')",  # the second given source's line 2
+            "<given>, line 1, in <module>: import numpy as np",
+            "<test>, line 1, in test_scale: import numpy as np",  # a file the attempt has no code in
+        ],
+    }
+    assert disclosed_error(frame, OWN).traceback == (
+        "<attempt>, line 1, in <module>: SCALE = 1 / 0",
+        "<attempt>, line 4, in scale_vector: return _twice(x) * factor",
+        "<given>, line 2, in _twice: raise ValueError('no')",
+        "<given>, line 1, in <module>: import numpy as np",
+    )
+    # a task's own implementation: none of its lines are shown
+    assert disclosed_error(frame, NO_CODE).traceback == ()
+
+
+def test_a_frame_claiming_more_than_eight_lines_shows_its_last_eight() -> None:
+    code = "\n".join(f"def f{i}(): return f{i + 1}()" for i in range(10))
+    lines = [f"<attempt>, line {i + 1}, in f{i}: def f{i}(): return f{i + 1}()" for i in range(10)]
+    frame = {"error_type": "RecursionError", "message": "deep", "traceback": lines}
+    assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == tuple(lines[2:])
+
+
+@pytest.fixture
+def imported_afresh(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The disclosure module imported again: which exception classes it names is
+    computed at import, so a fresh import shows what that computation gives (the
+    module imported first stays in place for every other test)."""
+    name = "fembench_agents.scoring.disclosure"
+    monkeypatch.setattr(scoring, "disclosure", sys.modules[name])
+    monkeypatch.delitem(sys.modules, name)
+    return importlib.import_module(name)
+
+
+def test_builtin_and_numpy_exceptions_are_named_others_by_their_base(imported_afresh: ModuleType) -> None:
+    shown_type = imported_afresh.shown_type
+    for known in ("ValueError", "ZeroDivisionError", "KeyboardInterrupt", "AxisError", "LinAlgError"):
+        assert shown_type(known, [known, "Exception", "BaseException", "object"]) == known
+    assert shown_type("UnserializableOutput", []) == "UnserializableOutput"
+    assert shown_type("V_1800", ["V_1800", "KeyError", "LookupError", "Exception"]) == (
+        "a custom exception derived from KeyError"
+    )
+    assert (
+        shown_type("V_1800", ["V_1800", "LinAlgError", "ValueError"]) == "a custom exception derived from LinAlgError"
+    )
+    assert shown_type("V_1800", ["V_1800", "Exception", "BaseException", "object"]) == "a custom exception"
+    assert shown_type("int", []) == "a custom exception"  # a builtin class, but not an exception

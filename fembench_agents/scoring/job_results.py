@@ -10,10 +10,10 @@ from fembench_agents.scoring.outcomes import ErrorInfo
 from fembench_agents.scoring.sandbox import JobResult
 
 
-def error_info(frame: dict[str, Any], with_message: bool = True) -> ErrorInfo:
+def error_info(frame: dict[str, Any]) -> ErrorInfo:
     return ErrorInfo(
         type=str(frame.get("error_type", "Error"))[:100],
-        message=str(frame.get("message", ""))[:600] if with_message else "",
+        message=str(frame.get("message", ""))[:600],
         traceback=tuple(str(x)[:300] for x in frame.get("traceback", [])[:8]),
     )
 
