@@ -581,3 +581,117 @@ def test_a_forged_value_that_does_not_decode_is_no_answer(case: SolverCase) -> N
     assert [(s.stage, s.reason, s.detail) for s in out.stages] == [
         ("executes", "not_a_dict", "solve returned NoneType, expected a dict")
     ]
+
+
+# ------------------------------------------------------------------ score(): the jobs sent, the outcome returned
+
+HYPRE = "import numpy as np\n\ndef solve(case_spec):\n    opts = {'ksp_type': 'cg', 'pc_type': 'hypre'}\n    return {}"
+
+
+class _Recorder:
+    """A sandbox that records each job it is given and answers with the next canned result."""
+
+    def __init__(self, *results: JobResult) -> None:
+        self.results = list(results)
+        self.jobs: list[dict[str, Any]] = []
+
+    def run(self, job: dict[str, Any], policy: Any) -> JobResult:
+        self.jobs.append(job)
+        return self.results.pop(0)
+
+
+def _dolfinx_scorer(sandbox: _Recorder, t_base: float = 0.1, **config: Any) -> CaseScorer:
+    cal = MachineCalibration(machine="m", fingerprint={}, repeats=1, t_base={CASE: {"dolfinx": t_base}})
+    return CaseScorer(sandbox, cal, CaseScoringConfig(**config))  # type: ignore[arg-type]
+
+
+def _failed(error_type: str, message: str) -> JobResult:
+    frame = {"event": "solve", "status": "error", "seconds": 0.3, "error_type": error_type, "message": message}
+    return JobResult(frames=[frame], wall_seconds=1.0)
+
+
+def test_a_dolfinx_attempt_and_its_retiming_run_after_the_tracks_job_setup(
+    case: SolverCase, reference: np.ndarray
+) -> None:
+    # tau_time = 3 x 0.1 = 0.3 s: the first timing (0.5 s) is too slow, the re-timing (0.2 s) passes
+    sandbox = _Recorder(_solved(reference, 0.5), _solved(reference, 0.2))
+    out = _dolfinx_scorer(sandbox).score(case, "dolfinx", f"```python\n{HYPRE}\n```")
+    assert out.passed and out.timings == (0.5, 0.2) and out.substitutions == ()
+    job = {
+        "kind": "solve",
+        "spec": case.spec_data(),
+        "setup": "fembench_agents.cases.dolfinx_env",
+        "implementation": {"code": HYPRE, "function": "solve"},
+    }
+    assert sandbox.jobs == [job, job]
+
+
+def test_a_calibration_job_names_the_preloaded_solver_and_gets_the_tracks_setup(case: SolverCase) -> None:
+    answer = JobResult(wall_seconds=1.0)
+    sandbox = _Recorder(answer, answer)
+    scorer = _dolfinx_scorer(sandbox)
+    module = "fembench_agents.cases.calibration.dolfinx_fem"
+    assert scorer.run_solve(case, None, calibration_module=module, library="dolfinx") is answer
+    scorer.run_solve(case, None, calibration_module=module)  # no library: no track setup
+    spec = case.spec_data()
+    assert sandbox.jobs == [
+        {"kind": "solve", "spec": spec, "setup": "fembench_agents.cases.dolfinx_env", "calibration": module},
+        {"kind": "solve", "spec": spec, "calibration": module},
+    ]
+
+
+def test_a_track_without_job_setup_sends_the_attempt_alone(case: SolverCase, reference: np.ndarray) -> None:
+    sandbox = _Recorder(_solved(reference, 0.01))
+    out = CaseScorer(sandbox, None).score(case, "numpy-scipy", HYPRE)  # type: ignore[arg-type]
+    assert out.reason == "not_timed"
+    assert sandbox.jobs == [
+        {
+            "kind": "solve",
+            "spec": case.spec_data(),
+            "implementation": {"code": HYPRE, "function": "solve"},
+        }
+    ]
+
+
+def test_a_compatibility_rewrite_changes_the_code_run_and_is_recorded_on_the_outcome(
+    case: SolverCase, reference: np.ndarray
+) -> None:
+    sandbox = _Recorder(_solved(reference, 0.1))
+    out = _dolfinx_scorer(sandbox, compat=("hypre-as-gamg",)).score(case, "dolfinx", HYPRE)
+    assert out.passed and out.substitutions == ("hypre-as-gamg: line 4: 'hypre' -> 'gamg'",)
+    assert sandbox.jobs[0]["implementation"]["code"] == HYPRE.replace("'hypre'", "'gamg'")
+
+
+NO_HYPRE = (
+    "this PETSc build has no hypre (pc_type hypre fails with PETSc error 86, unknown type): "
+    "use pc_type gamg (algebraic multigrid) or lu (MUMPS, SuperLU_dist)"
+)
+
+COMPILE_FAILED = (
+    "building a form's C code failed (ffcx generates it, the C compiler builds it into the job's "
+    "form cache); the compiler's own message is above"
+)
+
+
+def test_a_failure_the_track_knows_the_cause_of_says_so_after_the_attempts_own_error(case: SolverCase) -> None:
+    # the no-hypre note: the code asks for hypre and PETSc answers "unknown type" (error 86)
+    petsc = "error code 86\n[0] PCSetType() at pc.c:1\n[0] Unknown type. Check for miss-spelling"
+    sandbox = _Recorder(_failed("Error", petsc), _failed("Error", petsc), _failed("CompileError", "gcc failed"))
+    scorer = _dolfinx_scorer(sandbox)
+    out = scorer.score(case, "dolfinx", HYPRE)
+    assert (out.passed, out.reason, out.timings) == (False, "runtime_error", ())
+    assert out.error is not None and (out.error.type, out.error.message) == ("Error", petsc)
+    assert [(s.stage, s.passed, s.detail) for s in out.stages] == [("executes", False, f"Error: {petsc}; {NO_HYPRE}")]
+    # the same error from code that never asked for hypre is left as it is
+    plain = scorer.score(case, "dolfinx", HYPRE.replace("hypre", "gamg"))
+    assert [s.detail for s in plain.stages] == [f"Error: {petsc}"]
+    compiled = scorer.score(case, "dolfinx", HYPRE)
+    assert [s.detail for s in compiled.stages] == [f"CompileError: gcc failed; {COMPILE_FAILED}"]
+
+
+def test_a_track_without_explanations_reports_the_error_alone(case: SolverCase) -> None:
+    sandbox = _Recorder(_failed("Error", "error code 86"))
+    out = CaseScorer(sandbox, None).score(case, "numpy-scipy", HYPRE)  # type: ignore[arg-type]
+    assert [(s.stage, s.passed, s.reason, s.detail) for s in out.stages] == [
+        ("executes", False, "runtime_error", "Error: error code 86")
+    ]

@@ -102,7 +102,7 @@ class CaseScorer:
         if calibration_module is not None:
             job["calibration"] = calibration_module
         else:
-            job["implementation"] = {"preamble": [], "code": code or "", "function": SOLVE}
+            job["implementation"] = {"code": code or "", "function": SOLVE}  # an attempt runs with no preamble
         return self.sandbox.run(job, self.policy(case))
 
     def score(self, case: SolverCase, library: str, text: str) -> CaseOutcome:
