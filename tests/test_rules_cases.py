@@ -269,6 +269,11 @@ def test_a_solve_error_frame_is_read_with_its_defaults_and_its_caps(case: Solver
     bare = _scorer().judge(case, "numpy-scipy", JobResult(frames=[{"event": "solve", "status": "error"}]))
     assert bare.reason == "runtime_error"
     assert bare.error == ErrorInfo(type="Error", message="", traceback=())
+    assert bare.stages[0].detail == "Error"  # the type alone, as the code track shows an error without a message
+    built = _scorer().judge(
+        case, "numpy-scipy", JobResult(frames=[{"event": "build_error", "error_type": "ImportError", "message": ""}])
+    )
+    assert built.stages[0].detail == "building the module failed: ImportError"
     # and may be as long as it likes: the type keeps 100 characters, the message 600,
     # the traceback its first 8 lines of 300 characters each
     lines = [f"line {i}: " + "a" * 292 + "b" * 100 for i in range(10)]

@@ -139,12 +139,12 @@ class CaseScorer:
             built = result.events("build_error")
             if built:
                 error = error_info(built[0])
-                ended, message = "error", f"building the module failed: {error.type}: {error.message}"
+                ended, message = "error", f"building the module failed: {error.summary}"
             elif not frames:
                 ended, message = ended_how(result, "solve")
             elif frames[0].get("status") != "ok":
                 error = error_info(frames[0])
-                ended, message = "error", f"{error.type}: {error.message}"
+                ended, message = "error", error.summary
             else:
                 try:
                     output = codec.from_data(frames[0].get("value"))
