@@ -17,10 +17,11 @@ from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig, Refere
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.outcomes import FunctionOutcome
 from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
-from fembench_agents.scoring.references import implementation_source
+from fembench_agents.scoring.references import implementation_source, task_implementation
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 from fembench_agents.suite.loader import load_task, load_tasks
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.validation import ideal_answer
 
 # factor 1, 2, 3, then -1 (the reference raises ValueError)
 FOUR_INPUTS = """[
@@ -473,6 +474,46 @@ def test_an_implementation_is_cut_from_the_module_lines_or_printed_back_when_the
     # a docstring sharing its line with the def or with other code: the function is printed back
     assert implementation_source(source, "fail_a", "solve", drop) == head + "def solve(x):\n    return -x\n"
     assert implementation_source(source, "fail_b", "solve", drop) == head + "def solve(x):\n    y = 2\n    return y\n"
+
+
+def test_signatures_docstrings_and_names_that_share_lines_with_other_code_are_kept_whole() -> None:
+    source = (
+        "K = 2\n"
+        "def fail_d(\n    x): 'On the last line of the signature.'\n"
+        'def fail_e(x):\n    """Doc\n    on two lines."""; y = 2\n    y += 1\n    return y\n'
+        'def fail_f(x, tag="def fail_f"):\n    """Doc."""\n    return tag\n'
+        "def fail_g(x):\n        'Only a docstring, indented deeper.'\n\n"
+        "T = 3\n"
+    )
+    drop = ("fail_d", "fail_e", "fail_f", "fail_g")
+    head = "K = 2\nT = 3\n"
+
+    def cut(name: str) -> str:
+        return implementation_source(source, name, "solve", drop)
+
+    assert cut("fail_d") == head + "def solve(x):\n    pass\n"  # printed back: the docstring is on the signature
+    assert cut("fail_e") == head + "def solve(x):\n    y = 2\n    y += 1\n    return y\n"  # printed back: code after it
+    assert cut("fail_f") == head + 'def solve(x, tag="def fail_f"):\n    return tag\n'  # the default stays
+    assert cut("fail_g") == head + "def solve(x):\n        pass\n"
+
+
+def test_inputs_holding_functions_are_built_in_the_attempts_process_from_the_module(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    from test_module_inputs import LOADS, THROUGH_GLOBALS
+
+    task = load_task(write_module(tmp_path, "nodal_loads_CC0_H2_T2.py", LOADS), evaluator.sandbox)
+    for name in ("nodal_loads", "fail_left_end"):  # what the sandbox holds of the module for either
+        namespace: dict[str, object] = {}
+        exec(task_implementation(task, name)["module_source"], namespace)
+        assert sorted(k for k in namespace if not k.startswith("__")) == [
+            "SCALE", "_sample_point", "element_share", "nodal_loads", "np"
+        ]  # fmt: skip
+    outcome = evaluator.score(task, "code", ideal_answer(task))
+    assert (outcome.passed, [r.status for r in outcome.inputs]) == (True, ["match"] * 4)
+    # task_info runs there to build them; the reference behind it does not
+    reached = evaluator.score(task, "code", THROUGH_GLOBALS.format(name="nodal_loads"))
+    assert reached.stages[-1].detail == "input 0: RuntimeError: not available while the verification inputs are built"
 
 
 def test_every_implementation_of_our_tasks_has_the_syntax_tree_of_the_module_reduced(sandbox: Sandbox) -> None:

@@ -103,7 +103,7 @@ def _renamed_without_docstring(lines: list[str], statement: _Statement, main_nam
     header = node.lineno - 1 - statement.first
     renamed, count = re.subn(rf"\bdef\s+{re.escape(node.name)}\b", f"def {main_name}", text[header], count=1)
     doc = node.body[0] if ast.get_docstring(node, clean=False) is not None else None
-    if count != 1 or (doc is not None and not _owns_its_lines(lines, doc, node)):
+    if count != 1 or (doc is not None and not _owns_its_lines(lines, doc)):
         return _printed_back(node, main_name)
     text[header] = renamed
     if doc is not None:
@@ -113,20 +113,15 @@ def _renamed_without_docstring(lines: list[str], statement: _Statement, main_nam
     return "".join(text)
 
 
-def _owns_its_lines(lines: list[str], doc: ast.stmt, node: ast.stmt) -> bool:
-    """The docstring starts its line, in the body below the `def` line, and
-    ends its line but for a comment."""
-    end_line = lines[(doc.end_lineno or doc.lineno) - 1]
-    rest = end_line[doc.end_col_offset :].strip() if doc.end_col_offset is not None else "?"
-    return (
-        doc.lineno > node.lineno
-        and not lines[doc.lineno - 1][: doc.col_offset].strip()
-        and (not rest or rest.startswith("#"))
-    )
+def _owns_its_lines(lines: list[str], doc: ast.stmt) -> bool:
+    """The docstring starts its line (so it is not on a line of the signature)
+    and ends its line but for a comment."""
+    rest = lines[(doc.end_lineno or doc.lineno) - 1][doc.end_col_offset :].strip()
+    return not lines[doc.lineno - 1][: doc.col_offset].strip() and (not rest or rest.startswith("#"))
 
 
 def _printed_back(node: ast.FunctionDef | ast.AsyncFunctionDef, main_name: str) -> str:
-    node = copy.deepcopy(node)
+    node = copy.copy(node)  # the name and body are replaced, not changed in place
     node.name = main_name
     if ast.get_docstring(node, clean=False) is not None:
         node.body = node.body[1:] or [ast.Pass()]
