@@ -26,8 +26,10 @@ from fembench_agents.runs.log import (
     RunLog,
     RunManifest,
     episode_key,
+    read_manifest,
     write_manifest,
 )
+from fembench_agents.scoring.sandbox import IsolationReport
 
 MODEL = "mock/model"
 
@@ -119,6 +121,9 @@ def test_tokens_time_and_cost_are_summed_and_an_unknown_cost_is_unknown() -> Non
     assert g.cost_usd is None
     known = summarize_group((MODEL, "a", "code"), GROUP[:5], ["r1"], SETTINGS)
     assert known.cost_usd == pytest.approx(5 * 0.25)
+    calls = [e.model_copy(update={"model_calls": 3 + i, "reused_calls": i % 2}) for i, e in enumerate(GROUP)]
+    g = summarize_group((MODEL, "a", "code"), calls, ["r1"], SETTINGS)
+    assert (g.model_calls, g.reused_calls) == (3 + 4 + 5 + 6 + 7 + 8, 3)
 
 
 def test_pass_at_k_runs_up_to_the_fewest_repeats() -> None:
@@ -231,8 +236,12 @@ def test_the_latest_finished_record_of_an_episode_wins(tmp_path: Path) -> None:
         "t3": ("error", False, "model_error"),
         "t4": ("done", False, "wrong_output"),
     }
-    assert [(r.run_id, r.episodes) for r in runs] == [("r1", 4)]
+    assert [(r.run_id, r.episodes, r.isolation) for r in runs] == [("r1", 4, None)]
     assert {run_id for run_id, _ in episodes} == {"r1"}
+    weak = IsolationReport(level="basic", detail="no user namespaces")
+    manifest = read_manifest(run)
+    write_manifest(run, manifest.model_copy(update={"isolation": weak}))
+    assert [r.isolation for r in collect_episodes([run])[0]] == [weak]  # the report warns of it
 
 
 def test_an_episode_in_two_runs_is_refused(tmp_path: Path) -> None:
