@@ -29,11 +29,13 @@ from fembench_agents.runs.log import (
     EpisodeRecord,
     ModelCallRecord,
     RunLog,
+    RunManifest,
     episode_key,
     read_log,
     read_manifest,
+    write_manifest,
 )
-from fembench_agents.runs.reader import finished_episodes
+from fembench_agents.runs.reader import expand_run_dirs, finished_episodes, open_run
 from fembench_agents.runs.run import RunConfig, execute_run, select_tasks
 from fembench_agents.runs.session import EpisodeSession, ModelUnavailable
 from fembench_agents.scoring.feedback import TemplateFeedback
@@ -381,6 +383,57 @@ def test_finished_episodes_keep_the_latest_done_record() -> None:
     ]
     done = finished_episodes(records)
     assert {k.split("|")[3]: (r.status, r.score) for k, r in done.items()} == {"a": ("done", 1.0), "c": ("done", 0.5)}
+
+
+def test_a_run_read_back_has_one_row_per_episode_in_model_agent_track_task_repeat_order(tmp_path: Path) -> None:
+    def record(agent: str, task: str, repeat: int, status: str, passed: bool) -> EpisodeRecord:
+        return EpisodeRecord(
+            episode=episode_key(MODEL, agent, "code", task, repeat), task_id=task, track="code", agent=agent,
+            model=MODEL, repeat=repeat, status=status, passed=passed, score=float(passed), attempts=1,
+        )  # fmt: skip
+
+    write_manifest(tmp_path, RunManifest(run_id="r7", config={}, task_hashes={}, versions={}))
+    with RunLog(tmp_path) as log:
+        for r in (
+            record("b", "t1", 0, "done", True),
+            record("a", "t2", 1, "done", False),
+            record("a", "t2", 0, "error", False),
+            record("a", "t1", 0, "done", False),
+            record("a", "t2", 0, "done", True),  # resumed: the finished record counts
+        ):
+            log.append(r)
+    run = open_run(tmp_path)
+    assert [(e.agent, e.task_id, e.repeat, e.status, e.passed) for e in run.episodes()] == [
+        ("a", "t1", 0, "done", False),
+        ("a", "t2", 0, "done", True),
+        ("a", "t2", 1, "done", False),
+        ("b", "t1", 0, "done", True),
+    ]
+    rows = run.episode_rows()
+    assert [(r["run"], r["agent"], r["task_id"], r["repeat"], r["passed"]) for r in rows] == [
+        ("r7", "a", "t1", 0, False),
+        ("r7", "a", "t2", 0, True),
+        ("r7", "a", "t2", 1, False),
+        ("r7", "b", "t1", 0, True),
+    ]
+    assert "schema_version" not in rows[0] and "type" not in rows[0] and rows[0]["episode"] == run.episodes()[0].episode
+
+
+def test_run_paths_expand_to_the_runs_a_compare_folder_holds(tmp_path: Path) -> None:
+    def run(path: Path) -> Path:
+        path.mkdir(parents=True)
+        write_manifest(path, RunManifest(run_id=path.name, config={}, task_hashes={}, versions={}))
+        return path
+
+    single = run(tmp_path / "single")
+    run(single / "inner")  # a run directory holding another is still the run itself
+    folder = tmp_path / "compare"
+    b, a = run(folder / "b"), run(folder / "a")
+    (folder / "notes").mkdir()  # not a run: left out
+    empty, missing, file = tmp_path / "empty", tmp_path / "missing", tmp_path / "file.txt"
+    empty.mkdir()
+    file.write_text("x")
+    assert expand_run_dirs([single, folder, empty, missing, file]) == [single, a, b, empty, missing, file]
 
 
 def test_the_log_reader_returns_every_record_in_order_and_skips_a_torn_tail(tmp_path: Path) -> None:
