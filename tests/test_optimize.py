@@ -384,6 +384,7 @@ def test_heldout_tasks_are_refused_before_any_model_call(
         evaluator,
         lambda o: None,  # type: ignore[arg-type]
         ModelParams(),
+        concurrency=2,
     )
     with LoopThread() as loop, pytest.raises(HeldOutViolation, match=split.heldout[0]):
         loop.run(evaluations.evaluate("any prompt", [split.train[0], split.heldout[0]]))

@@ -30,13 +30,13 @@ from fembench_agents.optimize.environment import environment
 from fembench_agents.optimize.split import HeldOutViolation
 from fembench_agents.runs.log import (
     AttemptRecord,
-    EpisodeRecord,
     RunLog,
     RunManifest,
     episode_key,
     read_log,
     write_manifest,
 )
+from fembench_agents.runs.reader import finished_episodes
 from fembench_agents.runs.run import RunConfig, run_episode
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.extraction import parse_code
@@ -82,7 +82,7 @@ class PromptEvaluations:
         evaluator: Evaluator,
         feedback: FeedbackBuilder,
         params: ModelParams,
-        concurrency: int = 4,
+        concurrency: int,
         scaffold: str = "single_shot",
     ) -> None:
         self.root = root
@@ -123,7 +123,7 @@ class PromptEvaluations:
         out.mkdir(parents=True, exist_ok=True)
         key = {t: episode_key(self.model.model, agent.name, "code", t, REPEAT) for t in task_ids}
         records = read_log(out)
-        done = _index(records)[1]
+        done = finished_episodes(records)
         todo = [t for t in dict.fromkeys(task_ids) if key[t] not in done]
         attempted = {r.task_id for r in records if isinstance(r, AttemptRecord)}
         config = self._config(spec, sorted({*attempted, *task_ids}))
@@ -139,8 +139,8 @@ class PromptEvaluations:
         with RunLog(out) as log:
             await asyncio.gather(*(one(t) for t in todo))
         self.new_episodes += len(todo)
-        attempts, episodes = _index(read_log(out))
-        return [self._result(t, attempts.get(key[t]), episodes.get(key[t]), reused=t not in todo) for t in task_ids]
+        attempts = _last_attempts(read_log(out))
+        return [self._result(t, attempts.get(key[t]), reused=t not in todo) for t in task_ids]
 
     def _config(self, spec: str, task_ids: list[str]) -> RunConfig:
         return RunConfig(
@@ -168,11 +168,10 @@ class PromptEvaluations:
             ),
         )
 
-    def _result(
-        self, task_id: str, attempt: AttemptRecord | None, episode: EpisodeRecord | None, reused: bool
-    ) -> EpisodeResult:
+    def _result(self, task_id: str, attempt: AttemptRecord | None, reused: bool) -> EpisodeResult:
         if attempt is None or attempt.outcome is None or attempt.feedback is None:
-            error = (attempt.model_error if attempt else None) or (episode.error if episode else None) or "no attempt"
+            # A failed model call: its attempt holds the error (an errored episode's error is the same text).
+            error = (attempt.model_error if attempt else None) or "no attempt"
             prompt = attempt.messages[-1].content if attempt and attempt.messages else ""
             return EpisodeResult(
                 task_id=task_id,
@@ -199,13 +198,6 @@ class PromptEvaluations:
         )
 
 
-def _index(records: Sequence[object]) -> tuple[dict[str, AttemptRecord], dict[str, EpisodeRecord]]:
-    """The last attempt of each episode, and each finished (done) episode."""
-    attempts: dict[str, AttemptRecord] = {}
-    done: dict[str, EpisodeRecord] = {}
-    for r in records:
-        if isinstance(r, AttemptRecord):
-            attempts[r.episode] = r
-        elif isinstance(r, EpisodeRecord) and r.status == "done":
-            done[r.episode] = r
-    return attempts, done
+def _last_attempts(records: Sequence[object]) -> dict[str, AttemptRecord]:
+    """The last attempt of each episode."""
+    return {r.episode: r for r in records if isinstance(r, AttemptRecord)}
