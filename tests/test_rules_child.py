@@ -107,18 +107,25 @@ def test_an_output_that_cannot_be_sent_back(evaluator: Evaluator, scale_task: Ta
 
 ATTEMPT = "SCALE = 1 / 0\n\ndef scale_vector(x, factor):\n    return _twice(x) * factor\n"
 HELPER = "def _twice(x):\n    raise ValueError('no')\n"
-OWN = OwnCode.of(attempt=ATTEMPT, given=["import numpy as np", HELPER])  # given: the imports, then each helper
+
+
+def own() -> OwnCode:
+    # built in each test, not at import: mutmut runs a mutant's tests in a fork of a process that
+    # imported this file under the unmutated code
+    return OwnCode.of(attempt=ATTEMPT, given=["import numpy as np", HELPER])  # given: the imports, then each helper
+
+
 VALUE_ERROR_MRO = ["ValueError", "Exception", "BaseException", "object"]
 
 
 def test_a_frame_without_a_message_shows_an_empty_one() -> None:
     frame = {"status": "error", "error_type": "ValueError", "error_mro": VALUE_ERROR_MRO, "traceback": []}
-    assert disclosed_error(frame, OWN) == ErrorInfo(type="ValueError", message="", traceback=())
+    assert disclosed_error(frame, own()) == ErrorInfo(type="ValueError", message="", traceback=())
 
 
 def test_an_unsendable_output_names_only_a_known_class_of_what_encoding_raised() -> None:
     def shown(raised: str) -> str:
-        return disclosed_error({"error_type": "UnserializableOutput", "message": raised}, OWN).message
+        return disclosed_error({"error_type": "UnserializableOutput", "message": raised}, own()).message
 
     assert shown("RuntimeError") == "RuntimeError"
     # a class of the attempt's own, named after an output: not even its digits' places (V_#) are shown
@@ -141,7 +148,7 @@ def test_traceback_lines_are_shown_only_where_they_agree_with_the_code() -> None
             "<test>, line 1, in test_scale: import numpy as np",  # a file the attempt has no code in
         ],
     }
-    assert disclosed_error(frame, OWN).traceback == (
+    assert disclosed_error(frame, own()).traceback == (
         "<attempt>, line 1, in <module>: SCALE = 1 / 0",
         "<attempt>, line 4, in scale_vector: return _twice(x) * factor",
         "<given>, line 2, in _twice: raise ValueError('no')",
