@@ -7,6 +7,7 @@ Each verdict is checked as the user sees it: outcome fields and feedback text.""
 from __future__ import annotations
 
 import ast
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -724,3 +725,141 @@ def test_a_tests_failure_message_on_the_reference_is_not_kept(
     error = outcome.tests[0].reference_error
     assert error is not None and (error.type, error.message) == ("AssertionError", "")
     assert "got [2.]" not in FEEDBACK(outcome).text  # its own source line is shown, not the value
+
+
+# ----------------------------------------------------------------- test track: score_tests at its boundaries
+
+
+NO_TEST_STOP = "no function whose name starts with 'test_'"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_stages"),
+    [
+        (
+            "import numpy as np\n\n\ndef check_scales(fcn):\n    assert fcn(np.ones(1), 1.0)[0] == 1.0\n",
+            [("parse", False, "missing_function", NO_TEST_STOP)],
+        ),
+        ("import os\n" + ZERO, [("parse", True, None, None), ("imports", False, "disallowed_import", "import os")]),
+    ],
+    ids=["no test function", "a disallowed import"],
+)
+def test_a_suite_stopped_early_says_why_and_how_long_it_took(
+    evaluator: Evaluator, rules_tasks: dict[str, Task], text: str, expected_stages: list[object]
+) -> None:
+    # a suite must define at least one function named test_...; helpers alone stop it at parse
+    before = time.perf_counter()
+    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], text)
+    elapsed = time.perf_counter() - before
+    assert stages(outcome) == expected_stages
+    assert [(t.name, t.present) for t in outcome.tests] == [("test_scales_values", False), ("test_zero_factor", False)]
+    assert 0.0 < outcome.seconds <= elapsed
+
+
+def test_a_missing_test_does_not_stop_the_tests_after_it(
+    sandbox: Sandbox, evaluator: Evaluator, rules_tasks: dict[str, Task]
+) -> None:
+    # test_scales_values, the task's first test, is missing; test_zero_factor is scored all the same
+    before = time.perf_counter()
+    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], suite(ZERO))
+    elapsed = time.perf_counter() - before
+    assert results(outcome) == [
+        ("test_scales_values", False, False, {"fail_adds": False, "fail_squares": False}),
+        ("test_zero_factor", True, True, {"fail_ones": True}),
+    ]
+    assert [t.reference_error for t in outcome.tests] == [None, None]  # a test passing the reference has no error
+    assert stages(outcome) == [
+        ("parse", True, None, None),
+        ("imports", True, None, None),
+        ("tests", False, "missing_test", None),
+    ]
+    # the isolation the sandbox gave the job is recorded with the outcome
+    assert outcome.isolation == sandbox.isolation().level != "unknown"
+    assert 0.0 < outcome.stages[-1].seconds <= outcome.seconds <= elapsed
+
+
+def test_a_suite_with_none_of_the_tasks_tests_runs_nothing(sandbox: Sandbox, rules_tasks: dict[str, Task]) -> None:
+    recording = RecordingSandbox(sandbox)
+    ev = Evaluator(recording)  # type: ignore[arg-type]
+    try:
+        outcome = ev.score_tests(
+            rules_tasks["two_failures_CC0_H0_T0"], suite("def test_other(fcn):\n    assert True\n")
+        )
+    finally:
+        ev.close()
+    assert recording.policies == []  # no job is sent to the sandbox: there is no pair to run
+    assert results(outcome) == [
+        ("test_scales_values", False, False, {"fail_adds": False, "fail_squares": False}),
+        ("test_zero_factor", False, False, {"fail_ones": False}),
+    ]
+    assert stages(outcome)[-1][:3] == ("tests", False, "missing_test")
+    assert (outcome.passed, outcome.isolation) == (False, "unknown")  # nothing ran, so no isolation to record
+
+
+def test_a_suite_that_fails_to_build_gives_its_error_on_the_reference(
+    evaluator: Evaluator, rules_tasks: dict[str, Task]
+) -> None:
+    # the module-level assignment raises while the suite is built, before any test runs
+    outcome = evaluator.score_tests(
+        rules_tasks["two_failures_CC0_H0_T0"], suite("SCALE = 1 / 0\n", SCALES.format(x="1.0", f="2.0", y="2.0"))
+    )
+    assert results(outcome)[0] == ("test_scales_values", True, False, {"fail_adds": True, "fail_squares": True})
+    error = outcome.tests[0].reference_error
+    assert error is not None
+    assert (error.type, error.message, error.traceback) == (
+        "ZeroDivisionError",
+        "",
+        ("<test>, line 3, in <module>: SCALE = 1 / 0",),
+    )
+
+
+def test_a_suite_may_use_the_tasks_imports_without_importing_them(
+    evaluator: Evaluator, rules_tasks: dict[str, Task]
+) -> None:
+    # the task's import lines (import numpy as np) run before the suite, which uses np without importing it
+    outcome = evaluator.score_tests(
+        rules_tasks["two_failures_CC0_H0_T0"], SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0") + "\n" + ZERO
+    )
+    assert results(outcome) == [
+        ("test_scales_values", True, True, {"fail_adds": True, "fail_squares": True}),
+        ("test_zero_factor", True, True, {"fail_ones": True}),
+    ]
+    assert outcome.passed
+
+
+FORGING_TEST = """
+def _stack():
+    try:
+        raise RuntimeError
+    except RuntimeError as exc:
+        frame = exc.__traceback__.tb_frame
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
+def test_scales_values(fcn):
+    out = next(f.f_locals['out'] for f in _stack() if 'out' in f.f_locals)
+    out.emit({'event': 'test', 'status': 'failed', 'error_type': 'AssertionError', 'traceback': [
+        '<given>, line 1, in <module>: import numpy as np',
+        '<given>, line 2, in <module>: import numpy as np',
+        '<test>, line 1, in <module>: import numpy as np',
+        '<test>, line 3, in _stack: made up',
+    ]})
+"""
+
+
+def test_a_forged_failure_on_the_reference_shows_only_lines_of_the_code_its_author_has(
+    evaluator: Evaluator, rules_tasks: dict[str, Task]
+) -> None:
+    # the test writes its own failed frame: of its traceback lines, those agreeing with the task's
+    # import lines (given before the suite) or with the suite's own code are kept, the others dropped
+    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], suite(FORGING_TEST, ZERO))
+    error = outcome.tests[0].reference_error
+    assert error is not None
+    assert (error.type, error.message, error.traceback) == (
+        "AssertionError",
+        "",
+        ("<given>, line 1, in <module>: import numpy as np", "<test>, line 1, in <module>: import numpy as np"),
+    )
+    assert outcome.tests[0].passes_reference is False
