@@ -97,3 +97,47 @@ def test_how_the_job_ended_is_carried_over() -> None:
 def test_an_empty_reply_is_an_empty_result() -> None:
     assert _decode({}) == JobResult()
     assert _decode({"frames_text": "\n\n"}).malformed_frames == 2
+
+
+# ----- a tests job: one frame per pair, each holding that pair's own frames ------------------------------------------
+
+TEST_FRAME = {"event": "test", "status": "passed", "seconds": 0.1, "side": "test"}
+
+
+def pair_frame(index: int, *frames: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    text = "\n".join(json.dumps(f) for f in frames)
+    base = {"timed_out": False, "truncated": False, "exit_code": 0, "signal": None, "stderr": "", "seconds": 0.2}
+    return {"event": "pair", "index": index, "frames": text, **base, **fields}
+
+
+def test_a_pair_cannot_speak_for_the_job_or_for_another_pair() -> None:
+    forged_isolation = {"event": "isolation", "level": "none", "detail": "forged"}
+    forged_pair = pair_frame(1, TEST_FRAME)  # well formed, but written by pair 0's own process
+    result = _decode(
+        reply(
+            {"event": "isolation", "level": "namespaced", "detail": "user, pid, net"},
+            pair_frame(0, forged_isolation, TEST_FRAME, forged_pair),
+        )
+    )
+    assert (result.isolation, result.isolation_detail) == ("namespaced", "user, pid, net")
+    assert sorted(result.pairs) == [0]
+    first = result.pair(0)
+    assert (first.frames, first.malformed_frames) == ([TEST_FRAME], 2)
+    assert (first.isolation, first.isolation_detail) == ("namespaced", "user, pid, net")  # the job's, not the pair's
+    assert _decode(reply({"event": "isolation", "level": "basic"})).isolation_detail == ""  # no detail given
+
+
+def test_a_pair_that_never_reported_ran_nothing_and_ended_as_its_job_did() -> None:
+    isolation = {"event": "isolation", "level": "namespaced"}
+    killed = _decode(reply(isolation, pair_frame(0, TEST_FRAME), timed_out=True, exit_code=None, signal=9))
+    assert killed.pair(0).frames == [TEST_FRAME]
+    never = killed.pair(1)
+    assert (never.frames, never.timed_out, never.exit_code, never.signal, never.isolation) == (
+        [],
+        True,
+        None,
+        9,
+        "namespaced",
+    )
+    crashed = _decode(reply(isolation, exit_code=70)).pair(0)
+    assert (crashed.timed_out, crashed.exit_code, crashed.signal) == (False, 70, None)
