@@ -7,12 +7,15 @@ Each verdict is checked as the user sees it: outcome fields and feedback text.""
 from __future__ import annotations
 
 import ast
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import CORRECT_SCALE, scale_source, write_module
 
+from fembench_agents.scoring import codec
 from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig, ReferenceFailure
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.outcomes import FunctionOutcome
@@ -724,3 +727,141 @@ def test_a_tests_failure_message_on_the_reference_is_not_kept(
     error = outcome.tests[0].reference_error
     assert error is not None and (error.type, error.message) == ("AssertionError", "")
     assert "got [2.]" not in FEEDBACK(outcome).text  # its own source line is shown, not the value
+
+
+# ----------------------------------------------------------------- scripted sandbox results (mutation tests, #24)
+# A fresh evaluator over a sandbox that runs nothing and hands back scripted job results: the
+# verdicts on what a child may send (a frame without its time, a reference's exception named by
+# its type alone, a module that fails to build), each run in the test itself with no cached
+# reference outputs.
+
+
+class ScriptedSandbox:
+    """Gives each job the next of `results` (the reference's first, then the attempt's),
+    recording the jobs; `pause` seconds pass in each job."""
+
+    size = 1
+
+    def __init__(self, *results: JobResult, pause: float = 0.0) -> None:
+        self.results, self.pause = list(results), pause
+        self.jobs: list[dict[str, object]] = []
+
+    def run(self, job: dict[str, object], policy: object) -> JobResult:
+        self.jobs.append(job)
+        time.sleep(self.pause)
+        return self.results.pop(0)
+
+
+def ok_frame(index: int, value: object, **extra: object) -> dict[str, object]:
+    return {"event": "input", "index": index, "status": "ok", "value": codec.to_data(value), **extra}
+
+
+def error_frame(index: int, mro: list[str] | None, **extra: object) -> dict[str, object]:
+    frame: dict[str, object] = {"event": "input", "index": index, "status": "error", "message": "no", **extra}
+    if mro is not None:
+        frame.update(error_type=mro[0], error_mro=mro)
+    return frame
+
+
+VALUE_ERROR = ["ValueError", "Exception", "BaseException", "object"]
+KEY_ERROR = ["KeyError", "LookupError", "Exception", "BaseException", "object"]
+# scale_vector_CC0_H0_T0's reference: 2 * [1, 2, 3], 0.5 * [[1, -1], [0.5, 4]], then ValueError
+SCALE_REFERENCE = JobResult(
+    frames=[
+        ok_frame(0, np.array([2.0, 4.0, 6.0])),
+        ok_frame(1, np.array([[0.5, -0.5], [0.25, 2.0]])),
+        error_frame(2, VALUE_ERROR),
+    ]
+)
+
+
+def scripted(task: Task, text: str, *results: JobResult, pause: float = 0.0) -> tuple[FunctionOutcome, float]:
+    """The outcome of `text` scored over `results`, and the seconds the scoring took."""
+    ev = Evaluator(ScriptedSandbox(*results, pause=pause))  # type: ignore[arg-type]
+    t0 = time.perf_counter()
+    outcome = ev.score_function(task, text)
+    return outcome, time.perf_counter() - t0
+
+
+def test_each_input_keeps_the_time_its_frame_reports_and_none_without_a_number(scale_task: Task) -> None:
+    attempt_result = JobResult(
+        frames=[
+            ok_frame(0, np.array([2.0, 4.0, 6.0]), seconds=2),  # an int is a time too
+            {"event": "input", "index": 1, "status": "ok", "value": {"not": "decodable"}, "seconds": 0.25},
+            error_frame(2, VALUE_ERROR, seconds="slow"),  # not a number: no time
+        ],
+        isolation="namespaced",
+    )
+    outcome, _ = scripted(scale_task, CORRECT_SCALE, SCALE_REFERENCE, attempt_result)
+    assert [(r.status, r.mismatch, r.seconds) for r in outcome.inputs] == [
+        ("match", None, 2.0),
+        ("mismatch", "unsupported_output", 0.25),  # a value that does not decode keeps its time
+        ("match", None, None),
+    ]
+    attempt_result = JobResult(frames=[ok_frame(0, np.array([2.0, 4.0, 6.0])), *SCALE_REFERENCE.frames[1:]])
+    outcome, _ = scripted(scale_task, CORRECT_SCALE, SCALE_REFERENCE, attempt_result)
+    assert [r.seconds for r in outcome.inputs] == [None, None, None]  # no time sent: none recorded, not 0
+
+
+def test_inputs_after_an_expected_exception_that_was_not_raised_are_still_judged(scale_task: Task) -> None:
+    reference = JobResult(
+        frames=[
+            error_frame(0, VALUE_ERROR),
+            ok_frame(1, np.array([2.0, 4.0, 6.0])),
+            ok_frame(2, np.array([[0.5, -0.5], [0.25, 2.0]])),
+        ]
+    )
+    attempt_result = JobResult(
+        frames=[
+            ok_frame(0, np.array([2.0, 4.0, 6.0])),  # a value where the reference raises
+            ok_frame(1, np.array([2.0, 4.0, 6.0])),  # as the reference
+            ok_frame(2, np.array([[0.5, -0.5], [0.25, 3.0]])),  # one entry wrong
+        ]
+    )
+    outcome, _ = scripted(scale_task, CORRECT_SCALE, reference, attempt_result)
+    assert [(r.index, r.status, r.mismatch) for r in outcome.inputs] == [
+        (0, "mismatch", "expected_exception"),
+        (1, "match", None),
+        (2, "mismatch", "value_mismatch"),
+    ]
+    assert stages(outcome)[2:] == [
+        ("execute", True, None, None),
+        ("correct", False, "wrong_output", "2 of 3 verification inputs differ"),
+    ]
+
+
+def test_a_reference_exception_named_by_its_type_alone_is_matched_by_that_type(scale_task: Task) -> None:
+    # a reference frame may name its exception without the classes it derives from
+    reference = JobResult(frames=[*SCALE_REFERENCE.frames[:2], error_frame(2, None, error_type="ValueError")])
+    ev = Evaluator(ScriptedSandbox(reference, reference))  # type: ignore[arg-type]
+    assert [o.raises for o in ev.reference_outputs(scale_task)] == [None, None, ("ValueError",)]
+    assert [o.raises for o in ev.run_reference(scale_task)] == [None, None, ("ValueError",)]
+    for raised, status, mismatch in ((VALUE_ERROR, "match", None), (KEY_ERROR, "mismatch", "wrong_exception")):
+        attempt_result = JobResult(frames=[*SCALE_REFERENCE.frames[:2], error_frame(2, raised)])
+        outcome, _ = scripted(scale_task, CORRECT_SCALE, reference, attempt_result)
+        assert [(r.status, r.mismatch) for r in outcome.inputs] == [
+            ("match", None),
+            ("match", None),
+            (status, mismatch),
+        ]
+        assert outcome.passed is (status == "match")
+
+
+def test_a_reference_exception_keeps_the_classes_it_derives_from(scale_task: Task) -> None:
+    reference = JobResult(frames=[*SCALE_REFERENCE.frames[:2], error_frame(2, KEY_ERROR)])
+    ev = Evaluator(ScriptedSandbox(reference))  # type: ignore[arg-type]
+    assert [o.raises for o in ev.reference_outputs(scale_task)] == [None, None, tuple(KEY_ERROR)]
+
+
+def test_a_reference_that_fails_to_build_names_the_message_of_its_first_build_error(scale_task: Task) -> None:
+    broken = JobResult(
+        frames=[
+            {"event": "build_error", "error_type": "ImportError", "message": "no module named 'numpyy'"},
+            {"event": "build_error", "error_type": "NameError", "message": "second"},
+        ]
+    )
+    for result in (broken, JobResult(frames=broken.frames[:1])):
+        ev = Evaluator(ScriptedSandbox(result))  # type: ignore[arg-type]
+        with pytest.raises(ReferenceFailure) as err:
+            ev.score_function(scale_task, CORRECT_SCALE)
+        assert str(err.value) == "scale_vector_CC0_H0_T0: the module failed to build: no module named 'numpyy'"
