@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CORRECT_SCALE, scale_source, write_module
+from conftest import CORRECT_SCALE, ROOT, scale_source, write_module
 
+from fembench_agents.cases.problem import load_cases
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig, ReferenceFailure
 from fembench_agents.scoring.feedback import TemplateFeedback
@@ -23,7 +24,7 @@ from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
 from fembench_agents.scoring.references import implementation_source, task_implementation
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 from fembench_agents.suite.loader import load_task, load_tasks
-from fembench_agents.suite.model import Task
+from fembench_agents.suite.model import SourceFunction, Task
 from fembench_agents.suite.validation import ideal_answer
 
 # factor 1, 2, 3, then -1 (the reference raises ValueError)
@@ -865,3 +866,81 @@ def test_a_reference_that_fails_to_build_names_the_message_of_its_first_build_er
         with pytest.raises(ReferenceFailure) as err:
             ev.score_function(scale_task, CORRECT_SCALE)
         assert str(err.value) == "scale_vector_CC0_H0_T0: the module failed to build: no module named 'numpyy'"
+
+
+def test_an_attempt_that_does_not_parse_is_timed_and_runs_nothing(scale_task: Task) -> None:
+    sandbox = ScriptedSandbox()
+    ev = Evaluator(sandbox)  # type: ignore[arg-type]
+    t0 = time.perf_counter()
+    outcome = ev.score_function(scale_task, "def scale_vector(x, factor)\n    return x\n")
+    elapsed = time.perf_counter() - t0
+    assert (outcome.task_id, outcome.passed, outcome.inputs) == ("scale_vector_CC0_H0_T0", False, ())
+    assert stages(outcome) == [("parse", False, "syntax_error", "SyntaxError: expected ':' (line 1)")]
+    assert 0.0 < outcome.stages[0].seconds <= outcome.seconds <= elapsed
+    assert sandbox.jobs == []
+
+
+def test_an_attempt_with_disallowed_imports_names_them_all_and_runs_nothing(scale_task: Task) -> None:
+    sandbox = ScriptedSandbox()
+    ev = Evaluator(sandbox)  # type: ignore[arg-type]
+    t0 = time.perf_counter()
+    outcome = ev.score_function(scale_task, "import os\nimport subprocess\n" + CORRECT_SCALE)
+    elapsed = time.perf_counter() - t0
+    assert (outcome.task_id, outcome.passed, outcome.inputs) == ("scale_vector_CC0_H0_T0", False, ())
+    assert stages(outcome) == [
+        ("parse", True, None, None),
+        ("imports", False, "disallowed_import", "import os; import subprocess"),
+    ]
+    assert 0.0 < outcome.stages[0].seconds <= outcome.seconds <= elapsed
+    assert sandbox.jobs == []  # neither the reference nor the attempt ran
+    fb = FEEDBACK(outcome)
+    assert (fb.score, fb.text) == (
+        0.05,
+        "Your previous answer imports something that is not allowed: import os; import subprocess.\n"
+        "Use only the imports listed in the task (and the helper functions it provides).",
+    )
+
+
+def test_the_execute_stage_is_timed_over_the_attempts_job_and_the_outcome_over_everything(scale_task: Task) -> None:
+    attempt_result = JobResult(frames=SCALE_REFERENCE.frames, isolation="namespaced")
+    outcome, elapsed = scripted(scale_task, CORRECT_SCALE, SCALE_REFERENCE, attempt_result, pause=0.05)
+    assert outcome.passed and outcome.isolation == "namespaced"  # the attempt job's isolation
+    execute = outcome.stages[2]
+    assert execute.stage == "execute"
+    assert 0.05 <= execute.seconds <= elapsed - 0.05  # the attempt's job, not the reference's before it
+    assert 0.1 <= outcome.seconds <= elapsed  # both jobs
+
+
+def test_a_traceback_line_into_the_given_code_is_shown_with_the_attempts_own(scale_task: Task) -> None:
+    # the runner keeps the lines of the attempt's code; lines into the code it is given (imports,
+    # helpers) are the author's to see too, those into anything else are dropped
+    helper = "def checked(factor):\n    if factor > 1:\n        raise KeyError('big')\n    return factor\n"
+    task = scale_task.model_copy(update={"helpers": (SourceFunction(name="checked", source=helper),)})
+    code = "import numpy as np\n\ndef scale_vector(x, factor):\n    return checked(factor) * np.asarray(x)\n"
+    shown = [
+        "<attempt>, line 4, in scale_vector: return checked(factor) * np.asarray(x)",
+        "<given>, line 3, in checked: raise KeyError('big')",
+    ]
+    traceback = [*shown, "<task>, line 3, in checked: raise KeyError('big')"]
+    attempt_result = JobResult(frames=[error_frame(0, KEY_ERROR, traceback=traceback), *SCALE_REFERENCE.frames[1:]])
+    outcome, _ = scripted(task, code, SCALE_REFERENCE, attempt_result)
+    error = outcome.inputs[0].error
+    assert error is not None and (error.type, error.message, error.traceback) == ("KeyError", "no", tuple(shown))
+
+
+def test_an_unknown_track_is_refused_by_name(scale_task: Task) -> None:
+    ev = Evaluator(ScriptedSandbox())  # type: ignore[arg-type]
+    with pytest.raises(ValueError) as err:
+        ev.score(scale_task, "proofs", CORRECT_SCALE)  # type: ignore[call-overload]
+    assert str(err.value) == "unknown track 'proofs'; expected 'code' or 'tests'"
+
+
+def test_a_pde_case_runs_in_the_evaluators_sandbox_when_no_case_scorer_is_given() -> None:
+    case = next(c for c in load_cases(ROOT / "cases") if c.task_id == "poisson_square_oscillating")
+    failed = {"event": "solve", "status": "error", "seconds": 0.01, "message": "boom", "traceback": []}
+    sandbox = ScriptedSandbox(
+        JobResult(frames=[{**failed, "error_type": "RuntimeError", "error_mro": ["RuntimeError"]}])
+    )
+    outcome = Evaluator(sandbox).score(case, "numpy-scipy", "def solve(spec):\n    raise RuntimeError('boom')\n")  # type: ignore[arg-type]
+    assert [job["kind"] for job in sandbox.jobs] == ["solve"]
+    assert [(s.stage, s.passed, s.reason) for s in outcome.stages] == [("executes", False, "runtime_error")]
