@@ -11,9 +11,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
-from conftest import CORRECT_SCALE, scale_source, write_module
+from conftest import CORRECT_SCALE, ROOT, scale_source, write_module
 
+from fembench_agents.cases.problem import load_cases
+from fembench_agents.scoring import codec
 from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig, ReferenceFailure
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.outcomes import FunctionOutcome
@@ -21,7 +24,7 @@ from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
 from fembench_agents.scoring.references import implementation_source, task_implementation
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 from fembench_agents.suite.loader import load_task, load_tasks
-from fembench_agents.suite.model import Task
+from fembench_agents.suite.model import SourceFunction, Task
 from fembench_agents.suite.validation import ideal_answer
 
 # factor 1, 2, 3, then -1 (the reference raises ValueError)
@@ -863,3 +866,219 @@ def test_a_forged_failure_on_the_reference_shows_only_lines_of_the_code_its_auth
         ("<given>, line 1, in <module>: import numpy as np", "<test>, line 1, in <module>: import numpy as np"),
     )
     assert outcome.tests[0].passes_reference is False
+
+
+# ----------------------------------------------------------------- scripted sandbox results (mutation tests, #24)
+# A fresh evaluator over a sandbox that runs nothing and hands back scripted job results: the
+# verdicts on what a child may send (a frame without its time, a reference's exception named by
+# its type alone, a module that fails to build), each run in the test itself with no cached
+# reference outputs.
+
+
+class ScriptedSandbox:
+    """Gives each job the next of `results` (the reference's first, then the attempt's),
+    recording the jobs; `pause` seconds pass in each job."""
+
+    size = 1
+
+    def __init__(self, *results: JobResult, pause: float = 0.0) -> None:
+        self.results, self.pause = list(results), pause
+        self.jobs: list[dict[str, object]] = []
+
+    def run(self, job: dict[str, object], policy: object) -> JobResult:
+        self.jobs.append(job)
+        time.sleep(self.pause)
+        return self.results.pop(0)
+
+
+def ok_frame(index: int, value: object, **extra: object) -> dict[str, object]:
+    return {"event": "input", "index": index, "status": "ok", "value": codec.to_data(value), **extra}
+
+
+def error_frame(index: int, mro: list[str] | None, **extra: object) -> dict[str, object]:
+    frame: dict[str, object] = {"event": "input", "index": index, "status": "error", "message": "no", **extra}
+    if mro is not None:
+        frame.update(error_type=mro[0], error_mro=mro)
+    return frame
+
+
+VALUE_ERROR = ["ValueError", "Exception", "BaseException", "object"]
+KEY_ERROR = ["KeyError", "LookupError", "Exception", "BaseException", "object"]
+# scale_vector_CC0_H0_T0's reference: 2 * [1, 2, 3], 0.5 * [[1, -1], [0.5, 4]], then ValueError
+SCALE_REFERENCE = JobResult(
+    frames=[
+        ok_frame(0, np.array([2.0, 4.0, 6.0])),
+        ok_frame(1, np.array([[0.5, -0.5], [0.25, 2.0]])),
+        error_frame(2, VALUE_ERROR),
+    ]
+)
+
+
+def scripted(task: Task, text: str, *results: JobResult, pause: float = 0.0) -> tuple[FunctionOutcome, float]:
+    """The outcome of `text` scored over `results`, and the seconds the scoring took."""
+    ev = Evaluator(ScriptedSandbox(*results, pause=pause))  # type: ignore[arg-type]
+    t0 = time.perf_counter()
+    outcome = ev.score_function(task, text)
+    return outcome, time.perf_counter() - t0
+
+
+def test_each_input_keeps_the_time_its_frame_reports_and_none_without_a_number(scale_task: Task) -> None:
+    attempt_result = JobResult(
+        frames=[
+            ok_frame(0, np.array([2.0, 4.0, 6.0]), seconds=2),  # an int is a time too
+            {"event": "input", "index": 1, "status": "ok", "value": {"not": "decodable"}, "seconds": 0.25},
+            error_frame(2, VALUE_ERROR, seconds="slow"),  # not a number: no time
+        ],
+        isolation="namespaced",
+    )
+    outcome, _ = scripted(scale_task, CORRECT_SCALE, SCALE_REFERENCE, attempt_result)
+    assert [(r.status, r.mismatch, r.seconds) for r in outcome.inputs] == [
+        ("match", None, 2.0),
+        ("mismatch", "unsupported_output", 0.25),  # a value that does not decode keeps its time
+        ("match", None, None),
+    ]
+    attempt_result = JobResult(frames=[ok_frame(0, np.array([2.0, 4.0, 6.0])), *SCALE_REFERENCE.frames[1:]])
+    outcome, _ = scripted(scale_task, CORRECT_SCALE, SCALE_REFERENCE, attempt_result)
+    assert [r.seconds for r in outcome.inputs] == [None, None, None]  # no time sent: none recorded, not 0
+
+
+def test_inputs_after_an_expected_exception_that_was_not_raised_are_still_judged(scale_task: Task) -> None:
+    reference = JobResult(
+        frames=[
+            error_frame(0, VALUE_ERROR),
+            ok_frame(1, np.array([2.0, 4.0, 6.0])),
+            ok_frame(2, np.array([[0.5, -0.5], [0.25, 2.0]])),
+        ]
+    )
+    attempt_result = JobResult(
+        frames=[
+            ok_frame(0, np.array([2.0, 4.0, 6.0])),  # a value where the reference raises
+            ok_frame(1, np.array([2.0, 4.0, 6.0])),  # as the reference
+            ok_frame(2, np.array([[0.5, -0.5], [0.25, 3.0]])),  # one entry wrong
+        ]
+    )
+    outcome, _ = scripted(scale_task, CORRECT_SCALE, reference, attempt_result)
+    assert [(r.index, r.status, r.mismatch) for r in outcome.inputs] == [
+        (0, "mismatch", "expected_exception"),
+        (1, "match", None),
+        (2, "mismatch", "value_mismatch"),
+    ]
+    assert stages(outcome)[2:] == [
+        ("execute", True, None, None),
+        ("correct", False, "wrong_output", "2 of 3 verification inputs differ"),
+    ]
+
+
+def test_a_reference_exception_named_by_its_type_alone_is_matched_by_that_type(scale_task: Task) -> None:
+    # a reference frame may name its exception without the classes it derives from
+    reference = JobResult(frames=[*SCALE_REFERENCE.frames[:2], error_frame(2, None, error_type="ValueError")])
+    ev = Evaluator(ScriptedSandbox(reference, reference))  # type: ignore[arg-type]
+    assert [o.raises for o in ev.reference_outputs(scale_task)] == [None, None, ("ValueError",)]
+    assert [o.raises for o in ev.run_reference(scale_task)] == [None, None, ("ValueError",)]
+    for raised, status, mismatch in ((VALUE_ERROR, "match", None), (KEY_ERROR, "mismatch", "wrong_exception")):
+        attempt_result = JobResult(frames=[*SCALE_REFERENCE.frames[:2], error_frame(2, raised)])
+        outcome, _ = scripted(scale_task, CORRECT_SCALE, reference, attempt_result)
+        assert [(r.status, r.mismatch) for r in outcome.inputs] == [
+            ("match", None),
+            ("match", None),
+            (status, mismatch),
+        ]
+        assert outcome.passed is (status == "match")
+
+
+def test_a_reference_exception_keeps_the_classes_it_derives_from(scale_task: Task) -> None:
+    reference = JobResult(frames=[*SCALE_REFERENCE.frames[:2], error_frame(2, KEY_ERROR)])
+    ev = Evaluator(ScriptedSandbox(reference))  # type: ignore[arg-type]
+    assert [o.raises for o in ev.reference_outputs(scale_task)] == [None, None, tuple(KEY_ERROR)]
+
+
+def test_a_reference_that_fails_to_build_names_the_message_of_its_first_build_error(scale_task: Task) -> None:
+    broken = JobResult(
+        frames=[
+            {"event": "build_error", "error_type": "ImportError", "message": "no module named 'numpyy'"},
+            {"event": "build_error", "error_type": "NameError", "message": "second"},
+        ]
+    )
+    for result in (broken, JobResult(frames=broken.frames[:1])):
+        ev = Evaluator(ScriptedSandbox(result))  # type: ignore[arg-type]
+        with pytest.raises(ReferenceFailure) as err:
+            ev.score_function(scale_task, CORRECT_SCALE)
+        assert str(err.value) == "scale_vector_CC0_H0_T0: the module failed to build: no module named 'numpyy'"
+
+
+def test_an_attempt_that_does_not_parse_is_timed_and_runs_nothing(scale_task: Task) -> None:
+    sandbox = ScriptedSandbox()
+    ev = Evaluator(sandbox)  # type: ignore[arg-type]
+    t0 = time.perf_counter()
+    outcome = ev.score_function(scale_task, "def scale_vector(x, factor)\n    return x\n")
+    elapsed = time.perf_counter() - t0
+    assert (outcome.task_id, outcome.passed, outcome.inputs) == ("scale_vector_CC0_H0_T0", False, ())
+    assert stages(outcome) == [("parse", False, "syntax_error", "SyntaxError: expected ':' (line 1)")]
+    assert 0.0 < outcome.stages[0].seconds <= outcome.seconds <= elapsed
+    assert sandbox.jobs == []
+
+
+def test_an_attempt_with_disallowed_imports_names_them_all_and_runs_nothing(scale_task: Task) -> None:
+    sandbox = ScriptedSandbox()
+    ev = Evaluator(sandbox)  # type: ignore[arg-type]
+    t0 = time.perf_counter()
+    outcome = ev.score_function(scale_task, "import os\nimport subprocess\n" + CORRECT_SCALE)
+    elapsed = time.perf_counter() - t0
+    assert (outcome.task_id, outcome.passed, outcome.inputs) == ("scale_vector_CC0_H0_T0", False, ())
+    assert stages(outcome) == [
+        ("parse", True, None, None),
+        ("imports", False, "disallowed_import", "import os; import subprocess"),
+    ]
+    assert 0.0 < outcome.stages[0].seconds <= outcome.seconds <= elapsed
+    assert sandbox.jobs == []  # neither the reference nor the attempt ran
+    fb = FEEDBACK(outcome)
+    assert (fb.score, fb.text) == (
+        0.05,
+        "Your previous answer imports something that is not allowed: import os; import subprocess.\n"
+        "Use only the imports listed in the task (and the helper functions it provides).",
+    )
+
+
+def test_the_execute_stage_is_timed_over_the_attempts_job_and_the_outcome_over_everything(scale_task: Task) -> None:
+    attempt_result = JobResult(frames=SCALE_REFERENCE.frames, isolation="namespaced")
+    outcome, elapsed = scripted(scale_task, CORRECT_SCALE, SCALE_REFERENCE, attempt_result, pause=0.05)
+    assert outcome.passed and outcome.isolation == "namespaced"  # the attempt job's isolation
+    execute = outcome.stages[2]
+    assert execute.stage == "execute"
+    assert 0.05 <= execute.seconds <= elapsed - 0.05  # the attempt's job, not the reference's before it
+    assert 0.1 <= outcome.seconds <= elapsed  # both jobs
+
+
+def test_a_traceback_line_into_the_given_code_is_shown_with_the_attempts_own(scale_task: Task) -> None:
+    # the runner keeps the lines of the attempt's code; lines into the code it is given (imports,
+    # helpers) are the author's to see too, those into anything else are dropped
+    helper = "def checked(factor):\n    if factor > 1:\n        raise KeyError('big')\n    return factor\n"
+    task = scale_task.model_copy(update={"helpers": (SourceFunction(name="checked", source=helper),)})
+    code = "import numpy as np\n\ndef scale_vector(x, factor):\n    return checked(factor) * np.asarray(x)\n"
+    shown = [
+        "<attempt>, line 4, in scale_vector: return checked(factor) * np.asarray(x)",
+        "<given>, line 3, in checked: raise KeyError('big')",
+    ]
+    traceback = [*shown, "<task>, line 3, in checked: raise KeyError('big')"]
+    attempt_result = JobResult(frames=[error_frame(0, KEY_ERROR, traceback=traceback), *SCALE_REFERENCE.frames[1:]])
+    outcome, _ = scripted(task, code, SCALE_REFERENCE, attempt_result)
+    error = outcome.inputs[0].error
+    assert error is not None and (error.type, error.message, error.traceback) == ("KeyError", "no", tuple(shown))
+
+
+def test_an_unknown_track_is_refused_by_name(scale_task: Task) -> None:
+    ev = Evaluator(ScriptedSandbox())  # type: ignore[arg-type]
+    with pytest.raises(ValueError) as err:
+        ev.score(scale_task, "proofs", CORRECT_SCALE)  # type: ignore[call-overload]
+    assert str(err.value) == "unknown track 'proofs'; expected 'code' or 'tests'"
+
+
+def test_a_pde_case_runs_in_the_evaluators_sandbox_when_no_case_scorer_is_given() -> None:
+    case = next(c for c in load_cases(ROOT / "cases") if c.task_id == "poisson_square_oscillating")
+    failed = {"event": "solve", "status": "error", "seconds": 0.01, "message": "boom", "traceback": []}
+    sandbox = ScriptedSandbox(
+        JobResult(frames=[{**failed, "error_type": "RuntimeError", "error_mro": ["RuntimeError"]}])
+    )
+    outcome = Evaluator(sandbox).score(case, "numpy-scipy", "def solve(spec):\n    raise RuntimeError('boom')\n")  # type: ignore[arg-type]
+    assert [job["kind"] for job in sandbox.jobs] == ["solve"]
+    assert [(s.stage, s.passed, s.reason) for s in outcome.stages] == [("executes", False, "runtime_error")]
