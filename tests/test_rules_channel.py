@@ -141,3 +141,28 @@ def test_a_pair_that_never_reported_ran_nothing_and_ended_as_its_job_did() -> No
     )
     crashed = _decode(reply(isolation, exit_code=70)).pair(0)
     assert (crashed.timed_out, crashed.exit_code, crashed.signal) == (False, 70, None)
+
+
+def test_a_pairs_frame_carries_how_that_pair_ended_and_a_repeated_index_is_a_forgery() -> None:
+    ended = pair_frame(0, TEST_FRAME, timed_out=True, truncated=True, exit_code=None, signal=9, stderr="e" * 9000)
+    again = pair_frame(0)  # a second frame for pair 0: dropped, the first stands
+    crashed = pair_frame(2, exit_code=70, stderr="boom")
+    result = _decode(reply(ended, "junk", again, crashed, GOOD))
+    first = result.pair(0)
+    assert (first.frames, first.timed_out, first.truncated, first.exit_code, first.signal) == (
+        [TEST_FRAME],
+        True,
+        True,
+        None,
+        9,
+    )
+    assert first.stderr == "e" * 8192 and first.wall_seconds == 0.2
+    third = result.pair(2)
+    assert (third.timed_out, third.truncated, third.exit_code, third.signal, third.stderr) == (
+        False,
+        False,
+        70,
+        None,
+        "boom",
+    )
+    assert (sorted(result.pairs), result.frames, result.malformed_frames) == ([0, 2], [GOOD], 2)
