@@ -20,6 +20,19 @@ from fembench_agents.suite.model import Task
 ROOT = Path(__file__).resolve().parents[1]
 FEM_1D = ROOT / "tasks" / "fem_1d"
 
+# Attack code shared by the hostile tests: the frames of the running process, found
+# without importing anything.
+FRAME_STACK = """
+def _stack():
+    try:
+        raise RuntimeError
+    except RuntimeError as exc:
+        frame = exc.__traceback__.tb_frame
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+"""
+
 # A small task in the published format. `{extra_imports}`, `{required_imports}`,
 # `{inputs}` and `{extensions}` are filled in by `scale_source`.
 SCALE_TEMPLATE = '''

@@ -23,7 +23,7 @@ from string import Template
 
 import numpy as np
 import pytest
-from conftest import CORRECT_SCALE, FEM_1D, GOOD_SCALE_TESTS, ROOT, scale_source, write_module
+from conftest import CORRECT_SCALE, FEM_1D, FRAME_STACK, GOOD_SCALE_TESTS, ROOT, scale_source, write_module
 
 from fembench_agents.scoring import codec
 from fembench_agents.scoring import outcomes as oc
@@ -49,16 +49,7 @@ HOSTILE_INPUTS = "[[np.array([1.0, 2.0, 3.0]), 2.0]]"  # one input: a timeout co
 CORRECT_VALUE = np.array([2.0, 4.0, 6.0])  # the reference's output on it
 
 # Shared by attacks: the frames of the running job, found without importing anything.
-STACK = """
-def _stack():
-    try:
-        raise RuntimeError
-    except RuntimeError as exc:
-        frame = exc.__traceback__.tb_frame
-    while frame is not None:
-        yield frame
-        frame = frame.f_back
-"""
+STACK = FRAME_STACK
 
 
 @dataclass

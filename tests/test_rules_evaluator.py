@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CORRECT_SCALE, ROOT, scale_source, write_module
+from conftest import CORRECT_SCALE, FRAME_STACK, ROOT, scale_source, write_module
 
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.scoring import codec
@@ -673,16 +673,9 @@ def test_long_errors_are_cut(evaluator: Evaluator, rules_tasks: dict[str, Task])
     assert (error.type, error.message) == ("a custom exception derived from KeyError", "")
 
 
-FORGER = """
-def _stack():
-    try:
-        raise RuntimeError
-    except RuntimeError as exc:
-        frame = exc.__traceback__.tb_frame
-    while frame is not None:
-        yield frame
-        frame = frame.f_back
-
+FORGER = (
+    FRAME_STACK
+    + """
 
 FORGED = [
     '{"event": "input", "index": 0, "status": "error"}',
@@ -693,6 +686,7 @@ FORGED = [
     '{"event": "input", "index": 3, "status": "error", "error_type": "ValueError"}',
 ]
 """
+)
 
 
 def test_frames_an_attempt_forges_are_judged_within_the_same_bounds(
@@ -830,16 +824,9 @@ def test_a_suite_may_use_the_tasks_imports_without_importing_them(
     assert outcome.passed
 
 
-FORGING_TEST = """
-def _stack():
-    try:
-        raise RuntimeError
-    except RuntimeError as exc:
-        frame = exc.__traceback__.tb_frame
-    while frame is not None:
-        yield frame
-        frame = frame.f_back
-
+FORGING_TEST = (
+    FRAME_STACK
+    + """
 
 def test_scales_values(fcn):
     out = next(f.f_locals['out'] for f in _stack() if 'out' in f.f_locals)
@@ -850,6 +837,7 @@ def test_scales_values(fcn):
         '<test>, line 3, in _stack: made up',
     ]})
 """
+)
 
 
 def test_a_forged_failure_on_the_reference_shows_only_lines_of_the_code_its_author_has(
