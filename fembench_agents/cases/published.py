@@ -73,11 +73,16 @@ from fembench_agents.cases.model import (
 from fembench_agents.cases.published_domains import (
     BLENDS,
     DOMAIN_REASON,
+    EDGES,
     Excluded,
-    T,
     X,
     Y,
+    as_list,
+    corner_jumps,
+    dirichlet_entries,
+    edge_values,
     restricted,
+    sym,
     track_domain,
 )
 
@@ -106,7 +111,6 @@ MAGNITUDES = {
     "stokes": "velocity_magnitude",
     "navier_stokes": "velocity_magnitude",
 }
-_NAMES = {"x": X, "y": Y, "t": T, "pi": sp.pi, "E": sp.E}
 
 
 @dataclass
@@ -155,13 +159,6 @@ class ImportReport:
         }
 
 
-def _sym(text: Any) -> sp.Expr:
-    try:
-        return sp.sympify(str(text), locals=_NAMES)
-    except (sp.SympifyError, TypeError, SyntaxError) as exc:
-        raise Excluded(f"unreadable expression: {text!r} ({exc})") from None
-
-
 def _show(expr: sp.Expr | str) -> str:
     text = str(expr)
     try:
@@ -173,16 +170,12 @@ def _show(expr: sp.Expr | str) -> str:
 
 def _checked(text: str) -> str:
     """A published expression kept as written, once our expression language reads it."""
-    _sym(text)
+    sym(text)
     return _show(text)
 
 
 def _one(values: list[str]) -> str | list[str]:
     return values[0] if len(values) == 1 else values
-
-
-def _list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else [value]
 
 
 def _coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
@@ -192,10 +185,10 @@ def _coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
         if kappa.get("type") == "constant":
             return {"k": float(kappa["value"])}
         if kappa.get("type") == "expr":
-            return {"k": _show(_sym(kappa["expr"]))}
+            return {"k": _show(sym(kappa["expr"]))}
         raise Excluded(f"coefficient kind not read: kappa of type {kappa.get('type')!r}")
     if family == "convection_diffusion":
-        return {"eps": float(params["epsilon"]), "b": [_show(_sym(b)) for b in params["beta"]]}
+        return {"eps": float(params["epsilon"]), "b": [_show(sym(b)) for b in params["beta"]]}
     if family == "helmholtz":
         return {"k": float(params["k"])}
     if family in (*FLOW, "burgers"):
@@ -211,49 +204,6 @@ def _coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
             raise Excluded(f"coefficient kind not read: elasticity given by {sorted(params)}")
         return {"E": float(params["E"]), "nu": float(params["nu"])}
     raise Excluded(f"family not in this track yet: {family}")
-
-
-# the published per-edge names of the unit square's edges, and our pieces there
-EDGES = {"y0": "bottom", "x1": "right", "y1": "top", "x0": "left"}
-
-
-def _jumps(domain: Any, traces: dict[str, list[sp.Expr]]) -> list[tuple[float, float]]:
-    """The corners where two consecutive boundary pieces' data disagree."""
-    out = []
-    pieces = domain.pieces
-    for (first, _, end), (second, start, _) in zip(pieces, (*pieces[1:], pieces[0]), strict=True):
-        at = {X: sp.nsimplify(end[0]), Y: sp.nsimplify(end[1])}
-        if end == start and any(
-            sp.simplify(a.subs(at) - b.subs(at)) != 0 for a, b in zip(traces[first], traces[second], strict=True)
-        ):
-            out.append((float(end[0]), float(end[1])))
-    return out
-
-
-def _dirichlet_entries(dirichlet: Any) -> list[dict[str, Any]] | None:
-    """The published Dirichlet data as per-edge entries, or None where it is one value on the
-    whole boundary (`on: all`, also as the only entry of a list)."""
-    entries = dirichlet if isinstance(dirichlet, list) else [dirichlet]
-    if not all(isinstance(e, dict) for e in entries):
-        raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
-    if len(entries) == 1 and entries[0].get("on") == "all":
-        return None
-    return entries
-
-
-def _edge_values(entries: list[dict[str, Any]], domain: str, solution: Any) -> dict[str, list[sp.Expr]]:
-    """Our square's pieces, valued by the published per-edge Dirichlet entries."""
-    names = [e.get("on") for e in entries]
-    if domain != "unit_square" or solution or not set(names) <= set(EDGES) or len(set(names)) != len(names):
-        where = "alongside a manufactured solution" if solution else f"on {names} of a {domain}"
-        raise Excluded(f"boundary condition not read: per-edge Dirichlet data {where}")
-    missing = sorted(e for e in EDGES if e not in names)
-    if missing:
-        raise Excluded(
-            f"natural (do-nothing/traction-free) boundary: on edges [{', '.join(missing)}]; "
-            "the track's pieces are Dirichlet only"
-        )
-    return {EDGES[e["on"]]: [_sym(v) for v in _list(e.get("value", "0"))] for e in entries}
 
 
 def _evaluation_config(record: dict[str, Any], report: ImportReport) -> dict[str, Any]:
@@ -305,7 +255,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     dirichlet = bc.get("dirichlet")
     if set(bc) != {"dirichlet"} or not isinstance(dirichlet, dict | list) or not dirichlet:
         raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
-    entries = _dirichlet_entries(dirichlet)
+    entries = dirichlet_entries(dirichlet)
     shown: dict[str, list[str]] = {}
     domain = DOMAINS[name]
     if solution and name not in BLENDS:
@@ -314,11 +264,11 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         # Without a manufactured solution the published Dirichlet value is data, not the answer:
         # each boundary piece gets it restricted there, and the reference is a checked fine solve.
         whole = dirichlet if isinstance(dirichlet, dict) else dirichlet[0]
-        u = [_sym(e) for e in _list(solution or whole.get("value", "0"))]
+        u = [sym(e) for e in as_list(solution or whole.get("value", "0"))]
         traces = {piece: [restricted(c, a, b) for c in u] for piece, a, b in domain.pieces}
     else:  # per-edge data on the whole square: each piece gets its edge's value (data, no solution), as written
-        traces = _edge_values(entries, name, solution)
-        shown = {EDGES[e["on"]]: [_checked(str(v)) for v in _list(e.get("value", "0"))] for e in entries}
+        traces = edge_values(entries, name, solution)
+        shown = {EDGES[e["on"]]: [_checked(str(v)) for v in as_list(e.get("value", "0"))] for e in entries}
         u = next(iter(traces.values()))
         if len({len(v) for v in traces.values()}) != 1:
             raise Excluded("boundary condition not read: per-edge values of different lengths")
@@ -332,13 +282,13 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     if family in FLOW and solution:
         if "p" not in manufactured:
             raise Excluded("output not read: a flow record's manufactured solution without a pressure p")
-        p = _sym(manufactured["p"])
+        p = sym(manufactured["p"])
         pressure = [] if not (p.free_symbols & {X, Y}) else [p]
     # A numerical flow reference has its p, unless the boundary data jumps at a corner (the lid of a
     # cavity): the pressure there grows as 1/r, is not square-integrable, and never converges in L2.
-    compare_p = bool(pressure) or (family in FLOW and not solution and not _jumps(domain, traces))
+    compare_p = bool(pressure) or (family in FLOW and not solution and not corner_jumps(domain, traces))
     coefficients = _coefficients(family, pde)
-    forcing = [_show(_sym(e)) for e in _list(pde.get("source_term", "0"))]
+    forcing = [_show(sym(e)) for e in as_list(pde.get("source_term", "0"))]
     time = None
     if family in TIMED_HERE:
         # as heat: the interval is kept, the published dt is not (ours follows the grid: one step per spacing)
@@ -347,11 +297,11 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     if family in ("heat", "burgers"):
         if "initial_condition" not in pde:
             raise Excluded(f"initial data not stated: a {published_family} record without initial_condition")
-        initial = _show(_sym(pde["initial_condition"]))
+        initial = _show(sym(pde["initial_condition"]))
     elif family == "wave":
         if "initial_condition" not in pde or "initial_velocity" not in pde:
             raise Excluded("initial data not stated: a wave record needs initial_condition and initial_velocity")
-        initial = [_show(_sym(pde["initial_condition"])), _show(_sym(pde["initial_velocity"]))]
+        initial = [_show(sym(pde["initial_condition"])), _show(sym(pde["initial_velocity"]))]
     pieces = [
         BoundaryPiece(
             name=piece,
@@ -424,7 +374,7 @@ def published_values(view: dict[str, Any]) -> list[list[Any]]:
     """The published view's Dirichlet values, each a list of components: one (the blend, or a
     record's own data on `all`), or one per edge entry."""
     dirichlet = view["bc"]["dirichlet"]
-    return [_list(e.get("value", "0")) for e in (dirichlet if isinstance(dirichlet, list) else [dirichlet])]
+    return [as_list(e.get("value", "0")) for e in (dirichlet if isinstance(dirichlet, list) else [dirichlet])]
 
 
 def blend_error(view: dict[str, Any], spec: CaseSpec, ref: np.ndarray, mask: np.ndarray) -> float:

@@ -2,7 +2,8 @@
 gets on them (`published.convert`): a published domain is one of the track's
 own (DOMAINS) or excluded with what differs from ours; a manufactured
 solution's published boundary value becomes a blend of its traces on our
-boundary pieces (equal to it on every piece, not inside)."""
+boundary pieces (equal to it on every piece, not inside); per-edge Dirichlet
+data becomes the value of our square's pieces."""
 
 from __future__ import annotations
 
@@ -20,6 +21,20 @@ DOMAIN_REASON = "domain not in the track: "
 
 class Excluded(ValueError):
     """A record that does not become a case; the message is the reason."""
+
+
+NAMES = {"x": X, "y": Y, "t": T, "pi": sp.pi, "E": sp.E}
+
+
+def sym(text: Any) -> sp.Expr:
+    try:
+        return sp.sympify(str(text), locals=NAMES)
+    except (sp.SympifyError, TypeError, SyntaxError) as exc:
+        raise Excluded(f"unreadable expression: {text!r} ({exc})") from None
+
+
+def as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else [value]
 
 
 def _close(a: Any, b: Any) -> bool:
@@ -144,3 +159,46 @@ def restricted(u: sp.Expr, a: tuple[float, float], b: tuple[float, float]) -> sp
     if a[0] == b[0]:
         return sp.simplify(u.subs(X, sp.nsimplify(a[0])))
     raise ValueError(f"segment {a} - {b} is not axis-parallel")
+
+
+# the published per-edge names of the unit square's edges, and our pieces there
+EDGES = {"y0": "bottom", "x1": "right", "y1": "top", "x0": "left"}
+
+
+def corner_jumps(domain: Any, traces: dict[str, list[sp.Expr]]) -> list[tuple[float, float]]:
+    """The corners where two consecutive boundary pieces' data disagree."""
+    out = []
+    pieces = domain.pieces
+    for (first, _, end), (second, start, _) in zip(pieces, (*pieces[1:], pieces[0]), strict=True):
+        at = {X: sp.nsimplify(end[0]), Y: sp.nsimplify(end[1])}
+        if end == start and any(
+            sp.simplify(a.subs(at) - b.subs(at)) != 0 for a, b in zip(traces[first], traces[second], strict=True)
+        ):
+            out.append((float(end[0]), float(end[1])))
+    return out
+
+
+def dirichlet_entries(dirichlet: Any) -> list[dict[str, Any]] | None:
+    """The published Dirichlet data as per-edge entries, or None where it is one value on the
+    whole boundary (`on: all`, also as the only entry of a list)."""
+    entries = dirichlet if isinstance(dirichlet, list) else [dirichlet]
+    if not all(isinstance(e, dict) for e in entries):
+        raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
+    if len(entries) == 1 and entries[0].get("on") == "all":
+        return None
+    return entries
+
+
+def edge_values(entries: list[dict[str, Any]], domain: str, solution: Any) -> dict[str, list[sp.Expr]]:
+    """Our square's pieces, valued by the published per-edge Dirichlet entries."""
+    names = [e.get("on") for e in entries]
+    if domain != "unit_square" or solution or not set(names) <= set(EDGES) or len(set(names)) != len(names):
+        where = "alongside a manufactured solution" if solution else f"on {names} of a {domain}"
+        raise Excluded(f"boundary condition not read: per-edge Dirichlet data {where}")
+    missing = sorted(e for e in EDGES if e not in names)
+    if missing:
+        raise Excluded(
+            f"natural (do-nothing/traction-free) boundary: on edges [{', '.join(missing)}]; "
+            "the track's pieces are Dirichlet only"
+        )
+    return {EDGES[e["on"]]: [sym(v) for v in as_list(e.get("value", "0"))] for e in entries}
