@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import write_module
 
 import fembench_agents.scoring as scoring
+from fembench_agents.scoring.codec import TASK_INPUT
 from fembench_agents.scoring.disclosure import NO_CODE, OwnCode, disclosed_error
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.outcomes import ErrorInfo
+from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
+from fembench_agents.suite.loader import load_task
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.validation import ideal_answer
 
 DEEP = """
 import numpy as np
@@ -101,6 +107,72 @@ def test_messages_are_cut_at_600_characters(evaluator: Evaluator, scale_task: Ta
 def test_an_output_that_cannot_be_sent_back(evaluator: Evaluator, scale_task: Task) -> None:
     kind, message, traceback, reason = first_error(evaluator, scale_task, UNSENDABLE)
     assert (kind, message, traceback, reason) == ("UnserializableOutput", "RuntimeError", (), "runtime_error")
+
+
+# ----- verification inputs the child builds from the task module --------------------------------------------------
+
+# Input 0 is data the parent reads when it loads the module; input 1 holds a function, so the
+# child builds it by running the module again; input 2 is the marker string of such an input,
+# passed as a plain argument.
+LABELS = '''
+import numpy as np
+
+
+def label(tag, mark=None):
+    """The tag, marked by `mark` when one is given."""
+    return tag if mark is None else mark(tag)
+
+
+def test_unmarked(fcn):
+    assert fcn("a") == "a"
+
+
+def fail_marks_twice(tag, mark=None):
+    return tag if mark is None else mark(mark(tag))
+
+
+def test_marked_once(fcn):
+    assert fcn("a", lambda s: s + "!") == "a!"
+
+
+def task_info():
+    return {
+        "task_id": "label_CC0_H0_T0",
+        "task_short_description": "a tag, marked or not",
+        "created_date": "2026-01-01",
+        "created_by": "tests",
+        "main_fcn": label,
+        "required_imports": ["import numpy as np", "import pytest"],
+        "fcn_dependencies": [],
+        "reference_verification_inputs": [[__name__], [__name__, lambda s: s + "!"], ["__task_input__"]],
+        "test_cases": [
+            {"test_code": test_unmarked, "expected_failures": []},
+            {"test_code": test_marked_once, "expected_failures": [fail_marks_twice]},
+        ],
+    }
+'''
+
+
+def test_the_child_builds_inputs_from_the_module_as_the_parent_read_it(evaluator: Evaluator, tmp_path: Path) -> None:
+    """The module runs under one name wherever its inputs are built, and an argument that
+    happens to be the marker string of a child-built input is passed as it is."""
+    task = load_task(write_module(tmp_path, "label_CC0_H0_T0.py", LABELS), evaluator.sandbox)
+    assert task.inputs[1] == {TASK_INPUT: 1} and task.inputs[2] == ["__task_input__"]
+    references = evaluator.reference_outputs(task)
+    assert [r.value for r in references] == ["__task__", "__task__!", "__task_input__"]
+    outcome = evaluator.score(task, "code", ideal_answer(task))
+    assert (outcome.passed, [r.status for r in outcome.inputs]) == (True, ["match"] * 3)
+
+
+def test_a_job_that_refers_to_inputs_without_the_module_to_build_them_is_refused(sandbox: Sandbox) -> None:
+    implementation = {"function": "label", "code": "def label(tag):\n    return tag\n"}
+    result = sandbox.run(
+        {"kind": "call", "implementation": implementation, "inputs": [{TASK_INPUT: 0}]}, SandboxPolicy()
+    )
+    assert (result.exit_code, result.events("input")) == (70, [])
+    assert result.stderr.endswith(
+        "sandbox child error: ValueError: the job brings no module to build its verification inputs\n"
+    )
 
 
 # ----- disclosed_error on frames as the child could write them -------------------------------------------------------
