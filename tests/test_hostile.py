@@ -991,10 +991,11 @@ def test_negative_factor_raises(fcn):
     # Learn the reference's fingerprint, then require it from every implementation.
     learn = probe.replace("assert _fingerprint(fcn) == EXPECTED", "raise RuntimeError(repr(_fingerprint(fcn)))")
     impl = Evaluator.task_implementation(scale_task, "fail_adds")
-    spec = {"preamble": ["import numpy as np\nimport pytest"], "code": learn, "name": "test_scales_values"}
+    source = {"preamble": ["import numpy as np\nimport pytest"], "code": learn}
     seen = set()
     for name in (scale_task.main_name, "fail_adds", "fail_no_check"):
-        result = evaluator.run_test(scale_task, Evaluator.task_implementation(scale_task, name), spec)
+        implementation = Evaluator.task_implementation(scale_task, name)
+        result = evaluator.run_pairs(scale_task, source, [implementation], [("test_scales_values", 0)])[0]
         seen.add(result.events("test")[0]["message"])
     assert len(seen) == 1, seen
     assert "scale_vector" in next(iter(seen)) and "fail_" not in next(iter(seen))

@@ -191,8 +191,10 @@ def hidden_task(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> T
 
 
 def run(evaluator: Evaluator, task: Task, code: str, impl: str | None = None) -> dict[str, Any]:
-    spec = {"preamble": PREAMBLE, "code": code, "name": "test_scales_values"}
-    result = evaluator.run_test(task, Evaluator.task_implementation(task, impl or task.main_name), spec)
+    implementation = Evaluator.task_implementation(task, impl or task.main_name)
+    result = evaluator.run_pairs(
+        task, {"preamble": PREAMBLE, "code": code}, [implementation], [("test_scales_values", 0)]
+    )[0]
     frames = result.events("test") or result.events("build_error")
     assert frames, result
     return frames[0]
@@ -274,8 +276,7 @@ def test_scales_values(fcn):
     module["module_source"] = module["module_source"].replace(
         "def scale_vector(x, factor):", "def scale_vector(x, factor):\n    import os; os.kill(os.getpid(), 9)", 1
     )
-    spec = {"preamble": PREAMBLE, "code": code, "name": "test_scales_values"}
-    result = evaluator.run_test(task, module, spec)
+    result = evaluator.run_pairs(task, {"preamble": PREAMBLE, "code": code}, [module], [("test_scales_values", 0)])[0]
     assert not result.events("test")
     assert result.signal == 9 or result.exit_code not in (0, None), result
 

@@ -30,7 +30,7 @@ from fembench_agents.scoring.outcomes import (
 from fembench_agents.scoring.references import ReferenceFailure as ReferenceFailure
 from fembench_agents.scoring.references import ReferenceOutput, attempt_preamble, call_job, task_implementation
 from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
-from fembench_agents.scoring.sandbox.jobs import Implementation, TestsJob, TestSource, TestSpec
+from fembench_agents.scoring.sandbox.jobs import Implementation, TestsJob, TestSource
 from fembench_agents.suite.model import Task
 from fembench_agents.vocabulary import FailureReason
 
@@ -258,11 +258,6 @@ class Evaluator:
         return inputs, StageResult(stage="execute", passed=True), correct
 
     # ----- test-suite attempts -----------------------------------------------
-    def run_test(self, task: Task, implementation: Implementation, test: TestSpec) -> JobResult:
-        """One test against one implementation."""
-        source: TestSource = {k: v for k, v in test.items() if k != "name"}  # type: ignore[assignment]
-        return self.run_pairs(task, source, [implementation], [(test["name"], 0)])[0]
-
     def run_pairs(
         self, task: Task, source: TestSource, implementations: list[Implementation], pairs: list[tuple[str, int]]
     ) -> list[JobResult]:

@@ -46,7 +46,7 @@ def implementation_source(module_source: str, function: str, main_name: str, dro
     """The task module without the module-level functions in `drop` (tests,
     expected failures, task_info, the reference), with `function` renamed to
     `main_name`, stripped of its docstring and defined last. The process that
-    runs it (apart from the generated test's: see `runner.run_test`) holds
+    runs it (apart from the generated test's: see `proxy.run_test`) holds
     nothing but imports, constants, helpers and the one implementation, so
     every implementation of a task looks alike from inside and none of the
     others (nor the reference) can be reached.

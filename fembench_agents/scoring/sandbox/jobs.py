@@ -36,12 +36,6 @@ class TestSource(TypedDict):
     code: NotRequired[str]
 
 
-class TestSpec(TestSource):
-    """One test to run: the function `name` of its source."""
-
-    name: str
-
-
 class TestPair(TypedDict):
     test: str  # the test function's name
     implementation: int  # its index in the job's implementations
