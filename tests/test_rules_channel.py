@@ -1,13 +1,22 @@
 """The sandbox's result channel as the parent decodes it: what a child (or an
 attempt writing to the child's result pipe) sends is kept only when every field
 the parent reads has its type; isolation is taken from the first report only;
-how the job ended is carried over as sent."""
+how the job ended is carried over as sent. And the values inside frames, as
+`codec` writes them in the child and reads them in the parent: every kind it
+supports comes back with its exact type and value, the rest is named as
+unsupported, and whatever else a frame holds is refused with ValueError."""
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
+import numpy as np
+import pytest
+
+from fembench_agents.scoring import codec
+from fembench_agents.scoring.codec import Unsupported
 from fembench_agents.scoring.sandbox.pool import JobResult, _decode
 
 
@@ -166,3 +175,174 @@ def test_a_pairs_frame_carries_how_that_pair_ended_and_a_repeated_index_is_a_for
         "boom",
     )
     assert (sorted(result.pairs), result.frames, result.malformed_frames) == ([0, 2], [GOOD], 2)
+
+
+# ----- values in frames: codec --------------------------------------------------------------------------------------
+
+
+def crossed(value: Any) -> Any:
+    """The value as the parent gets it: encoded in the child, sent as strict JSON, decoded."""
+    return codec.loads(json.loads(json.dumps(codec.dumps(value))))
+
+
+def test_plain_values_come_back_with_their_exact_types() -> None:
+    sent = [None, True, False, 0, 1, -7, 2**63 - 1, -(2**63) + 1, 2**63, -(2**63), 10**30, 1.5, -0.0, "s", ""]
+    back = crossed(sent)
+    assert back == sent
+    assert [type(v) for v in back] == [type(v) for v in sent]
+    assert math.copysign(1.0, back[12]) == -1.0
+    # ints beyond int64 travel as text, so nothing reading the JSON as int64 can round them
+    assert codec.to_data([2**63 - 1, 2**63, -(2**63) + 1, -(2**63)]) == [
+        2**63 - 1, {"__bigint__": "9223372036854775808"}, -(2**63) + 1, {"__bigint__": "-9223372036854775808"}
+    ]  # fmt: skip
+
+
+def test_non_finite_floats_and_complex_numbers_cross_strict_json() -> None:
+    sent = [math.inf, -math.inf, complex(1.5, -2.0), complex(math.inf, 0.5), complex(0.0, -math.inf)]
+    text = codec.dumps(sent)
+    assert "Infinity" not in text and "NaN" not in text
+    assert crossed(sent) == sent
+    assert codec.to_data([math.inf, -math.inf, math.nan]) == [
+        {"__float__": "inf"}, {"__float__": "-inf"}, {"__float__": "nan"}
+    ]  # fmt: skip
+    nan, nan_part = crossed([math.nan, complex(math.nan, 2.0)])
+    assert type(nan) is float and math.isnan(nan)
+    assert math.isnan(nan_part.real) and nan_part.imag == 2.0
+
+
+def test_containers_come_back_as_the_same_containers() -> None:
+    sent = ([1, (2.0, "a")], {"k": [1], 2: (3,), (4, 5): None}, {1, 2}, frozenset({3}), ())
+    listed, keyed, a_set, frozen, empty = crossed(sent)
+    assert (type(listed), type(listed[1]), listed) == (list, tuple, [1, (2.0, "a")])
+    assert type(keyed) is dict and keyed == {"k": [1], 2: (3,), (4, 5): None}
+    assert list(keyed) == ["k", 2, (4, 5)]  # in their order
+    assert (type(a_set), a_set) == (set, {1, 2})
+    assert (type(frozen), frozen) == (set, {3})  # a frozenset comes back as a set
+    assert (type(empty), empty) == (tuple, ())
+
+
+@pytest.mark.parametrize("dtype", sorted(codec._DTYPES))
+def test_arrays_come_back_with_their_dtype_shape_and_values(dtype: str) -> None:
+    values = np.arange(6).reshape(2, 3).astype(dtype)
+    back = crossed(values.T)  # not contiguous: the values are read in the array's own order
+    assert (type(back), back.dtype.name, back.shape) == (np.ndarray, dtype, (3, 2))
+    assert back.tolist() == values.T.tolist()
+    assert back.flags.writeable  # a copy of the data, not a view of the decoded bytes
+
+
+def test_arrays_of_no_element_or_no_dimension_and_numpy_scalars() -> None:
+    empty, zero_d, f32, i64, flag, c128 = crossed(
+        [np.zeros((0, 3)), np.array(2.5), np.float32(1.25), np.int64(-3), np.bool_(True), np.complex128(1 - 2j)]
+    )
+    assert (empty.shape, empty.dtype.name) == ((0, 3), "float64")
+    assert (type(zero_d), zero_d.shape, float(zero_d)) == (np.ndarray, (), 2.5)
+    assert [(type(v), v) for v in (f32, i64, flag, c128)] == [
+        (np.float32, 1.25), (np.int64, -3), (np.bool_, True), (np.complex128, 1 - 2j)
+    ]  # fmt: skip
+
+
+class Tagged(np.ndarray):
+    def tobytes(self, order: Any = "C") -> bytes:  # never called: the base array is what is sent
+        raise RuntimeError("not this")
+
+
+class Listish(list[int]):
+    pass
+
+
+class Mapping(dict[str, int]):
+    pass
+
+
+def test_an_array_subclass_is_sent_as_its_base_array_and_other_subclasses_are_unsupported() -> None:
+    tagged = np.array([1.0, 2.0]).view(Tagged)
+    back = crossed(tagged)
+    assert (type(back), back.tolist()) == (np.ndarray, [1.0, 2.0])
+    here = __name__
+    assert crossed([Listish([1]), Mapping(a=1), (x for x in ()), print]) == [
+        Unsupported(f"{here}.Listish"), Unsupported(f"{here}.Mapping"), Unsupported("builtins.generator"),
+        Unsupported("builtins.builtin_function_or_method"),
+    ]  # fmt: skip
+    assert crossed([np.array([None], dtype=object), np.array(["a"])]) == [
+        Unsupported("ndarray of dtype object"), Unsupported("ndarray of dtype str32")
+    ]  # fmt: skip
+    long_name = type("L" * 300, (), {})()
+    assert crossed(long_name) == Unsupported(f"{here}.{'L' * 300}"[:200])
+
+
+def test_unsupported_values_compare_by_what_they_name() -> None:
+    a = Unsupported("x.Y")
+    assert a == Unsupported("x.Y") and hash(a) == hash(Unsupported("x.Y"))
+    assert a != Unsupported("x.Z") and a != "x.Y"
+    assert repr(a) == "<unsupported x.Y>"
+
+
+def nested(levels: int, inner: Any) -> Any:
+    for _ in range(levels):
+        inner = [inner]
+    return inner
+
+
+def innermost(value: Any) -> Any:
+    while type(value) is list:
+        value = value[0]
+    return value
+
+
+def test_nesting_is_sent_to_64_levels_and_read_to_66() -> None:
+    assert innermost(crossed(nested(64, 1))) == 1
+    assert innermost(crossed(nested(65, 1))) == Unsupported("too deeply nested")
+    assert innermost(codec.from_data(nested(66, 1))) == 1  # what a child may send: deeper than it writes
+    with pytest.raises(ValueError, match="^encoded value nested too deeply$"):
+        codec.from_data(nested(67, 1))
+    # a tag's elements are one level below it, as to_data writes them
+    assert innermost(codec.from_data({"__tuple__": [nested(65, 1)]})[0]) == 1
+    with pytest.raises(ValueError, match="^encoded value nested too deeply$"):
+        codec.from_data({"__tuple__": [nested(66, 1)]})
+
+
+def test_keys_that_decode_unhashable_become_hashable() -> None:
+    keys = {"__dict__": [[[1, [2, 3]], "a"], [{"__ndarray__": codec.to_data(np.ones(2))["__ndarray__"]}, "b"]]}
+    assert codec.from_data(keys) == {(1, (2, 3)): "a", Unsupported("ndarray as key"): "b"}
+    assert codec.from_data({"__set__": [[1, 2], 3]}) == {(1, 2), 3}
+
+
+ARRAY = codec.to_data(np.arange(3.0))["__ndarray__"]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({}, "malformed encoded value: expected a single-key tagged object"),
+        ({"__float__": "nan", "x": 1}, "malformed encoded value: expected a single-key tagged object"),
+        ((1, 2), "malformed encoded value: expected a single-key tagged object"),
+        ({"__pickle__": "gASV"}, "malformed encoded value: unknown tag '__pickle__'"),
+        ({"__" + "t" * 100: 1}, "malformed encoded value: unknown tag '__" + "t" * 38 + "'"),
+        ({"__ndarray__": {**ARRAY, "dtype": "object"}}, "malformed ndarray: unknown dtype"),
+        ({"__ndarray__": [1.0]}, "malformed ndarray: unknown dtype"),
+        ({"__ndarray__": {**ARRAY, "shape": [4]}}, "malformed ndarray: size does not match shape"),
+        ({"__ndarray__": {**ARRAY, "shape": [-1, -3]}}, "malformed ndarray: a negative dimension"),
+        ({"__ndarray__": {"dtype": "float64", "data": ARRAY["data"]}}, "a '__ndarray__' body that to_data does not"),
+        ({"__ndarray__": {**ARRAY, "data": "not base64!"}}, "Only base64 data is allowed"),
+        ({"__npscalar__": {"__ndarray__": ARRAY}}, "malformed numpy scalar"),
+        ({"__npscalar__": 1.0}, "malformed numpy scalar"),
+        ({"__float__": "NaN"}, "malformed encoded value: a '__float__' body that to_data does not write"),
+        ({"__float__": ["nan"]}, "malformed encoded value: a '__float__' body that to_data does not write"),
+        ({"__bigint__": "12x"}, "invalid literal for int"),
+        ({"__complex__": [1.0]}, "malformed encoded value: a '__complex__' body that to_data does not write"),
+        ({"__complex__": [[1.0], 2.0]}, "malformed encoded value: a '__complex__' body that to_data does not write"),
+        ({"__tuple__": 3}, "malformed encoded value: a '__tuple__' body that to_data does not write"),
+        ({"__dict__": [[1]]}, "malformed encoded value: a '__dict__' body that to_data does not write"),
+        ({"__dict__": [[{"__set__": []}, 1]]}, "malformed encoded value: a '__dict__' body that to_data does not"),
+        ({"__set__": [{"__dict__": []}]}, "malformed encoded value: a '__set__' body that to_data does not write"),
+    ],
+)
+def test_anything_else_in_a_frame_is_refused_with_what_is_wrong(data: Any, message: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        codec.from_data(data)
+    assert message in str(raised.value)
+
+
+def test_an_unsupported_marker_is_read_as_what_it_names_cut_to_200_characters() -> None:
+    assert codec.from_data({"__unsupported__": "m" * 500}) == Unsupported("m" * 200)
+    assert codec.from_data({"__unsupported__": 7}) == Unsupported("7")

@@ -64,8 +64,9 @@ def _float(x: float) -> Any:
 
 
 def to_data(value: Any, depth: int = 0) -> Any:
-    """Encode a value as JSON-compatible tagged data. Exact types only: a subclass
-    of list/dict/ndarray is encoded by its base content, never by its methods."""
+    """Encode a value as JSON-compatible tagged data. Containers of exact types
+    only: a subclass of list, tuple, dict or set is unsupported (iterating it
+    would run its methods); an ndarray subclass is encoded as its base array."""
     if depth > MAX_DEPTH:
         return {"__unsupported__": "too deeply nested"}
     t = type(value)
@@ -118,11 +119,20 @@ def from_data(data: Any, depth: int = 0) -> Any:
     if not isinstance(data, dict) or len(data) != 1:
         raise ValueError("malformed encoded value: expected a single-key tagged object")
     ((tag, body),) = data.items()
+    try:
+        return _tagged(tag, body, depth)
+    except (KeyError, TypeError, IndexError, AttributeError):  # a body not shaped as its tag's
+        raise ValueError(f"malformed encoded value: a {str(tag)[:40]!r} body that to_data does not write") from None
+
+
+def _tagged(tag: Any, body: Any, depth: int) -> Any:
     if tag == "__ndarray__":
         dtype = _DTYPES.get(str(body.get("dtype"))) if isinstance(body, dict) else None
         if dtype is None:
             raise ValueError("malformed ndarray: unknown dtype")
         shape = tuple(int(s) for s in body["shape"])
+        if any(s < 0 for s in shape):
+            raise ValueError("malformed ndarray: a negative dimension")
         raw = base64.b64decode(body["data"], validate=True)
         arr: np.ndarray = np.frombuffer(raw, dtype=dtype)
         if arr.size != math.prod(shape):
@@ -138,16 +148,18 @@ def from_data(data: Any, depth: int = 0) -> Any:
     if tag == "__bigint__":
         return int(body)
     if tag == "__complex__":
-        return complex(from_data(body[0]), from_data(body[1]))
+        return complex(from_data(body[0], depth + 1), from_data(body[1], depth + 1))
     if tag == "__tuple__":
         return tuple(from_data(v, depth + 1) for v in body)
     if tag == "__dict__":
+        if not all(isinstance(pair, list) and len(pair) == 2 for pair in body):
+            raise TypeError("not a list of [key, value] pairs")  # from_data names the tag
         return {_hashable(from_data(k, depth + 1)): from_data(v, depth + 1) for k, v in body}
     if tag == "__set__":
         return {_hashable(from_data(v, depth + 1)) for v in body}
     if tag == "__unsupported__":
         return Unsupported(str(body)[:200])
-    raise ValueError(f"malformed encoded value: unknown tag {tag!r}")
+    raise ValueError(f"malformed encoded value: unknown tag {str(tag)[:40]!r}")
 
 
 def dumps(value: Any) -> str:
