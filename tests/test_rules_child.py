@@ -12,12 +12,12 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import write_module
+from conftest import scale_source, write_module
 
 import fembench_agents.scoring as scoring
 from fembench_agents.scoring.codec import TASK_INPUT
 from fembench_agents.scoring.disclosure import NO_CODE, OwnCode, disclosed_error
-from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.evaluator import Evaluator, ReferenceFailure
 from fembench_agents.scoring.outcomes import ErrorInfo
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
 from fembench_agents.suite.loader import load_task
@@ -107,6 +107,8 @@ def test_messages_are_cut_at_600_characters(evaluator: Evaluator, scale_task: Ta
 def test_an_output_that_cannot_be_sent_back(evaluator: Evaluator, scale_task: Task) -> None:
     kind, message, traceback, reason = first_error(evaluator, scale_task, UNSENDABLE)
     assert (kind, message, traceback, reason) == ("UnserializableOutput", "RuntimeError", (), "runtime_error")
+    outcome = evaluator.score(scale_task, "code", UNSENDABLE)
+    assert [type(r.seconds) for r in outcome.inputs] == [float] * 3  # each call timed like any other
 
 
 # ----- verification inputs the child builds from the task module --------------------------------------------------
@@ -162,6 +164,40 @@ def test_the_child_builds_inputs_from_the_module_as_the_parent_read_it(evaluator
     assert [r.value for r in references] == ["__task__", "__task__!", "__task_input__"]
     outcome = evaluator.score(task, "code", ideal_answer(task))
     assert (outcome.passed, [r.status for r in outcome.inputs]) == (True, ["match"] * 3)
+
+
+def test_inputs_that_need_the_reference_to_be_built_fail_the_task_with_that_reason(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    """The child builds inputs with the implementations stubbed out: an input made by calling
+    the reference is refused where the reference would be computed, with the reason."""
+    source = LABELS.replace('[__name__, lambda s: s + "!"]', '[label("x"), lambda s: s + "!"]')
+    task = load_task(write_module(tmp_path, "label_CC0_H0_T0.py", source), evaluator.sandbox)
+    with pytest.raises(ReferenceFailure) as raised:
+        evaluator.reference_outputs(task)
+    assert str(raised.value) == (
+        "label_CC0_H0_T0: the module failed to build: the task's verification inputs could not be built: RuntimeError"
+    )
+
+
+def test_each_input_reports_the_time_of_its_own_call(evaluator: Evaluator, tmp_path: Path) -> None:
+    source = scale_source("timed_scale_CC0_H0_T0", imports=("import time",))
+    task = load_task(write_module(tmp_path, "timed_scale_CC0_H0_T0.py", source), evaluator.sandbox)
+    slow_second = """
+import time
+import numpy as np
+
+def scale_vector(x, factor):
+    if factor < 0:
+        raise ValueError("negative factor")
+    if factor == 0.5:
+        time.sleep(0.3)
+    return factor * np.asarray(x, dtype=float)
+"""
+    outcome = evaluator.score(task, "code", slow_second)
+    assert [r.status for r in outcome.inputs] == ["match"] * 3
+    seconds = [r.seconds for r in outcome.inputs]
+    assert all(isinstance(s, float) for s in seconds) and seconds[1] >= 0.3  # type: ignore[operator]
 
 
 def test_a_job_that_refers_to_inputs_without_the_module_to_build_them_is_refused(sandbox: Sandbox) -> None:
