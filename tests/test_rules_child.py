@@ -188,16 +188,28 @@ import time
 import numpy as np
 
 def scale_vector(x, factor):
+    if factor != 2.0:
+        time.sleep(0.3)  # the second input returns after it, the third raises after it
     if factor < 0:
         raise ValueError("negative factor")
-    if factor == 0.5:
-        time.sleep(0.3)
     return factor * np.asarray(x, dtype=float)
 """
     outcome = evaluator.score(task, "code", slow_second)
     assert [r.status for r in outcome.inputs] == ["match"] * 3
     seconds = [r.seconds for r in outcome.inputs]
-    assert all(isinstance(s, float) for s in seconds) and seconds[1] >= 0.3  # type: ignore[operator]
+    assert all(isinstance(s, float) for s in seconds)
+    assert 0.3 <= seconds[1] < outcome.seconds and 0.3 <= seconds[2] < outcome.seconds  # type: ignore[operator]
+
+
+def test_a_reference_whose_output_cannot_be_sent_back_fails_its_task(evaluator: Evaluator, tmp_path: Path) -> None:
+    """Such an output has no value to compare with: it is not an exception an attempt could match."""
+    source = LABELS.replace("return tag if mark is None else mark(tag)", "return Sly() if tag == 'z' else tag")
+    source = source.replace("\ndef label(", UNSENDABLE.split("def scale_vector")[0] + "\ndef label(")
+    source = source.replace('["__task_input__"]]', '["__task_input__"], ["z"]]')
+    task = load_task(write_module(tmp_path, "label_CC0_H0_T0.py", source), evaluator.sandbox)
+    with pytest.raises(ReferenceFailure) as raised:
+        evaluator.reference_outputs(task)
+    assert str(raised.value) == "label_CC0_H0_T0: the reference's output on input 3 cannot be sent back as data"
 
 
 def test_a_job_that_refers_to_inputs_without_the_module_to_build_them_is_refused(sandbox: Sandbox) -> None:

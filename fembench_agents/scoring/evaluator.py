@@ -109,6 +109,10 @@ class Evaluator:
                 )
             if frame["status"] == "ok":
                 outputs.append(ReferenceOutput(value=codec.from_data(frame["value"])))
+            elif frame.get("error_type") == "UnserializableOutput":  # no value to compare with, not an exception
+                raise ReferenceFailure(
+                    f"{task.task_id}: the reference's output on input {i} cannot be sent back as data"
+                )
             else:
                 outputs.append(ReferenceOutput(raises=tuple(frame.get("error_mro", [frame.get("error_type")]))))
         return outputs

@@ -101,7 +101,6 @@ def run_call(job: dict[str, Any], out: FrameWriter) -> None:
                 **error_frame(exc, (ATTEMPT_FILE,)),
             }
         out.emit(frame)
-    out.emit({"event": "done"})
 
 
 def run_solve(job: dict[str, Any], out: FrameWriter) -> None:
@@ -150,7 +149,6 @@ def run_describe(job: dict[str, Any], out: FrameWriter) -> None:
 
 def run_probe(job: dict[str, Any], out: FrameWriter) -> None:
     """An empty job: its isolation frame says what confinement this machine gives."""
-    out.emit({"event": "done"})
 
 
 RUNNERS = {"call": run_call, "solve": run_solve, "describe": run_describe, "probe": run_probe}
