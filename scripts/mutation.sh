@@ -30,7 +30,7 @@ fi
 
 for module in "${modules[@]}"; do
     mapfile -t globs < <("$PY" scripts/mutation_tools.py globs "$module")
-    if "$PY" -c "import sys; sys.path.insert(0, 'scripts'); import mutation_tools as m; sys.exit('${module%%:*}' not in m.DECLARED)"; then
+    if "$PY" -c "import sys; sys.path.insert(0, 'scripts'); import mutation_tools as m; sys.exit(not m.declares('${module%%:*}'))"; then
         # code that runs only in sandbox children: mutmut needs its stats and mutants first (one
         # cheap mutant collects them), then the declared tests are added to the stats
         "$PY" -m mutmut run --max-children "$JOBS" "fembench_agents.scoring.sandbox.policy.x_sandbox_env__mutmut_1" >/dev/null

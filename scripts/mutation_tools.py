@@ -71,13 +71,22 @@ MODULES: dict[str, tuple[str, ...]] = {
     "scoring.disclosure": ("*",),
 }
 
-# Tests that exercise code running only in sandbox children.
+# Tests that exercise code running only in sandbox children: "MODULE" for every function of the
+# module, "MODULE:FUNCTION,..." for those functions only (on top of the module's). Every file
+# must be in [tool.mutmut]'s test selection: mutmut drops the tests outside it from its stats.
 DECLARED: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.runner": ("tests/test_rules_evaluator.py", "tests/test_rules_child.py"),
+    # solve jobs: PDE attempts and calibration solvers through the sandbox
+    "scoring.sandbox.runner:run_solve": ("tests/test_cases_scoring.py",),
     "scoring.sandbox.implementation": ("tests/test_rules_evaluator.py", "tests/test_rules_child.py"),
-    "scoring.sandbox.proxy": ("tests/test_rules_evaluator.py", "tests/test_test_isolation.py"),
+    "scoring.sandbox.proxy": ("tests/test_rules_evaluator.py", "tests/test_test_pairs.py"),
     "scoring.sandbox.pairs": ("tests/test_rules_evaluator.py", "tests/test_test_pairs.py"),
 }
+
+
+def declares(module: str) -> bool:
+    return any(key.partition(":")[0] == module for key in DECLARED)
+
 
 STATUS = {
     1: "killed",
@@ -147,7 +156,8 @@ def declare() -> None:
     stats_path = MUTANTS / "mutmut-stats.json"
     stats = json.loads(stats_path.read_text())
     tests = stats["tests_by_mangled_function_name"]
-    for module, files in DECLARED.items():
+    for key, files in DECLARED.items():
+        module, _, functions = key.partition(":")
         out = subprocess.run(
             [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *files],
             cwd=ROOT,
@@ -156,9 +166,10 @@ def declare() -> None:
             check=True,
         ).stdout
         ids = [line.strip() for line in out.splitlines() if "::" in line]
-        for name in {_mangled(k) for k in _meta(module) or {}}:
+        wanted = globs([key]) if functions else [f"fembench_agents.{module}.*"]
+        for name in {_mangled(k) for k in _meta(module) or {} if any(fnmatch.fnmatchcase(k, w) for w in wanted)}:
             tests[name] = sorted(set(tests.get(name, [])) | set(ids))
-        print(f"declared {len(ids)} tests for the functions of {module}")
+        print(f"declared {len(ids)} tests for the functions of {key}")
     stats_path.write_text(json.dumps(stats, indent=4))
 
 

@@ -469,7 +469,7 @@ def test_the_hostile_corpus_is_contained_for_an_ordinary_user(home: Path) -> Non
             "--rootdir",
             str(ROOT),
             str(ROOT / "tests" / "test_hostile.py"),
-            str(ROOT / "tests" / "test_test_isolation.py"),
+            str(ROOT / "tests" / "test_test_pairs.py"),
         ],
         timeout=1200,
     )

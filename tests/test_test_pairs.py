@@ -9,14 +9,27 @@ The scale task's pairs run in this order: test_scales_values against the
 reference, then against fail_adds; test_negative_factor_raises against the
 reference, then against fail_no_check. Each attack below is a test that
 passes at once when it finds a note from an earlier pair, so a note that
-survived would make the failure pairs pass (not detected)."""
+survived would make the failure pairs pass (not detected).
+
+Within a pair, the generated test and the implementation it checks run in
+processes apart (`sandbox/proxy.py`): the test gets a proxy `fcn`, and nothing
+of the implementation (its helpers, globals, code or source, hidden from the
+solver on T3 tasks) can be reached from the test's process, however the test
+looks for it (the second half of this file)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 import pytest
+from conftest import SCALE_INPUTS, scale_source, write_module
 
 from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig
 from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.scoring.sandbox.proxy import _rebuild_exception
+from fembench_agents.suite.loader import load_task
 from fembench_agents.suite.model import Task
 
 HONEST = {
@@ -175,3 +188,301 @@ def test_each_pair_has_its_own_clock(sandbox: Sandbox, scale_task: Task) -> None
     assert [[f["status"] for f in r.events("test")] for r in results] == [["passed"], [], ["passed"]]
     assert 1.5 <= results[1].wall_seconds < 3.0  # its limit, then killed; the next pair starts afresh
     assert pair_verdicts(evaluator, scale_task, HANGS_ON_WRONG) == HONEST_VERDICTS  # one that never ends fails
+
+
+# ----- the test apart from its implementation: the proxy ------------------------------------------------------------
+
+MARKER = "SECRET_" + "MARKER_7f3a"
+HIDDEN = f'''
+
+SECRET_TABLE = "{MARKER} table"
+
+
+def _secret_multiply(x, factor):
+    """{MARKER} helper."""
+    tag = "{MARKER} constant"
+    if factor < 0:
+        raise ValueError("factor must be non-negative")
+    return factor * np.asarray(x, dtype=float) if tag else None
+
+
+class MeshError(ValueError):
+    pass
+
+
+def scale_vector(x, factor):
+    """Return factor * x as a float array, through a hidden helper."""
+    if isinstance(factor, str):
+        raise MeshError("a custom ValueError")
+    if factor == 13:
+        np.linalg.inv(np.zeros((2, 2)))
+    if factor == 14:
+        x[0] = 99.0
+    return _secret_multiply(x, factor)
+
+
+def test_scales_values(fcn):'''
+
+PREAMBLE = ["import numpy as np\nimport pytest"]
+
+# Each attack returns what it found of the implementation; the test fails
+# (raising with the findings) when it found anything.
+PROBE = """
+import gc, inspect, sys, types
+HEAD, TAIL = "SECRET_", "MARKER_7f3a"  # never joined: the marker itself must not be in this process
+
+def _has(value):
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    if not isinstance(value, str):
+        return False
+    i = value.find(TAIL)
+    while i >= 0:
+        if value[max(0, i - len(HEAD)):i] == HEAD:
+            return True
+        i = value.find(TAIL, i + 1)
+    return False
+
+def _names(obj):
+    return getattr(obj, "__name__", None) in ("_secret_multiply", "MeshError") or \\
+        getattr(getattr(obj, "__code__", None), "co_filename", None) == "<task>"
+
+def _globals(fcn):
+    g = fcn.__globals__
+    return [f"globals:{k}" for k, v in g.items() if k in ("_secret_multiply", "SECRET_TABLE") or _has(v) or _names(v)]
+
+def _consts(fcn):
+    found = []
+    todo = [fcn.__code__]
+    while todo:
+        code = todo.pop()
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                todo.append(c)
+            elif _has(c):
+                found.append("co_consts")
+        if code.co_filename == "<task>" or "_secret_multiply" in code.co_names:
+            found.append("code")
+    for cell in fcn.__closure__ or ():
+        contents = cell.cell_contents
+        for v in [contents, *getattr(contents, "__dict__", {}).values()]:
+            if _has(v) or _names(v):
+                found.append("closure")
+    return found
+
+def _gc():
+    found = []
+    for obj in gc.get_objects():
+        if _names(obj):
+            found.append(f"gc:{getattr(obj, '__name__', type(obj).__name__)}")
+        elif isinstance(obj, dict):
+            if any(_has(v) or _has(k) for k, v in list(obj.items())):
+                found.append("gc:dict")
+            if "module_source" in obj:
+                found.append("gc:spec")
+        elif isinstance(obj, (list, tuple)) and any(_has(v) for v in obj):
+            found.append("gc:sequence")
+    return found
+
+def _stack():
+    found = []
+    for info in inspect.stack(context=0):
+        for k, v in info.frame.f_locals.items():
+            if _has(v) or _names(v):
+                found.append(f"stack:{k}")
+            if isinstance(v, dict) and ("implementation" in v or "module_source" in v):
+                found.append(f"stack:{k}:spec")
+    return found
+
+def _modules():
+    found = []
+    for mod in list(sys.modules.values()):
+        for k, v in list(getattr(mod, "__dict__", {}).items()):
+            if _has(v) or _names(v):
+                found.append(f"module:{k}")
+    import linecache
+    found += ["linecache" for lines in list(linecache.cache.values()) if any(_has(l) for l in lines[2])]
+    return found
+
+def test_scales_values(fcn):
+    assert np.allclose(fcn(np.array([1.0, 2.0]), 3.0), [3.0, 6.0])  # the implementation is reachable...
+    found = ATTACK
+    assert not found, found  # ...but nothing of it is
+"""
+
+# Freed memory too: the implementation's source never passes through the test's
+# process (the job request does not carry it), so not even a stale copy is left.
+MEMORY = """
+import ctypes
+def _count(blob, head, tail):
+    n, i = 0, blob.find(tail)
+    while i >= 0:
+        if blob[max(0, i - len(head)):i] == head:
+            n += 1
+        i = blob.find(tail, i + 1)
+    return n
+def _memory():
+    hits = []
+    for line in open("/proc/self/maps").read().splitlines():
+        parts = line.split()
+        if "r" not in parts[1] or (len(parts) > 5 and parts[5].startswith("[v")):
+            continue
+        a, b = (int(v, 16) for v in parts[0].split("-"))
+        if b - a > 1 << 28:
+            continue
+        try:
+            blob = ctypes.string_at(a, b - a)
+        except Exception:
+            continue
+        for head, tail in ((b"SECRET_", b"MARKER_7f3a"), (b"_secret_", b"multiply(")):
+            hits += [f"memory:{line}"] * _count(blob, head, tail)
+        del blob
+    return hits
+"""
+
+ATTACKS = {
+    "globals": "_globals(fcn)",
+    "code": "_consts(fcn)",
+    "gc": "_gc()",
+    "stack": "_stack()",
+    "modules": "_modules()",
+    "memory": "_memory()",
+    "all": "_globals(fcn) + _consts(fcn) + _gc() + _stack() + _modules()",
+}
+
+
+@pytest.fixture(scope="module")
+def hidden_task(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Task:
+    source = scale_source("hidden_scale_CC0_H0_T3", inputs=SCALE_INPUTS)
+    source = source.replace(
+        source[source.index("\n\ndef scale_vector") : source.index('    """Check that every')], HIDDEN + "\n"
+    )
+    path = write_module(tmp_path_factory.mktemp("isolation"), "hidden_scale_CC0_H0_T3.py", source)
+    return load_task(path, sandbox)
+
+
+def run(evaluator: Evaluator, task: Task, code: str, impl: str | None = None) -> dict[str, Any]:
+    implementation = Evaluator.task_implementation(task, impl or task.main_name)
+    result = evaluator.run_pairs(
+        task, {"preamble": PREAMBLE, "code": code}, [implementation], [("test_scales_values", 0)]
+    )[0]
+    frames = result.events("test") or result.events("build_error")
+    assert frames, result
+    return frames[0]
+
+
+def test_the_hidden_task_is_valid(evaluator: Evaluator, hidden_task: Task) -> None:
+    source = Evaluator.task_implementation(hidden_task, hidden_task.main_name)["module_source"]
+    assert "_secret_multiply" in source and MARKER in source  # what the attacks look for is there
+    suite = evaluator.score_tests(hidden_task, "\n\n".join(t.source for t in hidden_task.tests))
+    assert suite.passed, suite.tests
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_a_generated_test_finds_nothing_of_the_implementation(
+    evaluator: Evaluator, hidden_task: Task, attack: str
+) -> None:
+    frame = run(evaluator, hidden_task, PROBE.replace("ATTACK", ATTACKS[attack]) + MEMORY)
+    assert frame.get("status") == "passed", frame
+
+
+def test_the_proxy_looks_like_a_function(evaluator: Evaluator, hidden_task: Task) -> None:
+    code = """
+def test_scales_values(fcn):
+    assert fcn.__name__ == "scale_vector" and fcn.__qualname__ == "scale_vector"
+    assert fcn.__doc__ is None and fcn.__defaults__ is None
+    assert sorted(fcn.__globals__) == ["__builtins__", "__name__"]
+    fcn.__globals__.clear()  # touches nothing the job needs
+    assert fcn(x=[1.0, 2.0], factor=2) .tolist() == [2.0, 4.0]
+"""
+    assert run(evaluator, hidden_task, code).get("status") == "passed"
+
+
+def test_exceptions_cross_with_their_type(evaluator: Evaluator, hidden_task: Task) -> None:
+    code = """
+def test_scales_values(fcn):
+    with pytest.raises(ValueError, match="non-negative"):
+        fcn(np.array([1.0]), -1.0)
+    with pytest.raises(np.linalg.LinAlgError):
+        fcn(np.array([1.0]), 13)
+    with pytest.raises(ValueError) as info:  # a custom subclass keeps its name and nearest known base
+        fcn(np.array([1.0]), "x")
+    assert type(info.value).__name__ == "MeshError" and "custom" in str(info.value)
+    with pytest.raises(TypeError):  # wrong arity, raised by the implementation
+        fcn(np.array([1.0]))
+"""
+    frame = run(evaluator, hidden_task, code)
+    assert frame.get("status") == "passed", frame
+
+
+def test_arguments_must_be_plain_data_and_are_copied(evaluator: Evaluator, hidden_task: Task) -> None:
+    # Functions cross as callbacks (tests/test_module_inputs.py); objects do not.
+    code = """
+def test_scales_values(fcn):
+    for bad in (object(), type("L", (list,), {})()):
+        with pytest.raises(TypeError, match="plain data and functions only"):
+            fcn(bad, 1.0)
+    x = np.array([1.0, 2.0])
+    out = fcn(x, 14)  # the implementation sets x[0] = 99 on its own copy
+    assert x.tolist() == [1.0, 2.0] and out.tolist() == [1386.0, 28.0]
+"""
+    frame = run(evaluator, hidden_task, code)
+    assert frame.get("status") == "passed", frame
+
+
+def test_a_crash_of_the_implementation_ends_the_test_job(
+    evaluator: Evaluator, hidden_task: Task, tmp_path: Path
+) -> None:
+    """An implementation that takes its process down ends the job as before:
+    not as an exception a test could catch."""
+    code = """
+def test_scales_values(fcn):
+    try:
+        fcn(np.array([1.0]), 2.0)
+    except BaseException:
+        pass
+"""
+    task = hidden_task
+    module = Evaluator.task_implementation(task, task.main_name)
+    module["module_source"] = module["module_source"].replace(
+        "def scale_vector(x, factor):", "def scale_vector(x, factor):\n    import os; os.kill(os.getpid(), 9)", 1
+    )
+    result = evaluator.run_pairs(task, {"preamble": PREAMBLE, "code": code}, [module], [("test_scales_values", 0)])[0]
+    assert not result.events("test")
+    assert result.signal == 9 or result.exit_code not in (0, None), result
+
+
+def test_per_call_overhead_is_small(evaluator: Evaluator, hidden_task: Task) -> None:
+    code = """
+import time
+def test_scales_values(fcn):
+    x = np.arange(100.0)
+    fcn(x, 1.0)
+    start = time.perf_counter()
+    for _ in range(200):
+        fcn(x, 2.0)
+    raise AssertionError(f"per-call {1000 * (time.perf_counter() - start) / 200:.4f} ms")
+"""
+    message = run(evaluator, hidden_task, code)["message"]
+    per_call_ms = float(message.split()[1])
+    print(f"proxied call overhead: {per_call_ms:.3f} ms")
+    assert per_call_ms < 10.0, message
+
+
+@pytest.mark.parametrize(
+    ("mro", "expected"),
+    [
+        ([["builtins", "ZeroDivisionError"], ["builtins", "ArithmeticError"]], ZeroDivisionError),
+        ([["numpy.linalg", "LinAlgError"], ["builtins", "ValueError"]], np.linalg.LinAlgError),
+        ([["__task__", "Custom"], ["builtins", "Exception"], ["builtins", "BaseException"]], RuntimeError),
+        ([["__task__", "Mine"], ["builtins", "KeyError"], ["builtins", "LookupError"]], KeyError),
+        ([["builtins", "UnicodeDecodeError"], ["builtins", "ValueError"]], RuntimeError),  # needs 5 arguments
+        ([], RuntimeError),
+    ],
+)
+def test_rebuild_exception(mro: list[list[str]], expected: type[BaseException]) -> None:
+    exc = _rebuild_exception({"mro": mro, "message": "boom"})
+    assert isinstance(exc, expected)
+    assert "boom" in str(exc)
+    if mro:
+        assert type(exc).__name__ == mro[0][1]
