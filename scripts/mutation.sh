@@ -7,9 +7,10 @@
 #
 # Each mutant runs only the boundary tests (tests/test_rules_*.py) that call its
 # function; results accumulate in mutants/ and the ratios are printed at the end.
-# MUTATION_JOBS (default 1) mutants run at once. Changing [tool.mutmut] in
-# pyproject.toml (the test selection above all) makes mutmut discard every
-# result in mutants/: run all modules again after such a change.
+# MUTATION_JOBS (default 1) mutants run at once. Changing the test selection
+# or pytest_add_cli_args of [tool.mutmut] in pyproject.toml makes mutmut
+# discard every result in mutants/: run all modules again after such a change
+# (a new module in only_mutate keeps them).
 # Needs the `mutation` extra:
 #   .venv/bin/pip install -e '.[dev,mutation]'
 set -euo pipefail

@@ -69,6 +69,16 @@ MODULES: dict[str, tuple[str, ...]] = {
     "cases.gates": ("*",),
     "cases.scorer": ("*",),
     "scoring.disclosure": ("*",),
+    "scoring.codec": ("*",),
+    "report.paper": ("*",),
+    "report.cases": ("*",),
+    # the held-out judgement's numbers and text, not its plot
+    "optimize.judgement": (
+        "x_baseline_agent__*",
+        "x_validation_curve__*",
+        "x_judge_heldout__*",
+        "x_render_judgement__*",
+    ),
 }
 
 # Tests that exercise code running only in sandbox children: "MODULE" for every function of the
