@@ -3,7 +3,10 @@ and feedback of each task, what a failed model call becomes, held-out tasks
 refused by name, a finished episode read back instead of run again, and the
 latest attempt winning when an episode is retried; the candidate file and the
 run directory's manifest it leaves behind, and different candidates evaluated
-at once while one candidate waits its turn."""
+at once while one candidate waits its turn. Then the held-out judgement: the
+seed agent and the optimized prompt run on the held-out tasks into
+heldout/baseline and heldout/optimized, and heldout.json and heldout.md report
+their passes, the budget and the validation curve."""
 
 from __future__ import annotations
 
@@ -20,12 +23,25 @@ from run_builders import episode
 from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
 from fembench_agents.optimize import candidates
+from fembench_agents.optimize.budget import Budget
 from fembench_agents.optimize.candidates import EpisodeResult, PromptEvaluations, candidate_id
-from fembench_agents.optimize.split import HeldOutViolation
-from fembench_agents.runs.log import AttemptRecord, RunLog, read_log, read_manifest
+from fembench_agents.optimize.heldout import LeakReport
+from fembench_agents.optimize.judgement import (
+    HeldoutJudgement,
+    HeldoutRow,
+    baseline_agent,
+    judge_heldout,
+    render_judgement,
+    validation_curve,
+)
+from fembench_agents.optimize.search import OptimizeResult, Scores
+from fembench_agents.optimize.settings import OptimizeSettings
+from fembench_agents.optimize.split import HeldOutViolation, Split
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunLog, read_log, read_manifest
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.validation import ideal_answer
 
 PROMPT = "You write finite-element code. Reply with one python block."
 WRONG = (
@@ -285,3 +301,222 @@ def test_different_candidates_run_at_once_and_one_candidate_waits_its_turn(
 
     asyncio.run(both())
     assert (model.calls, model.most) == (2, at_once)
+
+
+# ----------------------------------------------------------------- the held-out judgement
+
+SCALE, MODE, OTHER = "scale_vector_CC0_H0_T0", "mode_sign_CC1_H0_T0", "mode_plain_CC1_H0_T0"
+OPTIMIZED = "Check every index.\n\n"  # the trailing blank lines are the optimizer's; heldout.md strips them
+# (has the optimized prompt, task) -> the repeats answered right
+PASSES = {(False, SCALE): {1}, (False, MODE): set(), (True, SCALE): {0, 2}, (True, MODE): {0, 1, 2}}
+# history.json out of order; two candidates found at metric call 9, the better one the later index
+HISTORY = [
+    {"index": 3, "discovered_at_metric_call": 14, "val_score": 0.5},  # worse than the best so far
+    {"index": 0, "discovered_at_metric_call": 0, "val_score": 0.25},
+    {"index": 2, "discovered_at_metric_call": 9, "val_score": 0.75},
+    {"index": 1, "discovered_at_metric_call": 9, "val_score": 0.375},
+    {"index": 4, "discovered_at_metric_call": 20, "val_score": 0.875},
+]
+CURVE = [(0, 0.25), (9, 0.375), (9, 0.75), (14, 0.75), (20, 0.875)]
+
+
+class ByEpisode:
+    """A task model answering right or wrong by the system prompt, the task and the repeat (PASSES)."""
+
+    model = "mock/model"
+
+    def __init__(self, tasks: list[Task]) -> None:
+        self.tasks = {t.task_id: t for t in tasks}
+        self.calls = 0
+
+    async def complete(
+        self, messages: list[Message], context: CallContext, params: ModelParams | None = None
+    ) -> ModelResponse:
+        self.calls += 1
+        optimized = messages[0].role == "system" and messages[0].content == OPTIMIZED
+        task = self.tasks[context.task_id]
+        right = int(context.episode.rsplit("|", 1)[1]) in PASSES[optimized, task.task_id]
+        body = ideal_answer(task) if right else f"{task.main_signature}\n    return None\n"
+        return ModelResponse(text=f"```python\n{body}\n```", cost_usd=0.0)
+
+
+def judge_settings(**kw: object) -> OptimizeSettings:
+    base = dict(name="j", model="mock/judge", reflection_model="mock/reflect", heldout=f"{SCALE},{MODE}")
+    return OptimizeSettings.model_validate(
+        {**base, "heldout_repeats": 3, "concurrency": 2, "params": ModelParams(temperature=0.3, max_tokens=77), **kw}
+    )
+
+
+def finished_optimization(out: Path, prompt_path: Path | None) -> OptimizeResult:
+    """What `optimize_prompt` returns once it has written the prompt: held out SCALE then MODE (not sorted)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "history.json").write_text(json.dumps(HISTORY))
+    if prompt_path is not None:
+        prompt_path.write_text(json.dumps({"system_prompt": OPTIMIZED}))
+    return OptimizeResult(
+        name="j",
+        out_dir=str(out),
+        complete=prompt_path is not None,
+        system_prompt=OPTIMIZED,
+        best_index=4,
+        best_candidate_id=candidate_id(OPTIMIZED),
+        candidates=5,
+        iterations=6,
+        scores=Scores(val=0.875, seed_val=0.25, train=0.9, seed_train=0.1),
+        budget=Budget(name="custom", max_metric_calls=20, valset_size=1, formula="20"),
+        metric_calls=23,
+        new_metric_calls=7,
+        new_episodes=11,
+        reflection_calls=6,
+        reflection_cost_usd=None,
+        split=Split(
+            heldout_selector=f"{SCALE},{MODE}",
+            val_fraction=0.3,
+            seed=0,
+            heldout=(SCALE, MODE),
+            train=(OTHER,),
+            val=("mode_scale_CC1_H0_T0",),
+        ),
+        leak=LeakReport(leaked=False, hits=[], overlaps=[]),
+        prompt_path=None if prompt_path is None else str(prompt_path),
+    )
+
+
+def test_the_seed_agent_is_the_scaffold_the_prompt_was_tuned_in() -> None:
+    assert baseline_agent(judge_settings()) == "single-shot"
+    assert baseline_agent(judge_settings(scaffold="fembench_paper")) == "fembench-paper"
+
+
+def test_the_validation_curve_is_the_running_best_in_discovery_order(tmp_path: Path) -> None:
+    (tmp_path / "history.json").write_text(json.dumps(HISTORY))
+    assert validation_curve(tmp_path) == CURVE
+    # a seed scoring 0 starts the curve at 0; a later worse candidate keeps the best
+    (tmp_path / "history.json").write_text(
+        json.dumps(
+            [
+                {"index": 1, "discovered_at_metric_call": 3, "val_score": 0.0},
+                {"index": 0, "discovered_at_metric_call": 0, "val_score": 0.0},
+                {"index": 2, "discovered_at_metric_call": 7, "val_score": 1.0},
+                {"index": 3, "discovered_at_metric_call": 12, "val_score": 0.5},
+            ]
+        )
+    )
+    assert validation_curve(tmp_path) == [(0, 0.0), (3, 0.0), (7, 1.0), (12, 1.0)]
+
+
+def test_an_unfinished_optimization_is_not_judged(
+    tmp_path: Path, scale_task: Task, load: Callable[[str], Task], evaluator: Evaluator
+) -> None:
+    tasks = [scale_task, load(MODE)]
+    model = ByEpisode(tasks)
+    result = finished_optimization(tmp_path / "opt", None)
+    with pytest.raises(ValueError) as err:
+        asyncio.run(judge_heldout(result, judge_settings(), tasks, evaluator, model))  # type: ignore[arg-type]
+    assert str(err.value) == "the optimization is not finished: there is no prompt to judge yet"
+    assert model.calls == 0 and sorted(p.name for p in (tmp_path / "opt").iterdir()) == ["history.json"]
+
+
+def test_the_judgement_runs_both_agents_on_the_heldout_tasks_and_reports_their_passes(
+    tmp_path: Path, scale_task: Task, load: Callable[[str], Task], evaluator: Evaluator
+) -> None:
+    out, prompt = tmp_path / "opt", tmp_path / "kw.json"
+    tasks = [load(OTHER), scale_task, load(MODE)]  # OTHER is a training task: never run here
+    model = ByEpisode(tasks)
+    result = finished_optimization(out, prompt)
+    s = judge_settings()
+    judgement = asyncio.run(judge_heldout(result, s, tasks, evaluator, model))  # type: ignore[arg-type]
+
+    # the two runs: each agent on each held-out task, 3 repeats, with the optimization's model and params
+    for label, agent, name in (
+        ("baseline", "single-shot", "single-shot"),
+        ("optimized", f"prompt:{prompt}", "prompt:kw"),
+    ):
+        assert read_manifest(out / "heldout" / label).config == {
+            "model": "mock/judge",
+            "agent": agent,
+            "tasks": f"{SCALE},{MODE}",
+            "track": "code",
+            "repeats": 3,
+            "params": {"temperature": 0.3, "max_tokens": 77, "reasoning_effort": None, "seed": None},
+        }
+        episodes = [r for r in read_log(out / "heldout" / label) if isinstance(r, EpisodeRecord)]
+        assert sorted((r.agent, r.task_id, r.repeat, r.passed) for r in episodes) == [
+            (name, t, k, k in PASSES[label == "optimized", t]) for t in (MODE, SCALE) for k in range(3)
+        ]
+    assert model.calls == 12
+
+    expected = {
+        "model": "mock/judge",
+        "baseline_agent": "single-shot",
+        "optimized_agent": f"prompt:{prompt}",
+        "repeats": 3,
+        "rows": [  # in the split's held-out order
+            {"task_id": SCALE, "baseline_passed": 1, "optimized_passed": 2, "runs": 3},
+            {"task_id": MODE, "baseline_passed": 0, "optimized_passed": 3, "runs": 3},
+        ],
+        "baseline_passed": 1,
+        "optimized_passed": 5,
+        "runs": 6,
+        "used_metric_calls": 23,
+        "max_metric_calls": 20,
+        "best_val_score": 0.875,
+        "curve": [list(point) for point in CURVE],
+        "system_prompt": OPTIMIZED,
+    }
+    assert json.loads((out / "heldout.json").read_text()) == expected
+    assert judgement.model_dump(mode="json") == expected
+    assert (out / "heldout.md").read_text() == (
+        "# Held-out judgement: mock/judge\n"
+        "\n"
+        "| held-out task | single-shot | optimized prompt |\n"
+        "| --- | --- | --- |\n"
+        f"| {SCALE} | 1/3 | 2/3 |\n"
+        f"| {MODE} | 0/3 | 3/3 |\n"
+        "| **total** | **1/6** | **5/6** |\n"
+        "\n"
+        "Budget: 23 of 20 metric calls; best validation score 0.875 (val_curve.png).\n"
+        "\n"
+        "## The optimized prompt\n"
+        "\n"
+        "```text\n"
+        "Check every index.\n"
+        "```\n"
+    )
+
+    # a rerun reads the episodes back: no model call, the same judgement
+    again = asyncio.run(judge_heldout(result, s, tasks, evaluator, model))  # type: ignore[arg-type]
+    assert model.calls == 12 and again == judgement
+    assert json.loads((out / "heldout.json").read_text()) == expected
+
+
+def test_the_judgement_text_without_a_validation_score_and_rounded_to_three_places() -> None:
+    j = HeldoutJudgement(
+        model="m/x",
+        baseline_agent="fembench-paper",
+        optimized_agent="prompt:p.json",
+        repeats=2,
+        rows=[HeldoutRow(task_id="T1", baseline_passed=2, optimized_passed=1, runs=2)],
+        baseline_passed=2,
+        optimized_passed=1,
+        runs=2,
+        used_metric_calls=5,
+        max_metric_calls=9,
+        best_val_score=None,
+        curve=[],
+        system_prompt="  Be careful.\n  Check signs.  \n",
+    )
+    prompt = "## The optimized prompt\n\n```text\n  Be careful.\n  Check signs.\n```\n"
+    assert render_judgement(j) == (
+        "# Held-out judgement: m/x\n\n"
+        "| held-out task | fembench-paper | optimized prompt |\n"
+        "| --- | --- | --- |\n"
+        "| T1 | 2/2 | 1/2 |\n"
+        "| **total** | **2/2** | **1/2** |\n\n"
+        "Budget: 5 of 9 metric calls; best validation score - (val_curve.png).\n\n" + prompt
+    )
+    assert (
+        render_judgement(j.model_copy(update={"best_val_score": 0.87654})).count(
+            "best validation score 0.877 (val_curve.png)."
+        )
+        == 1
+    )
