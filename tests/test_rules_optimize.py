@@ -489,6 +489,28 @@ def test_the_judgement_runs_both_agents_on_the_heldout_tasks_and_reports_their_p
     assert json.loads((out / "heldout.json").read_text()) == expected
 
 
+def test_a_prompt_found_since_is_not_reported_with_the_old_prompts_episodes(
+    tmp_path: Path, scale_task: Task, load: Callable[[str], Task], evaluator: Evaluator
+) -> None:
+    """A resumed optimization (a larger budget) rewrites the prompt file the optimized run was asked with."""
+    out, prompt = tmp_path / "opt", tmp_path / "kw.json"
+    tasks = [scale_task, load(MODE)]
+    model = ByEpisode(tasks)
+    result = finished_optimization(out, prompt)
+    first = asyncio.run(judge_heldout(result, judge_settings(heldout_repeats=1), tasks, evaluator, model))  # type: ignore[arg-type]
+    assert (first.baseline_passed, first.optimized_passed, first.runs, model.calls) == (0, 2, 2, 4)
+    judged = (out / "heldout.json").read_text()
+    prompt.write_text(json.dumps({"system_prompt": "Check the signs."}))
+    resumed = result.model_copy(update={"system_prompt": "Check the signs."})
+    with pytest.raises(ValueError) as err:
+        asyncio.run(judge_heldout(resumed, judge_settings(heldout_repeats=1), tasks, evaluator, model))  # type: ignore[arg-type]
+    assert str(err.value) == (
+        f"{out / 'heldout' / 'optimized'} holds episodes of another prompt than the one judged now ({prompt}): "
+        "remove that directory to judge this prompt"
+    )
+    assert model.calls == 4 and (out / "heldout.json").read_text() == judged
+
+
 def test_the_judgement_text_without_a_validation_score_and_rounded_to_three_places() -> None:
     j = HeldoutJudgement(
         model="m/x",

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fembench_agents.contracts import ModelClient
 from fembench_agents.optimize.settings import OptimizeSettings
+from fembench_agents.runs.log import AttemptRecord, read_log
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.suite.model import Task
@@ -76,6 +77,17 @@ async def judge_heldout(
         raise ValueError("the optimization is not finished: there is no prompt to judge yet")
     out = Path(result.out_dir)
     agents = {"baseline": baseline_agent(settings), "optimized": f"prompt:{result.prompt_path}"}
+    # a resumed optimization (a larger budget) may rewrite the prompt file: its episodes under the old prompt
+    # have the same keys and would be read back as this prompt's
+    logged = out / "heldout" / "optimized"
+    asked = {
+        m.content for a in read_log(logged) if isinstance(a, AttemptRecord) for m in a.messages if m.role == "system"
+    }
+    if asked - {result.system_prompt}:
+        raise ValueError(
+            f"{logged} holds episodes of another prompt than the one judged now ({result.prompt_path}): "
+            "remove that directory to judge this prompt"
+        )
     passed: dict[str, dict[str, int]] = {}
     for label, agent in agents.items():
         config = RunConfig(
