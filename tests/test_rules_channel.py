@@ -266,8 +266,9 @@ def test_an_array_subclass_is_sent_as_its_base_array_and_other_subclasses_are_un
     assert crossed([np.array([None], dtype=object), np.array(["a"])]) == [
         Unsupported("ndarray of dtype object"), Unsupported("ndarray of dtype str32")
     ]  # fmt: skip
+    assert crossed(np.datetime64("2026-01-01")) == Unsupported("numpy scalar of dtype datetime64[D]")
     long_name = type("L" * 300, (), {})()
-    assert crossed(long_name) == Unsupported(f"{here}.{'L' * 300}"[:200])
+    assert codec.to_data(long_name) == {"__unsupported__": f"{here}.{'L' * 300}"[:200]}  # what the child writes
 
 
 def test_unsupported_values_compare_by_what_they_name() -> None:
@@ -301,6 +302,44 @@ def test_nesting_is_sent_to_64_levels_and_read_to_66() -> None:
         codec.from_data({"__tuple__": [nested(66, 1)]})
 
 
+def in_tuples(levels: int, inner: Any) -> Any:
+    for _ in range(levels):
+        inner = (inner,)
+    return inner
+
+
+def test_every_container_counts_one_level_when_sent() -> None:
+    """The 64 levels hold whatever the containers are: the innermost value of 64 is sent, of 65 is not."""
+    for levels, sent in ((64, 1), (65, Unsupported("too deeply nested"))):
+        inner = in_tuples(levels - 1, 1)  # a tuple of levels - 1 inside the container below
+        assert crossed((inner,)) == (in_tuples(levels - 1, sent),)
+        assert crossed({"k": inner}) == {"k": in_tuples(levels - 1, sent)}
+        assert crossed({inner: "v"}) == {in_tuples(levels - 1, sent): "v"}
+        assert crossed({inner}) == {in_tuples(levels - 1, sent)}
+        assert crossed(frozenset({inner})) == {in_tuples(levels - 1, sent)}
+    # a numpy scalar is a value, not a level: at the 64th level it is sent
+    assert innermost(crossed(nested(64, np.float32(0.5)))) == np.float32(0.5)
+    assert type(innermost(crossed(nested(64, np.float32(0.5))))) is np.float32
+
+
+def test_every_tag_counts_one_level_when_read() -> None:
+    """What a frame may hold: 66 levels below the top, whatever holds them."""
+    scalar = codec.to_data(np.float64(2.0))
+    for levels, fits in ((65, True), (66, False)):
+        for data in (
+            {"__tuple__": [nested(levels, 1)]},
+            {"__set__": [nested(levels, 1)]},
+            {"__dict__": [["k", nested(levels, 1)]]},
+            {"__dict__": [[nested(levels, 1), "v"]]},
+            nested(levels, scalar),
+        ):
+            if fits:
+                codec.from_data(data)
+            else:
+                with pytest.raises(ValueError, match="^encoded value nested too deeply$"):
+                    codec.from_data(data)
+
+
 def test_keys_that_decode_unhashable_become_hashable() -> None:
     keys = {"__dict__": [[[1, [2, 3]], "a"], [{"__ndarray__": codec.to_data(np.ones(2))["__ndarray__"]}, "b"]]}
     assert codec.from_data(keys) == {(1, (2, 3)): "a", Unsupported("ndarray as key"): "b"}
@@ -310,37 +349,44 @@ def test_keys_that_decode_unhashable_become_hashable() -> None:
 ARRAY = codec.to_data(np.arange(3.0))["__ndarray__"]
 
 
+def body_of(tag: str) -> str:
+    return f"malformed encoded value: a {tag!r} body that to_data does not write"
+
+
+SHAPELESS = "malformed encoded value: expected a single-key tagged object"
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({}, "malformed encoded value: expected a single-key tagged object"),
-        ({"__float__": "nan", "x": 1}, "malformed encoded value: expected a single-key tagged object"),
-        ((1, 2), "malformed encoded value: expected a single-key tagged object"),
+        ({}, SHAPELESS),
+        ({"__float__": "nan", "x": 1}, SHAPELESS),
+        ((1, 2), SHAPELESS),
         ({"__pickle__": "gASV"}, "malformed encoded value: unknown tag '__pickle__'"),
         ({"__" + "t" * 100: 1}, "malformed encoded value: unknown tag '__" + "t" * 38 + "'"),
         ({"__ndarray__": {**ARRAY, "dtype": "object"}}, "malformed ndarray: unknown dtype"),
         ({"__ndarray__": [1.0]}, "malformed ndarray: unknown dtype"),
         ({"__ndarray__": {**ARRAY, "shape": [4]}}, "malformed ndarray: size does not match shape"),
         ({"__ndarray__": {**ARRAY, "shape": [-1, -3]}}, "malformed ndarray: a negative dimension"),
-        ({"__ndarray__": {"dtype": "float64", "data": ARRAY["data"]}}, "a '__ndarray__' body that to_data does not"),
+        ({"__ndarray__": {"dtype": "float64", "data": ARRAY["data"]}}, body_of("__ndarray__")),
         ({"__ndarray__": {**ARRAY, "data": "not base64!"}}, "Only base64 data is allowed"),
         ({"__npscalar__": {"__ndarray__": ARRAY}}, "malformed numpy scalar"),
         ({"__npscalar__": 1.0}, "malformed numpy scalar"),
-        ({"__float__": "NaN"}, "malformed encoded value: a '__float__' body that to_data does not write"),
-        ({"__float__": ["nan"]}, "malformed encoded value: a '__float__' body that to_data does not write"),
-        ({"__bigint__": "12x"}, "invalid literal for int"),
-        ({"__complex__": [1.0]}, "malformed encoded value: a '__complex__' body that to_data does not write"),
-        ({"__complex__": [[1.0], 2.0]}, "malformed encoded value: a '__complex__' body that to_data does not write"),
-        ({"__tuple__": 3}, "malformed encoded value: a '__tuple__' body that to_data does not write"),
-        ({"__dict__": [[1]]}, "malformed encoded value: a '__dict__' body that to_data does not write"),
-        ({"__dict__": [[{"__set__": []}, 1]]}, "malformed encoded value: a '__dict__' body that to_data does not"),
-        ({"__set__": [{"__dict__": []}]}, "malformed encoded value: a '__set__' body that to_data does not write"),
+        ({"__float__": "NaN"}, body_of("__float__")),
+        ({"__float__": ["nan"]}, body_of("__float__")),
+        ({"__bigint__": "12x"}, "invalid literal for int() with base 10: '12x'"),
+        ({"__complex__": [1.0]}, body_of("__complex__")),
+        ({"__complex__": [[1.0], 2.0]}, body_of("__complex__")),
+        ({"__tuple__": 3}, body_of("__tuple__")),
+        ({"__dict__": [[1]]}, body_of("__dict__")),
+        ({"__dict__": [[{"__set__": []}, 1]]}, body_of("__dict__")),
+        ({"__set__": [{"__dict__": []}]}, body_of("__set__")),
     ],
 )
 def test_anything_else_in_a_frame_is_refused_with_what_is_wrong(data: Any, message: str) -> None:
     with pytest.raises(ValueError) as raised:
         codec.from_data(data)
-    assert message in str(raised.value)
+    assert str(raised.value) == message
 
 
 def test_an_unsupported_marker_is_read_as_what_it_names_cut_to_200_characters() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,22 +40,14 @@ MAX_DEPTH = 64
 TASK_INPUT = "__task_input__"
 
 
+@dataclass(frozen=True, slots=True)
 class Unsupported:
     """A value the encoder could not represent as data (callable, custom object...)."""
 
-    __slots__ = ("type_name",)
-
-    def __init__(self, type_name: str) -> None:
-        self.type_name = type_name
+    type_name: str
 
     def __repr__(self) -> str:
         return f"<unsupported {self.type_name}>"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Unsupported) and other.type_name == self.type_name
-
-    def __hash__(self) -> int:
-        return hash(self.type_name)
 
 
 def _float(x: float) -> Any:
@@ -79,16 +72,10 @@ def to_data(value: Any, depth: int = 0) -> Any:
     if t is complex:
         return {"__complex__": [_float(value.real), _float(value.imag)]}
     if isinstance(value, np.ndarray):
-        arr = np.asarray(value).view(np.ndarray)
-        name = arr.dtype.name
-        if name not in _DTYPES:
-            return {"__unsupported__": f"ndarray of dtype {name}"}
-        data = np.ascontiguousarray(arr).tobytes()
-        return {
-            "__ndarray__": {"dtype": name, "shape": list(arr.shape), "data": base64.b64encode(data).decode("ascii")}
-        }
+        return _array(np.asarray(value).view(np.ndarray), "ndarray")
     if isinstance(value, np.generic):
-        return {"__npscalar__": to_data(np.asarray(value), depth + 1)}
+        encoded = _array(np.asarray(value), "numpy scalar")
+        return {"__npscalar__": encoded} if "__ndarray__" in encoded else encoded
     if t is list:
         return [to_data(v, depth + 1) for v in value]
     if t is tuple:
@@ -98,6 +85,14 @@ def to_data(value: Any, depth: int = 0) -> Any:
     if t is set or t is frozenset:
         return {"__set__": [to_data(v, depth + 1) for v in value]}
     return {"__unsupported__": f"{t.__module__}.{t.__qualname__}"[:200]}
+
+
+def _array(arr: np.ndarray, kind: str) -> dict[str, Any]:
+    name = arr.dtype.name
+    if name not in _DTYPES:
+        return {"__unsupported__": f"{kind} of dtype {name}"}
+    data = np.ascontiguousarray(arr).tobytes()
+    return {"__ndarray__": {"dtype": name, "shape": list(arr.shape), "data": base64.b64encode(data).decode("ascii")}}
 
 
 def _hashable(x: Any) -> Any:
@@ -121,8 +116,8 @@ def from_data(data: Any, depth: int = 0) -> Any:
     ((tag, body),) = data.items()
     try:
         return _tagged(tag, body, depth)
-    except (KeyError, TypeError, IndexError, AttributeError):  # a body not shaped as its tag's
-        raise ValueError(f"malformed encoded value: a {str(tag)[:40]!r} body that to_data does not write") from None
+    except (KeyError, TypeError, IndexError, AttributeError):  # a known tag, its body misshapen (an unknown tag raised)
+        raise ValueError(f"malformed encoded value: a {tag!r} body that to_data does not write") from None
 
 
 def _tagged(tag: Any, body: Any, depth: int) -> Any:
@@ -148,7 +143,7 @@ def _tagged(tag: Any, body: Any, depth: int) -> Any:
     if tag == "__bigint__":
         return int(body)
     if tag == "__complex__":
-        return complex(from_data(body[0], depth + 1), from_data(body[1], depth + 1))
+        return complex(from_data(body[0]), from_data(body[1]))  # floats: nothing nested to count
     if tag == "__tuple__":
         return tuple(from_data(v, depth + 1) for v in body)
     if tag == "__dict__":
