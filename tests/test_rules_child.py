@@ -20,7 +20,7 @@ from fembench_agents.scoring.disclosure import NO_CODE, OwnCode, disclosed_error
 from fembench_agents.scoring.evaluator import Evaluator, ReferenceFailure
 from fembench_agents.scoring.outcomes import ErrorInfo
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
-from fembench_agents.suite.loader import load_task
+from fembench_agents.suite.loader import TaskFormatError, load_task
 from fembench_agents.suite.model import Task
 from fembench_agents.suite.validation import ideal_answer
 
@@ -210,6 +210,24 @@ def test_a_reference_whose_output_cannot_be_sent_back_fails_its_task(evaluator: 
     with pytest.raises(ReferenceFailure) as raised:
         evaluator.reference_outputs(task)
     assert str(raised.value) == "label_CC0_H0_T0: the reference's output on input 3 cannot be sent back as data"
+
+
+def test_a_task_module_that_does_not_describe_itself_is_refused_with_the_key_and_the_reason(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    wrong_key = LABELS.replace('"fcn_dependencies": [],', '"fcn_dependencies": "none",')
+    path = write_module(tmp_path, "label_CC0_H0_T0.py", wrong_key)
+    with pytest.raises(TaskFormatError) as raised:
+        load_task(path, sandbox)
+    assert (raised.value.key, str(raised.value)) == (
+        "fcn_dependencies",
+        f"{path}: task_info key 'fcn_dependencies': TaskKeyError: task_info['fcn_dependencies']: "
+        "expected a list of functions",
+    )
+    failing = write_module(tmp_path, "boom_CC0_H0_T0.py", 'raise RuntimeError("boom at import")\n' + LABELS)
+    with pytest.raises(TaskFormatError) as raised:
+        load_task(failing, sandbox)
+    assert (raised.value.key, str(raised.value)) == (None, f"{failing}: RuntimeError: boom at import")
 
 
 def test_a_job_that_refers_to_inputs_without_the_module_to_build_them_is_refused(sandbox: Sandbox) -> None:
