@@ -82,12 +82,20 @@ MODULES: dict[str, tuple[str, ...]] = {
 }
 
 # Tests that exercise code running only in sandbox children: "MODULE" for every function of the
-# module, "MODULE:FUNCTION,..." for those functions only (on top of the module's). Every file
-# must be in [tool.mutmut]'s test selection: mutmut drops the tests outside it from its stats.
+# module, "MODULE:FUNCTION,..." for those functions instead. Files or test ids, all inside
+# [tool.mutmut]'s test selection: mutmut drops the tests outside it from its stats.
+SOLVES = "tests/test_cases_scoring.py::test_"
 DECLARED: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.runner": ("tests/test_rules_evaluator.py", "tests/test_rules_child.py"),
-    # solve jobs: PDE attempts and calibration solvers through the sandbox
-    "scoring.sandbox.runner:run_solve": ("tests/test_cases_scoring.py",),
+    # solve jobs: each path of a solve (setup, answer, error, build error, calibration, re-timing)
+    "scoring.sandbox.runner:run_solve": (
+        "tests/test_rules_child.py::test_a_tracks_setup_runs_in_the_solve_jobs_process_before_the_solver",
+        f"{SOLVES}a_correct_solver_passes_all_three_gates",
+        f"{SOLVES}an_exception_a_wrong_shape_and_a_forbidden_import_fail_executes",
+        f"{SOLVES}a_module_that_fails_to_build_and_an_answer_that_cannot_be_sent_fail_executes",
+        f"{SOLVES}a_ten_times_too_slow_solver_fails_fast_after_being_timed_three_times",
+        f"{SOLVES}the_calibration_solver_runs_in_the_sandbox_by_its_module_name",
+    ),
     "scoring.sandbox.implementation": ("tests/test_rules_evaluator.py", "tests/test_rules_child.py"),
     "scoring.sandbox.proxy": ("tests/test_rules_evaluator.py", "tests/test_test_pairs.py"),
     "scoring.sandbox.pairs": ("tests/test_rules_evaluator.py", "tests/test_test_pairs.py"),
@@ -166,7 +174,7 @@ def declare() -> None:
     stats_path = MUTANTS / "mutmut-stats.json"
     stats = json.loads(stats_path.read_text())
     tests = stats["tests_by_mangled_function_name"]
-    for key, files in DECLARED.items():
+    for key, files in sorted(DECLARED.items(), key=lambda item: ":" in item[0]):  # functions' own last
         module, _, functions = key.partition(":")
         out = subprocess.run(
             [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *files],
@@ -178,7 +186,7 @@ def declare() -> None:
         ids = [line.strip() for line in out.splitlines() if "::" in line]
         wanted = globs([key]) if functions else [f"fembench_agents.{module}.*"]
         for name in {_mangled(k) for k in _meta(module) or {} if any(fnmatch.fnmatchcase(k, w) for w in wanted)}:
-            tests[name] = sorted(set(tests.get(name, [])) | set(ids))
+            tests[name] = sorted(ids) if functions else sorted(set(tests.get(name, [])) | set(ids))
         print(f"declared {len(ids)} tests for the functions of {key}")
     stats_path.write_text(json.dumps(stats, indent=4))
 

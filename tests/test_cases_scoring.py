@@ -140,6 +140,29 @@ def test_an_exception_a_wrong_shape_and_a_forbidden_import_fail_executes(
     assert stages(unparsed) == [("executes", False, "syntax_error")]
 
 
+def test_a_module_that_fails_to_build_and_an_answer_that_cannot_be_sent_fail_executes(
+    case_evaluator: Evaluator, case: SolverCase
+) -> None:
+    unbuilt = score(case_evaluator, case, "SCALE = 1 / 0\n" + ps.CORRECT)
+    assert stages(unbuilt) == [("executes", False, "runtime_error")] and unbuilt.timings == ()
+    assert unbuilt.stages[0].detail == "building the module failed: ZeroDivisionError: division by zero"
+    assert unbuilt.error is not None
+    assert unbuilt.error.traceback == ("<attempt>, line 1, in <module>: SCALE = 1 / 0",)
+    assert FEEDBACK(unbuilt).text == (
+        "Your previous solver raised an exception:\n    ZeroDivisionError: division by zero\n"
+        "Traceback (your code only):\n    <attempt>, line 1, in <module>: SCALE = 1 / 0\n"
+        "Fix the error and return the complete corrected code."
+    )
+    unsendable = ps.CORRECT.replace("def solve(", "def _solve(") + (
+        "\n\nclass Sly:\n    @property\n    def __class__(self):\n        raise RuntimeError('no')\n\n\n"
+        "def solve(case_spec):\n    _solve(case_spec)\n    return Sly()\n"
+    )
+    unsent = score(case_evaluator, case, unsendable)
+    assert stages(unsent) == [("executes", False, "runtime_error")] and unsent.timings == ()
+    assert unsent.stages[0].detail == "UnserializableOutput: RuntimeError"
+    assert unsent.error is not None and unsent.error.traceback == ()
+
+
 def test_a_solver_slower_than_the_configured_limit_times_out(case: SolverCase) -> None:
     calibration = timing.MachineCalibration(machine="t", fingerprint={}, repeats=1, t_base={})
     # seconds of pure-Python looping, then a valid answer: only the configured 1.5 s limit stops it

@@ -118,22 +118,18 @@ def run_solve(job: dict[str, Any], out: FrameWriter) -> None:
     start = time.perf_counter()
     try:
         value = solver(job["spec"])
-        seconds = time.perf_counter() - start
-    except BaseException as exc:
-        seconds = time.perf_counter() - start
-        out.emit({"event": "solve", "status": "error", "seconds": seconds, **error_frame(exc, (ATTEMPT_FILE,))})
+    except BaseException as exc:  # only an answer's time is judged
+        out.emit({"event": "solve", "status": "error", **error_frame(exc, (ATTEMPT_FILE,))})
         return
+    seconds = time.perf_counter() - start
     try:
         frame = {"event": "solve", "status": "ok", "seconds": seconds, "value": codec.to_data(value)}
     except BaseException as exc:
         frame = {
             "event": "solve",
             "status": "error",
-            "seconds": seconds,
             "error_type": "UnserializableOutput",
-            "error_mro": ["UnserializableOutput"],
             "message": type(exc).__name__,
-            "traceback": [],
         }
     out.emit(frame)
 
