@@ -95,6 +95,13 @@ DECLARED: dict[str, tuple[str, ...]] = {
         f"{SOLVES}a_module_that_fails_to_build_and_an_answer_that_cannot_be_sent_fail_executes",
         f"{SOLVES}a_ten_times_too_slow_solver_fails_fast_after_being_timed_three_times",
         f"{SOLVES}the_calibration_solver_runs_in_the_sandbox_by_its_module_name",
+        f"{SOLVES}the_clock_starts_once_the_module_is_built",
+    ),
+    # every job, and a tests job's pairs entering namespaces of their own
+    "scoring.sandbox.runner:run_job": (
+        "tests/test_rules_evaluator.py",
+        "tests/test_rules_child.py",
+        "tests/test_test_pairs.py::test_no_pair_finds_what_an_earlier_pair_of_the_job_left",
     ),
     "scoring.sandbox.implementation": ("tests/test_rules_evaluator.py", "tests/test_rules_child.py"),
     "scoring.sandbox.proxy": ("tests/test_rules_evaluator.py", "tests/test_test_pairs.py"),

@@ -117,6 +117,14 @@ def test_a_ten_times_too_slow_solver_fails_fast_after_being_timed_three_times(
     assert FEEDBACK(out).score == 0.7
 
 
+def test_the_clock_starts_once_the_module_is_built(case_evaluator: Evaluator, case: SolverCase) -> None:
+    """A module that takes about a second to build (far over tau_time = 0.3 s) but solves fast is fast."""
+    slow_to_build = "import math\n\n_BUILT = sum(math.sqrt(i) for i in range(4_000_000))\n" + ps.CORRECT
+    out = score(case_evaluator, case, slow_to_build)
+    assert stages(out) == [("executes", True, None), ("accurate", True, None), ("fast", True, None)]
+    assert len(out.timings) == 1 and out.timings[0] < 0.3
+
+
 def test_an_exception_a_wrong_shape_and_a_forbidden_import_fail_executes(
     case_evaluator: Evaluator, case: SolverCase
 ) -> None:
