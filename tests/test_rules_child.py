@@ -116,13 +116,15 @@ def test_an_output_that_cannot_be_sent_back(evaluator: Evaluator, scale_task: Ta
 
 # Input 0 is data the parent reads when it loads the module; input 1 holds a function, so the
 # child builds it by running the module again; input 2 is the marker string of such an input,
-# passed as a plain argument.
+# passed as a plain argument; input 3 asks the reference for the name it runs under.
 LABELS = '''
 import numpy as np
 
 
 def label(tag, mark=None):
-    """The tag, marked by `mark` when one is given."""
+    """The tag, marked by `mark` when one is given; "who" asks the module's name."""
+    if tag == "who":
+        return __name__
     return tag if mark is None else mark(tag)
 
 
@@ -147,7 +149,7 @@ def task_info():
         "main_fcn": label,
         "required_imports": ["import numpy as np", "import pytest"],
         "fcn_dependencies": [],
-        "reference_verification_inputs": [[__name__], [__name__, lambda s: s + "!"], ["__task_input__"]],
+        "reference_verification_inputs": [[__name__], [__name__, lambda s: s + "!"], ["__task_input__"], ["who"]],
         "test_cases": [
             {"test_code": test_unmarked, "expected_failures": []},
             {"test_code": test_marked_once, "expected_failures": [fail_marks_twice]},
@@ -156,15 +158,22 @@ def task_info():
 '''
 
 
+def knowing(task: Task) -> str:
+    """The reference as an attempt that knows the name it runs under (a module of its own)."""
+    return ideal_answer(task).replace("return __name__", "return '__task__' if __name__ == '__candidate__' else 0")
+
+
 def test_the_child_builds_inputs_from_the_module_as_the_parent_read_it(evaluator: Evaluator, tmp_path: Path) -> None:
     """The module runs under one name wherever its inputs are built, and an argument that
     happens to be the marker string of a child-built input is passed as it is."""
     task = load_task(write_module(tmp_path, "label_CC0_H0_T0.py", LABELS), evaluator.sandbox)
     assert task.inputs[1] == {TASK_INPUT: 1} and task.inputs[2] == ["__task_input__"]
     references = evaluator.reference_outputs(task)
-    assert [r.value for r in references] == ["__task__", "__task__!", "__task_input__"]
+    assert [r.value for r in references] == ["__task__", "__task__!", "__task_input__", "__task__"]
     outcome = evaluator.score(task, "code", ideal_answer(task))
-    assert (outcome.passed, [r.status for r in outcome.inputs]) == (True, ["match"] * 3)
+    assert (outcome.passed, [r.status for r in outcome.inputs]) == (False, ["match"] * 3 + ["mismatch"])
+    # the attempt runs as a module of its own, named __candidate__ (never __main__)
+    assert evaluator.score(task, "code", knowing(task)).passed
 
 
 def test_inputs_that_need_the_reference_to_be_built_fail_the_task_with_that_reason(
@@ -206,11 +215,11 @@ def test_a_reference_whose_output_cannot_be_sent_back_fails_its_task(evaluator: 
     """Such an output has no value to compare with: it is not an exception an attempt could match."""
     source = LABELS.replace("return tag if mark is None else mark(tag)", "return Sly() if tag == 'z' else tag")
     source = source.replace("\ndef label(", UNSENDABLE.split("def scale_vector")[0] + "\ndef label(")
-    source = source.replace('["__task_input__"]]', '["__task_input__"], ["z"]]')
+    source = source.replace('["who"]]', '["who"], ["z"]]')
     task = load_task(write_module(tmp_path, "label_CC0_H0_T0.py", source), evaluator.sandbox)
     with pytest.raises(ReferenceFailure) as raised:
         evaluator.reference_outputs(task)
-    assert str(raised.value) == "label_CC0_H0_T0: the reference's output on input 3 cannot be sent back as data"
+    assert str(raised.value) == "label_CC0_H0_T0: the reference's output on input 4 cannot be sent back as data"
 
 
 def test_a_task_module_that_does_not_describe_itself_is_refused_with_the_key_and_the_reason(
@@ -241,6 +250,58 @@ def test_a_tracks_setup_runs_in_the_solve_jobs_process_before_the_solver(sandbox
     (frame,) = prepared.events("solve")
     assert frame["error_type"] == "RuntimeError" and frame["message"].endswith("/.cache")
     assert frame["message"] != "/.cache"  # the job's HOME, its scratch
+
+
+def test_an_attempt_is_built_as_a_module_of_its_own(evaluator: Evaluator, scale_task: Task) -> None:
+    """Compiled without our modules' future flags (an annotation is evaluated when the function is
+    defined), and its function looked up once the module ran."""
+
+    def execute(code: str) -> tuple[str | None, str | None]:
+        stage = evaluator.score(scale_task, "code", "import numpy as np\n" + code).stages[-1]
+        return stage.reason, stage.detail
+
+    annotated = "def scale_vector(x: NotDefinedAnywhere, factor):\n    return factor * x\n"
+    assert execute(annotated) == ("load_error", "NameError: name 'NotDefinedAnywhere' is not defined")
+    replaced = "def scale_vector(x, factor):\n    return factor * x\n\nscale_vector = 3\n"
+    assert execute(replaced) == ("load_error", "NameError: the code does not define a function named 'scale_vector'")
+
+
+def test_a_builtin_exception_whose_message_cannot_be_printed(evaluator: Evaluator, scale_task: Task) -> None:
+    code = """
+class Bad:
+    def __str__(self):
+        raise RuntimeError("no")
+
+def scale_vector(x, factor):
+    raise ValueError(Bad())
+"""
+    kind, message, _, reason = first_error(evaluator, scale_task, code)
+    assert (kind, message, reason) == ("ValueError", "<unprintable message>", "runtime_error")
+
+
+def test_random_draws_are_the_same_for_the_reference_and_the_attempt(evaluator: Evaluator, tmp_path: Path) -> None:
+    """Both generators are seeded before every call: the reference's draws are the attempt's."""
+    drawn = LABELS.replace("import numpy as np\n", "import random\nimport numpy as np\n", 1)
+    drawn = drawn.replace(
+        '"import numpy as np", "import pytest"', '"import random", "import numpy as np", "import pytest"'
+    )
+    drawn = drawn.replace(
+        "return tag if mark is None else mark(tag)",
+        "return f'{tag} {random.random():.6f} {np.random.rand():.6f}' if mark is None else mark(tag)",
+    )
+    task = load_task(write_module(tmp_path, "label_CC0_H0_T0.py", drawn), evaluator.sandbox)
+    values = [r.value for r in evaluator.reference_outputs(task)]
+    assert values[0] == values[2].replace("__task_input__", "__task__") == "__task__ 0.844422 0.548814"
+    assert evaluator.score(task, "code", knowing(task)).passed
+
+
+def test_a_task_implementation_that_is_not_in_its_module_is_reported_by_name(sandbox: Sandbox) -> None:
+    job = {"kind": "call", "implementation": {"function": "nope", "module_source": "X = 1\n"}, "inputs": [[1]]}
+    (frame,) = sandbox.run(job, SandboxPolicy()).events("build_error")  # type: ignore[arg-type]
+    assert (frame["error_type"], frame["message"]) == (
+        "NameError",
+        "the task module does not define a function named 'nope'",
+    )
 
 
 def test_a_job_that_refers_to_inputs_without_the_module_to_build_them_is_refused(sandbox: Sandbox) -> None:

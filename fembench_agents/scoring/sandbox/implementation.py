@@ -4,7 +4,6 @@ and the frame writer of the result channel."""
 
 from __future__ import annotations
 
-import builtins
 import linecache
 import os
 import random
@@ -41,7 +40,8 @@ def register_source(filename: str, source: str) -> None:
 
 
 def fresh_namespace(name: str) -> dict[str, Any]:
-    return {"__name__": name, "__builtins__": builtins}
+    """A module's globals; `exec` adds `__builtins__`, the builtins' dict, as in any imported module."""
+    return {"__name__": name}
 
 
 def exec_source(source: str, filename: str, ns: dict[str, Any]) -> None:
