@@ -280,18 +280,22 @@ def scale_vector(x, factor):
 
 
 def test_random_draws_are_the_same_for_the_reference_and_the_attempt(evaluator: Evaluator, tmp_path: Path) -> None:
-    """Both generators are seeded before every call: the reference's draws are the attempt's."""
+    """The generators are seeded before every call: the reference's draws are the attempt's."""
     drawn = LABELS.replace("import numpy as np\n", "import random\nimport numpy as np\n", 1)
     drawn = drawn.replace(
         '"import numpy as np", "import pytest"', '"import random", "import numpy as np", "import pytest"'
     )
     drawn = drawn.replace(
         "return tag if mark is None else mark(tag)",
-        "return f'{tag} {random.random():.6f} {np.random.rand():.6f}' if mark is None else mark(tag)",
+        "return f'{tag} {random.random():.6f} {np.random.rand():.6f} {np.random.default_rng().random():.6f} "
+        "{np.random.default_rng(5).random():.6f}' if mark is None else mark(tag)",
     )
     task = load_task(write_module(tmp_path, "label_CC0_H0_T0.py", drawn), evaluator.sandbox)
     values = [r.value for r in evaluator.reference_outputs(task)]
-    assert values[0] == values[2].replace("__task_input__", "__task__") == "__task__ 0.844422 0.548814"
+    # as if seeded with 0: random, numpy's legacy generator, and a default_rng given no seed (a seed given is kept)
+    assert (
+        values[0] == values[2].replace("__task_input__", "__task__") == "__task__ 0.844422 0.548814 0.636962 0.805003"
+    )
     assert evaluator.score(task, "code", knowing(task)).passed
 
 
