@@ -4,6 +4,7 @@
   python scripts/mutation_tools.py declare           add the declared tests of child-only code to mutmut's stats
   python scripts/mutation_tools.py report [MODULE...]  kill ratio per module, and survivors not yet explained
   python scripts/mutation_tools.py forget MODULE...  drop the module's results, so the next run tests every mutant again
+  python scripts/mutation_tools.py restat TESTFILE...  record again which functions these tests call (a module newly mutated)
 
 mutmut keeps a result as long as the mutated function is unchanged: after the
 tests changed (new tests, a changed fixture), `forget` the modules they check.
@@ -161,6 +162,20 @@ def _meta(module: str) -> dict[str, int | None] | None:
     return {k: v for k, v in codes.items() if any(fnmatch.fnmatchcase(k, w) for w in wanted)}
 
 
+def restat(files: list[str]) -> None:
+    """mutmut learns which tests call a function when it first sees a test: a module added to
+    only_mutate later has no tests recorded. Forgetting the tests of `files` makes the next run
+    record them again, with every mutated module in place."""
+    stats_path = MUTANTS / "mutmut-stats.json"
+    stats = json.loads(stats_path.read_text())
+    durations = stats["duration_by_test"]
+    dropped = [t for t in durations if any(t == f or t.startswith(f + "::") for f in files)]
+    for test in dropped:
+        del durations[test]
+    stats_path.write_text(json.dumps(stats, indent=4))
+    print(f"{len(dropped)} tests will be recorded again on the next run")
+
+
 def forget(modules: list[str]) -> None:
     for spec in modules:
         module = spec.partition(":")[0]
@@ -265,6 +280,8 @@ if __name__ == "__main__":
         declare()
     elif command == "forget":
         forget(args)
+    elif command == "restat":
+        restat(args)
     elif command == "report":
         sys.exit(report(args))
     else:

@@ -148,7 +148,7 @@ def _tagged(tag: Any, body: Any, depth: int) -> Any:
         return tuple(from_data(v, depth + 1) for v in body)
     if tag == "__dict__":
         if not all(isinstance(pair, list) and len(pair) == 2 for pair in body):
-            raise TypeError("not a list of [key, value] pairs")  # from_data names the tag
+            raise TypeError  # from_data reports the body as misshapen, naming its tag
         return {_hashable(from_data(k, depth + 1)): from_data(v, depth + 1) for k, v in body}
     if tag == "__set__":
         return {_hashable(from_data(v, depth + 1)) for v in body}
