@@ -343,7 +343,7 @@ class ByEpisode:
 def judge_settings(**kw: object) -> OptimizeSettings:
     base = dict(name="j", model="mock/judge", reflection_model="mock/reflect", heldout=f"{SCALE},{MODE}")
     return OptimizeSettings.model_validate(
-        {**base, "heldout_repeats": 3, "concurrency": 2, "params": ModelParams(temperature=0.3, max_tokens=77), **kw}
+        {**base, "heldout_repeats": 3, "concurrency": 3, "params": ModelParams(temperature=0.3, max_tokens=77), **kw}
     )
 
 
@@ -431,7 +431,10 @@ def test_the_judgement_runs_both_agents_on_the_heldout_tasks_and_reports_their_p
         ("baseline", "single-shot", "single-shot"),
         ("optimized", f"prompt:{prompt}", "prompt:kw"),
     ):
-        assert read_manifest(out / "heldout" / label).config == {
+        manifest = read_manifest(out / "heldout" / label)
+        # run at the optimization's concurrency (3, not the default 2)
+        assert manifest.limits == {"episodes": 3, "model_calls": 3, "sandbox_workers": evaluator.sandbox.size}
+        assert manifest.config == {
             "model": "mock/judge",
             "agent": agent,
             "tasks": f"{SCALE},{MODE}",
