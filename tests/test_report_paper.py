@@ -23,8 +23,8 @@ from run_builders import (
     suite_outcome,
 )
 
-from fembench_agents.report import Report, build_report, render_markdown, write_report
-from fembench_agents.report.paper import task_info
+from fembench_agents.report import Report, build_report, paper, render_markdown, write_report
+from fembench_agents.report.paper import diagnostics, last_attempts, paper_tables, task_info
 from fembench_agents.report.paper_render import margin_rows, paper_rows
 from fembench_agents.report.schema import AgentMetrics, BreakdownRow, Diagnostics, TaskInfo
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
@@ -217,3 +217,53 @@ def test_report_over_a_compare_directory_prints_and_writes_the_paper_tables(tmp_
     assert (
         (out / "tables" / "paper_code.csv").read_text().splitlines()[1].startswith("FEM 1D,T0,FEM_1D_bar_CC0_H0_T0,Y,Y")
     )
+
+
+# ----- the builders on their own, where the mixed run cannot tell rules apart ------------------------------------
+
+T1_LATER = "FEM_1D_axial_CC0_H0_T1"  # sorts before TASK_1D (…_T0) by id, after it by tier
+EARLY_OTHER = "axial_custom"  # outside the suite: sorts first by id, last in the papers' order
+
+
+def test_rows_follow_the_papers_order_and_a_cell_scores_the_mean_of_its_repeats() -> None:
+    eps = [
+        episode("single", t, k, False, track="tests", score=s)
+        for t, scores in ((T1_LATER, (0.5, 0.25)), (EARLY_OTHER, (1.0,)), (TASK_1D, (0.0, 1.0, 0.5)))
+        for k, s in enumerate(scores)
+    ]
+    (table,) = paper_tables(eps)  # no code episode: the tests table still comes
+    assert table.track == "tests"
+    assert [r.task_id for r in table.rows] == [TASK_1D, T1_LATER, EARLY_OTHER]
+    column = f"{MODEL} / single"
+    assert [(r.cells[column].repeats, r.cells[column].score) for r in table.rows] == [(3, 0.5), (2, 0.375), (1, 1.0)]
+
+
+def test_the_last_scored_attempt_counts_and_a_rewritten_one_wins() -> None:
+    suite = episode("single", TASK_1D, 0, False, track="tests", score=0.5, attempts=3)
+    all_detected = suite_outcome(TASK_1D, [(True, {"f1": True})])
+    none_detected = suite_outcome(TASK_1D, [(True, {"f1": False})])
+    records = [
+        attempt(suite, 1, none_detected),
+        attempt(suite, 2, none_detected),
+        attempt(suite, 2, all_detected),  # attempt 2 scored again (a resumed run): the later record wins
+        attempt(suite, 3, None),  # a failed model call: no verdict rests on it
+    ]
+    assert last_attempts(records)[suite.episode] is records[2]
+    (metrics,) = paper.test_track_metrics([suite], records)
+    assert (metrics.reference_pass, metrics.failures_detected, metrics.joint_success) == (1.0, 1.0, 0.5)
+
+
+def test_a_near_miss_includes_its_bound_and_a_group_without_errors_has_no_median() -> None:
+    def scored(agent: str, inputs: list[tuple[str, float | None]], passed: bool) -> AttemptRecord:
+        return attempt(episode(agent, TASK_1D, 0, passed), 1, function_outcome(TASK_1D, inputs, passed))
+
+    clean, near = diagnostics(  # by agent
+        [
+            scored("near", [("mismatch", 0.01)], False),  # exactly at the bound: a near miss
+            scored("near", [("mismatch", 0.03)], False),
+            scored("clean", [("match", None)], True),
+        ],
+        near_miss_error=0.01,
+    )
+    assert (near.agent, near.near_misses, near.near_miss_share, near.median_error) == ("near", 1, 0.5, 0.02)
+    assert (clean.agent, clean.wrong_executable, clean.median_error, clean.near_miss_share) == ("clean", 0, None, None)
