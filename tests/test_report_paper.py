@@ -24,10 +24,12 @@ from run_builders import (
 )
 
 from fembench_agents.report import Report, build_report, paper, render_markdown, write_report
+from fembench_agents.report.cases import case_margins, case_stage_rows
 from fembench_agents.report.paper import diagnostics, last_attempts, paper_tables, task_info
 from fembench_agents.report.paper_render import margin_rows, paper_rows
-from fembench_agents.report.schema import AgentMetrics, BreakdownRow, Diagnostics, TaskInfo
+from fembench_agents.report.schema import AgentMetrics, BreakdownRow, CaseStageRow, Diagnostics, TaskInfo
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
+from fembench_agents.scoring.outcomes import CaseOutcome, CaseThresholds, StageResult
 
 CODE_PASSES = {
     "single": {TASK_1D: [True, True], TASK_2D: [True, False], TASK_3D: [False, False], TASK_OTHER: [False, False]},
@@ -267,3 +269,46 @@ def test_a_near_miss_includes_its_bound_and_a_group_without_errors_has_no_median
     )
     assert (near.agent, near.near_misses, near.near_miss_share, near.median_error) == ("near", 1, 0.5, 0.02)
     assert (clean.agent, clean.wrong_executable, clean.median_error, clean.near_miss_share) == ("clean", 0, None, None)
+
+
+def test_the_pde_stage_table_and_margins_count_each_gate_over_the_one_before() -> None:
+    def case_attempt(k: int, outcome: CaseOutcome) -> AttemptRecord:
+        return attempt(episode("single", "poisson_1", k, outcome.passed, track="numpy-scipy"), 1, outcome)
+
+    strict = CaseThresholds(
+        e_base=1e-4, tau_acc=1e-3, t_base=1.0, tau_time=2.0, alpha_acc=10, tau_min=1e-6, alpha_time=2, t_floor=0.1
+    )
+    poisson = [
+        case_outcome("poisson_1", 2e-4, 0.5).model_copy(update={"thresholds": strict}),  # passes all three
+        case_outcome("poisson_1", 5e-4, 2.5).model_copy(update={"thresholds": strict}),  # accurate, too slow
+        case_outcome("poisson_1", 3e-3, 0.8),  # not accurate (tau_time 1.0)
+        case_outcome("poisson_1", None, 0.2),  # ran, wrong shape: no error measured
+        case_outcome("poisson_1", None, 0.3, executed=False),  # timed, then NaN in the domain
+    ]
+    poisson[1] = poisson[1].model_copy(
+        update={"stages": (*poisson[1].stages[:2], StageResult(stage="fast", passed=False))}
+    )
+    unmeasured = strict.model_copy(update={"tau_acc": 0.0, "tau_time": 0.0})
+    poisson.append(case_outcome("poisson_1", 1e-4, 0.1).model_copy(update={"thresholds": unmeasured}))
+    heat = [case_outcome("heat_1", None, None, executed=False, family="heat")]
+    records = [case_attempt(k, o) for k, o in enumerate(poisson + heat)]
+
+    heat_row, poisson_row = case_stage_rows(records)
+    assert poisson_row == CaseStageRow(
+        model=MODEL, agent="single", library="numpy-scipy", family="poisson",
+        attempts=6, executes=5, accurate=3, fast=2,
+        executes_rate=5 / 6, accurate_rate=3 / 5, fast_rate=2 / 3, pass_rate=2 / 6,
+        median_error=3.5e-4,  # of 2e-4, 5e-4, 3e-3 and 1e-4: the attempts that executed and were measured
+        median_seconds=0.5,  # of 0.5, 2.5, 0.8, 0.2 and 0.1
+    )  # fmt: skip
+    assert (heat_row.family, heat_row.attempts, heat_row.executes) == ("heat", 1, 0)
+    assert (heat_row.executes_rate, heat_row.accurate_rate, heat_row.fast_rate, heat_row.pass_rate) == (
+        0.0, None, None, 0.0
+    )  # fmt: skip
+    assert (heat_row.median_error, heat_row.median_seconds) == (None, None)
+
+    heat_margins, poisson_margins = case_margins(records)
+    # over the executed attempts with thresholds to divide by: error / tau_acc, time / tau_time
+    assert poisson_margins.error_ratios == pytest.approx([0.2, 0.5, 3.0])
+    assert poisson_margins.time_ratios == pytest.approx([0.25, 1.25, 0.8, 0.2])
+    assert (heat_margins.error_ratios, heat_margins.time_ratios) == ([], [])
