@@ -27,10 +27,13 @@ import pytest
 from conftest import SCALE_INPUTS, scale_source, write_module
 
 from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig
-from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy, jobs
+from fembench_agents.scoring.sandbox.pairs import pair_output_cap
 from fembench_agents.scoring.sandbox.proxy import _rebuild_exception
 from fembench_agents.suite.loader import load_task
 from fembench_agents.suite.model import Task
+
+MB = 1 << 20
 
 HONEST = {
     "test_scales_values": "assert np.allclose(fcn(np.array([1.0, 2.0]), 3.0), [3.0, 6.0])",
@@ -188,6 +191,92 @@ def test_each_pair_has_its_own_clock(sandbox: Sandbox, scale_task: Task) -> None
     assert [[f["status"] for f in r.events("test")] for r in results] == [["passed"], [], ["passed"]]
     assert 1.5 <= results[1].wall_seconds < 3.0  # its limit, then killed; the next pair starts afresh
     assert pair_verdicts(evaluator, scale_task, HANGS_ON_WRONG) == HONEST_VERDICTS  # one that never ends fails
+
+
+STDERR_AND_BROKEN_PIPE = """
+import os, sys
+import numpy as np
+
+def test_scales_values(fcn):
+    print("scaled in the test", file=sys.stderr, flush=True)
+    assert np.allclose(fcn(np.array([1.0, 2.0]), 3.0), [3.0, 6.0])
+
+def test_negative_factor_raises(fcn):
+    fcn(np.array([1.0]), 2.0)
+    os.closerange(3, 1024)  # its results pipe too: the pair cannot report, and its coordinator says why
+"""
+
+
+def test_each_pair_reports_its_exit_and_its_own_stderr(sandbox: Sandbox, scale_task: Task) -> None:
+    job: jobs.TestsJob = {
+        "kind": "tests",
+        "test": {"preamble": [], "code": STDERR_AND_BROKEN_PIPE},
+        "implementations": [Evaluator.task_implementation(scale_task, "scale_vector")],
+        "pairs": [
+            {"test": "test_scales_values", "implementation": 0},
+            {"test": "test_negative_factor_raises", "implementation": 0},
+        ],
+        "pair_seconds": 5.0,
+    }
+    result = sandbox.run(job, SandboxPolicy(wall_seconds=20.0))
+    # the job itself ends cleanly, whatever its pairs did, and writes nothing to its own stderr
+    assert (result.exit_code, result.signal, result.stderr, result.timed_out) == (0, None, "", False)
+    passed, broken = result.pair(0), result.pair(1)
+    assert [f["status"] for f in passed.events("test")] == ["passed"]
+    assert passed.stderr == "scaled in the test\n"  # the test's stderr is its pair's, not the job's
+    assert (passed.exit_code, passed.signal, passed.timed_out, passed.truncated) == (0, None, False, False)
+    assert broken.frames == [] and broken.malformed_frames == 0
+    assert broken.stderr == "sandbox pair error: OSError: [Errno 9] Bad file descriptor\n"
+    assert (broken.exit_code, broken.signal, broken.timed_out, broken.truncated) == (70, None, False, False)
+    assert not Evaluator.test_passed(broken)
+
+
+HELD_FILES = """
+import fcntl, os, stat
+
+def test_scales_values(fcn):
+    modes = {os.O_RDONLY: "r", os.O_WRONLY: "w", os.O_RDWR: "rw"}
+    held = []
+    for fd in range(1024):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        kind = "pipe" if stat.S_ISFIFO(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode) else os.readlink(
+            f"/proc/self/fd/{fd}"
+        )
+        held.append((kind, modes[fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE]))
+    assert sorted(held) == [("/dev/null", "rw"), ("/dev/null", "rw"), ("pipe", "w"), ("pipe", "w"), ("socket", "rw")], held
+"""
+
+
+def test_a_test_holds_only_its_own_pipes_and_its_implementations_socket(evaluator: Evaluator, scale_task: Task) -> None:
+    # stdin and stdout on /dev/null; the write ends of its stderr and its results; the socket to the
+    # process serving its implementation. Nothing else of the job: no read end of any pipe (not even
+    # its own results'), not the job's channel, no implementation's file.
+    implementations = [Evaluator.task_implementation(scale_task, n) for n in ("scale_vector", "fail_adds")]
+    spec = {"preamble": [], "code": HELD_FILES}
+    results = evaluator.run_pairs(
+        scale_task, spec, implementations, [("test_scales_values", 1), ("test_scales_values", 0)]
+    )
+    for result in results:
+        assert [(f["status"], f.get("message")) for f in result.events("test")] == [("passed", None)]
+
+
+@pytest.mark.parametrize(
+    ("job_cap", "pairs", "cap"),
+    [
+        (8 * MB, 0, 8 * MB),  # no pair: the whole limit, as for one
+        (8 * MB, 1, 8 * MB),
+        (8 * MB, 3, 8 * MB // 3),
+        (8 * MB, 4, 2 * MB),
+        (8 * MB, 16, MB),  # at least 1 MB each
+        (MB + 1, 1, MB + 1),
+        (MB - 1, 1, MB),
+    ],
+)
+def test_each_pair_gets_its_share_of_the_output_limit(job_cap: int, pairs: int, cap: int) -> None:
+    assert pair_output_cap(job_cap, pairs) == cap
 
 
 # ----- the test apart from its implementation: the proxy ------------------------------------------------------------
