@@ -188,6 +188,7 @@ def test_each_pair_has_its_own_clock(sandbox: Sandbox, scale_task: Task) -> None
     pairs = [("test_scales_values", 0), ("test_scales_values", 1), ("test_negative_factor_raises", 0)]
     results = evaluator.run_pairs(scale_task, spec, implementations, pairs)
     assert [r.timed_out for r in results] == [False, True, False]
+    assert [(r.exit_code, r.signal) for r in results] == [(0, None), (None, 9), (0, None)]  # killed at its limit
     assert [[f["status"] for f in r.events("test")] for r in results] == [["passed"], [], ["passed"]]
     assert 1.5 <= results[1].wall_seconds < 3.0  # its limit, then killed; the next pair starts afresh
     assert pair_verdicts(evaluator, scale_task, HANGS_ON_WRONG) == HONEST_VERDICTS  # one that never ends fails
@@ -225,10 +226,85 @@ def test_each_pair_reports_its_exit_and_its_own_stderr(sandbox: Sandbox, scale_t
     assert [f["status"] for f in passed.events("test")] == ["passed"]
     assert passed.stderr == "scaled in the test\n"  # the test's stderr is its pair's, not the job's
     assert (passed.exit_code, passed.signal, passed.timed_out, passed.truncated) == (0, None, False, False)
+    assert passed.wall_seconds < 1.0  # read to the end as soon as its pipes close, not after the second of drain
     assert broken.frames == [] and broken.malformed_frames == 0
     assert broken.stderr == "sandbox pair error: OSError: [Errno 9] Bad file descriptor\n"
     assert (broken.exit_code, broken.signal, broken.timed_out, broken.truncated) == (70, None, False, False)
     assert not Evaluator.test_passed(broken)
+
+
+LOUD_AND_LONG = """
+import os, sys, time
+
+def test_scales_values(fcn):
+    sys.stderr.write("".join(f"line {i:010d}\\n" for i in range(8192)))  # 128 KB, two pipes' worth
+    sys.stderr.flush()
+    assert fcn([1.0], 2.0).tolist() == [2.0]
+
+def test_negative_factor_raises(fcn):
+    for _ in range(12):  # 1.2 s of work, saying so every 0.1 s
+        time.sleep(0.1)
+        os.write(2, b"tick\\n")
+    with pytest.raises(ValueError):
+        fcn([1.0], -1.0)
+"""
+
+
+def test_a_pair_that_writes_while_it_works_keeps_its_tail_and_its_full_time(sandbox: Sandbox, scale_task: Task) -> None:
+    evaluator = Evaluator(sandbox, EvaluatorConfig(test_seconds=2.0))
+    spec = {"preamble": ["import numpy as np\nimport pytest"], "code": LOUD_AND_LONG}
+    implementations = [Evaluator.task_implementation(scale_task, "scale_vector")]
+    loud, long = evaluator.run_pairs(
+        scale_task, spec, implementations, [("test_scales_values", 0), ("test_negative_factor_raises", 0)]
+    )
+    # more than a pipe holds: read while the test runs, and only the last 8192 bytes (512 lines) kept
+    assert [f["status"] for f in loud.events("test")] == ["passed"] and not loud.timed_out
+    assert loud.stderr == "".join(f"line {i:010d}\n" for i in range(7680, 8192))
+    # its 2 s run from the pair's start, however often it wakes its coordinator
+    assert [f["status"] for f in long.events("test")] == ["passed"] and not long.timed_out
+    assert long.stderr == "tick\n" * 12
+    assert 1.2 <= long.wall_seconds < 2.0
+
+
+def _exact_output(size: int) -> str:
+    """A test writing `size` bytes of frames (1 KB lines, then a part of one) on its results pipe, then
+    ending its process without a frame of its own."""
+    return f"""
+import os, stat
+
+def test_scales_values(fcn):
+    line = b'{{"event": "note", "pad": "' + b"x" * 995 + b'"}}\\n'
+    assert len(line) == 1024
+    data = (line * ({size} // 1024 + 1))[:{size}]
+    results = next(fd for fd in range(3, 256) if _is_pipe(fd))
+    while data:
+        data = data[os.write(results, data):]
+    os._exit(0)
+
+def _is_pipe(fd):
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+"""
+
+
+@pytest.mark.parametrize(("size", "notes", "truncated"), [(MB, 1024, False), (MB + 1, 1024, True)])
+def test_a_pair_may_write_up_to_its_share_of_the_output_limit(
+    sandbox: Sandbox, scale_task: Task, size: int, notes: int, truncated: bool
+) -> None:
+    job: jobs.TestsJob = {
+        "kind": "tests",
+        "test": {"preamble": [], "code": _exact_output(size)},
+        "implementations": [Evaluator.task_implementation(scale_task, "scale_vector")],
+        "pairs": [{"test": "test_scales_values", "implementation": 0}],
+        "pair_seconds": 5.0,
+    }
+    pair = sandbox.run(job, SandboxPolicy(wall_seconds=20.0, max_output_bytes=MB)).pair(0)  # one pair: all of 1 MB
+    assert (pair.truncated, pair.malformed_frames) == (truncated, 0)
+    if not truncated:  # one cut at its limit may be killed before it ends by itself
+        assert (pair.exit_code, pair.signal) == (0, None)
+    assert len(pair.events("note")) == notes  # past the limit, the output is cut at it: the extra byte is gone
 
 
 HELD_FILES = """
