@@ -307,6 +307,32 @@ def test_a_pair_may_write_up_to_its_share_of_the_output_limit(
     assert len(pair.events("note")) == notes  # past the limit, the output is cut at it: the extra byte is gone
 
 
+NOT_UTF8 = """
+import os, stat
+
+def test_scales_values(fcn):
+    results = next(fd for fd in range(3, 256) if _is_pipe(fd))
+    os.write(results, b"\\xff\\xfe not a frame\\n")
+    os.write(2, b"\\xff\\xfe not text\\n")
+
+def _is_pipe(fd):
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+"""
+
+
+def test_bytes_that_are_not_utf8_are_replaced_in_a_pairs_output(evaluator: Evaluator, scale_task: Task) -> None:
+    implementation = Evaluator.task_implementation(scale_task, "scale_vector")
+    (result,) = evaluator.run_pairs(
+        scale_task, {"preamble": [], "code": NOT_UTF8}, [implementation], [("test_scales_values", 0)]
+    )
+    assert [f["status"] for f in result.events("test")] == ["passed"]
+    assert result.malformed_frames == 1  # the line "\ufffd\ufffd not a frame"
+    assert result.stderr == "\ufffd\ufffd not text\n"
+
+
 HELD_FILES = """
 import fcntl, os, stat
 
