@@ -19,6 +19,8 @@ looks for it (the second half of this file)."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -379,6 +381,90 @@ def test_a_test_holds_only_its_own_pipes_and_its_implementations_socket(evaluato
 )
 def test_each_pair_gets_its_share_of_the_output_limit(job_cap: int, pairs: int, cap: int) -> None:
     assert pair_output_cap(job_cap, pairs) == cap
+
+
+LEAVES_ALL_IT_CAN = """
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+KEYS = {"shm": 0x5EED, "msg": 0x5EEE, "sem": 0x5EEF}
+
+def _ipc(create):
+    flags = 0o1666 if create else 0
+    return [libc.shmget(KEYS["shm"], 4096, flags), libc.msgget(KEYS["msg"], flags), libc.semget(KEYS["sem"], 1, flags)]
+
+def test_scales_values(fcn):
+    open("note", "w").write("x")
+    os.makedirs("tree/locked")
+    open("tree/locked/leaf", "w").write("x")
+    os.chmod("tree/locked", 0o500)
+    os.chmod("tree", 0o500)
+    os.symlink("tree", "link")
+    assert min(_ipc(create=True)) >= 0
+    parent = os.getpid()
+    if os.fork() == 0:  # stays in the pair's process group
+        time.sleep(3)
+        os._exit(0)
+    if os.fork() == 0:  # its own session: outlives the pair, its pipes open
+        os.setsid()
+        while os.getppid() == parent:
+            time.sleep(0.01)
+        time.sleep(0.5)
+        os.write(2, b"late\\n")
+        time.sleep(2.5)
+        os._exit(0)
+
+def test_negative_factor_raises(fcn):
+    assert (sorted(os.listdir(".")), _ipc(create=False)) == ([], [-1, -1, -1])
+"""
+
+
+def _basic_pairs(scratch: Path, implementation: dict[str, Any], code: str, tests: list[str]) -> list[dict[str, Any]]:
+    """`pairs.run_pairs` as a job process runs it with basic isolation (pairs without namespaces of their
+    own, the coordinator clearing after each), in a fork with its own IPC namespace and `scratch` as the
+    job's scratch; the pair frames it wrote."""
+    from fembench_agents.scoring.sandbox import confine, pairs
+    from fembench_agents.scoring.sandbox.implementation import FrameWriter
+
+    spec = scratch.parent / "implementation.json"
+    spec.write_text(json.dumps(implementation))
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code_ = 1
+        try:
+            os.close(read)
+            os.unshare(confine.CLONE_NEWIPC)  # its SysV objects are the ones the coordinator removes
+            os.chdir(scratch)
+            job = {
+                "test": {"preamble": ["import numpy as np\nimport pytest"], "code": code},
+                "implementations": [{"fd": os.open(spec, os.O_RDONLY)} for _ in tests],
+                "pairs": [{"test": name, "implementation": i} for i, name in enumerate(tests)],
+                "pair_seconds": 5.0,
+            }
+            pairs.run_pairs(job, FrameWriter(write), {"max_output_bytes": MB, "scratch_mb": 16}, namespaced=False)
+            code_ = 0
+        finally:
+            os._exit(code_)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        text = fh.read().decode()
+    assert os.waitpid(pid, 0)[1] == 0
+    return [json.loads(line) for line in text.splitlines()]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="an IPC namespace of its own needs root")
+def test_with_basic_isolation_the_coordinator_clears_what_a_pair_left(scale_task: Task, tmp_path: Path) -> None:
+    """Without namespaces for its pairs, the job's coordinator kills the pair's process group, removes
+    the files (read-only directories too) and System V objects it left, and reads its pipes for a second
+    more while a process that left the group still holds them: what it writes then is kept."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    implementation = Evaluator.task_implementation(scale_task, "scale_vector")
+    left, finds = _basic_pairs(scratch, implementation, LEAVES_ALL_IT_CAN, list(HONEST))
+    assert [(p["index"], json.loads(p["frames"])["status"]) for p in (left, finds)] == [(0, "passed"), (1, "passed")]
+    assert (left["stderr"], left["exit_code"], left["timed_out"]) == ("late\n", 0, False)
+    assert 1.0 <= left["seconds"] < 1.4  # the drain's second, from the pair's end, then no longer
+    assert list(scratch.iterdir()) == []
 
 
 # ----- the test apart from its implementation: the proxy ------------------------------------------------------------
