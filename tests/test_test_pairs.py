@@ -393,6 +393,7 @@ def _ipc(create):
     return [libc.shmget(KEYS["shm"], 4096, flags), libc.msgget(KEYS["msg"], flags), libc.semget(KEYS["sem"], 1, flags)]
 
 def test_scales_values(fcn):
+    assert _private() == [0, 0, 0]  # the first of each kind: the keyed ones below are not id 0
     open("note", "w").write("x")
     os.makedirs("tree/locked")
     open("tree/locked/leaf", "w").write("x")
@@ -412,6 +413,9 @@ def test_scales_values(fcn):
         os.write(2, b"late\\n")
         time.sleep(2.5)
         os._exit(0)
+
+def _private():
+    return [libc.shmget(0, 4096, 0o1600), libc.msgget(0, 0o1600), libc.semget(0, 1, 0o1600)]
 
 def test_negative_factor_raises(fcn):
     assert (sorted(os.listdir(".")), _ipc(create=False)) == ([], [-1, -1, -1])
@@ -455,7 +459,8 @@ def _basic_pairs(scratch: Path, implementation: dict[str, Any], code: str, tests
 @pytest.mark.skipif(os.geteuid() != 0, reason="an IPC namespace of its own needs root")
 def test_with_basic_isolation_the_coordinator_clears_what_a_pair_left(scale_task: Task, tmp_path: Path) -> None:
     """Without namespaces for its pairs, the job's coordinator kills the pair's process group, removes
-    the files (read-only directories too) and System V objects it left, and reads its pipes for a second
+    the files (read-only directories too) and System V objects it left (all of them, not only
+    the first of each kind), and reads its pipes for a second
     more while a process that left the group still holds them: what it writes then is kept."""
     scratch = tmp_path / "scratch"
     scratch.mkdir()
