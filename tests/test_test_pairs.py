@@ -383,6 +383,28 @@ def test_each_pair_gets_its_share_of_the_output_limit(job_cap: int, pairs: int, 
     assert pair_output_cap(job_cap, pairs) == cap
 
 
+FORKS_TEN = """
+import os, time
+
+def test_scales_values(fcn):
+    for _ in range(10):
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+"""
+
+
+def test_the_processes_a_pair_left_are_reaped_before_the_next_pair(evaluator: Evaluator, scale_task: Task) -> None:
+    # 10 pairs of 12 processes each (the test's, its implementation's, 10 left running) under a limit of 64
+    # processes: only when each pair's processes are killed and reaped can the next pair fork its own
+    implementation = Evaluator.task_implementation(scale_task, "scale_vector")
+    results = evaluator.run_pairs(
+        scale_task, {"preamble": [], "code": FORKS_TEN}, [implementation], [("test_scales_values", 0)] * 10
+    )
+    assert [[f["status"] for f in r.events("test")] for r in results] == [["passed"]] * 10
+    assert [(r.exit_code, r.stderr) for r in results] == [(0, "")] * 10
+
+
 LEAVES_ALL_IT_CAN = """
 import ctypes, os, time
 libc = ctypes.CDLL(None, use_errno=True)
