@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -732,26 +733,50 @@ def test_scales_values(fcn):
     assert frame.get("status") == "passed", frame
 
 
-def test_a_crash_of_the_implementation_ends_the_test_job(
-    evaluator: Evaluator, hidden_task: Task, tmp_path: Path
-) -> None:
+# How C ends, what the generated test did to B's signals first, and how B (the test job) then ends:
+# as C did, as if the implementation had run in B itself, never as an exception the test could catch.
+CRASHES = {
+    "killed": ("os.kill(os.getpid(), signal.SIGKILL)", "pass", (None, signal.SIGKILL)),
+    # B puts back the default action of a signal the test ignored, then ends by it
+    "terminated": ("os.kill(os.getpid(), signal.SIGTERM)", "signal.signal(signal.SIGTERM, signal.SIG_IGN)", (None, 15)),
+    # a signal the test blocked stays pending: B exits with 128 + its number, as a shell reports it
+    "blocked": ("os.kill(os.getpid(), signal.SIGTERM)", "signal.pthread_sigmask(signal.SIG_BLOCK, {15})", (143, None)),
+    "exited": ("os._exit(3)", "pass", (3, None)),
+    # B's end of the socket closes before C ends: B waits for C's end, and ends as it did
+    "closed first": ("os.closerange(3, 1024); import time; time.sleep(0.3); os._exit(5)", "pass", (5, None)),
+    # children reaped behind B's back (SIGCHLD ignored): C's status is lost, B ends with 70
+    "unreaped": ("os._exit(3)", "signal.signal(signal.SIGCHLD, signal.SIG_IGN)", (70, None)),
+}
+
+
+def test_a_crash_of_the_implementation_ends_the_test_job(evaluator: Evaluator, hidden_task: Task) -> None:
     """An implementation that takes its process down ends the job as before:
     not as an exception a test could catch."""
-    code = """
-def test_scales_values(fcn):
+    names = list(CRASHES)
+    code = "import signal\n" + "".join(
+        f"""
+def test_{name.replace(" ", "_")}(fcn):
+    {setup}
     try:
         fcn(np.array([1.0]), 2.0)
     except BaseException:
         pass
 """
-    task = hidden_task
-    module = Evaluator.task_implementation(task, task.main_name)
-    module["module_source"] = module["module_source"].replace(
-        "def scale_vector(x, factor):", "def scale_vector(x, factor):\n    import os; os.kill(os.getpid(), 9)", 1
+        for name, (_, setup, _) in CRASHES.items()
     )
-    result = evaluator.run_pairs(task, {"preamble": PREAMBLE, "code": code}, [module], [("test_scales_values", 0)])[0]
-    assert not result.events("test")
-    assert result.signal == 9 or result.exit_code not in (0, None), result
+    modules = []
+    for crash, _, _ in CRASHES.values():
+        module = Evaluator.task_implementation(hidden_task, hidden_task.main_name)
+        module["module_source"] = module["module_source"].replace(
+            "def scale_vector(x, factor):", f"def scale_vector(x, factor):\n    import os, signal; {crash}", 1
+        )
+        modules.append(module)
+    pairs = [(f"test_{name.replace(' ', '_')}", i) for i, name in enumerate(names)]
+    results = evaluator.run_pairs(hidden_task, {"preamble": PREAMBLE, "code": code}, modules, pairs)
+    assert [r.events("test") for r in results] == [[]] * len(names)
+    assert {n: (r.exit_code, r.signal) for n, r in zip(names, results, strict=True)} == {
+        n: ended for n, (_, _, ended) in CRASHES.items()
+    }
 
 
 def test_per_call_overhead_is_small(evaluator: Evaluator, hidden_task: Task) -> None:
