@@ -22,17 +22,21 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from conftest import SCALE_INPUTS, scale_source, write_module
+from numpy.exceptions import AxisError
 
 from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy, jobs
+from fembench_agents.scoring.sandbox.implementation import MESSAGE_LIMIT
 from fembench_agents.scoring.sandbox.pairs import pair_output_cap
-from fembench_agents.scoring.sandbox.proxy import _rebuild_exception
+from fembench_agents.scoring.sandbox.proxy import _exception_reply, _rebuild_exception, _recv, _send
 from fembench_agents.suite.loader import load_task
 from fembench_agents.suite.model import Task
 
@@ -723,8 +727,17 @@ def test_arguments_must_be_plain_data_and_are_copied(evaluator: Evaluator, hidde
     code = """
 def test_scales_values(fcn):
     for bad in (object(), type("L", (list,), {})()):
-        with pytest.raises(TypeError, match="plain data and functions only"):
+        with pytest.raises(TypeError) as info:
             fcn(bad, 1.0)
+        assert str(info.value) == (
+            "fcn accepts plain data and functions only (numpy arrays, numbers, strings, lists, tuples, dicts, "
+            "sets, functions)"
+        ), str(info.value)
+    # a frozenset key comes back from the codec as a set, which cannot be a key: the implementation's process
+    # cannot decode the call, says so, and goes on serving
+    with pytest.raises(TypeError) as info:
+        fcn(np.array([1.0]), {frozenset({1}): 2.0})
+    assert type(info.value) is TypeError and str(info.value) == "malformed call: TypeError", info.value
     x = np.array([1.0, 2.0])
     out = fcn(x, 14)  # the implementation sets x[0] = 99 on its own copy
     assert x.tolist() == [1.0, 2.0] and out.tolist() == [1386.0, 28.0]
@@ -779,6 +792,47 @@ def test_{name.replace(" ", "_")}(fcn):
     }
 
 
+CALLING_BACK = """
+import numpy as np
+
+def scale_vector(x, factor):
+    if not callable(factor):
+        return factor * np.asarray(x, dtype=float)
+    got = factor(np.asarray(x) * 2, 3, scale=0.5)
+    try:
+        factor("fail", 0, scale=1.0)
+    except ZeroDivisionError as exc:
+        return {"got": got, "caught": (type(exc).__name__, str(exc))}
+"""
+
+
+def test_functions_passed_by_the_test_run_in_the_test(evaluator: Evaluator, hidden_task: Task) -> None:
+    # arguments, keyword arguments, the value and the exception of a function passed to fcn all cross; a
+    # function passed to fcn cannot call fcn, and fcn is usable again after that
+    code = """
+def test_scales_values(fcn):
+    calls = []
+    def f(v, n, scale=1.0):
+        calls.append((type(v).__name__, v.tolist() if isinstance(v, np.ndarray) else v, n, scale))
+        if isinstance(v, str):
+            raise ZeroDivisionError("raised in the test")
+        return (float(v.sum()) * n * scale, "ok")
+    out = fcn(np.array([1.0, 2.0]), f)
+    assert out == {"got": (9.0, "ok"), "caught": ("ZeroDivisionError", "raised in the test")}, out
+    assert calls == [("ndarray", [2.0, 4.0], 3, 0.5), ("str", "fail", 0, 1.0)], calls
+    with pytest.raises(RuntimeError) as info:
+        fcn(np.array([1.0]), factor=lambda v, n, scale: fcn(v, 2.0))
+    assert type(info.value) is RuntimeError, type(info.value)
+    assert str(info.value) == "fcn cannot be called from inside a function passed to fcn", str(info.value)
+    assert fcn(np.array([1.0, 2.0]), 3.0).tolist() == [3.0, 6.0]
+"""
+    implementation = {"function": "scale_vector", "module_source": CALLING_BACK}
+    result = evaluator.run_pairs(
+        hidden_task, {"preamble": PREAMBLE, "code": code}, [implementation], [("test_scales_values", 0)]
+    )[0]
+    assert [f.get("status") for f in result.events("test")] == ["passed"], result
+
+
 def test_per_call_overhead_is_small(evaluator: Evaluator, hidden_task: Task) -> None:
     code = """
 import time
@@ -801,15 +855,121 @@ def test_scales_values(fcn):
     [
         ([["builtins", "ZeroDivisionError"], ["builtins", "ArithmeticError"]], ZeroDivisionError),
         ([["numpy.linalg", "LinAlgError"], ["builtins", "ValueError"]], np.linalg.LinAlgError),
-        ([["__task__", "Custom"], ["builtins", "Exception"], ["builtins", "BaseException"]], RuntimeError),
-        ([["__task__", "Mine"], ["builtins", "KeyError"], ["builtins", "LookupError"]], KeyError),
-        ([["builtins", "UnicodeDecodeError"], ["builtins", "ValueError"]], RuntimeError),  # needs 5 arguments
-        ([], RuntimeError),
+        ([["numpy.exceptions", "AxisError"], ["builtins", "ValueError"], ["builtins", "IndexError"]], AxisError),
     ],
 )
-def test_rebuild_exception(mro: list[list[str]], expected: type[BaseException]) -> None:
+def test_a_builtin_or_numpy_exception_is_raised_as_itself(mro: list[list[str]], expected: type) -> None:
     exc = _rebuild_exception({"mro": mro, "message": "boom"})
-    assert isinstance(exc, expected)
-    assert "boom" in str(exc)
-    if mro:
-        assert type(exc).__name__ == mro[0][1]
+    assert type(exc) is expected and str(exc) == "boom"
+
+
+@pytest.mark.parametrize(
+    ("mro", "base"),
+    [
+        ([["__task__", "Custom"], ["builtins", "Exception"], ["builtins", "BaseException"]], RuntimeError),
+        ([["__task__", "Mine"], ["builtins", "KeyError"], ["builtins", "LookupError"]], KeyError),
+        ([["__task__", "Deep"], ["__task__", "Mine"], ["builtins", "KeyError"], ["builtins", "LookupError"]], KeyError),
+        # a numpy name that is none of numpy's public exceptions
+        (
+            [
+                ["numpy._core._exceptions", "_UFuncNoLoopError"],
+                ["numpy._core._exceptions", "UFuncTypeError"],
+                ["builtins", "TypeError"],
+                ["builtins", "Exception"],
+            ],
+            TypeError,
+        ),
+        # a C extension's exception made without a module is reported in builtins; a builtin of that name is no
+        # exception
+        ([["builtins", "int"], ["builtins", "ValueError"]], ValueError),
+        # builtin bases that take more than a message: a RuntimeError of the same name
+        ([["builtins", "UnicodeDecodeError"], ["builtins", "UnicodeError"], ["builtins", "ValueError"]], RuntimeError),
+        ([["__task__", "BadBytes"], ["builtins", "UnicodeDecodeError"], ["builtins", "ValueError"]], RuntimeError),
+    ],
+)
+def test_any_other_exception_is_a_new_type_of_its_name_module_and_nearest_known_base(
+    mro: list[list[str]], base: type
+) -> None:
+    exc = _rebuild_exception({"mro": mro, "message": "boom"})
+    assert (type(exc).__name__, type(exc).__module__, type(exc).__bases__, exc.args) == (
+        mro[0][1],
+        mro[0][0],
+        (base,),
+        ("boom",),
+    )
+
+
+def test_an_exception_with_nothing_said_of_it_is_a_runtime_error() -> None:
+    for error in ({}, {"mro": []}):
+        exc = _rebuild_exception(error)
+        assert (type(exc).__name__, type(exc).__module__, type(exc).__bases__, str(exc)) == (
+            "Exception",
+            "",
+            (RuntimeError,),
+            "",
+        )
+
+
+class _TaskError(KeyError):
+    pass
+
+
+class _Unprintable(ValueError):
+    def __str__(self) -> str:
+        raise RuntimeError("no")
+
+
+def test_an_exception_crosses_with_its_type_name_module_and_message() -> None:
+    # what one process sends (`_exception_reply`) and the other raises (`_rebuild_exception`)
+    def crossed(exc: BaseException) -> BaseException:
+        return _rebuild_exception(json.loads(json.dumps(_exception_reply(exc)))["error"])
+
+    exc = crossed(ZeroDivisionError("division by zero"))
+    assert type(exc) is ZeroDivisionError and str(exc) == "division by zero"
+    exc = crossed(np.linalg.LinAlgError("Singular matrix"))
+    assert type(exc) is np.linalg.LinAlgError and str(exc) == "Singular matrix"
+    exc = crossed(_TaskError("k"))
+    assert (type(exc).__name__, type(exc).__module__, type(exc).__bases__, exc.args) == (
+        "_TaskError",
+        __name__,
+        (KeyError,),
+        ("'k'",),  # the message as str() wrote it
+    )
+    exc = crossed(_Unprintable("x"))
+    assert (type(exc).__name__, type(exc).__bases__) == ("_Unprintable", (ValueError,))
+    assert exc.args == ("<unprintable message>",)
+    exc = crossed(ValueError("v" * (MESSAGE_LIMIT + 10)))
+    assert type(exc) is ValueError and str(exc) == "v" * MESSAGE_LIMIT
+
+
+def test_messages_cross_whole_and_a_cut_stream_ends_them() -> None:
+    # the test's and the implementation's processes speak in length-prefixed JSON messages
+    a, b = socket.socketpair()
+    with a, b:
+        big = {"value": ["x" * (3 << 20), 1.5, None]}  # more than one read
+        sender = threading.Thread(target=_send, args=(a, big))
+        sender.start()
+        assert _recv(b) == big
+        sender.join()
+        a.sendall((10).to_bytes(8, "big") + b'{"val')  # cut inside a message
+        a.shutdown(socket.SHUT_WR)
+        assert _recv(b) is None
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(b"\0\0\0")  # cut inside a length
+        a.shutdown(socket.SHUT_WR)
+        assert _recv(b) is None
+
+
+@pytest.mark.parametrize(("size", "refused"), [(1 << 31, False), ((1 << 31) + 1, True)])
+def test_a_message_over_2_gib_is_refused(size: int, refused: bool) -> None:
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(size.to_bytes(8, "big"))
+        a.shutdown(socket.SHUT_WR)
+        if refused:
+            with pytest.raises(ValueError) as info:
+                _recv(b)
+            assert str(info.value) == "message too large"
+        else:
+            assert _recv(b) is None  # read as announced, and the stream ended first
