@@ -973,3 +973,31 @@ def test_a_message_over_2_gib_is_refused(size: int, refused: bool) -> None:
             assert str(info.value) == "message too large"
         else:
             assert _recv(b) is None  # read as announced, and the stream ended first
+
+
+def test_what_each_pair_reports(evaluator: Evaluator, hidden_task: Task) -> None:
+    """A pair's one frame: the test passed or failed (with its time and error), or the implementation or the
+    test could not be built (which side, and the error)."""
+    code = """
+def test_passes(fcn):
+    assert __name__ == "__tests__"
+    assert fcn(np.array([1.0]), 2.0).tolist() == [2.0]
+
+def test_fails(fcn):
+    assert fcn(np.array([1.0]), 2.0).tolist() == [3.0], "not three"
+"""
+    good = Evaluator.task_implementation(hidden_task, hidden_task.main_name)
+    broken = {"function": "scale_vector", "module_source": "def scale_vector(x, factor):\n    return (\n"}
+    pairs = [("test_passes", 0), ("test_fails", 0), ("test_passes", 1), ("test_missing", 0)]
+    results = evaluator.run_pairs(hidden_task, {"preamble": PREAMBLE, "code": code}, [good, broken], pairs)
+    frames = [r.events("test") + r.events("build_error") for r in results]
+    assert [len(f) for f in frames] == [1, 1, 1, 1], frames
+    passed, failed, no_implementation, no_test = (f[0] for f in frames)
+    assert (passed["status"], failed["status"]) == ("passed", "failed")
+    assert 0.0 <= passed["seconds"] < 5.0 and 0.0 <= failed["seconds"] < 5.0, (passed, failed)
+    assert (failed["error_type"], failed["message"]) == ("AssertionError", "not three")
+    assert failed["traceback"] == [
+        '<test>, line 7, in test_fails: assert fcn(np.array([1.0]), 2.0).tolist() == [3.0], "not three"'
+    ]
+    assert (no_implementation["side"], no_implementation["error_type"]) == ("implementation", "SyntaxError")
+    assert (no_test["side"], no_test["error_type"], no_test["message"]) == ("test", "KeyError", "'test_missing'")
