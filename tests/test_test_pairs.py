@@ -879,9 +879,10 @@ def test_a_builtin_or_numpy_exception_is_raised_as_itself(mro: list[list[str]], 
             ],
             TypeError,
         ),
-        # a C extension's exception made without a module is reported in builtins; a builtin of that name is no
-        # exception
+        # a C extension's exception made without a module is reported in builtins: by a name builtins lacks, or
+        # the name of a builtin that is no exception
         ([["builtins", "int"], ["builtins", "ValueError"]], ValueError),
+        ([["builtins", "ExtensionError"], ["builtins", "Exception"]], RuntimeError),
         # builtin bases that take more than a message: a RuntimeError of the same name
         ([["builtins", "UnicodeDecodeError"], ["builtins", "UnicodeError"], ["builtins", "ValueError"]], RuntimeError),
         ([["__task__", "BadBytes"], ["builtins", "UnicodeDecodeError"], ["builtins", "ValueError"]], RuntimeError),
