@@ -1002,3 +1002,20 @@ def test_fails(fcn):
     ]
     assert (no_implementation["side"], no_implementation["error_type"]) == ("implementation", "SyntaxError")
     assert (no_test["side"], no_test["error_type"], no_test["message"]) == ("test", "KeyError", "'test_missing'")
+
+
+def test_the_implementation_process_cannot_be_read(evaluator: Evaluator, hidden_task: Task) -> None:
+    # the test's process is the parent of the implementation's, with the same uid: only the implementation's
+    # process being undumpable keeps its memory closed to the test
+    code = """
+import os
+def test_scales_values(fcn):
+    fcn(np.array([1.0]), 2.0)
+    me = str(os.getpid())
+    kids = [p for p in os.listdir("/proc") if p.isdigit() and open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1] == me]
+    assert len(kids) == 1, kids
+    with pytest.raises(PermissionError):
+        open(f"/proc/{kids[0]}/mem", "rb")
+"""
+    frame = run(evaluator, hidden_task, code)
+    assert frame.get("status") == "passed", frame
