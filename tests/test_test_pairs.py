@@ -698,7 +698,7 @@ def test_the_proxy_looks_like_a_function(evaluator: Evaluator, hidden_task: Task
 def test_scales_values(fcn):
     assert fcn.__name__ == "scale_vector" and fcn.__qualname__ == "scale_vector"
     assert fcn.__doc__ is None and fcn.__defaults__ is None
-    assert sorted(fcn.__globals__) == ["__builtins__", "__name__"]
+    assert sorted(fcn.__globals__) == ["__builtins__", "__name__"] and fcn.__module__ == "__task__"
     fcn.__globals__.clear()  # touches nothing the job needs
     assert fcn(x=[1.0, 2.0], factor=2) .tolist() == [2.0, 4.0]
 """
@@ -757,6 +757,12 @@ CRASHES = {
     "exited": ("os._exit(3)", "pass", (3, None)),
     # B's end of the socket closes before C ends: B waits for C's end, and ends as it did
     "closed first": ("os.closerange(3, 1024); import time; time.sleep(0.3); os._exit(5)", "pass", (5, None)),
+    # C's own failure (an exception whose class's module cannot be written): B ends with C's code, 70
+    "failed": (
+        'raise type("E", (Exception,), {"__module__": type("M", (), {"__str__": lambda self: 1 / 0})()})()',
+        "pass",
+        (70, None),
+    ),
     # children reaped behind B's back (SIGCHLD ignored): C's status is lost, B ends with 70
     "unreaped": ("os._exit(3)", "signal.signal(signal.SIGCHLD, signal.SIG_IGN)", (70, None)),
 }
@@ -787,6 +793,7 @@ def test_{name.replace(" ", "_")}(fcn):
     pairs = [(f"test_{name.replace(' ', '_')}", i) for i, name in enumerate(names)]
     results = evaluator.run_pairs(hidden_task, {"preamble": PREAMBLE, "code": code}, modules, pairs)
     assert [r.events("test") for r in results] == [[]] * len(names)
+    assert [r.stderr for r in results] == [""] * len(names)
     assert {n: (r.exit_code, r.signal) for n, r in zip(names, results, strict=True)} == {
         n: ended for n, (_, _, ended) in CRASHES.items()
     }
@@ -1001,6 +1008,7 @@ def test_fails(fcn):
         '<test>, line 7, in test_fails: assert fcn(np.array([1.0]), 2.0).tolist() == [3.0], "not three"'
     ]
     assert (no_implementation["side"], no_implementation["error_type"]) == ("implementation", "SyntaxError")
+    assert [r.stderr for r in results] == ["", "", "", ""]
     assert (no_test["side"], no_test["error_type"], no_test["message"]) == ("test", "KeyError", "'test_missing'")
 
 
