@@ -28,10 +28,8 @@ class Implementation(TypedDict):
 
 
 class TestSource(TypedDict):
-    """Where tests come from: the task's own module (`module_source`) or
-    generated code (`code` after `preamble`)."""
+    """Where tests come from: generated code (`code` after `preamble`)."""
 
-    module_source: NotRequired[str]
     preamble: NotRequired[list[str]]
     code: NotRequired[str]
 

@@ -17,7 +17,6 @@ from fembench_agents.scoring.sandbox.callbacks import decode_arguments, encode_a
 from fembench_agents.scoring.sandbox.implementation import (
     GIVEN_FILE,
     MESSAGE_LIMIT,
-    TASK_FILE,
     TEST_FILE,
     FrameWriter,
     build_implementation,
@@ -348,15 +347,11 @@ def run_test(job: dict[str, Any], out: FrameWriter) -> None:
     del channel, hello
     spec = job["test"]
     try:
-        if spec.get("module_source") is not None:
-            ns = fresh_namespace("__task__")
-            exec_source(spec["module_source"], TASK_FILE, ns)
-        else:
-            ns = fresh_namespace("__tests__")
-            for source in spec.get("preamble", ()):
-                exec_source(source, GIVEN_FILE, ns)
-            register_source(TEST_FILE, spec["code"])
-            exec_source(spec["code"], TEST_FILE, ns)
+        ns = fresh_namespace("__tests__")
+        for source in spec.get("preamble", ()):
+            exec_source(source, GIVEN_FILE, ns)
+        register_source(TEST_FILE, spec["code"])
+        exec_source(spec["code"], TEST_FILE, ns)
         test_fn = ns[spec["name"]]
     except BaseException as exc:
         out.emit({"event": "build_error", "side": "test", **error_frame(exc, (TEST_FILE,))})
