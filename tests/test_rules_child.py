@@ -240,12 +240,14 @@ def test_a_task_module_that_does_not_describe_itself_is_refused_with_the_key_and
     assert (raised.value.key, str(raised.value)) == (None, f"{failing}: RuntimeError: boom at import")
 
 
-def test_a_tracks_setup_runs_in_the_solve_jobs_process_before_the_solver(sandbox: Sandbox) -> None:
-    """dolfinx's setup points the form cache into the job's own scratch before the attempt runs."""
+def test_a_tracks_setup_runs_in_the_solve_jobs_process_before_the_solver() -> None:
+    """dolfinx's setup points the form cache into the job's own scratch before the attempt runs
+    (its workers preload the setup module, as the track's do: a job imports nothing new)."""
     reports = "import os\n\ndef solve(case_spec):\n    raise RuntimeError(os.environ.get('XDG_CACHE_HOME', 'unset'))\n"
     job: dict[str, Any] = {"kind": "solve", "spec": {}, "implementation": {"function": "solve", "code": reports}}
-    plain = sandbox.run(job, SandboxPolicy())  # type: ignore[arg-type]
-    prepared = sandbox.run({**job, "setup": "fembench_agents.cases.dolfinx_env"}, SandboxPolicy())  # type: ignore[arg-type]
+    with Sandbox(workers=1, preload=("fembench_agents.cases.dolfinx_env",)) as sandbox:
+        plain = sandbox.run(job, SandboxPolicy())  # type: ignore[arg-type]
+        prepared = sandbox.run({**job, "setup": "fembench_agents.cases.dolfinx_env"}, SandboxPolicy())  # type: ignore[arg-type]
     assert [f["message"] for f in plain.events("solve")] == ["unset"]
     (frame,) = prepared.events("solve")
     assert frame["error_type"] == "RuntimeError" and frame["message"].endswith("/.cache")
