@@ -31,7 +31,7 @@ class TestSource(TypedDict):
     """Where tests come from: generated code (`code` after `preamble`)."""
 
     preamble: NotRequired[list[str]]
-    code: NotRequired[str]
+    code: str
 
 
 class TestPair(TypedDict):
