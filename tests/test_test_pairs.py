@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -114,6 +116,8 @@ def pair_verdicts(evaluator: Evaluator, task: Task, code: str) -> list[bool]:
     results = evaluator.run_pairs(task, {"preamble": [], "code": code}, implementations, PAIRS)
     return [evaluator.test_passed(r) for r in results]
 
+
+NOBODY = 65534
 
 HONEST_VERDICTS = [True, False, True, False]  # each test passes the reference and catches its failure
 
@@ -421,6 +425,12 @@ def _ipc(create):
 
 def test_scales_values(fcn):
     assert _private() == [0, 0, 0]  # the first of each kind: the keyed ones below are not id 0
+    for what in ("mem", "environ", "fd/0"):  # the coordinator, of this user, holds every implementation's file
+        try:
+            open(f"/proc/{os.getppid()}/{what}", "rb")
+            raise AssertionError(f"read the coordinator's {what}")
+        except PermissionError:
+            pass
     open("note", "w").write("x")
     os.makedirs("tree/locked")
     open("tree/locked/leaf", "w").write("x")
@@ -436,7 +446,9 @@ def test_scales_values(fcn):
         os.setsid()
         while os.getppid() == parent:
             time.sleep(0.01)
-        time.sleep(3)
+        time.sleep(0.85)
+        os.write(2, b"late")  # within the drain's second, which it does not lengthen
+        time.sleep(2.15)
         os._exit(0)
 
 def _private():
@@ -448,9 +460,9 @@ def test_negative_factor_raises(fcn):
 
 
 def _basic_pairs(scratch: Path, implementation: dict[str, Any], code: str, tests: list[str]) -> list[dict[str, Any]]:
-    """`pairs.run_pairs` as a job process runs it with basic isolation (pairs without namespaces of their
-    own, the coordinator clearing after each), in a fork with its own IPC namespace and `scratch` as the
-    job's scratch; the pair frames it wrote."""
+    """`pairs.run_pairs` as a job process of an ordinary user (uid 65534) runs it with basic isolation
+    (pairs without namespaces of their own, the coordinator clearing after each), in a fork with its own
+    IPC namespace and `scratch` as the job's scratch; the pair frames it wrote."""
     from fembench_agents.scoring.sandbox import confine, pairs
     from fembench_agents.scoring.sandbox.implementation import FrameWriter
 
@@ -464,9 +476,14 @@ def _basic_pairs(scratch: Path, implementation: dict[str, Any], code: str, tests
             os.close(read)
             os.unshare(confine.CLONE_NEWIPC)  # its SysV objects are the ones the coordinator removes
             os.chdir(scratch)
+            implementations = [{"fd": os.open(spec, os.O_RDONLY)} for _ in tests]
+            # only an ordinary user gets basic isolation: root's files and processes are open to root
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
             job = {
                 "test": {"preamble": ["import numpy as np\nimport pytest"], "code": code},
-                "implementations": [{"fd": os.open(spec, os.O_RDONLY)} for _ in tests],
+                "implementations": implementations,
                 "pairs": [{"test": name, "implementation": i} for i, name in enumerate(tests)],
                 "pair_seconds": 5.0,
             }
@@ -482,19 +499,28 @@ def _basic_pairs(scratch: Path, implementation: dict[str, Any], code: str, tests
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="an IPC namespace of its own needs root")
-def test_with_basic_isolation_the_coordinator_clears_what_a_pair_left(scale_task: Task, tmp_path: Path) -> None:
-    """Without namespaces for its pairs, the job's coordinator kills the pair's process group, removes
-    the files (read-only directories too) and System V objects it left (all of them, not only
-    the first of each kind), and reads its pipes for a second more, no longer, while a process
-    that left the group still holds them."""
-    scratch = tmp_path / "scratch"
+def test_with_basic_isolation_the_coordinator_clears_what_a_pair_left(scale_task: Task) -> None:
+    """Without namespaces for its pairs, the job's coordinator is closed to them (its memory,
+    environment and files), kills the pair's process group, removes the files (read-only
+    directories too) and System V objects it left (all of them, not only the first of each kind),
+    and reads its pipes for a second more, no longer, while a process that left the group still
+    holds them."""
+    home = Path(tempfile.mkdtemp(prefix="basic-"))  # under /tmp: the user reaches the scratch by its full path
+    home.chmod(0o755)
+    scratch = home / "scratch"
     scratch.mkdir()
-    implementation = Evaluator.task_implementation(scale_task, "scale_vector")
-    left, finds = _basic_pairs(scratch, implementation, LEAVES_ALL_IT_CAN, list(HONEST))
-    assert [(p["index"], json.loads(p["frames"])["status"]) for p in (left, finds)] == [(0, "passed"), (1, "passed")]
-    assert (left["exit_code"], left["timed_out"]) == (0, False)
-    assert 1.0 <= left["seconds"] < 1.9  # the drain's second, from the pair's end, then no longer
-    assert list(scratch.iterdir()) == []
+    os.chown(scratch, NOBODY, NOBODY)
+    try:
+        implementation = Evaluator.task_implementation(scale_task, "scale_vector")
+        left, finds = _basic_pairs(scratch, implementation, LEAVES_ALL_IT_CAN, list(HONEST))
+        statuses = [(p["index"], json.loads(p["frames"])["status"]) for p in (left, finds)]
+        assert statuses == [(0, "passed"), (1, "passed")], left["frames"]
+        assert (left["exit_code"], left["timed_out"]) == (0, False)
+        # the drain's second, from the pair's end, then no longer: a write late in it does not lengthen it
+        assert 1.0 <= left["seconds"] < 1.8
+        assert list(scratch.iterdir()) == []
+    finally:
+        shutil.rmtree(home)
 
 
 # ----- the test apart from its implementation: the proxy ------------------------------------------------------------
