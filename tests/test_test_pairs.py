@@ -976,9 +976,17 @@ def test_an_exception_crosses_with_its_type_name_module_and_message() -> None:
     assert type(exc) is ValueError and str(exc) == "v" * MESSAGE_LIMIT
 
 
+def socket_pair() -> tuple[socket.socket, socket.socket]:
+    """Connected sockets whose reads give up after 10 s: a message that never comes fails the test."""
+    a, b = socket.socketpair()
+    a.settimeout(10.0)
+    b.settimeout(10.0)
+    return a, b
+
+
 def test_messages_cross_whole_and_a_cut_stream_ends_them() -> None:
     # the test's and the implementation's processes speak in length-prefixed JSON messages
-    a, b = socket.socketpair()
+    a, b = socket_pair()
     with a, b:
         big = {"value": ["x" * (3 << 20), 1.5, None]}  # more than one read
         sender = threading.Thread(target=_send, args=(a, big))
@@ -988,7 +996,7 @@ def test_messages_cross_whole_and_a_cut_stream_ends_them() -> None:
         a.sendall((10).to_bytes(8, "big") + b'{"val')  # cut inside a message
         a.shutdown(socket.SHUT_WR)
         assert _recv(b) is None
-    a, b = socket.socketpair()
+    a, b = socket_pair()
     with a, b:
         a.sendall(b"\0\0\0")  # cut inside a length
         a.shutdown(socket.SHUT_WR)
@@ -997,7 +1005,7 @@ def test_messages_cross_whole_and_a_cut_stream_ends_them() -> None:
 
 @pytest.mark.parametrize(("size", "refused"), [(1 << 31, False), ((1 << 31) + 1, True)])
 def test_a_message_over_2_gib_is_refused(size: int, refused: bool) -> None:
-    a, b = socket.socketpair()
+    a, b = socket_pair()
     with a, b:
         a.sendall(size.to_bytes(8, "big"))
         a.shutdown(socket.SHUT_WR)
