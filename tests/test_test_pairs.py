@@ -863,7 +863,50 @@ def test_scales_values(fcn):
     result = evaluator.run_pairs(
         hidden_task, {"preamble": PREAMBLE, "code": code}, [implementation], [("test_scales_values", 0)]
     )[0]
-    assert [f.get("status") for f in result.events("test")] == ["passed"], result
+    assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
+
+
+def test_an_exception_of_any_class_crosses_from_a_function_passed_to_fcn(
+    evaluator: Evaluator, hidden_task: Task
+) -> None:
+    # the class is the test's own: its module may be anything, or fail to be read, and its name too
+    code = """
+class Unprintable:
+    def __str__(self):
+        raise RuntimeError("no")
+
+class Hostile(ZeroDivisionError):
+    pass
+
+class Unreadable(type):
+    def __getattribute__(cls, name):
+        if name in type.__getattribute__(cls, "hidden"):
+            raise RuntimeError("no")
+        return type.__getattribute__(cls, name)
+
+class Guarded(ZeroDivisionError, metaclass=Unreadable):
+    hidden = ("__module__",)
+
+class Nameless(ZeroDivisionError, metaclass=Unreadable):
+    hidden = ("__module__", "__name__")
+
+Hostile.__module__ = Unprintable()
+
+def test_scales_values(fcn):
+    for error, name in ((Hostile, "Hostile"), (Guarded, "Guarded"), (Nameless, "Exception")):
+        def f(v, n, scale=1.0):
+            if isinstance(v, str):
+                raise error("raised in the test")
+            return 2.0
+        out = fcn(np.array([1.0]), f)
+        assert out == {"got": 2.0, "caught": (name, "raised in the test")}, out
+    assert fcn(np.array([1.0, 2.0]), 3.0).tolist() == [3.0, 6.0]
+"""
+    implementation = {"function": "scale_vector", "module_source": CALLING_BACK}
+    result = evaluator.run_pairs(
+        hidden_task, {"preamble": PREAMBLE, "code": code}, [implementation], [("test_scales_values", 0)]
+    )[0]
+    assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
 
 
 def test_per_call_overhead_is_small(evaluator: Evaluator, hidden_task: Task) -> None:

@@ -87,8 +87,20 @@ def _exception_reply(exc: BaseException) -> dict[str, Any]:
         message = str(exc)[:MESSAGE_LIMIT]
     except BaseException:  # a hostile __str__
         message = "<unprintable message>"
-    mro = [[str(getattr(c, "__module__", "")), c.__name__] for c in type(exc).__mro__]
-    return {"error": {"mro": mro, "message": message}}
+    return {"error": {"mro": [_class_name(c) for c in type(exc).__mro__], "message": message}}
+
+
+def _class_name(cls: type) -> list[str]:
+    """[module, name] of an exception's class. The test's classes are its own: one may hold anything as
+    its `__module__` or `__name__`, or raise for either, and still crosses, as what can be read of it."""
+    names = []
+    for attribute in ("__module__", "__name__"):
+        try:
+            value = getattr(cls, attribute)
+        except BaseException:
+            value = None
+        names.append(value if type(value) is str else "")
+    return [names[0], names[1] or "Exception"]
 
 
 def _serve_implementation(spec: dict[str, Any], sock: Any) -> None:
