@@ -211,14 +211,18 @@ def test_non_finite_floats_and_complex_numbers_cross_strict_json() -> None:
 
 
 def test_containers_come_back_as_the_same_containers() -> None:
-    sent = ([1, (2.0, "a")], {"k": [1], 2: (3,), (4, 5): None}, {1, 2}, frozenset({3}), ())
-    listed, keyed, a_set, frozen, empty = crossed(sent)
+    edges = {frozenset({0, 1}): "left", frozenset({1, 2}): "right"}
+    sent = ([1, (2.0, "a")], {"k": [1], 2: (3,), (4, 5): None}, {1, 2}, frozenset({3}), (), set(edges), edges)
+    listed, keyed, a_set, frozen, empty, edge_set, keyed_by_edges = crossed(sent)
     assert (type(listed), type(listed[1]), listed) == (list, tuple, [1, (2.0, "a")])
     assert type(keyed) is dict and keyed == {"k": [1], 2: (3,), (4, 5): None}
     assert list(keyed) == ["k", 2, (4, 5)]  # in their order
     assert (type(a_set), a_set) == (set, {1, 2})
-    assert (type(frozen), frozen) == (set, {3})  # a frozenset comes back as a set
+    assert (type(frozen), frozen) == (frozenset, frozenset({3}))
     assert (type(empty), empty) == (tuple, ())
+    assert (type(edge_set), edge_set) == (set, set(edges))  # frozensets inside a set, and as keys
+    assert [type(e) for e in edge_set] == [frozenset, frozenset]
+    assert keyed_by_edges == edges and [type(e) for e in keyed_by_edges] == [frozenset, frozenset]
 
 
 @pytest.mark.parametrize("dtype", sorted(codec._DTYPES))
@@ -316,7 +320,7 @@ def test_every_container_counts_one_level_when_sent() -> None:
         assert crossed({"k": inner}) == {"k": in_tuples(levels - 1, sent)}
         assert crossed({inner: "v"}) == {in_tuples(levels - 1, sent): "v"}
         assert crossed({inner}) == {in_tuples(levels - 1, sent)}
-        assert crossed(frozenset({inner})) == {in_tuples(levels - 1, sent)}
+        assert crossed(frozenset({inner})) == frozenset({in_tuples(levels - 1, sent)})
     # a numpy scalar is a value, not a level: at the 64th level it is sent
     assert innermost(crossed(nested(64, np.float32(0.5)))) == np.float32(0.5)
     assert type(innermost(crossed(nested(64, np.float32(0.5))))) is np.float32
@@ -329,6 +333,7 @@ def test_every_tag_counts_one_level_when_read() -> None:
         for data in (
             {"__tuple__": [nested(levels, 1)]},
             {"__set__": [nested(levels, 1)]},
+            {"__frozenset__": [nested(levels, 1)]},
             {"__dict__": [["k", nested(levels, 1)]]},
             {"__dict__": [[nested(levels, 1), "v"]]},
             nested(levels, scalar),
@@ -344,6 +349,7 @@ def test_keys_that_decode_unhashable_become_hashable() -> None:
     keys = {"__dict__": [[[1, [2, 3]], "a"], [{"__ndarray__": codec.to_data(np.ones(2))["__ndarray__"]}, "b"]]}
     assert codec.from_data(keys) == {(1, (2, 3)): "a", Unsupported("ndarray as key"): "b"}
     assert codec.from_data({"__set__": [[1, 2], 3]}) == {(1, 2), 3}
+    assert codec.from_data({"__frozenset__": [[1, [2]], 3]}) == frozenset({(1, (2,)), 3})
 
 
 ARRAY = codec.to_data(np.arange(3.0))["__ndarray__"]
@@ -381,6 +387,9 @@ SHAPELESS = "malformed encoded value: expected a single-key tagged object"
         ({"__dict__": [[1]]}, body_of("__dict__")),
         ({"__dict__": [[{"__set__": []}, 1]]}, body_of("__dict__")),
         ({"__set__": [{"__dict__": []}]}, body_of("__set__")),
+        ({"__set__": [{"__set__": []}]}, body_of("__set__")),
+        ({"__frozenset__": [{"__set__": []}]}, body_of("__frozenset__")),
+        ({"__frozenset__": 3}, body_of("__frozenset__")),
     ],
 )
 def test_anything_else_in_a_frame_is_refused_with_what_is_wrong(data: Any, message: str) -> None:

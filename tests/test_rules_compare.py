@@ -218,6 +218,13 @@ def test_sets_compare_as_sets() -> None:
     assert verdict({1, 2}, {2, 1}) is None
     assert verdict({1, 3}, {1, 2}) == ("value_mismatch", (), None)
     assert verdict([1, 2], {1, 2}) == ("value_mismatch", (), None)
+    edges = {frozenset({0, 1}), frozenset({1, 2})}  # a frozenset is a set, as a tuple is a list
+    assert verdict(edges, {frozenset({2, 1}), frozenset({0, 1})}) is None
+    assert verdict({frozenset({0, 1}), frozenset({0, 2})}, edges) == ("value_mismatch", (), None)
+    assert verdict(frozenset({1, 2}), {1, 2}) is None
+    assert verdict({1, 2}, frozenset({1, 2})) is None
+    assert verdict(frozenset({1}), frozenset({1, 2})) == ("value_mismatch", (), None)
+    assert verdict((1, 2), frozenset({1, 2})) == ("value_mismatch", (), None)
 
 
 def test_unsupported_outputs() -> None:

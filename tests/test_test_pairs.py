@@ -866,6 +866,27 @@ def test_scales_values(fcn):
     assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
 
 
+def test_sets_of_frozensets_and_frozenset_keys_cross_to_the_implementation_and_back(
+    evaluator: Evaluator, hidden_task: Task
+) -> None:
+    code = """
+def test_scales_values(fcn):
+    edges = {frozenset({0, 1}), frozenset({1, 2})}
+    lengths = {frozenset({0, 1}): 1.0, frozenset({1, 2}): 2.5}
+    got = fcn(edges, factor=lengths)
+    assert got == [edges, lengths, ["frozenset", "frozenset"]], got
+    assert [type(k).__name__ for k in got[1]] == ["frozenset", "frozenset"]
+"""
+    implementation = {
+        "function": "scale_vector",
+        "module_source": "def scale_vector(x, factor):\n    return [x, factor, [type(e).__name__ for e in x]]\n",
+    }
+    result = evaluator.run_pairs(
+        hidden_task, {"preamble": PREAMBLE, "code": code}, [implementation], [("test_scales_values", 0)]
+    )[0]
+    assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
+
+
 def test_an_exception_of_any_class_crosses_from_a_function_passed_to_fcn(
     evaluator: Evaluator, hidden_task: Task
 ) -> None:

@@ -82,8 +82,10 @@ def to_data(value: Any, depth: int = 0) -> Any:
         return {"__tuple__": [to_data(v, depth + 1) for v in value]}
     if t is dict:
         return {"__dict__": [[to_data(k, depth + 1), to_data(v, depth + 1)] for k, v in value.items()]}
-    if t is set or t is frozenset:
+    if t is set:
         return {"__set__": [to_data(v, depth + 1) for v in value]}
+    if t is frozenset:  # hashable: a dict key or a set's element (a mesh's edges)
+        return {"__frozenset__": [to_data(v, depth + 1) for v in value]}
     return {"__unsupported__": f"{t.__module__}.{t.__qualname__}"[:200]}
 
 
@@ -152,6 +154,8 @@ def _tagged(tag: Any, body: Any, depth: int) -> Any:
         return {_hashable(from_data(k, depth + 1)): from_data(v, depth + 1) for k, v in body}
     if tag == "__set__":
         return {_hashable(from_data(v, depth + 1)) for v in body}
+    if tag == "__frozenset__":
+        return frozenset(_hashable(from_data(v, depth + 1)) for v in body)
     if tag == "__unsupported__":
         return Unsupported(str(body)[:200])
     raise ValueError(f"malformed encoded value: unknown tag {str(tag)[:40]!r}")

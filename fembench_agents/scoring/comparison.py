@@ -127,6 +127,7 @@ def compare_outputs(candidate: Any, reference: Any, cmp: Comparison, path: Path 
             if found:
                 return found
         return None
-    if isinstance(reference, set):
-        return None if isinstance(candidate, set) and candidate == reference else Mismatch("value_mismatch", path)
+    if isinstance(reference, (set, frozenset)):
+        same = isinstance(candidate, (set, frozenset)) and candidate == reference
+        return None if same else Mismatch("value_mismatch", path)
     return Mismatch("unsupported_output", path)
