@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -512,6 +513,35 @@ def test_a_prompt_found_since_is_not_reported_with_the_old_prompts_episodes(
         "remove that directory to judge this prompt"
     )
     assert model.calls == 4 and (out / "heldout.json").read_text() == judged
+
+
+def test_held_out_episodes_of_other_repeats_are_not_judged_with_new_ones(
+    tmp_path: Path, scale_task: Task, load: Callable[[str], Task], evaluator: Evaluator
+) -> None:
+    """A resume may change heldout_repeats: the judgement already begun says how to go on."""
+    out, prompt = tmp_path / "opt", tmp_path / "kw.json"
+    tasks = [scale_task, load(MODE)]
+    model = ByEpisode(tasks)
+    result = finished_optimization(out, prompt)
+    asyncio.run(judge_heldout(result, judge_settings(heldout_repeats=1), tasks, evaluator, model))  # type: ignore[arg-type]
+    judged = (out / "heldout.json").read_text()
+    with pytest.raises(ValueError) as err:
+        asyncio.run(judge_heldout(result, judge_settings(heldout_repeats=2), tasks, evaluator, model))  # type: ignore[arg-type]
+    assert str(err.value) == (
+        f"{out / 'heldout' / 'baseline'} holds the held-out episodes of heldout_repeats 1, not 2: resume with that "
+        f"number, or remove {out / 'heldout'} to judge with 2"
+    )
+    assert model.calls == 4 and (out / "heldout.json").read_text() == judged
+    shutil.rmtree(out / "heldout" / "baseline")  # the optimized run alone, begun with 1
+    with pytest.raises(ValueError) as err:
+        asyncio.run(judge_heldout(result, judge_settings(heldout_repeats=2), tasks, evaluator, model))  # type: ignore[arg-type]
+    assert str(err.value).startswith(
+        f"{out / 'heldout' / 'optimized'} holds the held-out episodes of heldout_repeats 1"
+    )
+    assert model.calls == 4
+    shutil.rmtree(out / "heldout")
+    again = asyncio.run(judge_heldout(result, judge_settings(heldout_repeats=2), tasks, evaluator, model))  # type: ignore[arg-type]
+    assert (again.repeats, again.runs, model.calls) == (2, 4, 12)
 
 
 def test_the_judgement_text_without_a_validation_score_and_rounded_to_three_places() -> None:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fembench_agents.contracts import ModelClient
 from fembench_agents.optimize.settings import OptimizeSettings
-from fembench_agents.runs.log import AttemptRecord, read_log
+from fembench_agents.runs.log import MANIFEST_NAME, AttemptRecord, read_log, read_manifest
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.suite.model import Task
@@ -88,6 +88,15 @@ async def judge_heldout(
             f"{logged} holds episodes of another prompt than the one judged now ({result.prompt_path}): "
             "remove that directory to judge this prompt"
         )
+    # heldout_repeats may change on a resume, but a run directory keeps the repeats it started with
+    for label in agents:
+        judged, n = out / "heldout" / label, settings.heldout_repeats
+        begun = read_manifest(judged).config["repeats"] if (judged / MANIFEST_NAME).exists() else n
+        if begun != n:
+            raise ValueError(
+                f"{judged} holds the held-out episodes of heldout_repeats {begun}, not {n}: resume with that "
+                f"number, or remove {out / 'heldout'} to judge with {n}"
+            )
     passed: dict[str, dict[str, int]] = {}
     for label, agent in agents.items():
         config = RunConfig(
