@@ -551,6 +551,8 @@ def scale_vector(x, factor):
         np.linalg.inv(np.zeros((2, 2)))
     if factor == 14:
         x[0] = 99.0
+    if factor == 15:
+        np.sum(np.zeros(2), axis=3)
     return _secret_multiply(x, factor)
 
 
@@ -738,6 +740,9 @@ def test_scales_values(fcn):
         fcn(np.array([1.0]), -1.0)
     with pytest.raises(np.linalg.LinAlgError):
         fcn(np.array([1.0]), 13)
+    with pytest.raises(np.exceptions.AxisError) as info:  # numpy's own, as the implementation's process found them
+        fcn(np.array([1.0]), 15)
+    assert type(info.value) is np.exceptions.AxisError, type(info.value).__mro__
     with pytest.raises(ValueError) as info:  # a custom subclass keeps its name and nearest known base
         fcn(np.array([1.0]), "x")
     assert type(info.value).__name__ == "MeshError" and "custom" in str(info.value)
@@ -745,7 +750,7 @@ def test_scales_values(fcn):
         fcn(np.array([1.0]))
 """
     frame = run(evaluator, hidden_task, code)
-    assert frame.get("status") == "passed", frame
+    assert frame.get("status") == "passed", frame.get("message")
 
 
 def test_arguments_must_be_plain_data_and_are_copied(evaluator: Evaluator, hidden_task: Task) -> None:
