@@ -459,10 +459,13 @@ def test_negative_factor_raises(fcn):
 """
 
 
-def _basic_pairs(scratch: Path, implementation: dict[str, Any], code: str, tests: list[str]) -> list[dict[str, Any]]:
+def _basic_pairs(
+    scratch: Path, implementation: dict[str, Any] | None, code: str, tests: list[str]
+) -> list[dict[str, Any]]:
     """`pairs.run_pairs` as a job process of an ordinary user (uid 65534) runs it with basic isolation
     (pairs without namespaces of their own, the coordinator clearing after each), in a fork with its own
-    IPC namespace and `scratch` as the job's scratch; the pair frames it wrote."""
+    IPC namespace and `scratch` as the job's scratch; the pair frames it wrote. No implementation: the
+    sandbox's worker could not open its file (`zygote._open_private`)."""
     from fembench_agents.scoring.sandbox import confine, pairs
     from fembench_agents.scoring.sandbox.implementation import FrameWriter
 
@@ -476,7 +479,7 @@ def _basic_pairs(scratch: Path, implementation: dict[str, Any], code: str, tests
             os.close(read)
             os.unshare(confine.CLONE_NEWIPC)  # its SysV objects are the ones the coordinator removes
             os.chdir(scratch)
-            implementations = [{"fd": os.open(spec, os.O_RDONLY)} for _ in tests]
+            implementations = [{"fd": os.open(spec, os.O_RDONLY) if implementation else -1} for _ in tests]
             # only an ordinary user gets basic isolation: root's files and processes are open to root
             os.setgroups([])
             os.setgid(NOBODY)
@@ -521,6 +524,30 @@ def test_with_basic_isolation_the_coordinator_clears_what_a_pair_left(scale_task
         assert list(scratch.iterdir()) == []
     finally:
         shutil.rmtree(home)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="an IPC namespace of its own needs root")
+def test_with_basic_isolation_an_implementation_whose_file_could_not_be_opened_fails_to_build(scale_task: Task) -> None:
+    home = Path(tempfile.mkdtemp(prefix="basic-"))
+    home.chmod(0o755)
+    scratch = home / "scratch"
+    scratch.mkdir()
+    os.chown(scratch, NOBODY, NOBODY)
+    try:
+        (pair,) = _basic_pairs(
+            scratch, None, "def test_scales_values(fcn):\n    fcn(1.0, 2.0)\n", ["test_scales_values"]
+        )
+    finally:
+        shutil.rmtree(home)
+    assert (pair["exit_code"], pair["signal"], pair["stderr"]) == (0, None, "")
+    assert json.loads(pair["frames"]) == {
+        "event": "build_error",
+        "side": "implementation",
+        "error_type": "OSError",
+        "message": "the implementation file could not be opened",
+        "traceback": [],
+        "error_mro": ["OSError", "Exception", "BaseException", "object"],
+    }
 
 
 # ----- the test apart from its implementation: the proxy ------------------------------------------------------------
