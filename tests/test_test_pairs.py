@@ -899,6 +899,13 @@ def test_scales_values(fcn):
     assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
 
 
+def test_tests_without_a_preamble_run_on_their_own_imports(evaluator: Evaluator, hidden_task: Task) -> None:
+    code = "import numpy\n\ndef test_scales_values(fcn):\n    assert fcn(numpy.array([1.0]), 2.0).tolist() == [2.0]\n"
+    implementation = Evaluator.task_implementation(hidden_task, hidden_task.main_name)
+    (result,) = evaluator.run_pairs(hidden_task, {"code": code}, [implementation], [("test_scales_values", 0)])
+    assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
+
+
 def test_sets_of_frozensets_and_frozenset_keys_cross_to_the_implementation_and_back(
     evaluator: Evaluator, hidden_task: Task
 ) -> None:
