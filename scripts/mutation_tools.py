@@ -66,6 +66,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.implementation": ("*",),
     "scoring.sandbox.proxy": ("*",),
     "scoring.sandbox.pairs": ("*",),
+    "scoring.sandbox.callbacks": ("*",),
     "scoring.job_results": ("*",),
     "cases.gates": ("*",),
     "cases.scorer": ("*",),
@@ -127,6 +128,7 @@ DECLARED: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.implementation": ("tests/test_rules_evaluator.py", "tests/test_rules_child.py"),
     "scoring.sandbox.proxy": (*TESTS_TRACK, "tests/test_test_pairs.py"),
     "scoring.sandbox.pairs": (*TESTS_TRACK, "tests/test_test_pairs.py"),
+    "scoring.sandbox.callbacks": (*TESTS_TRACK, "tests/test_test_pairs.py"),
 }
 
 

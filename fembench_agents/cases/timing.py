@@ -16,11 +16,7 @@ import json
 import os
 import platform
 import re
-import statistics
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -70,16 +66,6 @@ def fingerprint() -> dict[str, str]:
         "numpy": numpy.__version__,
         "scipy": scipy.__version__,
     }
-
-
-def time_solve(solver: Callable[[dict[str, Any]], Any], spec: dict[str, Any], repeats: int = 5) -> float:
-    solver(spec)  # warm-up: caches, lazy imports inside the solver
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        solver(spec)
-        times.append(time.perf_counter() - start)
-    return float(statistics.median(times))
 
 
 def path_for(cases_dir: Path, machine: str | None = None) -> Path:
