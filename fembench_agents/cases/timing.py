@@ -4,9 +4,10 @@ cases/calibration/<machine>.json (gitignored) and is remade by
 `fembench-agents cases calibrate`.
 
 Measured as an attempt's solve time is measured: in the solving process,
-after imports, with perf_counter around the `solve(case_spec)` call. One
-warm-up call, then `repeats` timed calls; t_base is their median. The file's
-`calibration_id` (a hash of its content) is what a run records.
+after imports, with perf_counter around the first `solve(case_spec)` call,
+each time in a fresh sandbox job; t_base is the median of `repeats` of them
+(`calibrate.time_case`). The file's `calibration_id` (a hash of its content)
+is what a run records.
 """
 
 from __future__ import annotations
