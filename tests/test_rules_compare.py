@@ -186,6 +186,7 @@ def test_dicts_need_the_same_keys() -> None:
     assert verdict({"a": 1.0, "b": 2.0}, {"b": 2.0, "a": 1.0}) is None
     assert verdict({"a": 1.0}, {"a": 1.0, "b": 2.0}) == ("keys_mismatch", (), None)
     assert verdict({"a": 1.0, "c": 2.0}, {"a": 1.0, "b": 2.0}) == ("keys_mismatch", (), None)
+    assert verdict({"a": 1.0, "b": 2.0, "c": 3.0}, {"a": 1.0, "b": 2.0}) == ("keys_mismatch", (), None)  # one more
     assert verdict([1.0], {"a": 1.0}) == ("type_mismatch", (), None)
 
 

@@ -137,7 +137,12 @@ class QueuedModel:
 
 
 def response(
-    prompt: int = 10, completion: int = 5, cost: float | None = 0.5, cached: bool = False, latency: float = 1.0
+    prompt: int = 10,
+    completion: int = 5,
+    cost: float | None = 0.5,
+    cached: bool = False,
+    latency: float = 1.0,
+    replayed: bool = False,
 ) -> ModelResponse:
     return ModelResponse(
         text="```python\ndef f(): pass\n```",
@@ -145,6 +150,7 @@ def response(
         cost_usd=cost,
         cached=cached,
         latency_seconds=latency,
+        replayed=replayed,
     )
 
 
@@ -256,23 +262,24 @@ def test_no_attempt_and_no_error(tmp_path: Path) -> None:
 def test_tokens_cost_and_model_time_are_summed_over_calls(tmp_path: Path) -> None:
     s, log = session(
         tmp_path,
-        [WRONG, WRONG, PASS],
+        [WRONG, WRONG, WRONG, PASS],
         [
             response(10, 5, 0.25, latency=1.5),
             response(20, 7, 0.75, cached=True, latency=0.5),
             response(30, 11, 0.125, latency=2.0),
+            response(40, 13, 0.5, replayed=True, latency=0.25),
         ],
     )
-    run_attempts(s, 3)
+    run_attempts(s, 4)
     record = s.summary(0.0)
     # a cached answer is the same sample asked again: its recorded tokens and cost count once
     assert (record.prompt_tokens, record.completion_tokens, record.cost_usd, record.model_seconds) == (
-        60,
-        23,
-        1.125,
-        4.0,
+        100,
+        36,
+        1.625,
+        4.25,
     )
-    assert (record.model_calls, record.reused_calls) == (3, 1)
+    assert (record.model_calls, record.reused_calls) == (4, 2)  # a cached answer and a replayed one
     log.close()
 
 
