@@ -3,11 +3,11 @@
   python scripts/mutation_tools.py globs MODULE...   mutant-name globs of the scoring path in MODULE
   python scripts/mutation_tools.py declare           add the declared tests of child-only code to mutmut's stats
   python scripts/mutation_tools.py report [MODULE...]  kill ratio per module, and survivors not yet explained
-  python scripts/mutation_tools.py forget MODULE...  drop the module's results, so the next run tests every mutant again
   python scripts/mutation_tools.py restat TESTFILE...  record again which functions these tests call (a module newly mutated)
 
-mutmut keeps a result as long as the mutated function is unchanged: after the
-tests changed (new tests, a changed fixture), `forget` the modules they check.
+Each run of a module (or shard) tests every one of its mutants again: mutmut
+re-runs the mutants it is given by name, and mutation.sh names them all by
+their functions' globs. What the report shows is the latest run of each.
 
 mutmut learns which tests call a function by recording calls in the process
 that makes them. Code that runs only in sandbox children (sandbox/runner.py)
@@ -198,22 +198,6 @@ def restat(files: list[str]) -> None:
     print(f"{len(dropped)} tests will be recorded again on the next run")
 
 
-def forget(modules: list[str]) -> None:
-    for spec in modules:
-        module = spec.partition(":")[0]
-        path = MUTANTS / "fembench_agents" / (module.replace(".", "/") + ".py.meta")
-        if not path.exists():
-            continue
-        meta = json.loads(path.read_text())
-        wanted = globs([spec])
-        codes = meta["exit_code_by_key"]
-        dropped = [k for k in codes if any(fnmatch.fnmatchcase(k, w) for w in wanted)]
-        for key in dropped:
-            codes[key] = None
-        path.write_text(json.dumps(meta, indent=4))
-        print(f"{spec}: {len(dropped)} results dropped")
-
-
 def declare() -> None:
     stats_path = MUTANTS / "mutmut-stats.json"
     stats = json.loads(stats_path.read_text())
@@ -300,8 +284,6 @@ if __name__ == "__main__":
         print("\n".join(globs(args)))
     elif command == "declare":
         declare()
-    elif command == "forget":
-        forget(args)
     elif command == "restat":
         restat(args)
     elif command == "report":
