@@ -436,6 +436,10 @@ def test_scales_values(fcn):
     open("tree/locked/leaf", "w").write("x")
     os.chmod("tree/locked", 0o500)
     os.chmod("tree", 0o500)
+    os.makedirs("hidden/deeper")  # directories that cannot be listed, one inside the other
+    open("hidden/deeper/leaf", "w").write("x")
+    os.chmod("hidden/deeper", 0)
+    os.chmod("hidden", 0)
     os.symlink("tree", "link")
     assert min(_ipc(create=True)) >= 0
     parent = os.getpid()
@@ -454,8 +458,11 @@ def test_scales_values(fcn):
 def _private():
     return [libc.shmget(0, 4096, 0o1600), libc.msgget(0, 0o1600), libc.semget(0, 1, 0o1600)]
 
+def _left():
+    return [len(open(f"/proc/sysvipc/{kind}").readlines()) - 1 for kind in ("shm", "msg", "sem")]
+
 def test_negative_factor_raises(fcn):
-    assert (sorted(os.listdir(".")), _ipc(create=False)) == ([], [-1, -1, -1])
+    assert (sorted(os.listdir(".")), _ipc(create=False), _left()) == ([], [-1, -1, -1], [0, 0, 0])
 """
 
 
@@ -505,7 +512,7 @@ def _basic_pairs(
 def test_with_basic_isolation_the_coordinator_clears_what_a_pair_left(scale_task: Task) -> None:
     """Without namespaces for its pairs, the job's coordinator is closed to them (its memory,
     environment and files), kills the pair's process group, removes the files (read-only
-    directories too) and System V objects it left (all of them, not only the first of each kind),
+    directories too, and ones that cannot be listed) and System V objects it left (all of them),
     and reads its pipes for a second more, no longer, while a process that left the group still
     holds them."""
     home = Path(tempfile.mkdtemp(prefix="basic-"))  # under /tmp: the user reaches the scratch by its full path
@@ -517,7 +524,7 @@ def test_with_basic_isolation_the_coordinator_clears_what_a_pair_left(scale_task
         implementation = Evaluator.task_implementation(scale_task, "scale_vector")
         left, finds = _basic_pairs(scratch, implementation, LEAVES_ALL_IT_CAN, list(HONEST))
         statuses = [(p["index"], json.loads(p["frames"])["status"]) for p in (left, finds)]
-        assert statuses == [(0, "passed"), (1, "passed")], left["frames"]
+        assert statuses == [(0, "passed"), (1, "passed")], [p["frames"] for p in (left, finds)]
         assert (left["exit_code"], left["timed_out"]) == (0, False)
         # the drain's second, from the pair's end, then no longer: a write late in it does not lengthen it
         assert 1.0 <= left["seconds"] < 1.8
