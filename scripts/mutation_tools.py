@@ -128,7 +128,8 @@ DECLARED: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.implementation": ("tests/test_rules_evaluator.py", "tests/test_rules_child.py"),
     "scoring.sandbox.proxy": (*TESTS_TRACK, "tests/test_test_pairs.py"),
     "scoring.sandbox.pairs": (*TESTS_TRACK, "tests/test_test_pairs.py"),
-    "scoring.sandbox.callbacks": (*TESTS_TRACK, "tests/test_test_pairs.py"),
+    # both sides run in children; encoding and decoding are also tested in-process (test_rules_channel)
+    "scoring.sandbox.callbacks": (*TESTS_TRACK, "tests/test_test_pairs.py", "tests/test_rules_channel.py"),
 }
 
 

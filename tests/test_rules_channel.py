@@ -17,6 +17,7 @@ import pytest
 
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.codec import Unsupported
+from fembench_agents.scoring.sandbox.callbacks import CALLBACK, decode_arguments, encode_arguments
 from fembench_agents.scoring.sandbox.pool import JobResult, _decode
 
 
@@ -401,3 +402,80 @@ def test_anything_else_in_a_frame_is_refused_with_what_is_wrong(data: Any, messa
 def test_an_unsupported_marker_is_read_as_what_it_names_cut_to_200_characters() -> None:
     assert codec.from_data({"__unsupported__": "m" * 500}) == Unsupported("m" * 200)
     assert codec.from_data({"__unsupported__": 7}) == Unsupported("7")
+
+
+# ----- what a test passes to fcn: plain data and functions (sandbox/callbacks.py) ----------------------------------
+
+
+def passed(value: Any) -> tuple[Any, list[Any]]:
+    """What the implementation's process gets for an argument (each function a stub naming its index), and
+    the functions the test's process keeps."""
+    functions: list[Any] = []
+    data = json.loads(json.dumps(encode_arguments(value, functions), allow_nan=False))
+    return decode_arguments(data, lambda k: ("stub", k)), functions
+
+
+def test_functions_anywhere_in_lists_tuples_and_dict_values_cross_as_their_index() -> None:
+    def f(x: float) -> float:
+        return x
+
+    def h() -> int:
+        return 0
+
+    got, functions = passed(([f, 1.5], {"k": (np.cos, "s"), 2: [h]}, np.arange(2.0), {f: 1}, [int]))
+    listed, keyed, array, function_key, a_class = got
+    assert listed == [("stub", 0), 1.5]
+    assert keyed == {"k": (("stub", 1), "s"), 2: [("stub", 2)]}
+    assert (type(array), array.tolist()) == (np.ndarray, [0.0, 1.0])
+    assert function_key == {Unsupported("builtins.function"): 1}  # a key is data: a function is not sent there
+    assert a_class == [Unsupported("builtins.type")]  # a class is not a function
+    assert functions == [f, np.cos, h]
+
+
+def test_arguments_are_sent_to_64_levels_whatever_holds_them() -> None:
+    def f() -> int:
+        return 0
+
+    for levels, sent in ((64, ("stub", 0)), (65, Unsupported("too deeply nested"))):
+        for wrap, unwrap in (
+            (lambda v: [v], lambda v: v[0]),
+            (lambda v: (v,), lambda v: v[0]),
+            (lambda v: {"k": v}, lambda v: next(iter(v.values()))),  # at 65 the innermost key is too deep too
+        ):
+            value: Any = f
+            for _ in range(levels):
+                value = wrap(value)
+            got, functions = passed(value)
+            for _ in range(levels):
+                got = unwrap(got)
+            assert (got, len(functions)) == (sent, 1 if levels == 64 else 0), (levels, wrap)
+        inner = in_tuples(levels - 1, 1)  # as a key: the key's own levels count below the dict's
+        assert passed({inner: "v"})[0] == {in_tuples(levels - 1, 1 if levels == 64 else sent): "v"}
+        assert passed(nested(levels, 1))[0] == nested(levels, 1 if levels == 64 else sent)
+        # what is neither a function nor a list, tuple or dict counts its levels from where it is
+        assert passed(nested(levels - 1, {1}))[0] == nested(levels - 1, {1 if levels == 64 else sent})
+
+
+def test_arguments_are_read_to_66_levels_and_a_malformed_callback_is_refused() -> None:
+    def stub(k: int) -> tuple[str, int]:
+        return ("stub", k)
+
+    callback = encode_arguments(lambda: 0, [])
+    for levels, fits in ((66, True), (67, False)):
+        for data in (
+            nested(levels, callback),
+            {"__tuple__": [nested(levels - 1, callback)]},
+            {"__dict__": [["k", nested(levels - 1, callback)]]},
+            nested(levels, 1),
+        ):
+            if fits:
+                decode_arguments(data, stub)
+            else:
+                with pytest.raises(ValueError) as raised:
+                    decode_arguments(data, stub)
+                assert str(raised.value) == "encoded value nested too deeply"
+    assert innermost(decode_arguments(nested(66, callback), stub)) == ("stub", 0)
+    for body in (-1, True, 1.0, "0"):
+        with pytest.raises(ValueError) as raised:
+            decode_arguments({CALLBACK: body}, stub)
+        assert str(raised.value) == "malformed encoded value: unknown tag '__callback__'"
