@@ -355,8 +355,14 @@ def test_a_case_is_scored_only_on_its_libraries(case: SolverCase) -> None:
 
 
 def _outcome(*stages: tuple[str, bool, str | None, str | None], **kw: Any) -> Any:
-    from fembench_agents.scoring.outcomes import CaseOutcome, StageResult
+    """An outcome judged against hidden thresholds, as the scorer records them: feedback never shows them."""
+    from fembench_agents.scoring.outcomes import CaseOutcome, CaseThresholds, StageResult
 
+    kw.setdefault(
+        "thresholds",
+        CaseThresholds(e_base=3.1e-3, tau_acc=4.7e-2, t_base=0.83, tau_time=8.3, alpha_acc=15.0, tau_min=1e-6,
+                       alpha_time=10.0, t_floor=0.05, calibration="c0ffee"),
+    )  # fmt: skip
     return CaseOutcome(
         task_id=CASE,
         passed=all(s[1] for s in stages),
