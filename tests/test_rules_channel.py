@@ -460,12 +460,20 @@ def test_arguments_are_read_to_66_levels_and_a_malformed_callback_is_refused() -
     def stub(k: int) -> tuple[str, int]:
         return ("stub", k)
 
+    def tuple_tags(levels: int) -> Any:
+        data: Any = 1
+        for _ in range(levels):
+            data = {"__tuple__": [data]}
+        return data
+
     callback = encode_arguments(lambda: 0, [])
     for levels, fits in ((66, True), (67, False)):
         for data in (
             nested(levels, callback),
             {"__tuple__": [nested(levels - 1, callback)]},
             {"__dict__": [["k", nested(levels - 1, callback)]]},
+            {"__dict__": [[tuple_tags(levels - 1), "v"]]},  # a key's levels count below its dict too
+            nested(levels - 1, {"__set__": [1]}),  # as do those of what the codec reads
             nested(levels, 1),
         ):
             if fits:
