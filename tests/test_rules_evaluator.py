@@ -416,6 +416,29 @@ def test_a_test_that_hangs_on_the_reference(quick_tests: Evaluator, rules_tasks:
     assert "- test_zero_factor fails on a correct implementation (timeout)." in FEEDBACK(outcome).text.splitlines()
 
 
+FORGES_A_PASS = """def test_zero_factor(fcn):
+    for fd in range(3, 64):  # its result channel is one of them
+        try:
+            with open(fd, "wb", closefd=False) as channel:
+                channel.write(b'{"event": "test", "status": "passed", "seconds": 0.0}\\n')
+        except OSError:
+            pass
+    time.sleep(30)
+"""
+
+
+def test_a_test_that_writes_its_own_pass_and_hangs_has_not_passed(
+    quick_tests: Evaluator, rules_tasks: dict[str, Task]
+) -> None:
+    outcome = quick_tests.score_tests(
+        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), FORGES_A_PASS)
+    )
+    forged = outcome.tests[1]
+    assert (forged.present, forged.passes_reference, forged.detected) == (True, False, {"fail_ones": True})
+    assert forged.reference_error is not None and forged.reference_error.type == "timeout"
+    assert "- test_zero_factor fails on a correct implementation (timeout)." in FEEDBACK(outcome).text.splitlines()
+
+
 @pytest.mark.parametrize(
     ("text", "stage", "reason"),
     [

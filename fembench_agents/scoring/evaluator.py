@@ -333,14 +333,15 @@ class Evaluator:
                 continue
             ref = results[(t.name, task.main_name)]
             ref_frames = ref.events("test") or ref.events("build_error")
+            # a pair that ran out of time ended so, whatever its test wrote on its channel before
             ref_error = (
-                disclosed_error(
+                ErrorInfo(type=ended_how(ref)[0])
+                if ref.timed_out or not ref_frames
+                else disclosed_error(
                     ref_frames[0], OwnCode.of(test=parsed.code, given=self._preamble(task)), with_message=False
                 )
-                if ref_frames and ref_frames[0].get("status") != "passed"
+                if ref_frames[0].get("status") != "passed"
                 else None
-                if ref_frames
-                else ErrorInfo(type=ended_how(ref)[0])
             )
             tests.append(
                 TestResult(
