@@ -28,7 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from fembench_agents.cases.model import GateConfig, OutputContract
-from fembench_agents.scoring.outcomes import StageResult
+from fembench_agents.scoring.outcomes import StageResult, first_failed
 from fembench_agents.vocabulary import FailureReason
 
 Stage = Literal["executes", "accurate", "fast"]
@@ -67,7 +67,8 @@ class AttemptReport(BaseModel):
 
     @property
     def failed_stage(self) -> str | None:
-        return next((s.stage for s in self.stages if not s.passed), None)
+        failed = first_failed(self.stages)
+        return failed.stage if failed else None
 
 
 class HiddenFigures(BaseModel):

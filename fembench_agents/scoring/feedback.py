@@ -18,7 +18,14 @@ import jinja2
 
 from fembench_agents.cases.tracks import get_track
 from fembench_agents.contracts import Feedback
-from fembench_agents.scoring.outcomes import AnyOutcome, CaseOutcome, FunctionOutcome, InputResult, TestSuiteOutcome
+from fembench_agents.scoring.outcomes import (
+    AnyOutcome,
+    CaseOutcome,
+    FunctionOutcome,
+    InputResult,
+    TestSuiteOutcome,
+    first_failed,
+)
 
 FEEDBACK_DIR = Path(__file__).resolve().parents[2] / "feedback"
 
@@ -96,7 +103,7 @@ class TemplateFeedback:
         return "wrong_output.j2"
 
     def view(self, outcome: FunctionOutcome | TestSuiteOutcome) -> dict[str, Any]:
-        failed = next((s for s in outcome.stages if not s.passed), None)
+        failed = first_failed(outcome.stages)
         target = self.tests_target if isinstance(outcome, TestSuiteOutcome) else self.target
         ctx: dict[str, Any] = {
             "kind": outcome.kind,
@@ -155,7 +162,7 @@ class TemplateFeedback:
         """The attempt's own facts only: never `outcome.thresholds`. Not its
         measured time either: timings vary from one scoring to the next, and a
         replay must re-create every prompt of a feedback loop exactly."""
-        failed = next((s for s in outcome.stages if not s.passed), None)
+        failed = first_failed(outcome.stages)
         err = outcome.error
         return {
             "stage": failed.stage if failed else None,

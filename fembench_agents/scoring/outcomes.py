@@ -10,6 +10,7 @@ own kind with its own stages (executes -> accurate -> fast) on the same base.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,6 +18,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from fembench_agents.vocabulary import FailureReason, InputStatus, Stage
 
 SCHEMA_VERSION = 1
+
+
+def share(flags: Iterable[bool]) -> float:
+    """The fraction of true flags; 0.0 when there are none."""
+    values = list(flags)
+    return sum(values) / len(values) if values else 0.0
+
+
+def first_failed(stages: Iterable[StageResult]) -> StageResult | None:
+    return next((s for s in stages if not s.passed), None)
 
 
 class StageResult(BaseModel):
@@ -62,7 +73,8 @@ class OutcomeBase(BaseModel):
 
     @property
     def failed_stage(self) -> Stage | None:
-        return next((s.stage for s in self.stages if not s.passed), None)
+        failed = first_failed(self.stages)
+        return failed.stage if failed else None
 
     @property
     def stage_reached(self) -> str:
@@ -70,7 +82,8 @@ class OutcomeBase(BaseModel):
 
     @property
     def reason(self) -> FailureReason | None:
-        return next((s.reason for s in self.stages if not s.passed), None)
+        failed = first_failed(self.stages)
+        return failed.reason if failed else None
 
 
 class FunctionOutcome(OutcomeBase):
@@ -101,16 +114,15 @@ class TestSuiteOutcome(OutcomeBase):
 
     @property
     def joint_score(self) -> float:
-        return sum(t.joint for t in self.tests) / len(self.tests) if self.tests else 0.0
+        return share(t.joint for t in self.tests)
 
     @property
     def reference_pass_share(self) -> float:
-        return sum(t.passes_reference for t in self.tests) / len(self.tests) if self.tests else 0.0
+        return share(t.passes_reference for t in self.tests)
 
     @property
     def detection_share(self) -> float:
-        flags = [v for t in self.tests for v in t.detected.values()]
-        return sum(flags) / len(flags) if flags else 0.0
+        return share(v for t in self.tests for v in t.detected.values())
 
 
 class CaseThresholds(BaseModel):
