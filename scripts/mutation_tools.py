@@ -239,7 +239,9 @@ def report(modules: list[str]) -> int:
             print(f"{module:<20} {'not run':>7}")
             continue
         if not codes:
-            print(f"{module:<20} {'no mutants (its code is in properties, which mutmut does not mutate)':>7}")
+            print(
+                f"{module:<20} {'no mutants (only declarations and decorated functions, which mutmut does not mutate)':>7}"
+            )
             continue
         status = {k: STATUS.get(v, "suspicious") for k, v in codes.items()}
         # A listed mutant cannot change behaviour: if a test "killed" it, that test failed for
