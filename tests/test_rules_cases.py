@@ -532,6 +532,12 @@ def test_imports_of_submodules_of_allowed_packages_are_allowed() -> None:
 
 def test_ended_how_says_crashed_for_an_oversized_output() -> None:
     assert ended_how(JobResult(truncated=True)) == ("crashed", "the output was larger than the sandbox accepts")
+    # the sandbox kills a job whose output is too large: that, not the signal, is why it ended
+    assert ended_how(JobResult(truncated=True, signal=9)) == (
+        "crashed",
+        "the output was larger than the sandbox accepts",
+    )
+    assert ended_how(JobResult(timed_out=True, truncated=True, signal=9))[0] == "timeout"
 
 
 def test_timings_without_a_trusted_wall_clock_are_taken_as_reported(case: SolverCase, reference: np.ndarray) -> None:

@@ -381,6 +381,10 @@ def test_a_frame_claiming_more_than_eight_lines_shows_its_last_eight() -> None:
     lines = [f"<attempt>, line {i + 1}, in f{i}: def f{i}(): return f{i + 1}()" for i in range(10)]
     frame = {"error_type": "RecursionError", "message": "deep", "traceback": lines}
     assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == tuple(lines[2:])
+    # the last eight lines as the child sent them, then the attempt's own among them: not eight own lines
+    foreign = [f"/usr/lib/python3/numpy/core.py, line {i}, in inner: x = y" for i in range(3)]
+    frame = {"error_type": "RecursionError", "message": "deep", "traceback": lines + foreign}
+    assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == tuple(lines[5:])
 
 
 @pytest.fixture
