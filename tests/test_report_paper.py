@@ -240,6 +240,12 @@ def test_rows_follow_the_papers_order_and_a_cell_scores_the_mean_of_its_repeats(
     assert [(r.cells[column].repeats, r.cells[column].score) for r in table.rows] == [(3, 0.5), (2, 0.375), (1, 1.0)]
 
 
+def test_function_correctness_is_a_mean_over_tasks_whatever_their_repeats() -> None:
+    code = [episode("single", TASK_1D, 0, True)] + [episode("single", TASK_2D, r, False) for r in range(3)]
+    (metrics,) = paper.test_track_metrics(code, [])
+    assert metrics.function_correctness == 0.5  # (1 + 0) / 2 tasks, not 1 of 4 episodes
+
+
 def test_the_last_scored_attempt_counts_and_a_rewritten_one_wins() -> None:
     suite = episode("single", TASK_1D, 0, False, track="tests", score=0.5, attempts=3)
     all_detected = suite_outcome(TASK_1D, [(True, {"f1": True})])
@@ -312,3 +318,6 @@ def test_the_pde_stage_table_and_margins_count_each_gate_over_the_one_before() -
     assert poisson_margins.error_ratios == pytest.approx([0.2, 0.5, 3.0])
     assert poisson_margins.time_ratios == pytest.approx([0.25, 1.25, 0.8, 0.2])
     assert (heat_margins.error_ratios, heat_margins.time_ratios) == ([], [])
+    exact = case_outcome("poisson_1", 0.0, 0.4).model_copy(update={"thresholds": strict})  # an exact solver
+    (exact_margins,) = case_margins([case_attempt(0, exact)])
+    assert (exact_margins.error_ratios, exact_margins.time_ratios) == ([0.0], [0.2])

@@ -154,7 +154,9 @@ def test_a_pair_that_never_reported_ran_nothing_and_ended_as_its_job_did() -> No
 
 
 def test_a_pairs_frame_carries_how_that_pair_ended_and_a_repeated_index_is_a_forgery() -> None:
-    ended = pair_frame(0, TEST_FRAME, timed_out=True, truncated=True, exit_code=None, signal=9, stderr="e" * 9000)
+    ended = pair_frame(
+        0, TEST_FRAME, timed_out=True, truncated=True, exit_code=None, signal=9, stderr="s" * 808 + "e" * 8192
+    )
     again = pair_frame(0)  # a second frame for pair 0: dropped, the first stands
     crashed = pair_frame(2, exit_code=70, stderr="boom")
     result = _decode(reply(ended, "junk", again, crashed, GOOD))
