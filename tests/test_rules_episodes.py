@@ -36,7 +36,7 @@ from fembench_agents.runs.log import (
     write_manifest,
 )
 from fembench_agents.runs.reader import expand_run_dirs, finished_episodes, open_run
-from fembench_agents.runs.run import RunConfig, execute_run, select_tasks
+from fembench_agents.runs.run import RunConfig, execute_run, prepare_run_dir, select_tasks
 from fembench_agents.runs.session import EpisodeSession, ModelUnavailable
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.outcomes import ErrorInfo, FunctionOutcome, InputResult, StageResult
@@ -533,6 +533,19 @@ def test_the_manifest_records_isolation_limits_and_only_a_library_tracks_calibra
         {"episodes": 1, "model_calls": 1, "sandbox_workers": 1},
         ["cal-7"],
     )
+
+
+def test_a_resumed_run_keeps_its_weakest_isolation_and_every_calibration(tmp_path: Path) -> None:
+    config, tasks = RunConfig(model=MODEL, agent="loop", repeats=1, concurrency=1), [fake_task("a")]
+    namespaced = IsolationReport(level="namespaced", detail="root")
+    basic = IsolationReport(level="basic", detail="no user namespace", accepted_weak=True)
+    other_basic = IsolationReport(level="basic", detail="another reason", accepted_weak=True)
+    prepare_run_dir(tmp_path, config, tasks, isolation=namespaced, calibration="cal-1")
+    for isolation, calibration in ((namespaced, "cal-2"), (basic, "cal-1"), (namespaced, None), (other_basic, "cal-3")):
+        prepare_run_dir(tmp_path, config, tasks, isolation=isolation, calibration=calibration)
+    manifest = read_manifest(tmp_path)
+    # the scores are only as confined as the weakest session that scored them: its report, the first of them
+    assert (manifest.isolation, manifest.calibrations) == (basic, ["cal-1", "cal-2", "cal-3"])
 
 
 def test_attempts_get_the_given_feedback_or_else_the_templates(tmp_path: Path) -> None:
