@@ -879,6 +879,15 @@ def scale_vector(x, factor):
 """
 
 
+def assert_passes(
+    evaluator: Evaluator, task: Task, code: str, implementation: dict[str, Any], preamble: list[str] | None = PREAMBLE
+) -> None:
+    """`code`'s test_scales_values passes against `implementation` (None: a suite sent without a preamble)."""
+    source: Any = {"code": code} if preamble is None else {"preamble": preamble, "code": code}
+    (result,) = evaluator.run_pairs(task, source, [implementation], [("test_scales_values", 0)])
+    assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
+
+
 def test_functions_passed_by_the_test_run_in_the_test(evaluator: Evaluator, hidden_task: Task) -> None:
     # arguments, keyword arguments, the value and the exception of a function passed to fcn all cross; a
     # function passed to fcn cannot call fcn, and fcn is usable again after that
@@ -899,18 +908,13 @@ def test_scales_values(fcn):
     assert str(info.value) == "fcn cannot be called from inside a function passed to fcn", str(info.value)
     assert fcn(np.array([1.0, 2.0]), 3.0).tolist() == [3.0, 6.0]
 """
-    implementation = {"function": "scale_vector", "module_source": CALLING_BACK}
-    result = evaluator.run_pairs(
-        hidden_task, {"preamble": PREAMBLE, "code": code}, [implementation], [("test_scales_values", 0)]
-    )[0]
-    assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
+    assert_passes(evaluator, hidden_task, code, {"function": "scale_vector", "module_source": CALLING_BACK})
 
 
 def test_tests_without_a_preamble_run_on_their_own_imports(evaluator: Evaluator, hidden_task: Task) -> None:
     code = "import numpy\n\ndef test_scales_values(fcn):\n    assert fcn(numpy.array([1.0]), 2.0).tolist() == [2.0]\n"
     implementation = Evaluator.task_implementation(hidden_task, hidden_task.main_name)
-    (result,) = evaluator.run_pairs(hidden_task, {"code": code}, [implementation], [("test_scales_values", 0)])
-    assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
+    assert_passes(evaluator, hidden_task, code, implementation, preamble=None)
 
 
 def test_sets_of_frozensets_and_frozenset_keys_cross_to_the_implementation_and_back(
@@ -928,10 +932,7 @@ def test_scales_values(fcn):
         "function": "scale_vector",
         "module_source": "def scale_vector(x, factor):\n    return [x, factor, [type(e).__name__ for e in x]]\n",
     }
-    result = evaluator.run_pairs(
-        hidden_task, {"preamble": PREAMBLE, "code": code}, [implementation], [("test_scales_values", 0)]
-    )[0]
-    assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
+    assert_passes(evaluator, hidden_task, code, implementation)
 
 
 def test_an_exception_of_any_class_crosses_from_a_function_passed_to_fcn(
@@ -970,11 +971,7 @@ def test_scales_values(fcn):
         assert out == {"got": 2.0, "caught": (name, "raised in the test")}, out
     assert fcn(np.array([1.0, 2.0]), 3.0).tolist() == [3.0, 6.0]
 """
-    implementation = {"function": "scale_vector", "module_source": CALLING_BACK}
-    result = evaluator.run_pairs(
-        hidden_task, {"preamble": PREAMBLE, "code": code}, [implementation], [("test_scales_values", 0)]
-    )[0]
-    assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
+    assert_passes(evaluator, hidden_task, code, {"function": "scale_vector", "module_source": CALLING_BACK})
 
 
 def test_per_call_overhead_is_small(evaluator: Evaluator, hidden_task: Task) -> None:
