@@ -235,6 +235,12 @@ def test_provider_message_strips_the_task_and_attempt_of_a_recorded_model_error(
     assert provider_message(f"{type(exc).__name__}: {exc}") == "AuthenticationError: bad key (code 401)"
 
 
+def test_a_long_provider_message_keeps_its_first_300_characters_and_its_first_line() -> None:
+    long = "BadRequestError: " + "a" * 283 + "b" * 100 + "\nsecond line"
+    assert provider_message(long) == "BadRequestError: " + "a" * 283 + "..."
+    assert provider_message("  Error: short\nmore  ") == "Error: short"
+
+
 def test_error_summary_counts_and_shows_the_first_distinct_messages() -> None:
     records = [
         _failed("A: one"),
