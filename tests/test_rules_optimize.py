@@ -493,15 +493,23 @@ def test_the_judgement_runs_both_agents_on_the_heldout_tasks_and_reports_their_p
     assert json.loads((out / "heldout.json").read_text()) == expected
 
 
+def judged_once(
+    tmp_path: Path, tasks: list[Task], evaluator: Evaluator
+) -> tuple[Path, Path, list[Task], ByEpisode, OptimizeResult, HeldoutJudgement]:
+    """A finished optimization judged on its held-out tasks with heldout_repeats 1: its directory, prompt
+    file, tasks, model, result and judgement."""
+    out, prompt = tmp_path / "opt", tmp_path / "kw.json"
+    model = ByEpisode(tasks)
+    result = finished_optimization(out, prompt)
+    judgement = asyncio.run(judge_heldout(result, judge_settings(heldout_repeats=1), tasks, evaluator, model))  # type: ignore[arg-type]
+    return out, prompt, tasks, model, result, judgement
+
+
 def test_a_prompt_found_since_is_not_reported_with_the_old_prompts_episodes(
     tmp_path: Path, scale_task: Task, load: Callable[[str], Task], evaluator: Evaluator
 ) -> None:
     """A resumed optimization (a larger budget) rewrites the prompt file the optimized run was asked with."""
-    out, prompt = tmp_path / "opt", tmp_path / "kw.json"
-    tasks = [scale_task, load(MODE)]
-    model = ByEpisode(tasks)
-    result = finished_optimization(out, prompt)
-    first = asyncio.run(judge_heldout(result, judge_settings(heldout_repeats=1), tasks, evaluator, model))  # type: ignore[arg-type]
+    out, prompt, tasks, model, result, first = judged_once(tmp_path, [scale_task, load(MODE)], evaluator)
     assert (first.baseline_passed, first.optimized_passed, first.runs, model.calls) == (0, 2, 2, 4)
     judged = (out / "heldout.json").read_text()
     prompt.write_text(json.dumps({"system_prompt": "Check the signs."}))
@@ -519,11 +527,7 @@ def test_held_out_episodes_of_other_repeats_are_not_judged_with_new_ones(
     tmp_path: Path, scale_task: Task, load: Callable[[str], Task], evaluator: Evaluator
 ) -> None:
     """A resume may change heldout_repeats: the judgement already begun says how to go on."""
-    out, prompt = tmp_path / "opt", tmp_path / "kw.json"
-    tasks = [scale_task, load(MODE)]
-    model = ByEpisode(tasks)
-    result = finished_optimization(out, prompt)
-    asyncio.run(judge_heldout(result, judge_settings(heldout_repeats=1), tasks, evaluator, model))  # type: ignore[arg-type]
+    out, _, tasks, model, result, _ = judged_once(tmp_path, [scale_task, load(MODE)], evaluator)
     judged = (out / "heldout.json").read_text()
     with pytest.raises(ValueError) as err:
         asyncio.run(judge_heldout(result, judge_settings(heldout_repeats=2), tasks, evaluator, model))  # type: ignore[arg-type]
