@@ -23,7 +23,7 @@ from run_builders import (
     suite_outcome,
 )
 
-from fembench_agents.report import Report, build_report, paper, render_markdown, write_report
+from fembench_agents.report import Report, build_report, paper, render_markdown, sensitivity, write_report
 from fembench_agents.report.cases import case_margins, case_stage_rows
 from fembench_agents.report.paper import diagnostics, last_attempts, paper_tables, task_info
 from fembench_agents.report.paper_render import margin_rows, paper_rows
@@ -321,3 +321,73 @@ def test_the_pde_stage_table_and_margins_count_each_gate_over_the_one_before() -
     exact = case_outcome("poisson_1", 0.0, 0.4).model_copy(update={"thresholds": strict})  # an exact solver
     (exact_margins,) = case_margins([case_attempt(0, exact)])
     assert (exact_margins.error_ratios, exact_margins.time_ratios) == ([0.0], [0.2])
+
+
+SENSITIVITY = CaseThresholds(
+    e_base=1e-4, tau_acc=1e-3, t_base=1.0, tau_time=2.0, alpha_acc=10, tau_min=1e-6, alpha_time=2, t_floor=0.1
+)
+
+
+def recorded_case(error: float | None, seconds: float | None, **thresholds: float | None) -> CaseOutcome:
+    th = SENSITIVITY.model_copy(update=thresholds)
+    return case_outcome("poisson_1", error, seconds).model_copy(update={"thresholds": th})
+
+
+def test_sensitivity_recomputes_a_verdict_against_both_bounds_and_their_floors() -> None:
+    # recorded: accurate at error <= max(10 x 1e-4, 1e-6) = 1e-3, fast at time <= 2 x max(1.0, 0.1) = 2.0
+    assert sensitivity.passes(recorded_case(1e-3, 2.0))  # both bounds included
+    assert not sensitivity.passes(recorded_case(1.5e-3, 2.0)) and sensitivity.passes(
+        recorded_case(1.5e-3, 2.0), alpha_acc=15
+    )
+    assert not sensitivity.passes(recorded_case(1e-3, 2.5)) and sensitivity.passes(
+        recorded_case(1e-3, 2.5), alpha_time=2.5
+    )
+    assert not sensitivity.passes(recorded_case(1e-3, 1.5), alpha_time=1)  # a stricter target fails what passed
+    assert not sensitivity.passes(recorded_case(5e-4, 1.0), alpha_acc=4)
+    # the floors: a tiny e_base leaves the bound at tau_min, a tiny t_base at alpha_time x t_floor
+    assert sensitivity.passes(recorded_case(1e-6, 1.0, e_base=1e-9)) and not sensitivity.passes(
+        recorded_case(1.1e-6, 1.0, e_base=1e-9)
+    )
+    assert sensitivity.passes(
+        recorded_case(1.1e-6, 1.0, e_base=1e-9), alpha_acc=2000
+    )  # 2000 x 1e-9 = 2e-6 over the floor
+    assert sensitivity.passes(recorded_case(1e-4, 0.2, t_base=0.01)) and not sensitivity.passes(
+        recorded_case(1e-4, 0.21, t_base=0.01)
+    )
+    assert sensitivity.passes(recorded_case(1e-4, 0.21, t_base=0.01), alpha_time=3)
+    # nothing to recompute from: never passes, whatever the alphas
+    loose = {"alpha_acc": 1e9, "alpha_time": 1e9}
+    not_run = case_outcome("poisson_1", 1e-4, 0.5, executed=False).model_copy(update={"thresholds": SENSITIVITY})
+    unmeasured = [recorded_case(None, 0.5), recorded_case(float("nan"), 0.5), recorded_case(float("inf"), 0.5)]
+    untimed = [recorded_case(1e-4, None), recorded_case(1e-4, 0.5, t_base=None)]
+    for outcome in (
+        not_run,
+        *unmeasured,
+        *untimed,
+        case_outcome("poisson_1", 1e-4, 0.5).model_copy(update={"thresholds": None}),
+    ):
+        assert not sensitivity.passes(outcome) and not sensitivity.passes(outcome, **loose)
+
+
+def test_sensitivity_curves_count_every_latest_scored_attempt_per_model_agent_and_library(tmp_path: Path) -> None:
+    def case_attempt(agent: str, k: int, index: int, outcome: CaseOutcome | None) -> AttemptRecord:
+        return attempt(episode(agent, "poisson_1", k, False, track="numpy-scipy"), index, outcome)
+
+    records: list[AttemptRecord | EpisodeRecord] = [
+        case_attempt("loop", 0, 1, recorded_case(3e-3, 0.5)),  # rescued at alpha_acc 30
+        case_attempt("loop", 0, 2, recorded_case(5e-4, 1.5)),  # a feedback loop's attempts each count
+        case_attempt("loop", 1, 1, recorded_case(1e-2, 0.5)),  # rewritten below: the later record counts
+        case_attempt("loop", 1, 1, recorded_case(1e-4, 3.0)),  # passes at alpha_time 3
+        case_attempt("loop", 2, 1, None),  # the model call failed: nothing scored
+        case_attempt("single", 0, 1, recorded_case(1e-4, 0.5).model_copy(update={"library": "scikit-fem"})),
+        attempt(episode("single", TASK_1D, 0, True), 1, function_outcome(TASK_1D, [("match", None)], True)),
+    ]
+    run = make_run(tmp_path / "run", "run", records)
+    found = sensitivity.curves([run], alpha_acc=(1.0, 10.0, 30.0), alpha_time=(1.0, 2.0, 3.0))
+    assert [(c.agent, c.library, c.varied, c.attempts, c.pass_rates) for c in found] == [
+        ("loop", "numpy-scipy", "alpha_acc", 3, (0.0, 1 / 3, 2 / 3)),  # at alpha_time 2
+        ("loop", "numpy-scipy", "alpha_time", 3, (0.0, 1 / 3, 2 / 3)),  # at alpha_acc 10
+        ("single", "scikit-fem", "alpha_acc", 1, (1.0, 1.0, 1.0)),
+        ("single", "scikit-fem", "alpha_time", 1, (1.0, 1.0, 1.0)),
+    ]
+    assert {(c.model, c.alphas) for c in found} == {(MODEL, (1.0, 10.0, 30.0)), (MODEL, (1.0, 2.0, 3.0))}
