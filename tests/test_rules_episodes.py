@@ -858,3 +858,22 @@ def test_the_agent_named_in_the_config_runs_when_none_is_given(tmp_path: Path, s
     model = QueuedModel([response().model_copy(update={"text": f"```python\n{CORRECT_SCALE}```"})])
     [record] = asyncio.run(execute_run(config, [scale_task], tmp_path, model, evaluator))
     assert (record.agent, record.passed, record.attempts, record.error) == ("single-shot", True, 1, None)
+
+
+def test_a_run_is_resumed_under_what_decides_its_answers_not_how_fast_or_where_they_are_asked(tmp_path: Path) -> None:
+    params = ModelParams(
+        temperature=0.5, max_tokens=100, reasoning_effort="low", seed=3, timeout=9.0, api_base="http://a"
+    )
+    config = RunConfig(model=MODEL, agent="loop", tasks="FEM_*", track="tests", repeats=2, concurrency=4, params=params)
+    assert config.identity() == {
+        "model": MODEL, "agent": "loop", "tasks": "FEM_*", "track": "tests", "repeats": 2,
+        "params": {"temperature": 0.5, "max_tokens": 100, "reasoning_effort": "low", "seed": 3},
+    }  # fmt: skip
+    tasks = [fake_task("a")]
+    prepare_run_dir(tmp_path, config, tasks)
+    elsewhere = ModelParams(temperature=0.5, max_tokens=100, reasoning_effort="low", seed=3, api_base="http://b")
+    prepare_run_dir(tmp_path, RunConfig(**{**vars(config), "params": elsewhere, "model_concurrency": 1}), tasks)
+    for changed in ({"seed": 4}, {"max_tokens": 101}, {"reasoning_effort": "high"}, {"temperature": 0.0}):
+        other = RunConfig(**{**vars(config), "params": params.model_copy(update=changed)})
+        with pytest.raises(ValueError, match=f"^{tmp_path} holds a different run"):
+            prepare_run_dir(tmp_path, other, tasks)
