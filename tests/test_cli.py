@@ -8,10 +8,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from conftest import FEM_1D, GOOD_SCALE_TESTS, scale_source, write_module
 
+from fembench_agents.scoring.folder import Completion, find_completions
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.loader import load_tasks
 from fembench_agents.suite.validation import ideal_answer
@@ -128,6 +131,27 @@ def test_bad_arguments_exit_2(tmp_path: Path, args: tuple[str, ...]) -> None:
     assert run.stderr.strip()
 
 
+def test_a_completion_belongs_to_the_longest_task_id_its_name_starts_with(tmp_path: Path) -> None:
+    names = [
+        "bar_code_gpt.py",  # task "bar", code, label "gpt"
+        "bar_test_code_gpt.py",  # task "bar_test" (not task "bar"'s tests labelled "code_gpt")
+        "bar_test_test_x_y.py",  # task "bar_test", tests, label "x_y"
+        "bar_code_.py",  # no label
+        "barn_code_a.py",  # no task "barn"
+        "bar_test_a.txt",  # not Python
+    ]
+    for name in names:
+        (tmp_path / name).write_text("")
+    tasks: list[Any] = [SimpleNamespace(task_id="bar"), SimpleNamespace(task_id="bar_test")]
+    found, unmatched = find_completions(tmp_path, tasks)
+    assert found == [
+        Completion("bar", "code", "gpt", tmp_path / "bar_code_gpt.py"),
+        Completion("bar_test", "code", "gpt", tmp_path / "bar_test_code_gpt.py"),
+        Completion("bar_test", "test", "x_y", tmp_path / "bar_test_test_x_y.py"),
+    ]
+    assert unmatched == ["bar_code_.py", "barn_code_a.py"]
+
+
 def test_score_folder_writes_summary_json(tmp_path: Path) -> None:
     task_dir = tmp_path / "tasks"
     task_dir.mkdir()
@@ -177,6 +201,9 @@ def test_score_folder_writes_summary_json(tmp_path: Path) -> None:
     scale_share = 1 / 2  # test_scales_values fails on the reference; the other reaches joint success
     assert bad["mean_joint_test_success"] == pytest.approx((mesh_share + scale_share) / n)
     assert bad["mean_reference_pass"] == pytest.approx((mesh_share + scale_share) / n)
+    # failures detected: the mesh task's first test detects 4 of the task's 6, the scale tests both of theirs
+    # (the one failing the reference included); the third task has no suite
+    assert bad["mean_failure_detection"] == pytest.approx((4 / 6 + 2 / 2) / n)
     assert data["unmatched_files"] == ["notes.py"]
     fn_bad = data["function_outcomes"]["bad"]
     assert (fn_bad[MESH]["passed"], fn_bad[STIFFNESS]["passed"]) == (True, False)
