@@ -321,6 +321,10 @@ def test_the_pde_stage_table_and_margins_count_each_gate_over_the_one_before() -
     exact = case_outcome("poisson_1", 0.0, 0.4).model_copy(update={"thresholds": strict})  # an exact solver
     (exact_margins,) = case_margins([case_attempt(0, exact)])
     assert (exact_margins.error_ratios, exact_margins.time_ratios) == ([0.0], [0.2])
+    at_bounds = case_outcome("poisson_1", 1e-3, 2.0).model_copy(update={"thresholds": strict})  # ratios 1.0: within
+    assert margin_rows(case_margins([case_attempt(0, exact), case_attempt(1, at_bounds)]))[1] == [
+        [MODEL, "single", "numpy-scipy", "poisson", "0.5 [0.25, 0.75]", "2/2", "0.6 [0.4, 0.8]", "2/2"]
+    ]
 
 
 SENSITIVITY = CaseThresholds(
