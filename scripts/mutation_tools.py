@@ -67,6 +67,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.proxy": ("*",),
     "scoring.sandbox.pairs": ("*",),
     "scoring.sandbox.callbacks": ("*",),
+    # the worker's side of a job: its wall clock, output limit and stderr tail (not its start-up)
+    "scoring.sandbox.zygote": ("x__output_cap__*", "x_serve__*"),
     "scoring.job_results": ("*",),
     "cases.gates": ("*",),
     "cases.scorer": ("*",),
@@ -130,6 +132,13 @@ DECLARED: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.pairs": (*TESTS_TRACK, "tests/test_test_pairs.py"),
     # both sides run in children; encoding and decoding are also tested in-process (test_rules_channel)
     "scoring.sandbox.callbacks": (*TESTS_TRACK, "tests/test_test_pairs.py", "tests/test_rules_channel.py"),
+    # the worker serves every job; its limits at their boundaries, and the pairs' outputs
+    "scoring.sandbox.zygote": (
+        "tests/test_rules_limits.py",
+        "tests/test_rules_evaluator.py",
+        "tests/test_rules_child.py",
+        "tests/test_test_pairs.py",
+    ),
 }
 
 

@@ -1,6 +1,6 @@
 """Limits and budgets at their boundaries: the sandbox policy's checks and
-derived CPU limit, the whitelisted environment, and GEPA metric-call budgets
-computed by hand from DSPy's formula."""
+derived CPU limit, the whitelisted environment, a job's wall clock and output
+limit, and GEPA metric-call budgets computed by hand from DSPy's formula."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import os
 import pytest
 
 from fembench_agents.optimize.budget import Budget, dspy_auto_budget, resolve_budget
+from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.scoring.sandbox.policy import FIXED_ENV, SandboxPolicy, sandbox_env
 
 # ----------------------------------------------------------------- sandbox policy
@@ -66,6 +67,16 @@ def test_the_environment_is_a_whitelist(monkeypatch: pytest.MonkeyPatch) -> None
     assert sandbox_env()["PATH"] == "/usr/local/bin:/usr/bin:/bin"
     assert sandbox_env({"HOME": "/scratch", "X": "1"})["HOME"] == "/scratch"
     assert sandbox_env({"X": "1"})["X"] == "1"
+
+
+def test_a_job_is_killed_at_its_wall_clock_not_at_its_cpu_backstop(sandbox: Sandbox) -> None:
+    """A sleeping job uses no CPU: only the wall clock ends it, and what it reported before stays."""
+    code = "import time\ndef f(x):\n    if x:\n        time.sleep(120)\n    return x\n"
+    job = {"kind": "call", "implementation": {"code": code, "function": "f", "preamble": []}, "inputs": [[0], [1]]}
+    result = sandbox.run(job, SandboxPolicy(wall_seconds=1.0, cpu_seconds=100))
+    assert (result.timed_out, result.truncated, result.exit_code, result.signal) == (True, False, None, 9)
+    assert [f.get("status") for f in result.events("input")] == ["ok"]
+    assert 1.0 <= result.wall_seconds < 30.0  # killed at 1 s (100 s had it waited for the CPU limit)
 
 
 # ----------------------------------------------------------------- GEPA budgets
