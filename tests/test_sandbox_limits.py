@@ -9,7 +9,9 @@ import sys
 
 from conftest import ROOT
 
-JOB = """with Sandbox(workers=1) as sb:
+JOB = """
+from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
+with Sandbox(workers=1) as sb:
     job = {"kind": "call", "implementation": {"code": "def f():\\n    return 41 + 1\\n", "function": "f",
            "preamble": []}, "inputs": [[]]}
     r = sb.run(job, SandboxPolicy(wall_seconds=30.0))
@@ -26,4 +28,3 @@ def test_a_job_runs_under_a_lower_inherited_cpu_limit() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "['ok']"
-
