@@ -4,12 +4,14 @@ limit, and GEPA metric-call budgets computed by hand from DSPy's formula."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
 
 from fembench_agents.optimize.budget import Budget, dspy_auto_budget, resolve_budget
-from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.scoring.job_results import ended_how
+from fembench_agents.scoring.sandbox import JobResult, Sandbox
 from fembench_agents.scoring.sandbox.policy import FIXED_ENV, SandboxPolicy, sandbox_env
 
 # ----------------------------------------------------------------- sandbox policy
@@ -77,6 +79,55 @@ def test_a_job_is_killed_at_its_wall_clock_not_at_its_cpu_backstop(sandbox: Sand
     assert (result.timed_out, result.truncated, result.exit_code, result.signal) == (True, False, None, 9)
     assert [f.get("status") for f in result.events("input")] == ["ok"]
     assert 1.0 <= result.wall_seconds < 30.0  # killed at 1 s (100 s had it waited for the CPU limit)
+
+
+EXACT_OUTPUT = """
+import os, stat
+
+def f(size):
+    line = b'{"event": "note", "pad": "' + b"x" * (size - 29) + b'"}\\n'
+    results = next(fd for fd in range(3, 256) if _is_pipe(fd))
+    while size and line:
+        line = line[os.write(results, line):]
+    os._exit(0)
+
+def _is_pipe(fd):
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+"""
+
+
+def test_a_jobs_output_is_cut_at_its_limit_to_the_byte(sandbox: Sandbox) -> None:
+    """The limit counts every byte on the job's result channel: the worker's isolation frame, then the
+    attempt's, here one frame of exactly `size` bytes written by the attempt itself."""
+
+    def run(size: int, limit: int) -> JobResult:
+        job = {
+            "kind": "call",
+            "implementation": {"code": EXACT_OUTPUT, "function": "f", "preamble": []},
+            "inputs": [[size]],
+        }
+        return sandbox.run(job, SandboxPolicy(wall_seconds=20.0, max_output_bytes=limit))
+
+    quiet = run(0, 1 << 20)
+    head = len(json.dumps({"event": "isolation", "level": quiet.isolation, "detail": quiet.isolation_detail})) + 1
+    at_limit = run(4096, head + 4096)
+    assert (at_limit.truncated, at_limit.exit_code, at_limit.malformed_frames) == (False, 0, 0)
+    assert [len(f["pad"]) for f in at_limit.events("note")] == [4096 - 29]
+    assert run(4097, head + 4096).truncated  # one byte over: its newline is cut
+    over = run(4098, head + 4096)
+    assert (over.truncated, over.events("note"), over.malformed_frames) == (True, [], 1)  # its frame is cut
+    assert ended_how(over) == ("crashed", "the output was larger than the sandbox accepts")
+
+
+def test_a_job_keeps_the_last_8192_bytes_of_its_stderr(sandbox: Sandbox) -> None:
+    code = 'import os\ndef f(x):\n    os.write(2, b"a" * 40000)\n    os.write(2, b"b" * 8000 + b"\\xff" + b"END")\n    return x\n'
+    job = {"kind": "call", "implementation": {"code": code, "function": "f", "preamble": []}, "inputs": [[1]]}
+    result = sandbox.run(job, SandboxPolicy(wall_seconds=20.0))
+    assert [f["status"] for f in result.events("input")] == ["ok"]
+    assert result.stderr == "a" * 188 + "b" * 8000 + "\ufffd" + "END"  # 188 + 8000 + 1 + 3 bytes; one not UTF-8
 
 
 # ----------------------------------------------------------------- GEPA budgets
