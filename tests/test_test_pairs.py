@@ -318,6 +318,45 @@ def test_a_pair_may_write_up_to_its_share_of_the_output_limit(
     assert len(pair.events("note")) == notes  # past the limit, the output is cut at it: the extra byte is gone
 
 
+ESCAPED_OUTPUT = """
+import os, stat
+
+def test_scales_values(fcn):
+    line = b'{"event": "note", "pad": "x' + b'\\\\"' * 497 + b'"}\\n'  # 994 of its 1024 bytes escape to 2
+    assert len(line) == 1024
+    data = line * 1024
+    results = next(fd for fd in range(3, 256) if _is_pipe(fd))
+    while data:
+        data = data[os.write(results, data):]
+    os._exit(0)
+
+def _is_pipe(fd):
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+"""
+
+
+def test_every_pair_of_a_job_may_fill_its_share_with_output_that_escapes_to_twice_its_size(
+    sandbox: Sandbox, scale_task: Task
+) -> None:
+    """The job's own limit leaves room for each pair's share, escaped inside the pair's frame."""
+    job: jobs.TestsJob = {
+        "kind": "tests",
+        "test": {"preamble": [], "code": ESCAPED_OUTPUT},
+        "implementations": [Evaluator.task_implementation(scale_task, "scale_vector")],
+        "pairs": [{"test": "test_scales_values", "implementation": 0}] * 3,
+        "pair_seconds": 5.0,
+    }
+    result = sandbox.run(job, SandboxPolicy(wall_seconds=30.0, max_output_bytes=MB))  # 1 MB each (at least)
+    assert (result.truncated, result.malformed_frames, result.exit_code) == (False, 0, 0)
+    for index in range(3):
+        pair = result.pair(index)
+        assert (pair.truncated, pair.malformed_frames, len(pair.events("note"))) == (False, 0, 1024)
+        assert pair.events("note")[0]["pad"] == "x" + '"' * 497
+
+
 NOT_UTF8 = """
 import os, stat
 
