@@ -38,7 +38,8 @@ def test_the_manifest_keeps_the_weakest_isolation_of_every_session(tmp_path: Pat
 
 def test_reports_show_the_isolation_of_each_run(tmp_path: Path) -> None:
     runs = []
-    for run_id, isolation in (("confined", CONFINED), ("weak", WEAK), ("old", None)):
+    unaccepted = IsolationReport(level="basic", detail="no user namespace")  # a run made before the option
+    for run_id, isolation in (("confined", CONFINED), ("weak", WEAK), ("old", None), ("unaccepted", unaccepted)):
         directory = tmp_path / run_id
         directory.mkdir()
         write_manifest(
@@ -48,12 +49,15 @@ def test_reports_show_the_isolation_of_each_run(tmp_path: Path) -> None:
     report = build_report(runs)
     assert isolation_warnings(report) == [
         "run weak: isolation: basic; accepted with --allow-weak-isolation: generated code ran with this "
-        "user's files, network and processes (creating a user namespace failed: EPERM (Operation not permitted))"
+        "user's files, network and processes (creating a user namespace failed: EPERM (Operation not permitted))",
+        "run unaccepted: isolation: basic: generated code ran with this user's files, network and processes "
+        "(no user namespace)",
     ]
     markdown = render_markdown(report)
     assert "| confined | " + str(runs[0]) + " | 0 | - | namespaced |" in markdown
     assert "| weak | " + str(runs[1]) + " | 0 | - | basic (accepted) |" in markdown
     assert "| old | " + str(runs[2]) + " | 0 | - | not recorded |" in markdown
+    assert "| unaccepted | " + str(runs[3]) + " | 0 | - | basic |" in markdown
     assert "**Warning**: run weak: isolation: basic; accepted with --allow-weak-isolation" in markdown
     assert report.model_validate_json(report.model_dump_json()).runs[1].isolation == WEAK
 

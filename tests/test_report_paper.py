@@ -205,6 +205,14 @@ def test_every_table_is_written_as_markdown_csv_and_json(report: Report, tmp_pat
     assert Report.model_validate_json(written["json"].read_text()) == report
 
 
+def test_the_markdown_report_of_the_mixed_run_reads_exactly_as_checked_by_hand(report: Report, tmp_path: Path) -> None:
+    """Every figure a reader sees, pinned: tests/fixtures/report_mixed.md was checked against the records
+    above (shares, pass@k, intervals, medians, quartiles, the McNemar p) before it was committed; a change
+    to any rule or rendering shows here as a diff to check again."""
+    expected = (Path(__file__).parent / "fixtures" / "report_mixed.md").read_text()
+    assert render_markdown(report).replace(str(tmp_path), "<tmp>") + "\n" == expected
+
+
 def test_report_over_a_compare_directory_prints_and_writes_the_paper_tables(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
