@@ -357,6 +357,42 @@ def test_every_pair_of_a_job_may_fill_its_share_with_output_that_escapes_to_twic
         assert pair.events("note")[0]["pad"] == "x" + '"' * 497
 
 
+CONTROL_OUTPUT = """
+import os, stat
+
+def test_scales_values(fcn):
+    results = next(fd for fd in range(3, 256) if _is_pipe(fd) and fd != 2)
+    for fd, data in ((results, b"\\x01" * 2**20), (2, b"\\x01" * 9000)):  # each byte is written as \\u0001
+        while data:
+            data = data[os.write(fd, data):]
+    os._exit(0)
+
+def _is_pipe(fd):
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+"""
+
+
+def test_a_pair_filling_its_share_with_bytes_json_writes_as_six_leaves_the_next_pair_its_own(
+    sandbox: Sandbox, scale_task: Task
+) -> None:
+    job: jobs.TestsJob = {
+        "kind": "tests",
+        "test": {"preamble": [], "code": CONTROL_OUTPUT},
+        "implementations": [Evaluator.task_implementation(scale_task, "scale_vector")],
+        "pairs": [{"test": "test_scales_values", "implementation": 0}] * 2,
+        "pair_seconds": 5.0,
+    }
+    result = sandbox.run(job, SandboxPolicy(wall_seconds=30.0, max_output_bytes=MB))  # 1 MB each (at least)
+    assert (result.truncated, result.malformed_frames, result.exit_code) == (False, 0, 0)
+    for index in range(2):
+        pair = result.pair(index)
+        assert (pair.truncated, pair.malformed_frames, pair.exit_code, pair.frames) == (False, 1, 0, [])
+        assert pair.stderr == "\x01" * 8192
+
+
 NOT_UTF8 = """
 import os, stat
 

@@ -42,7 +42,7 @@ import numpy.testing  # noqa: F401 - assert_allclose in generated tests (100 ms 
 import pytest  # noqa: F401
 
 from fembench_agents.scoring.sandbox import confine, describe, runner  # noqa: F401 - with what they import
-from fembench_agents.scoring.sandbox.pairs import pair_output_cap
+from fembench_agents.scoring.sandbox import pairs as pair_jobs
 
 STDERR_TAIL = 8192
 
@@ -101,14 +101,17 @@ def _open_private(spec: Any) -> dict[str, int]:
 
 
 def _output_cap(request: dict[str, Any]) -> int:
-    """A tests job reports each pair's output (`pairs.pair_output_cap` each),
-    escaped inside frames of its own, with the tail of the pair's stderr."""
+    """A tests job reports each pair's output (`pairs.pair_output_cap` each) and
+    the tail of its stderr as strings of a frame of its own, written by the
+    job's coordinator, never by a test: room for the largest such frame, whatever
+    the pair wrote (JSON writes a byte as at most six: `\\u0001`, or `\\ufffd`
+    for one that is not UTF-8), so a pair's output is cut at its own share only."""
     cap = int(request["policy"]["max_output_bytes"])
     job = request["job"]
     if job.get("kind") != "tests":
         return cap
-    pairs = len(job.get("pairs", ()))
-    return 2 * pairs * (pair_output_cap(cap, pairs) + 2 * STDERR_TAIL + 1024)
+    count = len(job.get("pairs", ()))
+    return count * (6 * (pair_jobs.pair_output_cap(cap, count) + pair_jobs.STDERR_TAIL) + 1024)
 
 
 def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root: str) -> dict[str, Any]:
