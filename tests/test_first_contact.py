@@ -257,6 +257,12 @@ def test_error_summary_counts_and_shows_the_first_distinct_messages() -> None:
         "  C: three (1 episode)",
         "  ... and 1 other errors (see log.jsonl of the run)",
     ]
+    assert error_summary(records[:3], shown=2) == [  # as many distinct errors as are shown: none left over
+        "2 episodes ended in a model error:",
+        "  A: one (1 episode)",
+        "  B: two (1 episode)",
+    ]
+    assert error_summary(records[:1]) == ["1 episode ended in a model error:", "  A: one (1 episode)"]
     assert error_summary([_episode("done")]) == []
 
 

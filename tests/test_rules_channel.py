@@ -17,6 +17,7 @@ import pytest
 
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.codec import Unsupported
+from fembench_agents.scoring.sandbox import IsolationReport, Sandbox, WeakIsolationRefused
 from fembench_agents.scoring.sandbox.callbacks import CALLBACK, decode_arguments, encode_arguments
 from fembench_agents.scoring.sandbox.pool import JobResult, _decode
 
@@ -489,3 +490,28 @@ def test_arguments_are_read_to_66_levels_and_a_malformed_callback_is_refused() -
         with pytest.raises(ValueError) as raised:
             decode_arguments({CALLBACK: body}, stub)
         assert str(raised.value) == "malformed encoded value: unknown tag '__callback__'"
+
+
+class _CrashingWorkers:
+    """An executor whose jobs die before confining themselves: the worker's reply, and nothing on the channel."""
+
+    size = 1
+
+    def __init__(self, stderr: str) -> None:
+        self.stderr = stderr
+
+    def execute(self, request: object) -> dict[str, Any]:
+        return reply(exit_code=70, stderr=self.stderr)
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_sandbox_whose_probe_job_dies_reports_no_isolation_with_the_last_line_it_wrote() -> None:
+    stderr = "Traceback (most recent call last):\n  ...\nsandbox child error: OSError: unshare failed\n\n"
+    report = Sandbox(executor=_CrashingWorkers(stderr)).isolation()
+    assert report == IsolationReport(level="none", detail="sandbox child error: OSError: unshare failed")
+    accepted = Sandbox(executor=_CrashingWorkers(""), allow_weak_isolation=True).isolation()
+    assert accepted == IsolationReport(level="none", detail="the probe job failed", accepted_weak=True)
+    with pytest.raises(WeakIsolationRefused, match=r"only 'none' isolation \(sandbox child error: OSError: unshare"):
+        Sandbox(executor=_CrashingWorkers(stderr)).require_isolation()

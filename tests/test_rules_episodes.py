@@ -96,6 +96,10 @@ def case(name: str, present: bool = True, reference: bool = True, **detected: bo
 
 
 HALF_RIGHT = make_suite(case("test_a", f=True), case("test_b", g=False))
+# joint 1/3 (test_a), passing the reference 2/3, detecting 3 of the 4 failures: a score tells which it is
+THIRD_RIGHT = make_suite(
+    case("test_a", f=True, h=True), case("test_b", g=False), case("test_c", reference=False, k=True)
+)
 UNPARSED = make_suite(case("test_a", False, False, f=False), case("test_b", False, False, g=False), parse_error=True)
 
 
@@ -205,9 +209,9 @@ def summary_fields(record: EpisodeRecord) -> tuple[Any, ...]:
 
 
 def test_a_test_suite_episode_is_scored_by_its_last_attempt(tmp_path: Path) -> None:
-    s, log = session(tmp_path, [UNPARSED, HALF_RIGHT], track="tests")
+    s, log = session(tmp_path, [UNPARSED, THIRD_RIGHT], track="tests")
     assert run_attempts(s, 2) is None
-    assert summary_fields(s.summary(0.0)) == ("done", False, 0.5, 2, None, "tests", "failure_not_detected")
+    assert summary_fields(s.summary(0.0)) == ("done", False, 1 / 3, 2, None, "tests", "failure_not_detected")
     log.close()
 
 
@@ -407,11 +411,13 @@ def test_a_run_read_back_has_one_row_per_episode_in_model_agent_track_task_repea
             record("a", "t2", 0, "error", False),
             record("a", "t1", 0, "done", False),
             record("a", "t2", 0, "done", True),  # resumed: the finished record counts
+            record("a", "t1", 1, "done", True),
         ):
             log.append(r)
     run = open_run(tmp_path)
     assert [(e.agent, e.task_id, e.repeat, e.status, e.passed) for e in run.episodes()] == [
         ("a", "t1", 0, "done", False),
+        ("a", "t1", 1, "done", True),
         ("a", "t2", 0, "done", True),
         ("a", "t2", 1, "done", False),
         ("b", "t1", 0, "done", True),
@@ -419,6 +425,7 @@ def test_a_run_read_back_has_one_row_per_episode_in_model_agent_track_task_repea
     rows = run.episode_rows()
     assert [(r["run"], r["agent"], r["task_id"], r["repeat"], r["passed"]) for r in rows] == [
         ("r7", "a", "t1", 0, False),
+        ("r7", "a", "t1", 1, True),
         ("r7", "a", "t2", 0, True),
         ("r7", "a", "t2", 1, False),
         ("r7", "b", "t1", 0, True),
