@@ -67,8 +67,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.proxy": ("*",),
     "scoring.sandbox.pairs": ("*",),
     "scoring.sandbox.callbacks": ("*",),
-    # the worker's side of a job: its wall clock, output limit and stderr tail (not its start-up)
-    "scoring.sandbox.zygote": ("x__output_cap__*", "x_serve__*"),
+    # the worker's side of a job's limits: its wall clock, output limit and stderr tail (not its confinement)
+    "scoring.sandbox.zygote": ("x__output_cap__*", "x__collect__*"),
     "scoring.job_results": ("*",),
     "cases.gates": ("*",),
     "cases.scorer": ("*",),

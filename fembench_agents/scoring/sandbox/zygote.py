@@ -117,8 +117,7 @@ def _output_cap(request: dict[str, Any]) -> int:
 def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root: str) -> dict[str, Any]:
     """Runs in a fresh fork of the worker, which it may change at will: it
     enters the job's namespaces itself (`confine.enter_namespaces`), forks
-    the job process B, enforces the wall clock on it and collects what it
-    wrote."""
+    the job process B, then collects what B wrote under the job's limits."""
     policy, job = request["policy"], request["job"]
     result_r, result_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -140,13 +139,20 @@ def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root
         _job_process(request, namespaces, exposed, env, {"result_w": result_w, "err_w": err_w}, keep, scratch)
     for fd in (result_w, err_w, *(fd for fd in keep if fd != result_w)):
         os.close(fd)
+    reply = _collect(pid, result_r, err_r, start + policy["wall_seconds"], _output_cap(request))
+    shutil.rmtree(scratch, ignore_errors=True)
+    return {**reply, "wall_seconds": time.perf_counter() - start}
+
+
+def _collect(pid: int, result_r: int, err_r: int, deadline: float, cap: int) -> dict[str, Any]:
+    """The job's limits: B is killed at `deadline` and its result channel cut
+    past `cap` bytes; what is left in the pipes once B has ended is read for
+    a second more. Ends what is left of the job, and says how it ended."""
     pidfd = os.pidfd_open(pid)
     result, err = bytearray(), bytearray()
     buffers = {result_r: result, err_r: err}
     open_fds = set(buffers)
-    cap = _output_cap(request)
     timed_out = truncated = exited = False
-    deadline = start + policy["wall_seconds"]
     drain_until: float | None = None
     while open_fds and not truncated:
         now = time.perf_counter()
@@ -182,7 +188,6 @@ def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root
     os.close(pidfd)
     for fd in buffers:
         os.close(fd)
-    shutil.rmtree(scratch, ignore_errors=True)
     if truncated:
         del result[cap:]
     return {
@@ -192,7 +197,6 @@ def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root
         "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "stderr": err[-STDERR_TAIL:].decode("utf-8", "replace"),
-        "wall_seconds": time.perf_counter() - start,
     }
 
 
