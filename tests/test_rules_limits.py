@@ -122,6 +122,16 @@ def test_a_jobs_output_is_cut_at_its_limit_to_the_byte(sandbox: Sandbox) -> None
     assert ended_how(over) == ("crashed", "the output was larger than the sandbox accepts")
 
 
+def test_a_job_writing_without_end_is_stopped_at_its_output_limit_not_at_its_wall_clock(sandbox: Sandbox) -> None:
+    code = EXACT_OUTPUT.replace("while size and line:", "while True:").replace(
+        "line = line[os.write(results, line):]", "os.write(results, line)"
+    )
+    job = {"kind": "call", "implementation": {"code": code, "function": "f", "preamble": []}, "inputs": [[1024]]}
+    result = sandbox.run(job, SandboxPolicy(wall_seconds=20.0, max_output_bytes=1 << 20))
+    assert (result.truncated, result.timed_out, result.signal) == (True, False, 9)
+    assert len(result.events("note")) == 1023  # 1 MB holds the isolation frame and 1023 of the 1 KB frames
+
+
 def test_a_job_keeps_the_last_8192_bytes_of_its_stderr(sandbox: Sandbox) -> None:
     code = 'import os\ndef f(x):\n    os.write(2, b"a" * 40000)\n    os.write(2, b"b" * 8000 + b"\\xff" + b"END")\n    return x\n'
     job = {"kind": "call", "implementation": {"code": code, "function": "f", "preamble": []}, "inputs": [[1]]}
