@@ -229,6 +229,9 @@ def declare() -> None:
     stats_path.write_text(json.dumps(stats, indent=4))
 
 
+KILLED_ELSEWHERE = "killed by "  # an entry of SURVIVORS killed by a test mutmut does not run, named after it
+
+
 def equivalents() -> dict[str, str]:
     if not SURVIVORS.exists():
         return {}
@@ -237,7 +240,9 @@ def equivalents() -> dict[str, str]:
 
 
 def report(modules: list[str]) -> int:
-    explained = equivalents()
+    listed = equivalents()
+    elsewhere = {k for k, why in listed.items() if why.startswith(KILLED_ELSEWHERE)}
+    explained = {k: why for k, why in listed.items() if k not in elsewhere}
     print(f"{'module':<20} {'mutants':>7} {'killed':>6} {'equiv':>5} {'surv':>5} {'other':>5}  kill ratio")
     unexplained: list[str] = []
     flaky: list[str] = []
@@ -253,6 +258,8 @@ def report(modules: list[str]) -> int:
             )
             continue
         status = {k: STATUS.get(v, "suspicious") for k, v in codes.items()}
+        # killed by a test outside mutmut's selection (run by hand with the mutant in place): killed
+        status = {k: "killed" if s == "survived" and k in elsewhere else s for k, s in status.items()}
         # A listed mutant cannot change behaviour: if a test "killed" it, that test failed for
         # another reason (a flaky run under load). It counts as equivalent, and is named.
         flaky += [k for k, s in status.items() if k in explained and s != "survived" and s != "not checked"]

@@ -451,6 +451,46 @@ def test_without_user_namespaces_generated_code_is_refused_unless_accepted(home:
     assert "warning: isolation: basic; accepted with --allow-weak-isolation" in " ".join(done.stderr.split())
 
 
+LEFT_WRITER = '''
+import json
+from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
+
+CODE = """
+import os, stat, time
+
+def f(x):
+    results = next(fd for fd in range(3, 256) if _is_pipe(fd) and fd != 2)
+    if os.fork() == 0:  # leaves the job's process group, holding its result channel
+        os.setsid()
+        time.sleep(1.2)  # 0.2 s after the job is killed at its wall clock
+        os.write(results, b'{"event": "note", "late": true}\\\\n')
+        time.sleep(6)
+        os._exit(0)
+    time.sleep(60)
+
+def _is_pipe(fd):
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+"""
+with Sandbox(workers=1, allow_weak_isolation=True) as sandbox:
+    job = {"kind": "call", "implementation": {"code": CODE, "function": "f", "preamble": []}, "inputs": [[1]]}
+    r = sandbox.run(job, SandboxPolicy(wall_seconds=1.0))
+    print(json.dumps([r.isolation, r.timed_out, r.events("note"), r.wall_seconds]))
+'''
+
+
+def test_with_basic_isolation_a_job_killed_at_its_wall_clock_is_read_for_one_second_more(home: Path) -> None:
+    """Without a PID namespace a process can outlive the job holding its pipes: what it writes in the
+    second after the kill is kept, and the job ends then, not when that process does."""
+    done = run_as_user(home, [sys.executable, "-c", LEFT_WRITER], user_namespaces=False, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    level, timed_out, notes, seconds = json.loads(done.stdout.splitlines()[-1])
+    assert (level, timed_out, notes) == ("basic", True, [{"event": "note", "late": True}])
+    assert 1.9 <= seconds < 2.7  # killed at 1 s, then read until 2 s
+
+
 def test_the_hostile_corpus_is_contained_for_an_ordinary_user(home: Path) -> None:
     """Every attack of the hostile corpus and of the test-track isolation
     tests, run again with the scorer as an ordinary user: all contained, none
