@@ -397,9 +397,9 @@ def test_finished_episodes_keep_the_latest_done_record() -> None:
 
 
 def test_a_run_read_back_has_one_row_per_episode_in_model_agent_track_task_repeat_order(tmp_path: Path) -> None:
-    def record(agent: str, task: str, repeat: int, status: str, passed: bool) -> EpisodeRecord:
+    def record(agent: str, task: str, repeat: int, status: str, passed: bool, track: str = "code") -> EpisodeRecord:
         return EpisodeRecord(
-            episode=episode_key(MODEL, agent, "code", task, repeat), task_id=task, track="code", agent=agent,
+            episode=episode_key(MODEL, agent, track, task, repeat), task_id=task, track=track, agent=agent,
             model=MODEL, repeat=repeat, status=status, passed=passed, score=float(passed), attempts=1,
         )  # fmt: skip
 
@@ -412,6 +412,7 @@ def test_a_run_read_back_has_one_row_per_episode_in_model_agent_track_task_repea
             record("a", "t1", 0, "done", False),
             record("a", "t2", 0, "done", True),  # resumed: the finished record counts
             record("a", "t1", 1, "done", True),
+            record("a", "t0", 0, "done", True, track="tests"),  # a track of its own, after code
         ):
             log.append(r)
     run = open_run(tmp_path)
@@ -420,6 +421,7 @@ def test_a_run_read_back_has_one_row_per_episode_in_model_agent_track_task_repea
         ("a", "t1", 1, "done", True),
         ("a", "t2", 0, "done", True),
         ("a", "t2", 1, "done", False),
+        ("a", "t0", 0, "done", True),
         ("b", "t1", 0, "done", True),
     ]
     rows = run.episode_rows()
@@ -428,6 +430,7 @@ def test_a_run_read_back_has_one_row_per_episode_in_model_agent_track_task_repea
         ("r7", "a", "t1", 1, True),
         ("r7", "a", "t2", 0, True),
         ("r7", "a", "t2", 1, False),
+        ("r7", "a", "t0", 0, True),
         ("r7", "b", "t1", 0, True),
     ]
     assert "schema_version" not in rows[0] and "type" not in rows[0] and rows[0]["episode"] == run.episodes()[0].episode

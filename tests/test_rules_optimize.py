@@ -399,10 +399,12 @@ def test_the_validation_curve_is_the_running_best_in_discovery_order(tmp_path: P
                 {"index": 0, "discovered_at_metric_call": 0, "val_score": 0.0},
                 {"index": 2, "discovered_at_metric_call": 7, "val_score": 1.0},
                 {"index": 3, "discovered_at_metric_call": 12, "val_score": 0.5},
+                {"index": 5, "discovered_at_metric_call": 15, "val_score": 0.5},  # discovered before index 4
+                {"index": 4, "discovered_at_metric_call": 20, "val_score": 0.5},
             ]
         )
     )
-    assert validation_curve(tmp_path) == [(0, 0.0), (3, 0.0), (7, 1.0), (12, 1.0)]
+    assert validation_curve(tmp_path) == [(0, 0.0), (3, 0.0), (7, 1.0), (12, 1.0), (15, 1.0), (20, 1.0)]
 
 
 def test_an_unfinished_optimization_is_not_judged(
