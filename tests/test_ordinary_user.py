@@ -458,15 +458,17 @@ from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
 CODE = """
 import os, stat, time
 
-def f(x):
+def f(hangs):
     results = next(fd for fd in range(3, 256) if _is_pipe(fd) and fd != 2)
     if os.fork() == 0:  # leaves the job's process group, holding its result channel
         os.setsid()
-        time.sleep(1.2)  # 0.2 s after the job is killed at its wall clock
+        time.sleep(1.2 if hangs else 0.2)  # 0.2 s after the job is killed at its wall clock, or ends
         os.write(results, b'{"event": "note", "late": true}\\\\n')
         time.sleep(6)
         os._exit(0)
-    time.sleep(60)
+    if hangs:
+        time.sleep(60)
+    return hangs
 
 def _is_pipe(fd):
     try:
@@ -475,20 +477,23 @@ def _is_pipe(fd):
         return False
 """
 with Sandbox(workers=1, allow_weak_isolation=True) as sandbox:
-    job = {"kind": "call", "implementation": {"code": CODE, "function": "f", "preamble": []}, "inputs": [[1]]}
-    r = sandbox.run(job, SandboxPolicy(wall_seconds=1.0))
-    print(json.dumps([r.isolation, r.timed_out, r.events("note"), r.wall_seconds]))
+    for hangs, wall in ((1, 1.0), (0, 5.0)):
+        job = {"kind": "call", "implementation": {"code": CODE, "function": "f", "preamble": []}, "inputs": [[hangs]]}
+        r = sandbox.run(job, SandboxPolicy(wall_seconds=wall))
+        print(json.dumps([r.isolation, r.timed_out, r.events("note"), len(r.events("input")), r.wall_seconds]))
 '''
 
 
-def test_with_basic_isolation_a_job_killed_at_its_wall_clock_is_read_for_one_second_more(home: Path) -> None:
+def test_with_basic_isolation_a_job_is_read_for_one_second_after_it_ends_and_no_longer(home: Path) -> None:
     """Without a PID namespace a process can outlive the job holding its pipes: what it writes in the
-    second after the kill is kept, and the job ends then, not when that process does."""
+    second after the job is killed at its wall clock, or ends, is kept, and the job ends then, not when
+    that process does nor at the wall clock."""
     done = run_as_user(home, [sys.executable, "-c", LEFT_WRITER], user_namespaces=False, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    level, timed_out, notes, seconds = json.loads(done.stdout.splitlines()[-1])
-    assert (level, timed_out, notes) == ("basic", True, [{"event": "note", "late": True}])
-    assert 1.9 <= seconds < 2.7  # killed at 1 s, then read until 2 s
+    late = [{"event": "note", "late": True}]
+    killed, ended = (json.loads(line) for line in done.stdout.splitlines()[-2:])
+    assert killed[:4] == ["basic", True, late, 0] and 1.9 <= killed[4] < 2.7  # killed at 1 s, read until 2 s
+    assert ended[:4] == ["basic", False, late, 1] and 1.0 <= ended[4] < 2.5  # ended at once, read for 1 s
 
 
 def test_the_hostile_corpus_is_contained_for_an_ordinary_user(home: Path) -> None:
