@@ -81,6 +81,18 @@ def test_a_job_is_killed_at_its_wall_clock_not_at_its_cpu_backstop(sandbox: Sand
     assert 1.0 <= result.wall_seconds < 30.0  # killed at 1 s (100 s had it waited for the CPU limit)
 
 
+def test_a_job_reporting_just_before_its_wall_clock_is_killed_at_it_not_later(sandbox: Sandbox) -> None:
+    code = "import time\ndef f(x):\n    time.sleep(x)\n    return x\n"
+    job = {
+        "kind": "call",
+        "implementation": {"code": code, "function": "f", "preamble": []},
+        "inputs": [[0], [1.8], [120]],
+    }
+    result = sandbox.run(job, SandboxPolicy(wall_seconds=2.0))
+    assert [f.get("status") for f in result.events("input")] == ["ok", "ok"] and result.timed_out
+    assert 2.0 <= result.wall_seconds < 2.5  # its second report came ~0.2 s before the limit
+
+
 EXACT_OUTPUT = """
 import os, stat
 
