@@ -134,6 +134,29 @@ def test_a_jobs_output_is_cut_at_its_limit_to_the_byte(sandbox: Sandbox) -> None
     assert ended_how(over) == ("crashed", "the output was larger than the sandbox accepts")
 
 
+NOT_UTF8 = """
+import os, stat
+
+def f(x):
+    os.write(next(fd for fd in range(3, 256) if _is_pipe(fd)), b"\\xff\\xfe{\\n")  # on the result channel
+    return x
+
+def _is_pipe(fd):
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+"""
+
+
+def test_bytes_an_attempt_writes_on_the_result_channel_that_are_not_utf8_are_one_malformed_frame(
+    sandbox: Sandbox,
+) -> None:
+    job = {"kind": "call", "implementation": {"code": NOT_UTF8, "function": "f", "preamble": []}, "inputs": [[64]]}
+    result = sandbox.run(job, SandboxPolicy(wall_seconds=20.0))
+    assert (result.malformed_frames, result.exit_code, [f["status"] for f in result.events("input")]) == (1, 0, ["ok"])
+
+
 def test_a_job_writing_without_end_is_stopped_at_its_output_limit_not_at_its_wall_clock(sandbox: Sandbox) -> None:
     code = EXACT_OUTPUT.replace("while size and line:", "while True:").replace(
         "line = line[os.write(results, line):]", "os.write(results, line)"
