@@ -25,6 +25,7 @@ import shutil
 import signal
 import socket
 import tempfile
+import textwrap
 import threading
 from pathlib import Path
 from typing import Any
@@ -277,20 +278,20 @@ def test_a_pair_that_writes_while_it_works_keeps_its_tail_and_its_full_time(sand
     assert 1.2 <= long.wall_seconds < 2.0
 
 
-def _exact_output(size: int) -> str:
-    """A test writing `size` bytes of frames (1 KB lines, then a part of one) on its results pipe, then
-    ending its process without a frame of its own."""
+def _writing_test(body: str) -> str:
+    """A test that writes on its pair's pipes itself (`body`, with `results` its results pipe), then ends
+    its process without a frame of its own."""
     return f"""
 import os, stat
 
 def test_scales_values(fcn):
-    line = b'{{"event": "note", "pad": "' + b"x" * 995 + b'"}}\\n'
-    assert len(line) == 1024
-    data = (line * ({size} // 1024 + 1))[:{size}]
-    results = next(fd for fd in range(3, 256) if _is_pipe(fd))
-    while data:
-        data = data[os.write(results, data):]
+    results = next(fd for fd in range(3, 256) if _is_pipe(fd) and fd != 2)
+{textwrap.indent(textwrap.dedent(body), "    ")}
     os._exit(0)
+
+def _write(fd, data):
+    while data:
+        data = data[os.write(fd, data):]
 
 def _is_pipe(fd):
     try:
@@ -300,17 +301,32 @@ def _is_pipe(fd):
 """
 
 
+def _pairs_job(code: str, scale_task: Task, pairs: int) -> jobs.TestsJob:
+    return {
+        "kind": "tests",
+        "test": {"preamble": [], "code": code},
+        "implementations": [Evaluator.task_implementation(scale_task, "scale_vector")],
+        "pairs": [{"test": "test_scales_values", "implementation": 0}] * pairs,
+        "pair_seconds": 5.0,
+    }
+
+
+def _exact_output(size: int) -> str:
+    """`size` bytes of frames (1 KB lines, then a part of one)."""
+    return _writing_test(
+        f"""
+        line = b'{{"event": "note", "pad": "' + b"x" * 995 + b'"}}\\n'
+        assert len(line) == 1024
+        _write(results, (line * ({size} // 1024 + 1))[:{size}])
+        """
+    )
+
+
 @pytest.mark.parametrize(("size", "notes", "truncated"), [(MB, 1024, False), (MB + 1, 1024, True)])
 def test_a_pair_may_write_up_to_its_share_of_the_output_limit(
     sandbox: Sandbox, scale_task: Task, size: int, notes: int, truncated: bool
 ) -> None:
-    job: jobs.TestsJob = {
-        "kind": "tests",
-        "test": {"preamble": [], "code": _exact_output(size)},
-        "implementations": [Evaluator.task_implementation(scale_task, "scale_vector")],
-        "pairs": [{"test": "test_scales_values", "implementation": 0}],
-        "pair_seconds": 5.0,
-    }
+    job = _pairs_job(_exact_output(size), scale_task, 1)
     pair = sandbox.run(job, SandboxPolicy(wall_seconds=20.0, max_output_bytes=MB)).pair(0)  # one pair: all of 1 MB
     assert (pair.truncated, pair.malformed_frames) == (truncated, 0)
     if not truncated:  # one cut at its limit may be killed before it ends by itself
@@ -318,38 +334,22 @@ def test_a_pair_may_write_up_to_its_share_of_the_output_limit(
     assert len(pair.events("note")) == notes  # past the limit, the output is cut at it: the extra byte is gone
 
 
-ESCAPED_OUTPUT = """
-import os, stat
-
-def test_scales_values(fcn):
+ESCAPED_OUTPUT = _writing_test(
+    """
     line = b'{"event": "note", "pad": "x' + b'\\\\"' * 497 + b'"}\\n'  # 994 of its 1024 bytes escape to 2
     assert len(line) == 1024
-    data = line * 1024
-    results = next(fd for fd in range(3, 256) if _is_pipe(fd))
-    while data:
-        data = data[os.write(results, data):]
-    os._exit(0)
-
-def _is_pipe(fd):
-    try:
-        return stat.S_ISFIFO(os.fstat(fd).st_mode)
-    except OSError:
-        return False
-"""
+    _write(results, line * 1024)
+    """
+)
 
 
 def test_every_pair_of_a_job_may_fill_its_share_with_output_that_escapes_to_twice_its_size(
     sandbox: Sandbox, scale_task: Task
 ) -> None:
     """The job's own limit leaves room for each pair's share, escaped inside the pair's frame."""
-    job: jobs.TestsJob = {
-        "kind": "tests",
-        "test": {"preamble": [], "code": ESCAPED_OUTPUT},
-        "implementations": [Evaluator.task_implementation(scale_task, "scale_vector")],
-        "pairs": [{"test": "test_scales_values", "implementation": 0}] * 3,
-        "pair_seconds": 5.0,
-    }
-    result = sandbox.run(job, SandboxPolicy(wall_seconds=30.0, max_output_bytes=MB))  # 1 MB each (at least)
+    result = sandbox.run(
+        _pairs_job(ESCAPED_OUTPUT, scale_task, 3), SandboxPolicy(wall_seconds=30.0, max_output_bytes=MB)
+    )
     assert (result.truncated, result.malformed_frames, result.exit_code) == (False, 0, 0)
     for index in range(3):
         pair = result.pair(index)
@@ -357,35 +357,20 @@ def test_every_pair_of_a_job_may_fill_its_share_with_output_that_escapes_to_twic
         assert pair.events("note")[0]["pad"] == "x" + '"' * 497
 
 
-CONTROL_OUTPUT = """
-import os, stat
-
-def test_scales_values(fcn):
-    results = next(fd for fd in range(3, 256) if _is_pipe(fd) and fd != 2)
-    for fd, data in ((results, b"\\x01" * 2**20), (2, b"\\x01" * 9000)):  # each byte is written as \\u0001
-        while data:
-            data = data[os.write(fd, data):]
-    os._exit(0)
-
-def _is_pipe(fd):
-    try:
-        return stat.S_ISFIFO(os.fstat(fd).st_mode)
-    except OSError:
-        return False
-"""
+CONTROL_OUTPUT = _writing_test(
+    """
+    _write(results, b"\\x01" * 2**20)  # each byte is written as \\u0001
+    _write(2, b"\\x01" * 9000)
+    """
+)
 
 
 def test_a_pair_filling_its_share_with_bytes_json_writes_as_six_leaves_the_next_pair_its_own(
     sandbox: Sandbox, scale_task: Task
 ) -> None:
-    job: jobs.TestsJob = {
-        "kind": "tests",
-        "test": {"preamble": [], "code": CONTROL_OUTPUT},
-        "implementations": [Evaluator.task_implementation(scale_task, "scale_vector")],
-        "pairs": [{"test": "test_scales_values", "implementation": 0}] * 2,
-        "pair_seconds": 5.0,
-    }
-    result = sandbox.run(job, SandboxPolicy(wall_seconds=30.0, max_output_bytes=MB))  # 1 MB each (at least)
+    result = sandbox.run(
+        _pairs_job(CONTROL_OUTPUT, scale_task, 2), SandboxPolicy(wall_seconds=30.0, max_output_bytes=MB)
+    )
     assert (result.truncated, result.malformed_frames, result.exit_code) == (False, 0, 0)
     for index in range(2):
         pair = result.pair(index)
