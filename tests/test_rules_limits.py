@@ -71,11 +71,39 @@ def test_the_environment_is_a_whitelist(monkeypatch: pytest.MonkeyPatch) -> None
     assert sandbox_env({"X": "1"})["X"] == "1"
 
 
+def call_job(code: str, *inputs: object) -> dict[str, object]:
+    """A job calling `f` of `code` on each input."""
+    return {
+        "kind": "call",
+        "implementation": {"code": code, "function": "f", "preamble": []},
+        "inputs": [[x] for x in inputs],
+    }
+
+
+# An attempt runs in the job's process: its result channel is the one pipe there besides stderr.
+ON_THE_CHANNEL = """
+import os, stat
+
+def _channel():
+    return next(fd for fd in range(3, 256) if _is_pipe(fd))
+
+def _is_pipe(fd):
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+def _frame(size):
+    line = b'{"event": "note", "pad": "' + b"x" * (size - 29) + b'"}\\n'
+    assert len(line) == size
+    return line
+"""
+
+
 def test_a_job_is_killed_at_its_wall_clock_not_at_its_cpu_backstop(sandbox: Sandbox) -> None:
     """A sleeping job uses no CPU: only the wall clock ends it, and what it reported before stays."""
     code = "import time\ndef f(x):\n    if x:\n        time.sleep(120)\n    return x\n"
-    job = {"kind": "call", "implementation": {"code": code, "function": "f", "preamble": []}, "inputs": [[0], [1]]}
-    result = sandbox.run(job, SandboxPolicy(wall_seconds=1.0, cpu_seconds=100))
+    result = sandbox.run(call_job(code, 0, 1), SandboxPolicy(wall_seconds=1.0, cpu_seconds=100))
     assert (result.timed_out, result.truncated, result.exit_code, result.signal) == (True, False, None, 9)
     assert [f.get("status") for f in result.events("input")] == ["ok"]
     assert 1.0 <= result.wall_seconds < 30.0  # killed at 1 s (100 s had it waited for the CPU limit)
@@ -83,45 +111,20 @@ def test_a_job_is_killed_at_its_wall_clock_not_at_its_cpu_backstop(sandbox: Sand
 
 def test_a_job_reporting_just_before_its_wall_clock_is_killed_at_it_not_later(sandbox: Sandbox) -> None:
     code = "import time\ndef f(x):\n    time.sleep(x)\n    return x\n"
-    job = {
-        "kind": "call",
-        "implementation": {"code": code, "function": "f", "preamble": []},
-        "inputs": [[0], [1.8], [120]],
-    }
-    result = sandbox.run(job, SandboxPolicy(wall_seconds=2.0))
+    result = sandbox.run(call_job(code, 0, 1.8, 120), SandboxPolicy(wall_seconds=2.0))
     assert [f.get("status") for f in result.events("input")] == ["ok", "ok"] and result.timed_out
     assert 2.0 <= result.wall_seconds < 2.5  # its second report came ~0.2 s before the limit
-
-
-EXACT_OUTPUT = """
-import os, stat
-
-def f(size):
-    line = b'{"event": "note", "pad": "' + b"x" * (size - 29) + b'"}\\n'
-    results = next(fd for fd in range(3, 256) if _is_pipe(fd))
-    while size and line:
-        line = line[os.write(results, line):]
-    os._exit(0)
-
-def _is_pipe(fd):
-    try:
-        return stat.S_ISFIFO(os.fstat(fd).st_mode)
-    except OSError:
-        return False
-"""
 
 
 def test_a_jobs_output_is_cut_at_its_limit_to_the_byte(sandbox: Sandbox) -> None:
     """The limit counts every byte on the job's result channel: the worker's isolation frame, then the
     attempt's, here one frame of exactly `size` bytes written by the attempt itself."""
+    code = (
+        ON_THE_CHANNEL + "\ndef f(size):\n    if size:\n        os.write(_channel(), _frame(size))\n    os._exit(0)\n"
+    )
 
     def run(size: int, limit: int) -> JobResult:
-        job = {
-            "kind": "call",
-            "implementation": {"code": EXACT_OUTPUT, "function": "f", "preamble": []},
-            "inputs": [[size]],
-        }
-        return sandbox.run(job, SandboxPolicy(wall_seconds=20.0, max_output_bytes=limit))
+        return sandbox.run(call_job(code, size), SandboxPolicy(wall_seconds=20.0, max_output_bytes=limit))
 
     quiet = run(0, 1 << 20)
     head = len(json.dumps({"event": "isolation", "level": quiet.isolation, "detail": quiet.isolation_detail})) + 1
@@ -134,43 +137,25 @@ def test_a_jobs_output_is_cut_at_its_limit_to_the_byte(sandbox: Sandbox) -> None
     assert ended_how(over) == ("crashed", "the output was larger than the sandbox accepts")
 
 
-NOT_UTF8 = """
-import os, stat
-
-def f(x):
-    os.write(next(fd for fd in range(3, 256) if _is_pipe(fd)), b"\\xff\\xfe{\\n")  # on the result channel
-    return x
-
-def _is_pipe(fd):
-    try:
-        return stat.S_ISFIFO(os.fstat(fd).st_mode)
-    except OSError:
-        return False
-"""
-
-
 def test_bytes_an_attempt_writes_on_the_result_channel_that_are_not_utf8_are_one_malformed_frame(
     sandbox: Sandbox,
 ) -> None:
-    job = {"kind": "call", "implementation": {"code": NOT_UTF8, "function": "f", "preamble": []}, "inputs": [[64]]}
-    result = sandbox.run(job, SandboxPolicy(wall_seconds=20.0))
+    code = ON_THE_CHANNEL + '\ndef f(x):\n    os.write(_channel(), b"\\xff\\xfe{\\n")\n    return x\n'
+    result = sandbox.run(call_job(code, 64), SandboxPolicy(wall_seconds=20.0))
     assert (result.malformed_frames, result.exit_code, [f["status"] for f in result.events("input")]) == (1, 0, ["ok"])
 
 
 def test_a_job_writing_without_end_is_stopped_at_its_output_limit_not_at_its_wall_clock(sandbox: Sandbox) -> None:
-    code = EXACT_OUTPUT.replace("while size and line:", "while True:").replace(
-        "line = line[os.write(results, line):]", "os.write(results, line)"
-    )
-    job = {"kind": "call", "implementation": {"code": code, "function": "f", "preamble": []}, "inputs": [[1024]]}
-    result = sandbox.run(job, SandboxPolicy(wall_seconds=20.0, max_output_bytes=1 << 20))
+    code = ON_THE_CHANNEL + "\ndef f(size):\n    while True:\n        os.write(_channel(), _frame(size))\n"
+    result = sandbox.run(call_job(code, 1024), SandboxPolicy(wall_seconds=20.0, max_output_bytes=1 << 20))
     assert (result.truncated, result.timed_out, result.signal) == (True, False, 9)
     assert len(result.events("note")) == 1023  # 1 MB holds the isolation frame and 1023 of the 1 KB frames
 
 
-def test_a_job_keeps_the_last_8192_bytes_of_its_stderr(sandbox: Sandbox) -> None:
-    code = 'import os\ndef f(x):\n    os.write(2, b"a" * 40000)\n    os.write(2, b"b" * 8000 + b"\\xff" + b"END")\n    return x\n'
-    job = {"kind": "call", "implementation": {"code": code, "function": "f", "preamble": []}, "inputs": [[1]]}
-    result = sandbox.run(job, SandboxPolicy(wall_seconds=20.0))
+@pytest.mark.parametrize("before", [2000, 40000])  # under and over the 32 KB past which the worker trims it
+def test_a_job_keeps_the_last_8192_bytes_of_its_stderr(sandbox: Sandbox, before: int) -> None:
+    code = 'import os\ndef f(x):\n    os.write(2, b"a" * x)\n    os.write(2, b"b" * 8000 + b"\\xff" + b"END")\n    return x\n'
+    result = sandbox.run(call_job(code, before), SandboxPolicy(wall_seconds=20.0))
     assert [f["status"] for f in result.events("input")] == ["ok"]
     assert result.stderr == "a" * 188 + "b" * 8000 + "\ufffd" + "END"  # 188 + 8000 + 1 + 3 bytes; one not UTF-8
 
