@@ -232,7 +232,8 @@ def declare() -> None:
 KILLED_ELSEWHERE = "killed by "  # an entry of SURVIVORS killed by a test mutmut does not run, named after it
 
 
-def equivalents() -> dict[str, str]:
+def listed_survivors() -> dict[str, str]:
+    """SURVIVORS' entries, name -> reason: equivalents, and mutants killed by tests mutmut does not run."""
     if not SURVIVORS.exists():
         return {}
     found = re.findall(r"^- `([^`]+)`: (.+)$", SURVIVORS.read_text(), re.M)
@@ -240,7 +241,7 @@ def equivalents() -> dict[str, str]:
 
 
 def report(modules: list[str]) -> int:
-    listed = equivalents()
+    listed = listed_survivors()
     elsewhere = {k for k, why in listed.items() if why.startswith(KILLED_ELSEWHERE)}
     explained = {k: why for k, why in listed.items() if k not in elsewhere}
     print(f"{'module':<20} {'mutants':>7} {'killed':>6} {'equiv':>5} {'surv':>5} {'other':>5}  kill ratio")
