@@ -1034,23 +1034,6 @@ def test_scales_values(fcn):
     assert_passes(evaluator, hidden_task, code, {"function": "scale_vector", "module_source": CALLING_BACK})
 
 
-def test_per_call_overhead_is_small(evaluator: Evaluator, hidden_task: Task) -> None:
-    code = """
-import time
-def test_scales_values(fcn):
-    x = np.arange(100.0)
-    fcn(x, 1.0)
-    start = time.perf_counter()
-    for _ in range(200):
-        fcn(x, 2.0)
-    raise AssertionError(f"per-call {1000 * (time.perf_counter() - start) / 200:.4f} ms")
-"""
-    message = run(evaluator, hidden_task, code)["message"]
-    per_call_ms = float(message.split()[1])
-    print(f"proxied call overhead: {per_call_ms:.3f} ms")
-    assert per_call_ms < 10.0, message
-
-
 @pytest.mark.parametrize(
     ("mro", "expected"),
     [
