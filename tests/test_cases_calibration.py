@@ -19,8 +19,11 @@ from pathlib import Path
 import pytest
 
 from fembench_agents.cases import gates, store, timing
+from fembench_agents.cases.calibrate import calibration_sandbox, gate_calibration
 from fembench_agents.cases.domains import DOMAINS, grid_mask
-from fembench_agents.cases.model import CaseSpec
+from fembench_agents.cases.model import CaseSpec, GateConfig
+from fembench_agents.cases.problem import load_cases
+from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.tracks import TRACKS, Track, TrackUnavailable, get_track
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
@@ -128,6 +131,42 @@ def test_machine_calibration_round_trip_and_missing(tmp_path: Path) -> None:
     assert again.lookup("a", "numpy-scipy") == 0.01
     with pytest.raises(timing.CalibrationMissing):
         again.lookup("b", "numpy-scipy")
+
+
+def test_a_partial_calibration_updates_the_solves_it_timed_and_keeps_the_others(tmp_path: Path) -> None:
+    def cal(repeats: int, t_base: dict[str, dict[str, float]], cpus: str = "2") -> timing.MachineCalibration:
+        return timing.MachineCalibration(machine="m1", fingerprint={"cpus": cpus}, repeats=repeats, t_base=t_base)
+
+    timing.save(tmp_path, cal(3, {"a": {"numpy-scipy": 1.0, "scikit-fem": 2.0}, "b": {"numpy-scipy": 3.0}}))
+    # one library of one case timed again: its other library and the other case stay
+    merged, said = timing.merged(tmp_path, cal(3, {"a": {"numpy-scipy": 5.0}, "c": {"ngsolve": 6.0}}))
+    assert merged.t_base == {
+        "a": {"numpy-scipy": 5.0, "scikit-fem": 2.0},
+        "b": {"numpy-scipy": 3.0},
+        "c": {"ngsolve": 6.0},
+    }
+    assert said == "kept 2 solves timed before"
+    # timed with other repeats or on another machine's fingerprint, the old times go, and the count says so
+    for other, why, dropped in (
+        (cal(5, {"a": {"numpy-scipy": 5.0}}), "repeats 3", 2),
+        (cal(3, {}, cpus="4"), "a different fingerprint", 3),
+    ):
+        replaced, said = timing.merged(tmp_path, other)
+        assert replaced == other
+        assert said == f"replaced {timing.path_for(tmp_path, 'm1')} ({why}): {dropped} solves timed there dropped"
+
+
+def test_a_calibration_solver_over_its_time_limit_is_timed_again_as_an_attempt_is() -> None:
+    case = next(c for c in load_cases(CASES) if c.task_id == "poisson_square_smooth")
+    # a time limit of 3 ns and no floor: every timing is too slow, so the first and both re-timings count
+    cal = timing.MachineCalibration(
+        machine="t", fingerprint={}, repeats=1, t_base={case.task_id: {"numpy-scipy": 1e-9}}
+    )
+    config = CaseScoringConfig(retimes=2, gates=GateConfig(t_floor=0.0))
+    with calibration_sandbox(["numpy-scipy"]) as box:
+        out = gate_calibration(CaseScorer(box, cal, config), case, "numpy-scipy")
+    assert [(s.stage, s.passed, s.reason) for s in out.stages][-1] == ("fast", False, "too_slow")
+    assert len(out.timings) == 3 and out.solve_seconds == min(out.timings)
 
 
 def test_skeletons_use_only_their_tracks_imports() -> None:

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fembench_agents.cases import store
+from fembench_agents.cases import store, validation
 from fembench_agents.cases.builder import BUILDER_VERSION, Built, build_all, build_case, same_record
-from fembench_agents.cases.domains import DOMAINS, grid_mask
+from fembench_agents.cases.domains import DOMAINS, grid_mask, grid_points
 from fembench_agents.cases.expressions import ExpressionError, compile_expr
-from fembench_agents.cases.leak import probe
+from fembench_agents.cases.leak import leaks, probe
 from fembench_agents.cases.manufactured import CaseDefinitionError
 from fembench_agents.cases.model import DOMAINS as DOMAIN_NAMES
 from fembench_agents.cases.model import FAMILIES, CaseFile
@@ -65,6 +65,39 @@ def test_no_agent_visible_expression_passes_the_accuracy_gate(case: CaseFile) ->
         assert len(probes) >= n_expr
         worst = min(probes, key=lambda p: p.error)
         assert worst.error > tau, f"{worst.source} reproduces {name} to {worst.error:.2e} <= {tau:.2e}"
+
+
+def test_the_leak_check_reads_data_at_t_end_and_a_pressure_up_to_its_constant() -> None:
+    heat = SPECS["heat_square_jump"]  # t from 0 to 0.25
+    X, Y = grid_points(heat.grid)
+    mask = grid_mask(DOMAINS["unit_square"], heat.grid)
+    # a forcing that is zero at t0 and the solution at t_end
+    leaky = heat.model_copy(update={"forcing": "4*t*(x**2 + y)"})
+    found = leaks(leaky, {"u": X**2 + Y}, mask, 1e-3)
+    assert [(p.source, p.error) for p in found] == [("forcing", pytest.approx(0.0, abs=1e-12))]
+    cavity = SPECS["st_square_cavity"]
+    mask = grid_mask(DOMAINS["unit_square"], cavity.grid)
+    X, Y = grid_points(cavity.grid)
+    # a forcing component that is the pressure but for its constant, which the gate does not judge
+    leaky = cavity.model_copy(update={"forcing": ["x*y", "0"]})
+    found = leaks(leaky, {"u": np.stack([np.sin(3 * X), Y**3]), "p": X * Y + 5.0}, mask, 1e-3)
+    assert [p.source for p in found] == ["forcing[0] as p"]
+
+
+def test_validate_checks_leaks_at_the_most_lenient_librarys_threshold(tmp_path: Path) -> None:
+    case = "poisson_square_smooth"
+    for sub in (store.DEFINITIONS, store.HIDDEN):
+        (tmp_path / sub).mkdir()
+    shutil.copy(CASES / store.DEFINITIONS / f"{case}.toml", tmp_path / store.DEFINITIONS)
+    shutil.copy(CASES / store.HIDDEN / f"{case}.npz", tmp_path / store.HIDDEN)
+    (tmp_path / store.SPECS_FILE).write_text(SPECS[case].model_dump_json() + "\n")
+    hidden = json.loads((CASES / store.HIDDEN / f"{case}.json").read_text())
+    # one library so loose that its gate passes any multiple of the forcing; the others as recorded
+    hidden["calibration"]["numpy-scipy"]["tau_acc"] = 2.0
+    (tmp_path / store.HIDDEN / f"{case}.json").write_text(json.dumps(hidden))
+    found = validation.problems(tmp_path, rebuild=False)
+    assert found[:2] == ["only 1 cases; the track needs at least 110", "family poisson on fewer than two domains"]
+    assert found[2].startswith(f"{case}: forcing passes the accuracy gate (error ")
 
 
 @pytest.mark.parametrize("case", DEFS, ids=lambda c: c.id)
@@ -193,6 +226,14 @@ def _case(**kw: object) -> CaseFile:
         "grid": {"nx": 33, "ny": 33},
     }
     return CaseFile.model_validate({**base, **kw})
+
+
+def test_a_case_grid_must_put_every_domain_corner_on_a_grid_point() -> None:
+    u = {"u": "x*y"}
+    assert _case(manufactured=u, grid={"nx": 17, "ny": 41}).grid.ny == 41  # 16 and 40 cells: multiples of 8
+    for nx, ny in ((33, 36), (36, 33)):
+        with pytest.raises(ValueError, match=r"nx - 1 and ny - 1 must be multiples of 8"):
+            _case(manufactured=u, grid={"nx": nx, "ny": ny})
 
 
 def test_builder_rejects_an_eigenfunction() -> None:

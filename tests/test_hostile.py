@@ -1079,6 +1079,10 @@ def test_sandbox_reports_namespaced_isolation(evaluator: Evaluator, scale_task: 
     assert outcome.isolation == "namespaced"
     suite = evaluator.score_tests(scale_task, GOOD_SCALE_TESTS)
     assert suite.isolation == "namespaced"
+    # allowing weaker isolation accepts nothing where there is none: no run says "accepted"
+    with Sandbox(workers=1, allow_weak_isolation=True) as allowing:
+        assert allowing.isolation() == report
+        assert "accepted" not in allowing.isolation().summary()
 
 
 def test_real_task_file_is_out_of_reach(evaluator: Evaluator, sandbox: Sandbox) -> None:

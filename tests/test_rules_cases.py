@@ -521,6 +521,20 @@ def test_evaluate_end_to_end_on_a_domain_with_points_outside() -> None:
     assert broken.report.diagnostics.solver_info == {"iterations": 4}
 
 
+def test_the_diagnostics_are_the_primary_unknowns_inside_the_domain() -> None:
+    # the fields as a case file reads them back (sorted): the pressure first
+    contract = OutputContract(fields={"p": FieldSpec(shape=(2, 2)), "u": FieldSpec(shape=(2, 2))}, layout="")
+    mask = np.array([[True, False], [True, True]])
+    ref = {"u": np.array([[1.0, np.nan], [2.0, 2.0]]), "p": np.zeros((2, 2))}
+    # u off by -2 and 1 inside (and by 50 outside, ignored); p off by 7 everywhere
+    out = {"u": np.array([[-1.0, 50.0], [3.0, 2.0]]), "p": np.full((2, 2), 7.0)}
+    kw: dict[str, Any] = dict(contract=contract, reference=ref, mask=mask, library="l", e_base=1e-3, t_base=1.0)
+    d = gates.evaluate("c", out, seconds=[0.1], **kw).report.diagnostics
+    assert (d.max_abs_error, d.rmse) == (2.0, pytest.approx(math.sqrt(5.0 / 3.0)))
+    with pytest.raises(ValueError, match=r"an output contract has a field 'u' \(the primary unknown\); got \['p'\]"):
+        OutputContract(fields={"p": FieldSpec(shape=(2, 2))}, layout="")
+
+
 def test_relative_l2_guards_a_zero_reference_only() -> None:
     mask = np.ones(2, bool)
     # a reference of norm 1e-3 is divided by its norm, not by a larger guard

@@ -173,9 +173,10 @@ def test_lists_and_tuples_compare_interchangeably_element_by_element() -> None:
 def test_the_first_mismatch_in_order_is_reported_with_its_path() -> None:
     found = compare_outputs(
         [1.0, {"b": 2.0, "a": [np.zeros(1), np.array([9.0])]}, np.ones(3)],
-        [1.0, {"a": [np.zeros(1), np.array([1.0])], "b": 3.0}, np.zeros(3)],
+        [1.0, {"b": 3.0, "a": [np.zeros(1), np.array([1.0])]}, np.zeros(3)],
         DEFAULT,
     )
+    # a dict's keys in sorted order, whatever order the reference lists them in: "a" before "b"
     assert found == Mismatch("value_mismatch", (1, "a", 1), 8.0 / 1.0)
     assert found.where == "output[1]['a'][1]"
     assert compare_outputs(1.0, 1.0, DEFAULT) is None

@@ -177,6 +177,19 @@ def test_a_crash_on_the_second_input_shows_how_the_process_ended_once() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("reason", "status", "opening"),
+    [
+        ("crashed", "crashed", "Your previous function stopped the process on verification input 0: "),
+        ("timeout", "timeout", "Your previous function did not finish within the time limit on verification input 0. "),
+    ],
+)
+def test_a_process_lost_on_the_first_input_names_input_0(reason: str, status: str, opening: str) -> None:
+    inputs = (InputResult(index=0, status=status), InputResult(index=1, status="not_run"))
+    fb = feedback(function(("execute", reason, "input 0: it ended"), passed=UP_TO_EXECUTE, inputs=inputs))
+    assert fb.text.startswith(opening), fb.text
+
+
 def test_a_detail_about_another_input_is_kept_whole() -> None:
     inputs = (InputResult(index=1, status="crashed"),)
     fb = feedback(function(("execute", "crashed", "input 12: exited"), passed=UP_TO_EXECUTE, inputs=inputs))

@@ -35,6 +35,7 @@ from fembench_agents.models import (
     register_script,
     unregister_script,
 )
+from fembench_agents.optimize.settings import load_settings
 from fembench_agents.runs.experiments import load_experiment
 from fembench_agents.runs.log import (
     LOG_NAME,
@@ -725,3 +726,12 @@ def test_compare_refuses_an_optimize_experiment_by_name() -> None:
         ValueError, match=r"gepa_fembench_protocol\.toml: a 'optimize' experiment.*fembench-agents optimize"
     ):
         load_experiment(ROOT / "experiments" / "gepa_fembench_protocol.toml")
+
+
+def test_an_experiment_file_without_a_kind_is_of_the_kind_asked_for(tmp_path: Path) -> None:
+    path = tmp_path / "plain.toml"
+    path.write_text('name = "plain"\nmodel = "m"\nreflection_model = "r"\nheldout = "h"\nseed = 3\n')
+    assert load_settings(path, {}).seed == 3
+    path.write_text('kind = "compare"\n' + path.read_text())
+    with pytest.raises(ValueError, match=r"plain\.toml: a 'compare' experiment, not a 'optimize' one"):
+        load_settings(path, {})

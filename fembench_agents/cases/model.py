@@ -164,9 +164,16 @@ class FieldSpec(_Frozen):
 
 
 class OutputContract(_Frozen):
-    fields: dict[str, FieldSpec]
+    fields: dict[str, FieldSpec]  # always "u", the primary unknown; a flow's pressure "p" too
     outside: Literal["nan"] = "nan"
     layout: str  # words for humans: axis order, grid coordinates
+
+    @field_validator("fields")
+    @classmethod
+    def _has_u(cls, v: dict[str, FieldSpec]) -> dict[str, FieldSpec]:
+        if "u" not in v:
+            raise ValueError(f"an output contract has a field 'u' (the primary unknown); got {sorted(v)}")
+        return v
 
 
 class CaseSpec(_Frozen):

@@ -47,8 +47,8 @@ def known_model_params(value: Any) -> Any:
 
 
 def read_experiment_file(path: str | Path, kind: str) -> dict[str, Any]:
-    """The TOML table of an experiment file of `kind` (compare or optimize);
-    `kind` in the file defaults to compare. ValueError names the file."""
+    """The TOML table of an experiment file of `kind` (compare or optimize); a
+    file without `kind` is of the kind asked for. ValueError names the file."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
@@ -56,7 +56,7 @@ def read_experiment_file(path: str | Path, kind: str) -> dict[str, Any]:
         raise ValueError(f"experiment file {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: not valid TOML: {exc}") from None
-    found = data.pop("kind", "compare" if kind == "compare" else kind)
+    found = data.pop("kind", kind)
     if found != kind:
         raise ValueError(f"{path}: a {found!r} experiment, not a {kind!r} one (use `fembench-agents {found}` with it)")
     return data
