@@ -188,6 +188,23 @@ def test_feedback_loop_repairs_on_the_second_attempt(
     assert repair == seen[1]
 
 
+def test_each_repair_prompt_wraps_the_original_task_not_the_last_repair(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
+    raising = WRONG_SCALE.replace("factor * np.asarray(x, dtype=float) + 1.0", "len(factor) * np.asarray(x)")
+    replies = [fenced(WRONG_SCALE), fenced(raising), fenced(WRONG_SCALE)]
+    ran = run_agent(evaluator, [scale_task], "feedback-loop:3", script_name, replies, tmp_path / "r")
+    first, second, third = ran.attempts
+    assert first.feedback is not None and second.feedback is not None
+    assert (first.outcome.reason, second.outcome.reason) == ("wrong_output", "runtime_error")
+    original = first.messages[-1].content
+    expected = PromptRenderer().repair_prompt(
+        original, second.feedback.text, parse_code(replies[1], ("scale_vector",)).code
+    )
+    assert third.messages[-1].content == expected
+    assert first.feedback.text not in expected and expected.count(original.strip()) == 1
+
+
 def test_feedback_loop_stops_at_the_first_pass(
     evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
 ) -> None:

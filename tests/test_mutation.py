@@ -203,7 +203,7 @@ def test_strong_inputs_kill_all(tmp_path, sandbox, evaluator):
     assert (result.total, result.killed, result.survivors) == (14, 14, ())
     assert result.kill_rate == 1.0
     assert sum(result.killed_by.values()) == 14
-    assert result.killed_by.get("error", 0) >= 1  # the shifted A.T[0, 2] raises IndexError
+    assert result.killed_by == {"error": 1, "mismatch": 13}  # the shifted A.T[0, 2] raises IndexError
 
 
 LOOP = """
@@ -241,12 +241,46 @@ def test_timeouts_and_exceptions_count_as_kills(tmp_path, sandbox, evaluator):
     task = load_task(path, sandbox)
     (result,) = mutation_report([task], evaluator, per_call_seconds=0.5).tasks
     assert result.total == 4 and result.killed == 4
-    assert result.killed_by.get("timeout") == 1
-    assert result.killed_by.get("error", 0) >= 1
+    assert result.killed_by == {"error": 1, "mismatch": 2, "timeout": 1}
     # with only the raising input, every mutant still raises ValueError: all survive
     weak = load_task(write_task(tmp_path, LOOP.replace("INPUTS", "[[-2]]"), "weak_loop.py"), sandbox)
     (result,) = mutation_report([weak], evaluator, per_call_seconds=0.5).tasks
     assert result.total == 4 and result.killed == 0 and len(result.survivors) == 4
+
+
+OVER = """
+def doubled_second(v, limit):
+    total = v[1] + v[1]
+    if total > limit:
+        raise ValueError("over the limit")
+    return total
+
+
+def test_doubled(fcn):
+    assert fcn([1.0, 2.0], 10.0) == 4.0
+
+
+def fail_doubled(v, limit):
+    return v[1] * 3
+
+
+def task_info():
+    return {
+        "task_id": "doubled_second", "task_short_description": "raise", "created_date": "2026-01-01",
+        "created_by": "tests", "main_fcn": doubled_second, "required_imports": [], "fcn_dependencies": [],
+        "reference_verification_inputs": [[[1.0, 2.0], 0.5]],
+        "test_cases": [{"test_code": test_doubled, "expected_failures": [fail_doubled]}],
+    }
+"""
+
+
+def test_a_mutant_killed_on_an_input_the_reference_raises_on_says_how(tmp_path, sandbox, evaluator):
+    # on the only input the reference raises ValueError: each shifted v[1] -> v[2] raises IndexError instead,
+    # `+` -> `-` returns 0.0 without raising
+    task = load_task(write_task(tmp_path, OVER), sandbox)
+    (result,) = mutation_report([task], evaluator).tasks
+    assert (result.total, result.killed) == (3, 3)
+    assert result.killed_by == {"no_exception": 1, "wrong_exception": 2}
 
 
 def test_fem_1d_suite_kills_at_least_90_percent(sandbox, evaluator):

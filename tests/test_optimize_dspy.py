@@ -10,6 +10,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import dspy
 import pytest
 from test_optimize import HELDOUT, KEYWORD, ROOT, answer_by_keyword, asyncio_run, run_opt, settings
 
@@ -18,6 +19,7 @@ from fembench_agents.agents.prompted import PromptAgent
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import ReplayModel, register_script
 from fembench_agents.optimize import StopFlag, dspy_auto_budget
+from fembench_agents.optimize.dspy_engine import metric_with_feedback
 from fembench_agents.optimize.heldout import logged_heldout
 from fembench_agents.runs.log import EpisodeRecord, ModelCallRecord, read_log, read_manifest
 from fembench_agents.runs.replay import compare_runs
@@ -196,3 +198,17 @@ def test_cli_dspy_engine_runs_the_protocol_then_the_heldout_judgement_and_compar
         if (d / "log.jsonl").exists()
     }
     assert sorted(passed.values()) == [0, 3], passed
+
+
+@pytest.mark.parametrize("include_reference", [True, False])
+def test_the_metric_adds_the_reference_to_a_training_tasks_feedback_only(
+    fem_tasks: list[Task], include_reference: bool
+) -> None:
+    train, val = fem_tasks[0], fem_tasks[1]
+    metric = metric_with_feedback({t.task_id: t for t in (train, val)}, frozenset({train.task_id}), include_reference)
+    pred = dspy.Prediction(score=0.25, passed=False, feedback="It failed.")
+    got = {t.task_id: metric(dspy.Example(task_id=t.task_id), pred) for t in (train, val)}
+    assert [g.score for g in got.values()] == [0.25, 0.25]
+    assert got[val.task_id].feedback == "Score 0.25 (not correct). It failed."
+    reference = f"\n\nReference implementation:\n{ideal_answer(train)}"
+    assert got[train.task_id].feedback == "Score 0.25 (not correct). It failed." + reference * include_reference
