@@ -25,9 +25,10 @@ from fembench_agents.models import make_client, register_script, unregister_scri
 from fembench_agents.report import build_report, render_markdown
 from fembench_agents.report.sensitivity import curves, passes
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log, read_manifest
+from fembench_agents.runs.replay import compare_runs
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.outcomes import CaseOutcome
+from fembench_agents.scoring.outcomes import CaseOutcome, StageResult
 from fembench_agents.scoring.sandbox import Sandbox
 
 CLI = str(Path(os.sys.executable).parent / "fembench-agents")  # type: ignore[attr-defined]
@@ -187,3 +188,27 @@ def test_score_dir_gives_per_stage_counts_for_case_programs(cases_dir: Path, tmp
     counts = {s["label"]: (s["attempts"], s["executes"], s["accurate"], s["fast"]) for s in data["summaries"]}
     assert counts == {"nan": (1, 0, 0, 0), "right": (1, 1, 1, 1), "sign": (1, 1, 0, 0)}
     assert data["unmatched_files"] == ["not_a_case_numpy-scipy_x.py"]
+
+
+def test_a_replayed_pde_attempt_differs_by_its_verdict_not_by_its_timings() -> None:
+    def attempt(accurate: str, fast: str, seconds: float) -> AttemptRecord:
+        stages = (
+            StageResult(stage="executes", passed=True),
+            StageResult(stage="accurate", passed=True, detail=accurate),
+            StageResult(stage="fast", passed=False, reason="too_slow", detail=fast, seconds=seconds),
+        )
+        outcome = CaseOutcome(
+            task_id="c", passed=False, stages=stages, library="numpy-scipy", family="poisson",
+            relative_l2_error=1.2e-4, solve_seconds=seconds, timings=(seconds,),
+        )  # fmt: skip
+        return AttemptRecord(
+            episode="e", task_id="c", track="numpy-scipy", agent="a", model="m", repeat=0, attempt_index=0,
+            messages=(), reply="", outcome=outcome,
+        )  # fmt: skip
+
+    original = [attempt("error 1.2e-04", "fastest 0.41 s of 3", 0.41)]
+    # a slower machine: other times, the same verdict
+    assert compare_runs(original, [attempt("error 1.2e-04", "fastest 0.93 s of 3", 0.93)]) == []
+    (change,) = compare_runs(original, [attempt("error 1.3e-04", "fastest 0.41 s of 3", 0.41)])
+    assert (change.episode, change.attempt_index) == ("e", 0)
+    assert "error 1.2e-04" in change.before and "error 1.3e-04" in change.after

@@ -433,6 +433,9 @@ def test_leak_guard_fires_on_planted_source_and_numbers(fem_tasks: list[Task], e
     )
     quiet = scan_prompt(clean, heldout, seen, values)
     assert not quiet.leaked and quiet.hits == [], quiet.hits
+    # every distinctive value of every held-out task, and every distinctive line, is checked
+    assert [len(v) for v in values.values()] == [32, 3, 6]
+    assert quiet.summary() == "no leak (151 held-out lines, 41 held-out numbers checked)"
 
     line = _heldout_only_line(heldout, seen)
     planted = scan_prompt(clean + "\nAlways write:\n    " + "   ".join(line.split(" ")), heldout, seen, values)

@@ -189,6 +189,13 @@ def test_every_table_is_written_as_markdown_csv_and_json(report: Report, tmp_pat
         assert {p.suffix for p in (out / "tables").glob(f"{stem}.*")} == {".md", ".csv", ".json"}
     with open(out / "tables" / "test_track_metrics.csv", newline="") as fh:
         assert list(csv.reader(fh))[2] == [MODEL, "single", "0.375", "0.250", "0.500", "0.250"]
+    assert (out / "tables" / "test_track_metrics.md").read_text() == (
+        "# Test-track metrics (means over tasks)\n\n"
+        "| Model | Agent | Function correctness | Tests pass reference | Failures detected | Joint success |\n"
+        "|---|---|---|---|---|---|\n"
+        f"| {MODEL} | loop | 0.833 | - | - | - |\n"
+        f"| {MODEL} | single | 0.375 | 0.250 | 0.500 | 0.250 |\n"
+    )
     data = json.loads((out / "tables" / "diagnostics.json").read_text())
     assert data["rows"][0]["Wrong but executable"] == "3"
     assert data["rows"][0]["Near misses (error <= 0.01)"] == "1 (0.500)"

@@ -10,9 +10,11 @@ import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from browser import MISSING, Browser, find_chromium
+from run_builders import TASK_1D, attempt, episode, function_outcome, make_run
 from viewer_runs import viewer_run
 
 from fembench_agents.viewer import site_server, write_site
@@ -146,3 +148,25 @@ def test_without_chromium_the_tests_fail_saying_how_to_install_it(monkeypatch: p
     monkeypatch.setenv("PATH", "")
     assert find_chromium() is None
     assert "apt-get install -y chromium" in MISSING
+
+
+def test_episodes_are_listed_a_hundred_to_a_page_and_the_last_page_holds_the_rest(
+    browser: Browser, tmp_path: Path
+) -> None:
+    records: list[Any] = []
+    for repeat in range(201):
+        ep = episode("single", TASK_1D, repeat, repeat % 2 == 0)
+        records += [attempt(ep, 0, function_outcome(TASK_1D, [("match", None)], True) if ep.passed else None), ep]
+    site = write_site([make_run(tmp_path / "run", "many", records)], tmp_path / "site")
+    open_index(browser, site)
+    label = "document.getElementById('page-label').textContent"
+    assert (browser.evaluate(COUNT), browser.evaluate(label), browser.evaluate(ROWS)) == (
+        "201 of 201 episodes",
+        "page 1 of 3",
+        100,
+    )
+    for _ in range(3):  # the third click finds no page after the last
+        browser.evaluate("document.getElementById('page-next').click()")
+    assert (browser.evaluate(label), browser.evaluate(ROWS)) == ("page 3 of 3", 1)
+    assert browser.evaluate("document.querySelector('#episodes tr.episode-row').dataset.n") == "200"
+    assert browser.errors() == []

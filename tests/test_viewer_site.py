@@ -62,6 +62,18 @@ def test_the_index_has_one_row_per_episode(site: Path) -> None:
         ("single", "tests", "FEM_2D", "failed", "model_error", 1),
     ]
     assert [r["n"] for r in rows(site)] == list(range(7))
+    # tokens are prompt and completion together (100 + 40 per attempt); the loop's three attempts add up
+    figures = [(r["score"], r["tokens"], r["cost"], r["seconds"]) for r in rows(site)]
+    one = (140, 0.001, 1.0)
+    assert figures == [
+        (1.0, 420, 0.003, 3.0),
+        (1.0, *one),
+        (0.0, *one),
+        (0.0, *one),
+        (0.0, *one),
+        (0.5, *one),
+        (0.0, *one),
+    ]
     assert (rows(site)[0]["domain"], rows(site)[0]["tier"], rows(site)[0]["knowledge"]) == ("MSA 3D", "T1", "CC1")
 
 
