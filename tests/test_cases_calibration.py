@@ -15,16 +15,18 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fembench_agents.cases import gates, store, timing
-from fembench_agents.cases.calibrate import calibration_sandbox, gate_calibration
+from fembench_agents.cases.calibrate import calibration_sandbox, gate_calibration, time_case
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.model import CaseSpec, GateConfig
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.tracks import TRACKS, Track, TrackUnavailable, get_track
+from fembench_agents.scoring.sandbox import JobResult, Sandbox
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 SPECS = store.load_specs(CASES)
@@ -154,6 +156,26 @@ def test_a_partial_calibration_updates_the_solves_it_timed_and_keeps_the_others(
         replaced, said = timing.merged(tmp_path, other)
         assert replaced == other
         assert said == f"replaced {timing.path_for(tmp_path, 'm1')} ({why}): {dropped} solves timed there dropped"
+
+
+def test_t_base_is_the_median_of_its_repeats_each_a_fresh_solve_job() -> None:
+    case = next(c for c in load_cases(CASES) if c.task_id == "poisson_square_smooth")
+
+    class Watched(CaseScorer):  # the real scorer, its solve jobs kept
+        def __init__(self, sandbox: Sandbox) -> None:
+            super().__init__(sandbox)
+            self.jobs: list[JobResult] = []
+
+        def run_solve(self, *args: Any, **kwargs: Any) -> JobResult:
+            result = super().run_solve(*args, **kwargs)
+            self.jobs.append(result)
+            return result
+
+    with calibration_sandbox(["numpy-scipy"]) as box:
+        scorer = Watched(box)
+        t_base = time_case(scorer, case, "numpy-scipy", repeats=3)
+    times = sorted(float(job.events("solve")[0]["seconds"]) for job in scorer.jobs)
+    assert len(times) == 3 and t_base == times[1]
 
 
 def test_a_calibration_solver_over_its_time_limit_is_timed_again_as_an_attempt_is() -> None:
