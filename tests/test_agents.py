@@ -516,6 +516,18 @@ def test_rendered_prompt_is_saved_with_every_attempt(
     assert ran.attempts[1].messages[-1].content == rebuilt
 
 
+def test_the_repair_prompt_is_the_feedback_the_previous_code_and_the_original_task() -> None:
+    r = PromptRenderer()
+    tail = "```\n\nThe original task follows.\n\nORIGINAL\n"
+    assert r.repair_prompt("ORIGINAL", "FEEDBACK", "x = 1\n") == (
+        "FEEDBACK\n\nYour previous code:\n\n```python\nx = 1\n\n" + tail
+    )
+    # past 4000 characters: the whole lines that fit, marked cut, and called an excerpt
+    assert r.repair_prompt("ORIGINAL", "FEEDBACK", "x = 1\n" * 2000) == (
+        "FEEDBACK\n\nYour previous code (excerpt):\n\n```python\n" + "x = 1\n" * 666 + "# ... (truncated)\n" + tail
+    )
+
+
 RENDER_SCRIPT = """
 import json, sys
 from fembench_agents.agents.prompts import PromptRenderer

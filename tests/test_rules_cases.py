@@ -389,6 +389,18 @@ OK = ("executes", True, None, None)
             "Reply with the complete module defining `solve(case_spec)` in a single ```python code block.",
         ),
         (
+            _outcome(("executes", False, "empty_reply", "the reply contains no code")),
+            0.1,
+            "Your previous reply did not give a usable solver: the reply contains no code.\n"
+            "Reply with the complete module defining `solve(case_spec)` in a single ```python code block.",
+        ),
+        (
+            _outcome(("executes", False, "missing_function", "no function named solve")),
+            0.1,
+            "Your previous reply did not give a usable solver: no function named solve.\n"
+            "Reply with the complete module defining `solve(case_spec)` in a single ```python code block.",
+        ),
+        (
             _outcome(("executes", False, "disallowed_import", "os; subprocess")),
             0.1,
             "Your previous solver imports modules this track does not allow: os; subprocess.\n"
