@@ -380,6 +380,9 @@ def test_prompt_agent_sends_its_system_prompt(
     assert ran.calls[0].request.messages[0].content == text  # the recorded request holds it too
     (episode,) = ran.episodes
     assert episode.agent == "prompt:careful" and episode.passed
+    # resumed with the same spec: the episode is found under the agent's name, not its spec, and not redone
+    again = run_agent(evaluator, [scale_task], f"prompt:{path}", script_name, [fenced(CORRECT_SCALE)], tmp_path / "r")
+    assert again.script.calls == 0 and [e.episode for e in again.episodes] == [episode.episode]
 
 
 @pytest.mark.parametrize("form", ["txt", "json"])

@@ -212,4 +212,7 @@ def test_score_folder_writes_summary_json(tmp_path: Path) -> None:
     assert set(data["test_outcomes"]["good"]) == set(tasks)
     assert set(data["test_outcomes"]["bad"]) == {MESH, "scale_vector_CC0_H0_T0"}
     assert f"1/{n}" in run.stdout and f"{n}/{n}" in run.stdout
+    # the printed table: the same figures, each in its column
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in run.stdout.splitlines() if line.startswith("│")]
+    assert rows == [["bad", "1/3", "0.333", "0.333", "0.556"], ["good", "3/3", "1.000", "1.000", "1.000"]]
     assert "1 files matched no task" in run.stderr

@@ -27,6 +27,7 @@ from fembench_agents.report import Report, build_report, paper, render_markdown,
 from fembench_agents.report.cases import case_margins, case_stage_rows
 from fembench_agents.report.paper import diagnostics, last_attempts, paper_tables, task_info
 from fembench_agents.report.paper_render import margin_rows, paper_rows
+from fembench_agents.report.plots import correctness_figure
 from fembench_agents.report.schema import AgentMetrics, BreakdownRow, CaseStageRow, Diagnostics, TaskInfo
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
 from fembench_agents.scoring.outcomes import CaseOutcome, CaseThresholds, StageResult
@@ -410,3 +411,22 @@ def test_sensitivity_curves_count_every_latest_scored_attempt_per_model_agent_an
         ("single", "scikit-fem", "alpha_time", 1, (1.0, 1.0, 1.0)),
     ]
     assert {(c.model, c.alphas) for c in found} == {(MODEL, (1.0, 10.0, 30.0)), (MODEL, (1.0, 2.0, 3.0))}
+
+
+def test_the_correctness_plot_shows_each_groups_headline_rate(tmp_path: Path) -> None:
+    # no agent ran both tracks: one bar per group, the tests track's at its joint test success
+    coder = episode("coder", TASK_1D, 0, True)
+    tester = episode("tester", TASK_1D, 0, False, track="tests", score=0.5, stage=("tests", "failure_not_detected"))
+    records: list[AttemptRecord | EpisodeRecord] = [
+        attempt(coder, 0, function_outcome(TASK_1D, [("match", None)], True)),
+        coder,
+        attempt(tester, 0, suite_outcome(TASK_1D, [(True, {"f1": True, "f2": True}), (False, {"f1": True})])),
+        tester,
+    ]
+    report = build_report([make_run(tmp_path / "r", "r", records)])
+    ax = correctness_figure(report).axes[0]
+    assert [(t.get_text(), p.get_height()) for t, p in zip(ax.get_xticklabels(), ax.patches, strict=True)] == [
+        ("coder / code", 1.0),
+        ("tester / tests", 0.5),
+    ]
+    assert ax.get_ylabel() == "correct / joint test success"
