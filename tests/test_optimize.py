@@ -555,6 +555,12 @@ def test_cli_optimize_from_the_protocol_file_then_compare(fem_tasks: list[Task],
     saved = json.loads(prompt.read_text())
     assert KEYWORD in saved["system_prompt"] and saved["provenance"]["name"] == "kw"
     assert saved["provenance"]["gepa"]["use_merge"] is True and saved["provenance"]["include_reference"] is True
+    # each model with its own parameters, as the protocol file sets them
+    unset = {"reasoning_effort": None, "seed": None, "timeout": 300.0}
+    assert (saved["provenance"]["params"], saved["provenance"]["reflection_params"]) == (
+        {"temperature": 0.1, "max_tokens": 4096, **unset},
+        {"temperature": 1.0, "max_tokens": 8192, **unset},
+    )
 
     heldout = ",".join(saved["provenance"]["split"]["heldout"])
     res = runner.invoke(

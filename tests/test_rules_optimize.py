@@ -14,15 +14,18 @@ import asyncio
 import hashlib
 import json
 import shutil
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import CORRECT_SCALE
+from rich.progress import Progress
 from run_builders import episode
 
 from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
+from fembench_agents.models import ClientOptions, ResponseCache, make_client, register_script, unregister_script
 from fembench_agents.optimize import candidates
 from fembench_agents.optimize.budget import Budget
 from fembench_agents.optimize.candidates import EpisodeResult, PromptEvaluations, candidate_id
@@ -35,10 +38,13 @@ from fembench_agents.optimize.judgement import (
     render_judgement,
     validation_curve,
 )
+from fembench_agents.optimize.loop import LoopThread
+from fembench_agents.optimize.progress import RichProgress
+from fembench_agents.optimize.reflection import ReflectionModel
 from fembench_agents.optimize.search import OptimizeResult, Scores
 from fembench_agents.optimize.settings import OptimizeSettings
 from fembench_agents.optimize.split import HeldOutViolation, Split
-from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunLog, read_log, read_manifest
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, ModelCallRecord, RunLog, read_log, read_manifest
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.suite.model import Task
@@ -581,3 +587,32 @@ def test_the_judgement_text_without_a_validation_score_and_rounded_to_three_plac
         )
         == 1
     )
+
+
+def test_the_reflection_cost_counts_each_answer_once_and_a_cached_one_not_again(tmp_path: Path) -> None:
+    name = f"reflect{uuid.uuid4().hex[:10]}"
+    script = register_script(name, ["one", "two"])
+    try:
+        prices = ClientOptions(token_prices=(1e-6, 2e-6))
+        client = make_client(f"scripted/{name}", options=prices, cache=ResponseCache(tmp_path / "cache"))
+        with LoopThread() as loop, RunLog(tmp_path / "reflection") as log:
+            model = ReflectionModel(client, ModelParams(), log, loop)
+            texts = [model("same question"), model("same question"), model("another question")]
+    finally:
+        unregister_script(name)
+    assert texts == ["one", "one", "two"] and script.calls == 2 and model.calls == 3
+    calls = [r for r in read_log(tmp_path / "reflection") if isinstance(r, ModelCallRecord)]
+    assert [(c.attempt_index, c.response.cached) for c in calls if c.response] == [(0, False), (1, True), (2, False)]
+    # 9 prompt tokens at 1e-6 and 1 completion token at 2e-6 per answer: two answers paid for, three used
+    assert model.total_cost == pytest.approx(2 * (9e-6 + 2e-6)) and not model.unpriced
+    assert (model.total_tokens_in, model.total_tokens_out) == (27, 3)
+
+
+def test_the_progress_line_keeps_the_best_validation_score_seen() -> None:
+    progress = Progress()
+    shown = RichProgress(progress, total=20)
+    for idx, score in ((0, 0.5), (1, 0.75), (2, 0.25)):  # a later, worse candidate does not lower it
+        shown.on_valset_evaluated({"candidate_idx": idx, "average_score": score})
+    shown.on_budget_updated({"metric_calls_used": 12})
+    (bar,) = progress.tasks
+    assert (bar.description, bar.completed, bar.total) == ("GEPA it 0, 3 candidates, best val 0.750", 12, 20)
