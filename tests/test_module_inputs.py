@@ -303,3 +303,57 @@ def test_run_and_compare_go_on_and_record_the_skipped_modules(mixed_suite: Path,
         data = json.loads((manifest / "manifest.json").read_text())
         assert _skipped(data["skipped_tasks"]) == SKIPPED
         assert sorted(data["task_hashes"]) == ["nodal_loads_CC0_H2_T2", "scale_vector_CC0_H0_T0"]
+
+
+def test_a_second_module_with_a_task_id_already_loaded_is_skipped_under_that_id(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    first = write_module(tmp_path, "scale_vector_CC0_H0_T0.py", scale_source())
+    write_module(tmp_path, "scale_vector_copy.py", scale_source())
+    loaded = load_each(tmp_path, sandbox)
+    assert [t.path for t in loaded.tasks] == [str(first)]
+    assert [s.model_dump() for s in loaded.skipped] == [
+        {
+            "name": "scale_vector_CC0_H0_T0",
+            "path": str(tmp_path / "scale_vector_copy.py"),
+            "reason": f"duplicate task id 'scale_vector_CC0_H0_T0' (also in {first})",
+        }
+    ]
+
+
+JITTERY = '''
+import time
+import numpy as np
+
+
+def jittery_scale(x, factor):
+    """factor * x, off by a trillionth that changes from run to run."""
+    return factor * np.asarray(x, dtype=float) + 1e-12 * (time.perf_counter_ns() % 1_000_003 + 1)
+
+
+def test_scales(fcn):
+    assert np.allclose(fcn([1.0, 2.0], 3.0), [3.0, 6.0])
+
+
+def fail_unscaled(x, factor):
+    return np.asarray(x, dtype=float)
+
+
+def task_info():
+    return {
+        "task_id": "jittery_scale", "task_short_description": "scale", "created_date": "2026-01-01",
+        "created_by": "tests", "main_fcn": jittery_scale, "required_imports": ["import time", "import numpy as np"],
+        "fcn_dependencies": [], "reference_verification_inputs": [[[1.0, 2.0], 3.0]],
+        "test_cases": [{"test_code": test_scales, "expected_failures": [fail_unscaled]}],
+    }
+'''
+
+
+def test_a_reference_whose_outputs_differ_between_runs_by_any_amount_is_not_deterministic(
+    evaluator: Evaluator, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    task = load_task(write_module(tmp_path, "jittery_scale.py", JITTERY), sandbox)
+    # within the task's own tolerance, and still a problem: a reference must give the same bits twice
+    assert [(p.check, p.message) for p in validate_task(task, evaluator)] == [
+        ("deterministic", "the reference gives different outputs on input 0 in two runs")
+    ]
