@@ -87,7 +87,9 @@ def test_t1_module_with_helpers(sandbox: Sandbox, tmp_path: Path) -> None:
     assert task.main_name == "bar_matrix"
     assert task.main_signature == "def bar_matrix(x1: float, x2: float, E: float=1.0, A: float=1.0) -> np.ndarray:"
     # as Python's help() shows it: indentation and the closing line removed
-    assert task.main_docstring == "2x2 stiffness matrix of a bar between x1 and x2.\n\nReturns an array of shape (2, 2)."
+    assert (
+        task.main_docstring == "2x2 stiffness matrix of a bar between x1 and x2.\n\nReturns an array of shape (2, 2)."
+    )
     assert task.test_names == ("test_symmetric",)
     assert task.tests[0].docstring == "The matrix is symmetric and singular."
     assert task.expected_failure_names == ("fail_no_length", "fail_asymmetric")
