@@ -6,6 +6,7 @@ and a rescore from the CLI, and the refusals a user meets first."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -103,6 +104,8 @@ def test_a_feedback_loop_repairs_a_case_and_the_log_says_how(recorded: Path, cas
     assert manifest.calibrations == [timing.load(cases_dir).calibration_id]
     case: SolverCase = next(c for c in load_cases(cases_dir) if c.task_id == ps.CASE)
     assert manifest.task_hashes == {ps.CASE: case.content_hash}
+    # the same spec over a rebuilt evaluator-only record (a changed reference): another case to a resumed run
+    assert dataclasses.replace(case, record_hash="0" * 64).content_hash != case.content_hash
 
 
 def test_the_report_gives_per_stage_rates_for_cases(recorded: Path) -> None:
