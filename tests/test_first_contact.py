@@ -339,6 +339,11 @@ def test_prices_per_million_as_litellm_knows_them() -> None:
     assert (round(per_in, 6), round(per_out, 6)) == (0.15, 0.6)
     assert prices_per_million("scripted/nothing-priced") is None
     assert prices_per_million("scripted/x", ClientOptions(token_prices=(0.0, 0.0))) == (0.0, 0.0)
+    # a server hosting a known model is priced as that model; explicit prices win over both
+    hosted = prices_per_million("openai/local-server", ClientOptions(price_as="openai/gpt-4o-mini"))
+    assert hosted is not None and (round(hosted[0], 6), round(hosted[1], 6)) == (0.15, 0.6)
+    both = ClientOptions(price_as="openai/gpt-4o-mini", token_prices=(1e-6, 2e-6))
+    assert prices_per_million("openai/local-server", both) == (1.0, 2.0)
 
 
 def test_model_check_lines() -> None:

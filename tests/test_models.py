@@ -110,6 +110,10 @@ def test_scripted_callable_sees_typed_messages_and_system_prompt(script_name: st
     assert response.text == "2:HELLO"
     assert [m.role for m in script.seen[0]] == ["system", "user"]
     assert script.seen[0][0].content == "You write FEM code."
+    # messages that open with their own system prompt (an agent's) keep it, and only it
+    own = [Message(role="system", content="Agent's prompt."), *user("again")]
+    run(client.complete(own, CTX))
+    assert script.seen[1] == own
 
 
 def test_script_out_of_replies_is_a_clear_non_retried_error(script_name: str) -> None:
