@@ -271,6 +271,9 @@ def test_cache_serves_repeats_without_calling_the_provider(script_name: str, tmp
     assert second.cached and second.cost_usd == first.cost_usd and second.text == "one"
     assert second.usage == first.usage and second.request_hash == first.request_hash
     assert [c[1].cached for c in calls if c[1]] == [False, True]
+    # where earlier versions wrote it too: a cache directory outlives upgrades
+    h = first.request_hash
+    assert h is not None and (tmp_path / "cache" / h[:2] / f"{h}.json").is_file()
     # a new client on the same directory (a resumed run) hits too; a different request misses
     other = make_client(f"scripted/{script_name}", cache=ResponseCache(tmp_path / "cache"))
     assert run(other.complete(user("same"), CTX)).cached

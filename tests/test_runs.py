@@ -735,3 +735,21 @@ def test_an_experiment_file_without_a_kind_is_of_the_kind_asked_for(tmp_path: Pa
     path.write_text('kind = "compare"\n' + path.read_text())
     with pytest.raises(ValueError, match=r"plain\.toml: a 'compare' experiment, not a 'optimize' one"):
         load_settings(path, {})
+
+
+def test_cli_rescore_prints_each_changed_attempt_before_and_after(
+    recorded: Path, evaluator: Evaluator, changed_scale: Task, two_tasks: list[Task], changed_task_dir: Path
+) -> None:
+    cli = str(Path(sys.executable).parent / "fembench-agents")
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "2000", "NO_COLOR": "1"}
+    done = subprocess.run(
+        [cli, "replay", str(recorded), "--rescore", "--tasks", str(changed_task_dir)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr  # a change is a failure of the replay
+    expected = rescore(recorded, {t.task_id: t for t in (changed_scale, two_tasks[1])}, evaluator)
+    assert expected and {c.episode.split("|")[3] for c in expected} == {SCALE}
+    # each change in its order, its recorded outcome first (the console wraps long lines: compared without spaces)
+    printed = [f"re-scored: {len(expected)} attempts changed"]
+    printed += [f"{c.episode} #{c.attempt_index} before: {c.before} after: {c.after}" for c in expected]
+    assert "".join(done.stdout.split()) == "".join("".join(printed).split())
