@@ -357,3 +357,18 @@ def test_a_reference_whose_outputs_differ_between_runs_by_any_amount_is_not_dete
     assert [(p.check, p.message) for p in validate_task(task, evaluator)] == [
         ("deterministic", "the reference gives different outputs on input 0 in two runs")
     ]
+
+
+def test_compare_over_both_function_tracks_runs_each_into_its_own_directory(mixed_suite: Path, tmp_path: Path) -> None:
+    experiment = tmp_path / "both.toml"
+    experiment.write_text(
+        'name = "both"\nmodels = ["scripted/echo"]\nagents = ["single-shot"]\n'
+        f'tasks = "scale_vector_CC0_H0_T0"\ntasks_path = "{mixed_suite}"\ntracks = ["code", "tests"]\n'
+    )
+    (compared,) = cli(["compare", "--experiment", experiment, "--out", tmp_path / "grid"], cwd=tmp_path)
+    assert compared.returncode == 3, compared.stdout + compared.stderr  # the suite's two broken modules
+    runs = sorted(p.parent.name for p in (tmp_path / "grid").glob("*/manifest.json"))
+    assert runs == ["scripted-echo__single-shot__code", "scripted-echo__single-shot__tests"]
+    for run in runs:
+        manifest = json.loads((tmp_path / "grid" / run / "manifest.json").read_text())
+        assert manifest["config"]["track"] == run.rsplit("__", 1)[1]
