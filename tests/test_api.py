@@ -14,7 +14,7 @@ import fembench_agents as fb
 from fembench_agents.models import register_script, unregister_script
 
 
-def test_run_open_and_report_from_python(tmp_path: Path) -> None:
+def test_run_open_and_report_from_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tasks_dir = tmp_path / "tasks"
     tasks_dir.mkdir()
     write_module(tasks_dir, "scale_api_CC0_H0_T0.py", scale_source("scale_api_CC0_H0_T0"))
@@ -23,6 +23,13 @@ def test_run_open_and_report_from_python(tmp_path: Path) -> None:
     try:
         assert [t.task_id for t in fb.load_tasks(tasks_dir)] == ["scale_api_CC0_H0_T0"]
         run_dir = fb.run(f"scripted/{name}", "single-shot", tasks_path=tasks_dir, repeats=2, out=tmp_path / "run")
+        # without `out`: runs/MODEL__AGENT__TRACK, so the two tracks of one model and agent never share a run
+        monkeypatch.chdir(tmp_path)
+        tests_dir = fb.run(f"scripted/{name}", "single-shot", tasks_path=tasks_dir, track="tests")
+        assert (
+            tests_dir == Path("runs") / f"scripted-{name}__single-shot__tests"
+            and (tests_dir / "manifest.json").is_file()
+        )
     finally:
         unregister_script(name)
     view = fb.open_run(run_dir)

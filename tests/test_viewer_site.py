@@ -13,7 +13,7 @@ from viewer_runs import LOOP_CODES, read_js_call, viewer_run
 
 from fembench_agents.cli import app
 from fembench_agents.viewer import write_site
-from fembench_agents.viewer.episodes import code_diff, reply_segments
+from fembench_agents.viewer.episodes import code_diff, extracted_code, reply_segments
 from fembench_agents.viewer.index import EPISODE_FIELDS
 
 
@@ -136,6 +136,9 @@ def test_table_cells_link_to_the_episodes_behind_them(site: Path) -> None:
         "track": "code",
         "stage": "correct",
     }
+    # the "Failed" total lists every episode of its row, no stage of that name
+    assert stages["headers"][3] == "Failed"
+    assert stages["links"][code_single][3] == {"model": "mock/model", "agent": "single", "track": "code"}
     tier = sections["by_tier"]
     assert tier["links"][0][3] == {"model": "mock/model", "agent": "loop", "track": "code", "tier": "T1"}
 
@@ -149,6 +152,9 @@ def test_reply_segments_mark_only_python_blocks() -> None:
         {"kind": "code", "text": "y = 2\n"},
     ]
     assert reply_segments("no code") == [{"kind": "text", "text": "no code"}]
+    # the code an attempt is shown with: every Python block, as the parse stage reads them; bare code as it is
+    assert extracted_code(reply) == "x = 1\n\n\ny = 2\n"
+    assert extracted_code("def f():\n    return 1\n") == "def f():\n    return 1\n"
     assert code_diff("a\n", "a\n") == []
 
 
