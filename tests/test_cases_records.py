@@ -236,6 +236,12 @@ def test_a_case_grid_must_put_every_domain_corner_on_a_grid_point() -> None:
             _case(manufactured=u, grid={"nx": nx, "ny": ny})
 
 
+def test_a_reference_file_depends_on_its_arrays_not_on_the_order_they_were_made_in() -> None:
+    u, p = np.arange(6.0).reshape(2, 3), np.ones((2, 2))
+    assert store.npz_bytes({"u": u, "p": p}) == store.npz_bytes({"p": p, "u": u})
+    assert store.npz_bytes({"u": u, "p": p}) != store.npz_bytes({"u": u, "p": 2 * p})
+
+
 def test_builder_rejects_an_eigenfunction() -> None:
     case = _case(manufactured={"u": "sin(pi*x)*sin(2*pi*y)"})
     with pytest.raises(CaseDefinitionError, match="eigenfunction"):
