@@ -24,9 +24,10 @@ from standin import StandIn
 from fembench_agents.agents import make_agent
 from fembench_agents.agents.openhands import OpenHandsOptions, make_openhands_agent
 from fembench_agents.agents.openhands.agent import EpisodeTrace, OpenHandsAgent
+from fembench_agents.agents.openhands.bridge import CallTotals
 from fembench_agents.agents.openhands.workspace import VIRTUAL_ROOT, create_workspace
 from fembench_agents.agents.prompts import PromptRenderer
-from fembench_agents.messages import Message, ModelParams
+from fembench_agents.messages import Message, ModelParams, ModelResponse, Usage
 from fembench_agents.models import (
     ClientOptions,
     ReplayModel,
@@ -581,3 +582,21 @@ def test_real_run_against_the_local_model(runtime: Any, scale_task: Task, evalua
     [attempt] = [r for r in records if isinstance(r, AttemptRecord)]
     assert attempt.outcome is not None and attempt.response is not None
     assert attempt.response.finish_reason in ("finished", "iteration_cap", "stuck", "agent_error")
+
+
+def test_an_attempts_standing_response_adds_up_its_calls() -> None:
+    def call(stamp: str, h: str, cost: float | None, cached: bool = False) -> ModelResponse:
+        return ModelResponse(
+            text="", usage=Usage(prompt_tokens=10, completion_tokens=2), cost_usd=cost, latency_seconds=0.5,
+            timestamp=stamp, request_hash=h, cached=cached,
+        )  # fmt: skip
+
+    totals = CallTotals()
+    for response in (call("T1", "h1", 0.25), call("T2", "h2", 0.5, cached=True), call("T3", "h3", 1.0)):
+        totals.add(response)
+    standing = totals.as_response("done", "finish")
+    # tokens and time of every call, the cost of those paid for now, the first call's time, the last request
+    assert (standing.usage.prompt_tokens, standing.usage.completion_tokens, standing.latency_seconds) == (30, 6, 1.5)
+    assert (standing.cost_usd, standing.timestamp, standing.request_hash) == (1.25, "T1", "h3")
+    totals.add(call("T4", "h4", None))
+    assert totals.as_response("done", "finish").cost_usd is None  # one unpriced call: the attempt is unpriced
