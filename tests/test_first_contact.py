@@ -37,7 +37,7 @@ from fembench_agents.models._litellm import litellm
 from fembench_agents.models.check import ModelCheck
 from fembench_agents.models.cost import prices_per_million
 from fembench_agents.models.credentials import PLACEHOLDER_KEY, credential_problems
-from fembench_agents.runs.health import FailureStreak, RunStopped, error_summary, provider_message
+from fembench_agents.runs.health import FailureStreak, RunStopped
 from fembench_agents.runs.log import EpisodeRecord, read_log
 from fembench_agents.runs.reader import finished_episodes
 from fembench_agents.runs.run import RunConfig, execute_run
@@ -221,49 +221,6 @@ def test_the_streak_counts_only_the_same_permanent_error_in_a_row() -> None:
     assert str(stop) == (
         "run stopped early: 3 episodes in a row failed with the same authentication error; 4 episodes not run"
     )
-
-
-@pytest.mark.parametrize("retries", [0, 1, 4])
-def test_provider_message_strips_the_task_and_attempt_of_a_recorded_model_error(retries: int) -> None:
-    exc = ModelCallError(
-        "m/x",
-        CallContext(task_id="T (big)", attempt="single-shot repeat 0 attempt 0"),
-        "h",
-        retries,
-        "AuthenticationError: bad key (code 401)",
-    )
-    assert provider_message(f"{type(exc).__name__}: {exc}") == "AuthenticationError: bad key (code 401)"
-
-
-def test_a_long_provider_message_keeps_its_first_300_characters_and_its_first_line() -> None:
-    long = "BadRequestError: " + "a" * 283 + "b" * 100 + "\nsecond line"
-    assert provider_message(long) == "BadRequestError: " + "a" * 283 + "..."
-    assert provider_message("  Error: short\nmore  ") == "Error: short"
-
-
-def test_error_summary_counts_and_shows_the_first_distinct_messages() -> None:
-    records = [
-        _failed("A: one"),
-        _episode("done"),
-        _failed("B: two"),
-        _failed("A: one"),
-        _failed("C: three"),
-        _failed("D: four"),
-    ]
-    assert error_summary(records) == [
-        "5 episodes ended in a model error:",
-        "  A: one (2 episodes)",
-        "  B: two (1 episode)",
-        "  C: three (1 episode)",
-        "  ... and 1 other errors (see log.jsonl of the run)",
-    ]
-    assert error_summary(records[:3], shown=2) == [  # as many distinct errors as are shown: none left over
-        "2 episodes ended in a model error:",
-        "  A: one (1 episode)",
-        "  B: two (1 episode)",
-    ]
-    assert error_summary(records[:1]) == ["1 episode ended in a model error:", "  A: one (1 episode)"]
-    assert error_summary([_episode("done")]) == []
 
 
 def test_a_run_stops_after_three_alike_failures_and_resumes_them(

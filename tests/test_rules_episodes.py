@@ -23,7 +23,7 @@ from fembench_agents.messages import (
     Usage,
 )
 from fembench_agents.models.errors import ModelCallError
-from fembench_agents.runs.health import RunStopped
+from fembench_agents.runs.health import FailureStreak, RunStopped, error_summary, provider_message
 from fembench_agents.runs.log import (
     AttemptRecord,
     EpisodeRecord,
@@ -643,6 +643,101 @@ def test_a_run_stops_after_alike_permanent_failures_unless_told_never_to(tmp_pat
         )
     assert (info.value.failed, info.value.not_run) == (2, 0)
     assert len([r for r in read_log(tmp_path / "instant") if isinstance(r, EpisodeRecord)]) == 5
+
+
+def ended_in_error(message: str | None, kind: str | None = "authentication") -> EpisodeRecord:
+    error = (
+        message and f"ModelCallError: model call failed (model 'm', task 't', attempt 'a') after 2 retries: {message}"
+    )
+    return episode("t", "error", False, 0.0).model_copy(update={"error": error, "error_kind": kind})
+
+
+@pytest.mark.parametrize("retries", [0, 1, 4])
+def test_provider_message_strips_the_task_and_attempt_of_a_recorded_model_error(retries: int) -> None:
+    exc = ModelCallError(
+        "m/x",
+        CallContext(task_id="T (big)", attempt="single-shot repeat 0 attempt 0"),
+        "h",
+        retries,
+        "AuthenticationError: bad key (code 401)",
+    )
+    assert provider_message(f"{type(exc).__name__}: {exc}") == "AuthenticationError: bad key (code 401)"
+
+
+def test_a_provider_message_keeps_its_first_line_and_at_most_300_characters() -> None:
+    long = "BadRequestError: " + "a" * 283 + "b" * 100 + "\nsecond line"
+    assert provider_message(long) == "BadRequestError: " + "a" * 283 + "..."
+    assert provider_message("E" * 300) == "E" * 300  # exactly 300: kept whole
+    assert provider_message("E" * 301) == "E" * 300 + "..."
+    assert provider_message("  Error: short\nmore  ") == "Error: short"
+    assert (
+        provider_message("\n ModelCallError: model call failed (x) after 3 retries:  Error: short ") == "Error: short"
+    )
+    for silent in (None, "", "  \n ", "ModelCallError: model call failed (x) after 1 retry: "):
+        assert provider_message(silent) == "unknown error"
+
+
+def test_error_summary_counts_and_shows_the_first_distinct_messages() -> None:
+    records = [
+        ended_in_error("A: one"),
+        episode("t", "done", True, 1.0),
+        ended_in_error("B: two"),
+        ended_in_error("A: one"),
+        ended_in_error("C: three"),
+        ended_in_error(None),
+        ended_in_error("D: four"),
+    ]
+    assert error_summary(records) == [
+        "6 episodes ended in a model error:",
+        "  A: one (2 episodes)",
+        "  B: two (1 episode)",
+        "  C: three (1 episode)",
+        "  ... and 2 other errors (see log.jsonl of the run)",
+    ]
+    assert error_summary(records[:3], shown=2) == [  # as many distinct errors as are shown: none left over
+        "2 episodes ended in a model error:",
+        "  A: one (1 episode)",
+        "  B: two (1 episode)",
+    ]
+    assert error_summary(records[4:6], shown=2) == [
+        "2 episodes ended in a model error:",
+        "  C: three (1 episode)",
+        "  unknown error (1 episode)",
+    ]
+    assert error_summary(records[:1]) == ["1 episode ended in a model error:", "  A: one (1 episode)"]
+    assert error_summary([episode("t", "done", False, 0.0)]) == []
+
+
+def test_failures_are_alike_when_they_differ_only_in_words_with_digits() -> None:
+    def stops(*messages: str | None, kind: str | None = "authentication") -> int | None:
+        """After how many of these episodes a streak of 2 stops the run (None: it does not)."""
+        streak = FailureStreak(2)
+        for n, message in enumerate(messages, 1):
+            try:
+                streak.observe(ended_in_error(message, kind), 0)
+            except RunStopped:
+                return n
+        return None
+
+    assert stops("bad key req_1 at 10:02", "bad key req_22 at 10:03") == 2
+    assert stops("bad key req_1", "bad key #") is None  # a word without a digit is the provider's own
+    assert stops("bad key 1", "bad key") is None
+    assert stops("quota 1 of 5", "quota 2 5") is None  # words with digits are left out where they stand
+    assert stops(None, "") == 2  # nothing said, twice
+    assert stops("bad key", "bad key", kind=None) is None  # retrying could fix it: no streak
+    assert stops("bad key", "other", "bad key", "bad key") == 4
+
+
+@pytest.mark.parametrize(
+    ("not_run", "words"), [(0, "0 episodes not run"), (1, "1 episode not run"), (2, "2 episodes not run")]
+)
+def test_a_stopped_run_says_how_many_episodes_were_not_run(not_run: int, words: str) -> None:
+    stop = RunStopped("authentication", "bad key", 3, not_run)
+    assert str(stop) == f"run stopped early: 3 episodes in a row failed with the same authentication error; {words}"
+    streak = FailureStreak(1)
+    with pytest.raises(RunStopped) as info:
+        streak.observe(ended_in_error(None), not_run)
+    assert (info.value.message, info.value.not_run, info.value.failed) == ("unknown error", not_run, 1)
 
 
 # ----------------------------------------------------------------- model calls in the log

@@ -17,22 +17,23 @@ from fembench_agents.runs.log import EpisodeRecord
 STOP_AFTER = 3  # consecutive episodes failing with the same permanent error
 # ModelCallError's message (models/errors.py) as an episode records it: the task and attempt differ per episode.
 _CALL_CONTEXT = re.compile(r"^ModelCallError: model call failed \(.*?\) after \d+ retr(?:y|ies): ")
-_VARYING = re.compile(r"\S*\d\S*")  # counts, request ids, timestamps: differ between identical failures
+_VARYING = re.compile(r"\S*\d\S*")  # counts, request ids, timestamps: differ between identical failures, left out
 _SHOWN_CHARS = 300
 
 
-def provider_message(error: str) -> str:
+def provider_message(error: str | None) -> str:
     """An episode's error without the task and attempt it happened in: the
-    provider's own words, the same for every episode that failed alike."""
-    lines = _CALL_CONTEXT.sub("", error.strip()).splitlines()
-    text = lines[0] if lines else ""
+    provider's own words, the same for every episode that failed alike;
+    "unknown error" when the provider said nothing."""
+    lines = _CALL_CONTEXT.sub("", (error or "").lstrip()).strip().splitlines()
+    text = lines[0] if lines else "unknown error"
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "..."
 
 
-def _sameness(record: EpisodeRecord) -> tuple[str, str] | None:
+def _sameness(record: EpisodeRecord) -> tuple[str, tuple[str, ...]] | None:
     if record.status != "error" or record.error_kind is None:
         return None
-    return record.error_kind, _VARYING.sub("#", provider_message(record.error or ""))
+    return record.error_kind, tuple(_VARYING.split(provider_message(record.error)))
 
 
 class RunStopped(RuntimeError):
@@ -53,7 +54,7 @@ class FailureStreak:
     permanent error; any other ending breaks the streak."""
 
     stop_after: int = STOP_AFTER
-    _key: tuple[str, str] | None = field(default=None, init=False)
+    _key: tuple[str, tuple[str, ...]] | None = field(default=None, init=False)
     _count: int = field(default=0, init=False)
 
     def observe(self, record: EpisodeRecord, not_ended: int) -> None:
@@ -63,7 +64,7 @@ class FailureStreak:
         self._count = self._count + 1 if key is not None and key == self._key else int(key is not None)
         self._key = key
         if key is not None and self._count >= self.stop_after:
-            raise RunStopped(key[0], provider_message(record.error or ""), self._count, not_ended)
+            raise RunStopped(key[0], provider_message(record.error), self._count, not_ended)
 
 
 def error_summary(episodes: Iterable[EpisodeRecord], shown: int = 3) -> list[str]:
@@ -74,7 +75,7 @@ def error_summary(episodes: Iterable[EpisodeRecord], shown: int = 3) -> list[str
         return []
     counts: dict[str, int] = {}
     for e in failed:
-        message = provider_message(e.error or "unknown error")
+        message = provider_message(e.error)
         counts[message] = counts.get(message, 0) + 1
     lines = [f"{len(failed)} episode{'s' if len(failed) != 1 else ''} ended in a model error:"]
     lines += [f"  {message} ({n} episode{'s' if n != 1 else ''})" for message, n in list(counts.items())[:shown]]
