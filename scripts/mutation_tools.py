@@ -83,6 +83,10 @@ MODULES: dict[str, tuple[str, ...]] = {
         "x_judge_heldout__*",
         "x_render_judgement__*",
     ),
+    "runs.health": ("*",),
+    "optimize.adapter": ("*",),
+    "optimize.progress": ("*",),
+    "optimize.reflection": ("*",),
 }
 
 # Tests that exercise code running only in sandbox children: "MODULE" for every function of the

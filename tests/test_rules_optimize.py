@@ -17,6 +17,7 @@ import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import CORRECT_SCALE
@@ -24,9 +25,10 @@ from rich.progress import Progress
 from run_builders import episode
 
 from fembench_agents.agents.prompts import PromptRenderer
-from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
+from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse, Usage
 from fembench_agents.models import ClientOptions, ResponseCache, make_client, register_script, unregister_script
 from fembench_agents.optimize import candidates
+from fembench_agents.optimize.adapter import COMPONENT, PromptAdapter
 from fembench_agents.optimize.budget import Budget
 from fembench_agents.optimize.candidates import EpisodeResult, PromptEvaluations, candidate_id
 from fembench_agents.optimize.heldout import LeakReport
@@ -45,6 +47,7 @@ from fembench_agents.optimize.search import OptimizeResult, Scores
 from fembench_agents.optimize.settings import OptimizeSettings
 from fembench_agents.optimize.split import HeldOutViolation, Split
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, ModelCallRecord, RunLog, read_log, read_manifest
+from fembench_agents.runs.recording import ModelUnavailable
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.suite.model import Task
@@ -58,24 +61,26 @@ WRONG = (
 
 
 class Replies:
-    """A model answering from a list; an exception in the list is raised."""
+    """A model answering from a list; an exception in the list is raised, a response returned as it is."""
 
     model = "mock/model"
 
-    def __init__(self, *replies: str | Exception) -> None:
+    def __init__(self, *replies: str | Exception | ModelResponse) -> None:
         self.replies = list(replies)
         self.calls = 0
         self.params: list[ModelParams | None] = []
+        self.contexts: list[CallContext] = []
 
     async def complete(
         self, messages: list[Message], context: CallContext, params: ModelParams | None = None
     ) -> ModelResponse:
         self.calls += 1
         self.params.append(params)
+        self.contexts.append(context)
         item = self.replies.pop(0)
         if isinstance(item, Exception):
             raise item
-        return ModelResponse(text=item, cost_usd=0.0)
+        return item if isinstance(item, ModelResponse) else ModelResponse(text=item, cost_usd=0.0)
 
 
 def evaluations(
@@ -85,15 +90,20 @@ def evaluations(
     model: Replies,
     allowed: frozenset[str] | None = None,
     scaffold: str = "single_shot",
+    *,
+    more: tuple[Task, ...] = (),
+    params: ModelParams | None = None,
 ) -> PromptEvaluations:
+    """Evaluations of `task` and the `more` tasks, all allowed unless `allowed` says otherwise."""
+    tasks = {t.task_id: t for t in (task, *more)}
     return PromptEvaluations(
         tmp_path,
-        {task.task_id: task},
-        allowed or frozenset({task.task_id}),
+        tasks,
+        allowed or frozenset(tasks),
         model,  # type: ignore[arg-type]
         evaluator,
         TemplateFeedback(),
-        ModelParams(),
+        params or ModelParams(),
         concurrency=1,
         scaffold=scaffold,
     )
@@ -240,6 +250,73 @@ def test_an_episode_finished_without_an_attempt_scores_zero_and_says_so(
     assert model.calls == 0 and evals.new_episodes == 0
 
 
+@pytest.mark.parametrize("include_reference", [True, False])
+def test_gepa_scores_each_task_and_reflects_on_its_prompt_code_and_feedback(
+    tmp_path: Path, scale_task: Task, evaluator: Evaluator, include_reference: bool
+) -> None:
+    """What GEPA's adapter hands on: per task its outcome and score, the trajectories only when
+    GEPA asks for them, and for the reflection LM one record per task under each component to
+    update; the reference only for training tasks, and only when the settings include it."""
+    other = scale_task.model_copy(update={"task_id": "other_task"})
+    model = Replies(f"```python\n{WRONG}```", f"```python\n{CORRECT_SCALE}```")
+    evals = evaluations(tmp_path, scale_task, evaluator, model, more=(other,))
+    tasks = {t.task_id: t for t in (scale_task, other)}
+    with LoopThread() as loop:
+        adapter = PromptAdapter(evals, loop, tasks, frozenset({scale_task.task_id}), include_reference)
+        batch = adapter.evaluate([scale_task.task_id, other.task_id], {COMPONENT: PROMPT}, capture_traces=True)
+        again = adapter.evaluate([other.task_id], {COMPONENT: PROMPT})  # read back, not run again
+    wrong, right = batch.trajectories or []
+    assert "def scale_vector" in right.code and right.prompt == wrong.prompt.replace(scale_task.task_id, other.task_id)
+    assert batch.outputs == [
+        {"task_id": scale_task.task_id, "passed": False, "score": wrong.score},
+        {"task_id": other.task_id, "passed": True, "score": 1.0},
+    ]
+    assert batch.scores == [pytest.approx(0.4), 1.0] and wrong.score == pytest.approx(0.4)
+    assert (again.outputs, again.scores, again.trajectories) == (
+        [{"task_id": other.task_id, "passed": True, "score": 1.0}],
+        [1.0],
+        None,
+    )
+    dataset = adapter.make_reflective_dataset({COMPONENT: PROMPT}, batch, [COMPONENT, "other_component"])
+    assert list(dataset) == [COMPONENT, "other_component"]
+    first = {
+        "Task": scale_task.task_id,
+        "Inputs": wrong.prompt,
+        "Generated Outputs": WRONG.strip(),
+        "Feedback": f"Score 0.40 (not correct). {wrong.feedback}",
+    }
+    if include_reference:
+        first["Reference implementation"] = ideal_answer(scale_task)
+    second = {
+        "Task": other.task_id,
+        "Inputs": right.prompt,
+        "Generated Outputs": right.code,  # the code as parsed from the reply
+        "Feedback": f"Score 1.00 (correct). {right.feedback}",
+    }  # not a training task: never its reference
+    assert dataset[COMPONENT] == dataset["other_component"]
+    assert [dict(r) for r in dataset[COMPONENT]] == [first, second]
+    assert adapter.make_reflective_dataset({COMPONENT: PROMPT}, again, [COMPONENT]) == {COMPONENT: []}
+
+
+def test_the_reflection_sees_an_empty_reply_as_such_and_a_long_answer_cut_at_a_line() -> None:
+    adapter = PromptAdapter(None, None, {}, frozenset(), False)  # type: ignore[arg-type]
+    long_code = "\n".join(f"x{i} = {i}  # {'.' * 60}" for i in range(100))
+    empty, long = (
+        EpisodeResult(task_id="t", score=s, passed=False, prompt="P", reply="", code=code, feedback="F.")
+        for s, code in ((0.0, ""), (0.125, long_code))
+    )
+    assert adapter.record(empty) == {
+        "Task": "t",
+        "Inputs": "P",
+        "Generated Outputs": "(empty reply)",
+        "Feedback": "Score 0.00 (not correct). F.",
+    }
+    shown = adapter.record(long)["Generated Outputs"]
+    kept = long_code[:4000].rsplit("\n", 1)[0]
+    assert shown == kept + "\n# ... (truncated)" and kept.endswith("\nx54 = 54  # " + "." * 60)
+    assert adapter.record(long)["Feedback"] == "Score 0.12 (not correct). F."
+
+
 def test_the_manifest_names_every_task_attempted_with_the_candidates_config(
     tmp_path: Path,
     scale_task: Task,
@@ -250,15 +327,8 @@ def test_the_manifest_names_every_task_attempted_with_the_candidates_config(
     monkeypatch.setattr(candidates, "environment", lambda: {"versions": {"numpy": "9.9"}, "git_commit": "abc1234"})
     other = load("slow_scale_CC0_H0_T0")
     model = Replies(RuntimeError("down"), RuntimeError("down"))
-    evals = PromptEvaluations(
-        tmp_path,
-        {t.task_id: t for t in (scale_task, other)},
-        frozenset({scale_task.task_id, other.task_id}),
-        model,  # type: ignore[arg-type]
-        evaluator,
-        TemplateFeedback(),
-        ModelParams(temperature=0.7, max_tokens=99),
-        concurrency=1,
+    evals = evaluations(
+        tmp_path, scale_task, evaluator, model, more=(other,), params=ModelParams(temperature=0.7, max_tokens=99)
     )
     asyncio.run(evals.evaluate(PROMPT, [other.task_id]))
     asyncio.run(evals.evaluate(PROMPT, [scale_task.task_id]))  # the errored slow_scale stays in the manifest
@@ -606,6 +676,90 @@ def test_the_reflection_cost_counts_each_answer_once_and_a_cached_one_not_again(
     # 9 prompt tokens at 1e-6 and 1 completion token at 2e-6 per answer: two answers paid for, three used
     assert model.total_cost == pytest.approx(2 * (9e-6 + 2e-6)) and not model.unpriced
     assert (model.total_tokens_in, model.total_tokens_out) == (27, 3)
+
+
+def test_reflection_calls_are_one_logged_episode_and_a_chat_is_reduced_to_its_text(tmp_path: Path) -> None:
+    """GEPA sends a prompt, or a chat when a dataset holds images; either is one call of the
+    "reflection" episode, numbered from the calls already in its log. Cost adds up what was paid
+    now (not a cached answer); one answer without a price marks the total as incomplete."""
+    chat = [
+        {"role": "system", "content": "Improve the prompt."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "a"},
+                {"type": "image_url", "image_url": {"url": "data:"}},
+                "raw",
+                {"type": "text"},
+                {"type": "text", "text": "b"},
+            ],
+        },
+        {"role": "assistant", "content": "An earlier answer."},
+        {"role": "tool", "content": "T"},
+        {"content": 5},
+        {"role": "user"},
+    ]
+    model = Replies(
+        ModelResponse(text="one", usage=Usage(prompt_tokens=10, completion_tokens=2), cost_usd=0.5),
+        ModelResponse(text="two", usage=Usage(prompt_tokens=None, completion_tokens=None), cost_usd=0.25, cached=True),
+        ModelResponse(text="three", usage=Usage(prompt_tokens=7, completion_tokens=None)),
+        RuntimeError("down"),
+    )
+    with LoopThread() as loop, RunLog(tmp_path / "reflection") as log:
+        reflection = ReflectionModel(model, ModelParams(temperature=0.5), log, loop)  # type: ignore[arg-type]
+        assert (reflection.total_cost, reflection.unpriced, reflection.calls) == (0.0, False, 0)
+        assert [reflection("first"), reflection(chat)] == ["one", "two"]
+        assert (reflection.total_cost, reflection.unpriced) == (0.5, False)  # the cached answer costs nothing now
+        assert reflection("third") == "three"
+        with pytest.raises(ModelUnavailable):
+            reflection("fourth")
+    assert (reflection.total_cost, reflection.unpriced) == (0.5, True)
+    assert (reflection.total_tokens_in, reflection.total_tokens_out) == (17, 2)
+    assert model.contexts == [
+        CallContext(task_id="", episode="reflection", attempt_index=i, attempt=f"reflection call {i}") for i in range(4)
+    ]
+    assert model.params == [ModelParams(temperature=0.5)] * 4
+    calls = [r for r in read_log(tmp_path / "reflection") if isinstance(r, ModelCallRecord)]
+    assert [(c.episode, c.task_id, c.attempt_index, c.error) for c in calls] == [
+        ("reflection", "", 0, None),
+        ("reflection", "", 1, None),
+        ("reflection", "", 2, None),
+        ("reflection", "", 3, "RuntimeError: down"),
+    ]
+    assert calls[0].request.messages == (Message(role="user", content="first"),)
+    assert calls[1].request.messages == (
+        Message(role="system", content="Improve the prompt."),
+        Message(role="user", content="a\n\nb"),
+        Message(role="assistant", content="An earlier answer."),
+        Message(role="user", content="T"),
+        Message(role="user", content="5"),
+        Message(role="user", content=""),
+    )
+    with LoopThread() as loop, RunLog(tmp_path / "reflection") as log:  # resumed: numbered on from the log
+        again = ReflectionModel(Replies("five"), ModelParams(), log, loop)  # type: ignore[arg-type]
+        assert (again.calls, again("fifth"), again.calls) == (4, "five", 5)
+
+
+def test_the_progress_line_shows_the_iteration_candidates_best_score_and_calls_used() -> None:
+    progress = Progress()
+    shown = RichProgress(progress, total=30)
+    (bar,) = progress.tasks
+    assert (bar.description, bar.completed, bar.total) == ("GEPA", 0, 30)
+    shown.on_budget_updated({"metric_calls_used": 4})
+    assert (bar.description, bar.completed) == ("GEPA it 0, 0 candidates, best val 0.000", 4)
+
+    def iteration(n: int, scores: list[float], evals: int) -> None:
+        state = SimpleNamespace(
+            program_candidates=list(scores), program_full_scores_val_set=scores, total_num_evals=evals
+        )
+        shown.on_iteration_start({"iteration": n, "state": state})
+
+    iteration(3, [0.2, 0.6, 0.4], 17)
+    assert (bar.description, bar.completed) == ("GEPA it 3, 3 candidates, best val 0.600", 17)
+    iteration(4, [], 18)  # no validation scores yet: the best seen stays
+    assert (bar.description, bar.completed) == ("GEPA it 4, 0 candidates, best val 0.600", 18)
+    iteration(5, [0.25, 0.9375], 21)
+    assert (bar.description, bar.completed) == ("GEPA it 5, 2 candidates, best val 0.938", 21)
 
 
 def test_the_progress_line_keeps_the_best_validation_score_seen() -> None:

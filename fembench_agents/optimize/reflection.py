@@ -50,6 +50,6 @@ def _messages(chat: list[dict[str, Any]]) -> list[Message]:
         content = m.get("content", "")
         if isinstance(content, list):
             content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-        role = m.get("role", "user")
-        out.append(Message(role=role if role in ("system", "user", "assistant") else "user", content=str(content)))
+        role = m.get("role")  # a tool's or unknown role speaks as the user
+        out.append(Message(role=role if role in ("system", "assistant") else "user", content=str(content)))
     return out
