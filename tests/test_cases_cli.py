@@ -138,6 +138,21 @@ def test_calibrate_writes_machine_times_apart(tmp_path: Path) -> None:
     assert set(timing.load(copy, "testbox").t_base) == {"poisson_square_smooth"}
 
 
+def test_calibrating_one_library_keeps_the_other_libraries_times(tmp_path: Path) -> None:
+    folder = _folder_of(tmp_path / "one", ["hz_square_k4"])
+    args = ["calibrate", "--cases", str(folder), "--repeats", "1", "--machine", "testbox", "--library"]
+    res = runner.invoke(cases_app, [*args, "scikit-fem"])
+    assert res.exit_code == 0, res.output
+    assert "for 1 solves written" in res.output and "kept" not in res.output
+    first = timing.load(folder, "testbox").t_base
+    res = runner.invoke(cases_app, [*args, "numpy-scipy"])
+    assert res.exit_code == 0, res.output
+    assert "kept 1 solves timed before" in res.output and "for 2 solves written" in res.output
+    both = timing.load(folder, "testbox").t_base
+    assert sorted(both["hz_square_k4"]) == ["numpy-scipy", "scikit-fem"]
+    assert both["hz_square_k4"]["scikit-fem"] == first["hz_square_k4"]["scikit-fem"]
+
+
 def _sample(tmp_path: Path) -> Path:
     """A copy of the committed cases holding, for every family, the first cases (by id) that
     together list every library of the family: each (family, library) solver once."""
@@ -148,14 +163,18 @@ def _sample(tmp_path: Path) -> Path:
         if any((spec.family, lib) in wanted for lib in spec.libraries):
             keep.append(spec.id)
             wanted -= {(spec.family, lib) for lib in spec.libraries}
-    sample = tmp_path / "sample"
-    (sample / store.HIDDEN).mkdir(parents=True)
+    return _folder_of(tmp_path / "sample", keep)
+
+
+def _folder_of(folder: Path, keep: list[str]) -> Path:
+    """A cases folder holding the committed cases `keep` alone."""
+    (folder / store.HIDDEN).mkdir(parents=True)
     lines = [line for line in (CASES / store.SPECS_FILE).read_text().splitlines() if json.loads(line)["id"] in keep]
-    (sample / store.SPECS_FILE).write_text("\n".join(lines) + "\n")
+    (folder / store.SPECS_FILE).write_text("\n".join(lines) + "\n")
     for case in keep:
         for f in (CASES / store.HIDDEN).glob(f"{case}.*"):
-            shutil.copy(f, sample / store.HIDDEN / f.name)
-    return sample
+            shutil.copy(f, folder / store.HIDDEN / f.name)
+    return folder
 
 
 def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Path) -> None:

@@ -103,6 +103,23 @@ def report_leak(imported: Path) -> str:
     return str(json.loads((imported / published_import.REPORT_FILE).read_text())["marked_leaking"]["poisson_eigen"])
 
 
+def test_a_case_leaking_two_ways_names_the_first_probe_and_views_are_written_by_id(tmp_path: Path) -> None:
+    """heat_decay's forcing (u_t - lap u = (2 pi^2 - 1) u) and its initial data (u at t = 0) are
+    both multiples of the answer: the reason names the forcing, the first probe. The published
+    views are written sorted by id whatever the file's order."""
+    decay = pr.heat("heat_decay", sp.exp(-pr.t) * sp.sin(sp.pi * pr.x) * sp.sin(sp.pi * pr.y))
+    smooth = pr.poisson("poisson_smooth", pr.SMOOTH_U)
+    built, views, report = published_import.import_records([json.dumps(smooth), json.dumps(decay)])
+    assert report.imported == ["poisson_smooth", "heat_decay"] and list(report.leaking) == ["heat_decay"]
+    reason = report.leaking["heat_decay"]
+    prefix = "forcing passes the accuracy gate (error "
+    assert reason.startswith(prefix) and reason.endswith(")") and float(reason[len(prefix) : -1]) < 1e-12
+    assert [b.hidden.leak for b in built] == [None, reason]
+    published_import.write(tmp_path, built, views, report)
+    lines = (tmp_path / "published_views.jsonl").read_text().splitlines()
+    assert [json.loads(line)["id"] for line in lines] == ["heat_decay", "poisson_smooth"]
+
+
 def test_a_leaking_case_is_kept_marked_and_selected_only_by_its_id(imported: Path) -> None:
     cases = load_cases(imported)
     assert [c.task_id for c in cases if c.leak] == ["poisson_eigen"]

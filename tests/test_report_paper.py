@@ -184,8 +184,27 @@ def test_every_table_is_written_as_markdown_csv_and_json(report: Report, tmp_pat
     out = tmp_path / "out"
     written = write_report(report, out)
     stems = {p.stem for p in (out / "tables").iterdir()}
-    assert {"summary", "paper_code", "paper_tests", "test_track_metrics", "by_tier", "by_knowledge"} <= stems
-    assert {"by_domain", "diagnostics", "case_margins", "case_stages", "stage_failures"} <= stems
+    assert sorted(stems) == [
+        "by_domain",
+        "by_knowledge",
+        "by_tier",
+        "case_margins",
+        "case_stages",
+        "diagnostics",
+        "failure_reasons",
+        "paired_tests",
+        "paper_code",
+        "paper_tests",
+        "stage_failures",
+        "summary",
+        "tasks_mock_model_code",  # one per-task table per model and track: mock/model's three
+        "tasks_mock_model_numpy_scipy",
+        "tasks_mock_model_tests",
+        "test_track_metrics",
+    ]
+    assert (out / "tables" / "tasks_mock_model_tests.md").read_text().splitlines()[0] == (
+        "# Per task: mock/model, tests track"
+    )
     for stem in stems:
         assert {p.suffix for p in (out / "tables").glob(f"{stem}.*")} == {".md", ".csv", ".json"}
     with open(out / "tables" / "test_track_metrics.csv", newline="") as fh:
