@@ -283,6 +283,44 @@ def test_a_mutant_killed_on_an_input_the_reference_raises_on_says_how(tmp_path, 
     assert result.killed_by == {"no_exception": 1, "wrong_exception": 2}
 
 
+WAIT = """
+import time
+
+
+def waited(seconds):
+    time.sleep(seconds)
+    return seconds * 2.0
+
+
+def test_waited(fcn):
+    assert fcn(0.0) == 0.0
+
+
+def fail_waited(seconds):
+    return seconds
+
+
+def task_info():
+    return {
+        "task_id": "waited", "task_short_description": "sleeps", "created_date": "2026-01-01",
+        "created_by": "tests", "main_fcn": waited, "required_imports": ["import time"], "fcn_dependencies": [],
+        "reference_verification_inputs": INPUTS,
+        "test_cases": [{"test_code": test_waited, "expected_failures": [fail_waited]}],
+    }
+"""
+
+
+def test_the_mutants_per_call_limit_is_twenty_times_the_slowest_reference_call_and_at_least_a_second(
+    tmp_path, sandbox, evaluator
+):
+    slow = load_task(write_task(tmp_path, WAIT.replace("INPUTS", "[[0.0], [0.2], [0.01]]"), "slow.py"), sandbox)
+    fast = load_task(write_task(tmp_path, WAIT.replace("INPUTS", "[[0.0], [0.01]]"), "fast.py"), sandbox)
+    slow_result, fast_result = mutation_report([slow, fast], evaluator).tasks
+    assert 20 * 0.2 <= slow_result.per_call_seconds <= evaluator.config.call_seconds
+    assert fast_result.per_call_seconds == 1.0  # 20 x 0.01 s is less than the floor
+    assert (slow_result.error, slow_result.total, slow_result.killed) == (None, 2, 2)
+
+
 def test_fem_1d_suite_kills_at_least_90_percent(sandbox, evaluator):
     tasks = load_tasks(ROOT / "tasks" / "fem_1d", sandbox)
     report = mutation_report(tasks, evaluator)

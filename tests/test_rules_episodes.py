@@ -413,6 +413,7 @@ def test_a_run_read_back_has_one_row_per_episode_in_model_agent_track_task_repea
             record("a", "t2", 0, "done", True),  # resumed: the finished record counts
             record("a", "t1", 1, "done", True),
             record("a", "t0", 0, "done", True, track="tests"),  # a track of its own, after code
+            record("b", "t2", 0, "error", False),  # ended in a model error, not resumed: it counts too
         ):
             log.append(r)
     run = open_run(tmp_path)
@@ -423,6 +424,7 @@ def test_a_run_read_back_has_one_row_per_episode_in_model_agent_track_task_repea
         ("a", "t2", 1, "done", False),
         ("a", "t0", 0, "done", True),
         ("b", "t1", 0, "done", True),
+        ("b", "t2", 0, "error", False),
     ]
     rows = run.episode_rows()
     assert [(r["run"], r["agent"], r["task_id"], r["repeat"], r["passed"]) for r in rows] == [
@@ -432,6 +434,7 @@ def test_a_run_read_back_has_one_row_per_episode_in_model_agent_track_task_repea
         ("r7", "a", "t2", 1, False),
         ("r7", "a", "t0", 0, True),
         ("r7", "b", "t1", 0, True),
+        ("r7", "b", "t2", 0, False),
     ]
     assert "schema_version" not in rows[0] and "type" not in rows[0] and rows[0]["episode"] == run.episodes()[0].episode
 
