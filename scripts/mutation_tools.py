@@ -57,7 +57,15 @@ MODULES: dict[str, tuple[str, ...]] = {
     "runs.recording": ("*",),
     "runs.log": ("x_episode_key__*", "x_read_log__*", "x__drop_torn_tail__*", "xǁRunLogǁ*"),
     "runs.reader": ("*",),
-    "runs.run": ("x_select_tasks__*", "x_run_episode__*", "x_execute_run__*"),
+    "runs.run": (
+        "x_select_tasks__*",
+        "x_run_episode__*",
+        "x_execute_run__*",
+        "x_prepare_run_dir__*",  # the resume's guard and the manifest it keeps
+        "x_record_skipped_tasks__*",
+        "x_run_limits__*",
+        "xǁRunConfigǁ*",
+    ),
     "report.tables": ("*",),
     "optimize.candidates": ("*",),
     "scoring.evaluator": ("*",),

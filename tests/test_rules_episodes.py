@@ -6,6 +6,7 @@ log reader, and the outcome's own summary properties."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -36,7 +37,7 @@ from fembench_agents.runs.log import (
     write_manifest,
 )
 from fembench_agents.runs.reader import expand_run_dirs, finished_episodes, open_run
-from fembench_agents.runs.run import RunConfig, execute_run, prepare_run_dir, select_tasks
+from fembench_agents.runs.run import RunConfig, execute_run, prepare_run_dir, record_skipped_tasks, select_tasks
 from fembench_agents.runs.session import EpisodeSession, ModelUnavailable
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.outcomes import ErrorInfo, FunctionOutcome, InputResult, StageResult
@@ -45,6 +46,7 @@ from fembench_agents.scoring.outcomes import (
 )
 from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
 from fembench_agents.scoring.sandbox import IsolationReport
+from fembench_agents.suite.loader import SkippedTask
 
 MODEL = "mock/model"
 PROMPT = [Message(role="user", content="write f")]
@@ -559,6 +561,60 @@ def test_a_resumed_run_keeps_its_weakest_isolation_and_every_calibration(tmp_pat
     manifest = read_manifest(tmp_path)
     # the scores are only as confined as the weakest session that scored them: its report, the first of them
     assert (manifest.isolation, manifest.calibrations) == (basic, ["cal-1", "cal-2", "cal-3"])
+
+
+def test_a_resumed_run_records_the_latest_sessions_limits_and_refuses_changed_tasks(tmp_path: Path) -> None:
+    config = RunConfig(model=MODEL, agent="loop", repeats=1, concurrency=1)
+    tasks = [fake_task("a"), fake_task("b"), fake_task("c")]
+    first = {"episodes": 1, "model_calls": 1, "sandbox_workers": 2}
+    prepare_run_dir(tmp_path, config, tasks, limits=first)
+    manifest = read_manifest(tmp_path)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent)
+    assert manifest.git_commit == head.stdout.strip() and len(manifest.git_commit) == 40
+    written = (tmp_path / "manifest.json").read_bytes()
+    prepare_run_dir(tmp_path, config, tasks, limits=dict(first))  # the same limits: the manifest is not rewritten
+    prepare_run_dir(tmp_path, config, tasks)  # limits not said: the last ones stay
+    assert (tmp_path / "manifest.json").read_bytes() == written
+    later = {"episodes": 4, "model_calls": 2, "sandbox_workers": 2}
+    prepare_run_dir(tmp_path, config, [*tasks, fake_task("d")], limits=later)  # a task added since is no change
+    assert read_manifest(tmp_path).limits == later
+    changed = [
+        fake_task("a"),
+        SimpleNamespace(task_id="b", content_hash="h-b2"),
+        SimpleNamespace(task_id="c", content_hash="x"),
+    ]
+    with pytest.raises(ValueError) as err:
+        prepare_run_dir(tmp_path, config, changed)
+    assert str(err.value) == f"{tmp_path}: tasks changed since the run started: b, c"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"track": "pde"}, "track must be one of code, tests, numpy-scipy, scikit-fem, dolfinx, ngsolve, got 'pde'"),
+        ({"repeats": 0}, "repeats must be >= 1, got 0"),
+        ({"concurrency": 0}, "concurrency must be >= 1, got 0"),
+        ({"model_concurrency": 0}, "model concurrency must be >= 1, got 0"),
+    ],
+)
+def test_a_run_config_names_what_is_wrong_with_it(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as err:
+        RunConfig(model=MODEL, agent="loop", **fields)
+    assert str(err.value) == message
+    assert RunConfig(model=MODEL, agent="loop", repeats=1, concurrency=1, model_concurrency=1).model_calls_at_once == 1
+
+
+def test_the_manifest_names_the_task_modules_the_latest_session_went_on_without(tmp_path: Path) -> None:
+    broken = SkippedTask(name="t_broken", path="/suite/t_broken.py", reason="SyntaxError: invalid syntax (line 3)")
+    record_skipped_tasks(tmp_path / "never", [broken])  # no run there: nothing is written
+    assert not (tmp_path / "never").exists()
+    prepare_run_dir(tmp_path, RunConfig(model=MODEL, agent="loop"), [fake_task("a")])
+    record_skipped_tasks(tmp_path, [broken])
+    assert read_manifest(tmp_path).skipped_tasks == [
+        {"name": "t_broken", "path": "/suite/t_broken.py", "reason": "SyntaxError: invalid syntax (line 3)"}
+    ]
+    record_skipped_tasks(tmp_path, [])  # fixed since
+    assert read_manifest(tmp_path).skipped_tasks == []
 
 
 def test_attempts_get_the_given_feedback_or_else_the_templates(tmp_path: Path) -> None:
