@@ -321,6 +321,16 @@ def test_the_mutants_per_call_limit_is_twenty_times_the_slowest_reference_call_a
     assert (slow_result.error, slow_result.total, slow_result.killed) == (None, 2, 2)
 
 
+def test_a_mutants_job_has_the_per_call_limit_for_each_of_its_inputs(tmp_path, sandbox, evaluator):
+    """Six calls of 0.8 s under a 1 s per-call limit: the job may take 6 s (and 3 s to start),
+    so each mutant is judged by its values, not timed out."""
+    inputs = "[" + ", ".join(f"[{0.8 - i / 100}]" for i in range(6)) + "]"
+    task = load_task(write_task(tmp_path, WAIT.replace("INPUTS", inputs), "six_waits.py"), sandbox)
+    (result,) = mutation_report([task], evaluator, per_call_seconds=1.0).tasks
+    assert (result.per_call_seconds, result.total, result.killed) == (1.0, 2, 2)
+    assert result.killed_by == {"mismatch": 2}
+
+
 def test_fem_1d_suite_kills_at_least_90_percent(sandbox, evaluator):
     tasks = load_tasks(ROOT / "tasks" / "fem_1d", sandbox)
     report = mutation_report(tasks, evaluator)

@@ -454,6 +454,9 @@ def test_written_numbers_parse_formats() -> None:
     got = {w.text: (w.value, w.digits) for w in written_numbers("a 1,234.5 b 6.02e23 c 2.50 × 10^-3 d v1.2")}
     assert got["1,234.5"] == (1234.5, 5) and got["6.02e23"][1] == 3
     assert got["2.50 × 10^-3"] == pytest.approx((0.0025, 2))
+    # half a unit of the last digit written, at the number's own exponent
+    tolerance = {w.text: w.tolerance for w in written_numbers("a 1,234.5 b 6.02e23 c 2.50 × 10^-3 d 7e-2 e 12")}
+    assert tolerance == pytest.approx({"1,234.5": 0.05, "6.02e23": 5e20, "2.50 × 10^-3": 5e-6, "7e-2": 5e-3, "12": 0.5})
 
 
 def test_leak_is_reported_loudly_in_result_and_provenance(

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from matplotlib.container import BarContainer
 from run_builders import (
     MODEL,
     TASK_1D,
@@ -449,3 +450,21 @@ def test_the_correctness_plot_shows_each_groups_headline_rate(tmp_path: Path) ->
         ("tester / tests", 0.5),
     ]
     assert ax.get_ylabel() == "correct / joint test success"
+
+
+def test_a_bars_whisker_spans_its_interval_which_need_not_be_symmetric(tmp_path: Path) -> None:
+    records: list[AttemptRecord | EpisodeRecord] = []
+    for task, passed in ((TASK_1D, True), (TASK_2D, True), (TASK_3D, True), (TASK_OTHER, False)):
+        ep = episode("coder", task, 0, passed)
+        records += [attempt(ep, 0, function_outcome(task, [("match" if passed else "mismatch", None)], passed)), ep]
+    report = build_report([make_run(tmp_path / "r", "r", records)])
+    (group,) = report.groups
+    e = group.correct
+    assert e.value == 0.75 and e.high - e.value != e.value - e.low  # 3 of 4 tasks: closer to 1 above than below
+    ax = correctness_figure(report).axes[0]
+    (bar,) = ax.patches
+    (bars,) = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert bars.errorbar is not None
+    (whisker,) = bars.errorbar.lines[2][0].get_segments()
+    assert bar.get_height() == 0.75
+    assert [y for _, y in whisker] == pytest.approx([e.low, e.high])

@@ -165,6 +165,18 @@ def test_a_finished_episode_is_read_back_not_run_again(tmp_path: Path, scale_tas
     assert again[0].feedback == "Your previous answer passed every check."
 
 
+def test_a_task_twice_in_one_batch_is_one_episode_scored_for_both(
+    tmp_path: Path, scale_task: Task, evaluator: Evaluator
+) -> None:
+    model = Replies(f"```python\n{WRONG}```")  # a second call would find no reply
+    evals = evaluations(tmp_path, scale_task, evaluator, model)
+    first, second = asyncio.run(evals.evaluate(PROMPT, [scale_task.task_id, scale_task.task_id]))
+    assert first == second and (first.reused, first.score) == (False, pytest.approx(0.4))
+    assert (model.calls, evals.new_episodes) == (1, 1)
+    episodes = [r for r in read_log(evals.run_dir(PROMPT)) if isinstance(r, EpisodeRecord)]
+    assert len(episodes) == 1
+
+
 def test_a_failed_model_call_scores_zero_and_says_why(tmp_path: Path, scale_task: Task, evaluator: Evaluator) -> None:
     evals = evaluations(tmp_path, scale_task, evaluator, Replies(RuntimeError("quota exceeded")))
     [result] = asyncio.run(evals.evaluate(PROMPT, [scale_task.task_id]))

@@ -322,16 +322,26 @@ def _exact_output(size: int) -> str:
     )
 
 
-@pytest.mark.parametrize(("size", "notes", "truncated"), [(MB, 1024, False), (MB + 1, 1024, True)])
+@pytest.mark.parametrize(
+    ("size", "pairs", "job_limit", "notes", "truncated"),
+    [
+        (MB, 1, MB, 1024, False),  # one pair: all of 1 MB
+        (MB + 1, 1, MB, 1024, True),
+        (2 * MB, 2, 4 * MB, 2048, False),  # two pairs: half of 4 MB each
+        (2 * MB + 1, 2, 4 * MB, 2048, True),
+    ],
+)
 def test_a_pair_may_write_up_to_its_share_of_the_output_limit(
-    sandbox: Sandbox, scale_task: Task, size: int, notes: int, truncated: bool
+    sandbox: Sandbox, scale_task: Task, size: int, pairs: int, job_limit: int, notes: int, truncated: bool
 ) -> None:
-    job = _pairs_job(_exact_output(size), scale_task, 1)
-    pair = sandbox.run(job, SandboxPolicy(wall_seconds=20.0, max_output_bytes=MB)).pair(0)  # one pair: all of 1 MB
-    assert (pair.truncated, pair.malformed_frames) == (truncated, 0)
-    if not truncated:  # one cut at its limit may be killed before it ends by itself
-        assert (pair.exit_code, pair.signal) == (0, None)
-    assert len(pair.events("note")) == notes  # past the limit, the output is cut at it: the extra byte is gone
+    job = _pairs_job(_exact_output(size), scale_task, pairs)
+    result = sandbox.run(job, SandboxPolicy(wall_seconds=20.0, max_output_bytes=job_limit))
+    for index in range(pairs):
+        pair = result.pair(index)
+        assert (pair.truncated, pair.malformed_frames) == (truncated, 0)
+        if not truncated:  # one cut at its limit may be killed before it ends by itself
+            assert (pair.exit_code, pair.signal) == (0, None)
+        assert len(pair.events("note")) == notes  # past the limit, the output is cut at it: the extra byte is gone
 
 
 ESCAPED_OUTPUT = _writing_test(
