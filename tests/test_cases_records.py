@@ -315,6 +315,14 @@ def test_a_stokes_solution_comes_from_a_stream_function() -> None:
         _case(family="stokes", coefficients={"nu": 1}, manufactured={"stream": "x*y"})
 
 
+@pytest.mark.parametrize("case_id", ["poisson-1", "poisson 1", "Poisson_1", "poisson_1/", "_poisson_1.", ""])
+def test_a_case_id_is_lowercase_letters_digits_and_underscores_throughout(case_id: str) -> None:
+    """It names files and selects cases on the command line."""
+    with pytest.raises(ValueError, match="String should match pattern"):
+        _case(id=case_id, manufactured={"u": "x*y"})
+    assert _case(id="poisson_1_k2", manufactured={"u": "x*y"}).id == "poisson_1_k2"
+
+
 def test_a_track_without_a_solver_for_the_family_is_refused() -> None:
     case = _case(family="stokes", coefficients={"nu": 1}, manufactured={"stream": "sin(x)*y**2", "p": "x"})
     with pytest.raises(CaseDefinitionError, match="track numpy-scipy does not support stokes on unit_square"):

@@ -336,6 +336,14 @@ def own() -> OwnCode:
 VALUE_ERROR_MRO = ["ValueError", "Exception", "BaseException", "object"]
 
 
+def test_every_number_of_a_message_is_masked_nan_and_inf_too_but_not_words_containing_them() -> None:
+    message = "x = 2.5e-3, y is nan, z = -inf, w: NaN, v: Inf; 1_000 steps; Infinity and information stay"
+    frame = {"status": "error", "error_type": "ValueError", "error_mro": VALUE_ERROR_MRO, "message": message}
+    assert disclosed_error(frame, own()).message == (
+        "x = #, y is #, z = -#, w: #, v: #; # steps; Infinity and information stay"
+    )
+
+
 def test_a_frame_without_a_message_shows_an_empty_one() -> None:
     frame = {"status": "error", "error_type": "ValueError", "error_mro": VALUE_ERROR_MRO, "traceback": []}
     assert disclosed_error(frame, own()) == ErrorInfo(type="ValueError", message="", traceback=())

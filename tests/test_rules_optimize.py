@@ -24,7 +24,7 @@ from conftest import CORRECT_SCALE
 from rich.progress import Progress
 from run_builders import episode
 
-from fembench_agents.agents.prompts import PromptRenderer
+from fembench_agents.agents.prompts import PromptRenderer, excerpt
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse, Usage
 from fembench_agents.models import ClientOptions, ResponseCache, make_client, register_script, unregister_script
 from fembench_agents.optimize import candidates
@@ -327,6 +327,9 @@ def test_the_reflection_sees_an_empty_reply_as_such_and_a_long_answer_cut_at_a_l
     kept = long_code[:4000].rsplit("\n", 1)[0]
     assert shown == kept + "\n# ... (truncated)" and kept.endswith("\nx54 = 54  # " + "." * 60)
     assert adapter.record(long)["Feedback"] == "Score 0.12 (not correct). F."
+    exact = "x = 1\n" * 665 + "y = 2\n" + "#" * 4  # 4000 characters: shown whole; one more is cut at a line
+    assert len(exact) == 4000 and excerpt(exact) == (exact, False)
+    assert excerpt(exact + "#") == ("x = 1\n" * 665 + "y = 2" + "\n# ... (truncated)", True)
 
 
 def test_the_manifest_names_every_task_attempted_with_the_candidates_config(

@@ -281,6 +281,17 @@ def test_a_report_groups_by_model_agent_and_track_and_honours_its_settings(tmp_p
     assert [(r.run_id, r.episodes) for r in report.runs] == [("r1", 18 + 1), ("r2", 17 + 1)]
 
 
+def test_every_two_agents_of_a_model_and_track_are_paired(tmp_path: Path) -> None:
+    solved = {"a": (True, True, False), "b": (True, False, False), "c": (False, False, True)}
+    eps = [ep(f"t{i}", 0, passed, agent=agent) for agent, row in solved.items() for i, passed in enumerate(row)]
+    report = build_report([run_dir(tmp_path / "r", "r", eps)], SETTINGS)
+    assert [(p.agent_a, p.agent_b, p.tasks, p.both, p.a_only, p.b_only) for p in report.paired] == [
+        ("a", "b", 3, 1, 1, 0),
+        ("a", "c", 3, 0, 2, 1),
+        ("b", "c", 3, 0, 1, 1),
+    ]
+
+
 def test_runs_are_described_and_groups_ordered_whatever_the_run_order(tmp_path: Path) -> None:
     eps = two_agents()
     r1 = run_dir(tmp_path / "r1", "r1", [e for e in eps if e.agent == "a"], commit="abc123")
