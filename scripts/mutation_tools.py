@@ -95,6 +95,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     "optimize.adapter": ("*",),
     "optimize.progress": ("*",),
     "optimize.reflection": ("*",),
+    # the report's tables as printed: estimates, rates, costs, stage counts, paired tests, PDE margins
+    "report.render": ("*",),
+    "report.paper_render": ("*",),
 }
 
 # Tests that exercise code running only in sandbox children: "MODULE" for every function of the

@@ -27,11 +27,24 @@ from run_builders import (
 from fembench_agents.report import Report, build_report, paper, render_markdown, sensitivity, write_report
 from fembench_agents.report.cases import case_margins, case_stage_rows
 from fembench_agents.report.paper import diagnostics, last_attempts, paper_tables, task_info
-from fembench_agents.report.paper_render import margin_rows, paper_rows
+from fembench_agents.report.paper_render import diagnostic_rows, margin_rows, paper_rows, paper_sections
 from fembench_agents.report.plots import correctness_figure
-from fembench_agents.report.schema import AgentMetrics, BreakdownRow, CaseStageRow, Diagnostics, TaskInfo
-from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
+from fembench_agents.report.render import case_rows, fmt_cell, fmt_cost, md_table, rich_tables, summary_rows
+from fembench_agents.report.schema import (
+    AgentMetrics,
+    BreakdownRow,
+    CaseMargins,
+    CaseStageRow,
+    Diagnostics,
+    PaperCell,
+    PaperRow,
+    PaperTable,
+    TaskCell,
+    TaskInfo,
+)
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunManifest, write_manifest
 from fembench_agents.scoring.outcomes import CaseOutcome, CaseThresholds, StageResult
+from fembench_agents.scoring.sandbox import IsolationReport
 
 CODE_PASSES = {
     "single": {TASK_1D: [True, True], TASK_2D: [True, False], TASK_3D: [False, False], TASK_OTHER: [False, False]},
@@ -231,6 +244,119 @@ def test_every_table_is_written_as_markdown_csv_and_json(report: Report, tmp_pat
     md = render_markdown(report)
     assert "## Functions correct per task" in md and "## Executability and near misses" in md
     assert Report.model_validate_json(written["json"].read_text()) == report
+
+
+def test_the_terminal_shows_every_table_titled_in_order(report: Report) -> None:
+    tables = rich_tables(report)
+    assert [(t.title, t.row_count) for t in tables] == [
+        ("Per task: mock/model, code track", 4),
+        ("Per task: mock/model, numpy-scipy track", 1),
+        ("Per task: mock/model, tests track", 2),
+        ("Summary", 4),
+        ("Stage failures", 4),
+        ("Functions correct per task", 5),
+        ("Joint test success per task", 3),
+        ("Test-track metrics (means over tasks)", 2),
+        ("By tier", 9),
+        ("By knowledge class", 6),
+        ("By domain", 9),
+        ("Executability and near misses (every function attempt)", 1),
+        ("PDE cases: error and time against the thresholds", 1),
+        ("PDE cases: per stage (share in brackets)", 1),
+        ("Paired tests (exact McNemar, tasks)", 1),
+    ]
+    summary = tables[3]
+    assert [c.header for c in summary.columns] == summary_rows(report)[0]
+
+
+def test_a_report_without_episodes_says_so_under_each_runs_isolation(tmp_path: Path) -> None:
+    accepted = IsolationReport(level="basic", detail="no user namespace", accepted_weak=True)
+    weak = IsolationReport(level="basic", detail="no user namespace")
+    confined = IsolationReport(level="namespaced", detail="root")
+    runs = []
+    for run_id, isolation, commit in (
+        ("a", accepted, None),
+        ("b", weak, "abc1234"),
+        ("c", confined, None),
+        ("d", None, None),
+    ):
+        run = make_run(tmp_path / run_id, run_id, [])
+        write_manifest(
+            run,
+            RunManifest(run_id=run_id, config={}, task_hashes={}, versions={}, isolation=isolation, git_commit=commit),
+        )
+        runs.append(run)
+    text = render_markdown(build_report(runs), {"Correct": "plots/correct.png"}).replace(str(tmp_path), "<tmp>")
+    assert text == (
+        "# Comparison report\n\n"
+        "| Run | Path | Episodes | Git commit | Isolation |\n"
+        "|---|---|---|---|---|\n"
+        "| a | <tmp>/a | 0 | - | basic (accepted) |\n"
+        "| b | <tmp>/b | 0 | abc1234 | basic |\n"
+        "| c | <tmp>/c | 0 | - | namespaced |\n"
+        "| d | <tmp>/d | 0 | - | not recorded |\n\n"
+        f"**Warning**: run a: {accepted.summary()}\n\n"
+        f"**Warning**: run b: {weak.summary()}\n\n"
+        "No finished episodes.\n"
+    )  # and no plots of nothing
+
+
+def test_plots_are_linked_at_the_end_of_the_report(report: Report) -> None:
+    plots = {"Correct (95% CI)": "plots/correct.png", "Stage failures": "plots/stages.png"}
+    assert render_markdown(report, plots) == render_markdown(report) + (
+        "\n## Plots\n\n![Correct (95% CI)](plots/correct.png)\n\n![Stage failures](plots/stages.png)\n"
+    )
+
+
+def test_what_was_not_measured_is_a_dash_and_an_unknown_cost_is_unknown(report: Report) -> None:
+    assert (fmt_cost(None), fmt_cost(0.123456), fmt_cost(0.0)) == ("unknown", "$0.1235", "$0.0000")
+    cells = [
+        TaskCell(passes=1, repeats=1, score=0.5),
+        TaskCell(passes=0, repeats=1, score=0.0),
+        TaskCell(passes=1, repeats=3, score=0.25),
+    ]
+    assert [fmt_cell(c, "code") for c in cells] == ["Y", "N", "1/3"]
+    assert [fmt_cell(c, "tests") for c in cells] == ["Y (0.50)", "N (0.00)", "1/3 (0.25)"]
+    assert fmt_cell(None, "code") == "-"
+    unscored = CaseStageRow(
+        model="m", agent="a", library="numpy-scipy", family="poisson", attempts=0, executes=0, accurate=0, fast=0,
+        executes_rate=None, accurate_rate=None, fast_rate=None, pass_rate=None, median_error=None, median_seconds=None,
+    )  # fmt: skip
+    assert case_rows(report.model_copy(update={"case_stages": [unscored]}))[1] == [
+        ["m", "a", "numpy-scipy", "poisson", "0", "0 (-)", "0 (-)", "0 (-)", "-", "-"]
+    ]
+    unmeasured = Diagnostics(
+        model="m", agent="a", attempts=2, executable=0, executable_share=0.0, wrong_executable=0,
+        median_error=None, near_misses=0, near_miss_share=None,
+    )  # fmt: skip
+    assert diagnostic_rows(report.model_copy(update={"diagnostics": [unmeasured]}))[1] == [
+        ["m", "a", "2", "0 (0.000)", "0", "-", "0 (-)"]
+    ]
+    tests = PaperTable(
+        track="tests",
+        columns=["m / a", "m / b"],
+        rows=[
+            PaperRow(task_id="t1", info=TaskInfo(domain="FEM 1D", tier="T0", knowledge="CC0"), cells={"m / a": PaperCell(passes=1, repeats=1, score=0.5), "m / b": PaperCell(passes=0, repeats=1, score=0.25)}),
+            PaperRow(task_id="t2", info=TaskInfo(domain="FEM 1D", tier="T1", knowledge="CC0"), cells={"m / a": PaperCell(passes=0, repeats=1, score=0.0)}),
+        ],
+    )  # fmt: skip
+    assert paper_rows(tests)[1] == [
+        ["FEM 1D", "T0", "t1", "0.50", "0.25"],
+        ["FEM 1D", "T1", "t2", "0.00", "-"],
+        ["", "", "Total (2 tasks)", "0.25", "0.25"],
+    ]
+    untimed = CaseMargins(
+        model="m", agent="a", library="dolfinx", family="heat", error_ratios=[4.0, 0.5, 1.0, 2.0], time_ratios=[]
+    )  # every attempt inaccurate or this machine uncalibrated: nothing timed
+    assert margin_rows([untimed])[1] == [["m", "a", "dolfinx", "heat", "1.5 [0.88, 2.5]", "2/4", "-", "0/0"]]
+    assert md_table(["a|b", "c"], [["x|y", "z"]]) == ["| a\\|b | c |", "|---|---|", "| x\\|y | z |", ""]
+
+
+def test_a_breakdown_table_is_shown_only_for_what_the_report_breaks_down_by(report: Report) -> None:
+    by_tier = report.model_copy(update={"breakdowns": [b for b in report.breakdowns if b.by == "tier"]})
+    stems = [stem for stem, _, _ in paper_sections(by_tier)]
+    assert [s for s in stems if s.startswith("by_")] == ["by_tier"]
+    assert [s for s, _, _ in paper_sections(report) if s.startswith("by_")] == ["by_tier", "by_knowledge", "by_domain"]
 
 
 def test_the_markdown_report_of_the_mixed_run_reads_exactly_as_checked_by_hand(report: Report, tmp_path: Path) -> None:
