@@ -118,6 +118,9 @@ def test_a_case_leaking_two_ways_names_the_first_probe_and_views_are_written_by_
     published_import.write(tmp_path, built, views, report)
     lines = (tmp_path / "published_views.jsonl").read_text().splitlines()
     assert [json.loads(line)["id"] for line in lines] == ["heat_decay", "poisson_smooth"]
+    # only the records asked for are read, and a line that cannot be read may have been one of them
+    _, _, only = published_import.import_records([json.dumps(smooth), json.dumps(decay), "{cut"], {"heat_decay"})
+    assert (only.read, only.imported, list(only.excluded)) == (2, ["heat_decay"], ["line 3"])
 
 
 def test_a_leaking_case_is_kept_marked_and_selected_only_by_its_id(imported: Path) -> None:
@@ -506,6 +509,17 @@ def test_flow_records_keep_velocity_magnitude_and_pressure_up_to_a_constant(impo
     assert (hidden.solution, sorted(arrays)) == (velocity, ["u"])
     assert np.allclose(arrays["u"], np.hypot(ux, uy), atol=1e-12)
     assert 0 < hidden.calibration["dolfinx"].e_base < 1e-3 and hidden.leak is None
+
+
+def test_a_pressure_varying_in_y_alone_is_compared_on_the_grid_as_published_rows_by_columns() -> None:
+    """A published grid is ny rows of nx points; a pressure is compared whenever it varies at all."""
+    stream = pr.x**2 * pr.y**3 / 3 + sp.sin(pr.x) * pr.y
+    for p, compared in ((pr.y**2, True), (pr.x, True), (sp.Integer(3), False)):
+        record = pr.flow("stokes_wide", "stokes", stream, p, 1.0)
+        record["oracle_config"]["output"]["grid"] = {"bbox": [0, 1, 0, 1], "nx": 40, "ny": 20}
+        spec, _, _ = published.convert(record, published.ImportReport())
+        fields = {k: (f.shape, f.up_to_constant) for k, f in spec.output.fields.items()}
+        assert fields == {"u": ((20, 40), False), **({"p": ((20, 40), True)} if compared else {})}, p
 
 
 def test_burgers_and_wave_records_keep_their_interval_and_initial_data(imported: Path) -> None:

@@ -20,6 +20,7 @@ from fembench_agents.cases.leak import leaks, probe
 from fembench_agents.cases.manufactured import CaseDefinitionError
 from fembench_agents.cases.model import DOMAINS as DOMAIN_NAMES
 from fembench_agents.cases.model import FAMILIES, CaseFile
+from fembench_agents.cases.tracks import CONTRACT
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 DEFS = store.load_definitions(CASES)
@@ -261,6 +262,13 @@ def test_boundary_data_is_not_the_interior_formula() -> None:
     assert values["bottom"] == "sin(pi*x)" and values["left"] == "0"
     hidden, _ = store.load_hidden(CASES, "poisson_square_smooth")
     assert all(v != hidden.solution for v in values.values())
+
+
+def test_the_solvers_contract_describes_step_as_the_reference_evaluates_it() -> None:
+    step = compile_expr("step(x - 0.5)")(x=np.array([0.25, 0.5, 0.75]))
+    assert step.tolist() == [0.0, 0.5, 1.0]
+    words = " ".join(CONTRACT.split())
+    assert "step (step(s) = 1 for s > 0, 0 for s < 0, 1/2 at 0); evaluate them with numpy." in words
 
 
 @pytest.mark.parametrize("bad", ["__import__('os')", "x.real", "open('f')", "[x]", "lambda: 1", "'s'"])

@@ -28,6 +28,7 @@ from fembench_agents.report import Report, build_report, paper, render_markdown,
 from fembench_agents.report.cases import case_margins, case_stage_rows
 from fembench_agents.report.paper import diagnostics, last_attempts, paper_tables, task_info
 from fembench_agents.report.paper_render import diagnostic_rows, margin_rows, paper_rows, paper_sections
+from fembench_agents.report.export import report_sections
 from fembench_agents.report.plots import correctness_figure
 from fembench_agents.report.render import case_rows, fmt_cell, fmt_cost, md_table, rich_tables, summary_rows
 from fembench_agents.report.schema import (
@@ -299,6 +300,16 @@ def test_a_report_without_episodes_says_so_under_each_runs_isolation(tmp_path: P
         f"**Warning**: run b: {weak.summary()}\n\n"
         "No finished episodes.\n"
     )  # and no plots of nothing
+
+
+def test_failure_reasons_are_a_table_when_any_group_failed_for_a_reason(report: Report) -> None:
+    def stems(groups: list) -> list[str]:
+        return [stem for stem, _, _ in report_sections(report.model_copy(update={"groups": groups}))]
+
+    assert all(g.failure_reasons for g in report.groups)
+    one_without = [report.groups[0].model_copy(update={"failure_reasons": {}}), *report.groups[1:]]
+    assert "failure_reasons" in stems(one_without)
+    assert "failure_reasons" not in stems([g.model_copy(update={"failure_reasons": {}}) for g in report.groups])
 
 
 def test_plots_are_linked_at_the_end_of_the_report(report: Report) -> None:
