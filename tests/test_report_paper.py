@@ -26,9 +26,9 @@ from run_builders import (
 
 from fembench_agents.report import Report, build_report, paper, render_markdown, sensitivity, write_report
 from fembench_agents.report.cases import case_margins, case_stage_rows
+from fembench_agents.report.export import report_sections
 from fembench_agents.report.paper import diagnostics, last_attempts, paper_tables, task_info
 from fembench_agents.report.paper_render import diagnostic_rows, margin_rows, paper_rows, paper_sections
-from fembench_agents.report.export import report_sections
 from fembench_agents.report.plots import correctness_figure
 from fembench_agents.report.render import case_rows, fmt_cell, fmt_cost, md_table, rich_tables, summary_rows
 from fembench_agents.report.schema import (
