@@ -321,6 +321,11 @@ def test_plots_are_linked_at_the_end_of_the_report(report: Report) -> None:
 
 def test_what_was_not_measured_is_a_dash_and_an_unknown_cost_is_unknown(report: Report) -> None:
     assert (fmt_cost(None), fmt_cost(0.123456), fmt_cost(0.0)) == ("unknown", "$0.1235", "$0.0000")
+    usage = {"model_calls": 5, "reused_calls": 2, "prompt_tokens": 12345, "completion_tokens": 678}
+    group = report.groups[0].model_copy(update={**usage, "cost_usd": None, "seconds": 3.14159})
+    headers, (row,) = summary_rows(report.model_copy(update={"groups": [group]}))
+    assert dict(zip(headers, row, strict=True))["Model calls (reused)"] == "5 (2)"  # every call, the reused among them
+    assert row[-3:] == ["12,345 / 678", "unknown", "3.1"]
     cells = [
         TaskCell(passes=1, repeats=1, score=0.5),
         TaskCell(passes=0, repeats=1, score=0.0),

@@ -1026,7 +1026,7 @@ def test_an_attempt_that_does_not_parse_is_timed_and_runs_nothing(scale_task: Ta
     assert (outcome.task_id, outcome.passed, outcome.inputs) == ("scale_vector_CC0_H0_T0", False, ())
     assert stages(outcome) == [("parse", False, "syntax_error", "SyntaxError: expected ':' (line 1)")]
     assert 0.0 < outcome.stages[0].seconds <= outcome.seconds <= elapsed
-    assert sandbox.jobs == []
+    assert sandbox.jobs == [] and outcome.isolation == "unknown"  # nothing ran: no isolation to record
 
 
 def test_an_attempt_with_disallowed_imports_names_them_all_and_runs_nothing(scale_task: Task) -> None:

@@ -165,6 +165,18 @@ def test_a_finished_episode_is_read_back_not_run_again(tmp_path: Path, scale_tas
     assert again[0].feedback == "Your previous answer passed every check."
 
 
+def test_the_code_reflected_on_is_the_last_block_defining_the_tasks_function(
+    tmp_path: Path, scale_task: Task, evaluator: Evaluator
+) -> None:
+    """As the evaluator parses it: a sketch before and a check after are not the answer."""
+    sketch = "def scale_vector(x, factor):\n    return x\n"
+    check = "def check():\n    assert scale_vector([1.0], 2.0)[0] == 2.0\n"
+    reply = f"Sketch:\n```python\n{sketch}```\nFinal:\n```python\n{WRONG}```\nCheck:\n```python\n{check}```\n"
+    evals = evaluations(tmp_path, scale_task, evaluator, Replies(reply))
+    [result] = asyncio.run(evals.evaluate(PROMPT, [scale_task.task_id]))
+    assert result.code == WRONG.strip() and result.reply == reply
+
+
 def test_a_task_twice_in_one_batch_is_one_episode_scored_for_both(
     tmp_path: Path, scale_task: Task, evaluator: Evaluator
 ) -> None:
