@@ -285,6 +285,47 @@ def test_per_edge_dirichlet_data_on_all_four_edges_gives_each_piece_its_edge(imp
             {"type": "l_shape", "cutout_bbox": [0.4, 1, 0.4, 1], "outer_bbox": [0, 1, 0, 1]},
             "l_shape with re-entrant corner (0.4, 0.4) (ours: (0.5, 0.5))",
         ),
+        # the same region, its ring closed, with a vertex on an edge, with a spike of no width: ours
+        (
+            {
+                "type": "l_shape",
+                "geometry_params": {
+                    "vertices": [
+                        [0, 0],
+                        [1, 0],
+                        [1, 0.5],
+                        [0.5, 0.5],
+                        [1, 0.5],
+                        [0.5, 0.5],
+                        [0.5, 1],
+                        [0, 1],
+                        [0, 0.5],
+                        [0, 0],
+                    ]
+                },
+            },
+            "l_shape",
+        ),
+        (
+            {
+                "type": "l_shape",
+                "geometry_params": {"vertices": [[0, 0], [1, 0], [1, 0.5], [0.5, 0.5], [0.5, 1], [0, 1], [0.2, 0.5]]},
+            },
+            "l_shape with the corners (0, 0), (1, 0), (1, 0.5), (0.5, 0.5), (0.5, 1), (0, 1), (0.2, 0.5) "
+            "(ours: (0, 0), (1, 0), (1, 0.5), (0.5, 0.5), (0.5, 1), (0, 1))",
+        ),
+        (  # our six corners, one of them visited twice: another region
+            {
+                "type": "l_shape",
+                "geometry_params": {"vertices": [[0, 0], [1, 0], [1, 0.5], [0.5, 0.5], [0.5, 1], [0, 1], [0.5, 0.5]]},
+            },
+            "l_shape with the corners (0, 0), (1, 0), (1, 0.5), (0.5, 0.5), (0.5, 1), (0, 1), (0.5, 0.5) "
+            "(ours: (0, 0), (1, 0), (1, 0.5), (0.5, 0.5), (0.5, 1), (0, 1))",
+        ),
+        (
+            {"type": "l_shape", "cutout_bbox": [0.5, 1, 0.5, 0.9], "outer_bbox": [0, 1, 0, 1]},
+            "l_shape with the cutout [0.5, 1] x [0.5, 0.9] (ours: [0.5, 1] x [0.5, 1])",
+        ),
         (
             {
                 "type": "l_shape",
@@ -559,3 +600,82 @@ def test_burgers_and_wave_records_keep_their_interval_and_initial_data(imported:
         s = np.linspace(0, 1, 21)
         for bx, by in ((s, 0 * s), (s, 0 * s + 1), (0 * s, s), (0 * s + 1, s)):
             assert np.allclose(blend(x=bx, y=by, t=0.1), compile_expr(u)(x=bx, y=by, t=0.1), atol=1e-12)
+
+
+def test_the_import_report_counts_reasons_most_frequent_first_then_by_name() -> None:
+    report = published.ImportReport(
+        excluded={
+            "a": "3D: the track's grids are 2D",
+            "b": published_domains.DOMAIN_REASON + "circle (curved boundary)",
+            "c": "transient heat: the track's family is steady",
+            "d": published_domains.DOMAIN_REASON + "annulus (curved boundary)",
+            "e": published_domains.DOMAIN_REASON + "circle (curved boundary)",
+            "f": "3D: the track's grids are 2D",
+            "g": published_domains.DOMAIN_REASON + "annulus (curved boundary)",
+            "h": published_domains.DOMAIN_REASON + "circle (curved boundary)",
+        }
+    )
+    assert list(report.reasons().items()) == [("domain not in the track", 5), ("3D", 2), ("transient heat", 1)]
+    assert list(report.domains().items()) == [("circle (curved boundary)", 3), ("annulus (curved boundary)", 2)]
+
+
+def test_a_timed_record_keeps_its_start_and_its_view_hides_knobs_naming_the_solution() -> None:
+    record = pr.heat("heat_late", sp.exp(-pr.t) * pr.x * pr.y)
+    record["oracle_config"]["pde"]["time"] = {"t0": 0.1, "t_end": 0.3, "dt": 0.02}
+    record["agent_knobs"] = [*pr.KNOBS, {"name": "manufactured_solution", "description": "the answer"}]
+    spec, view, _ = published.convert(record, published.ImportReport())
+    assert spec.time is not None and (spec.time.t0, spec.time.t_end) == (0.1, 0.3)
+    assert view["agent_knobs"] == pr.KNOBS
+
+
+def test_each_component_of_a_published_vector_value_is_tried_as_an_answer() -> None:
+    """The magnitude of [x*y, 1] is no multiple of u = x*y, its first component is u itself."""
+    spec, view, _ = published.convert(pr.elasticity("el", pr.x * pr.y, pr.y), published.ImportReport())
+    X, Y = np.meshgrid(np.linspace(0, 1, 50), np.linspace(0, 1, 50))
+    mask = np.ones_like(X, dtype=bool)
+    view["bc"] = {"dirichlet": {"on": "all", "value": ["x*y", "1"]}}
+    assert published.blend_error(view, spec, X * Y, mask) == 0.0
+    view["bc"] = {"dirichlet": {"on": "all", "value": ["x*y + 1", "1"]}}
+    assert published.blend_error(view, spec, X * Y, mask) > 0.1
+
+
+def _published_on_edges(family: str, values: dict[str, str | list[str]]) -> dict:
+    pde = {"type": family, "source_term": "1.0"}
+    bc = {"dirichlet": [{"on": e, "value": v} for e, v in values.items()]}
+    return json.loads(json.dumps(pr._record(f"{family}_edges", pde, bc=bc)))
+
+
+def test_per_edge_data_is_read_only_as_one_entry_per_edge() -> None:
+    twice = _published_on_edges("poisson", {"x0": "0", "x1": "1", "y0": "0", "y1": "y"})
+    twice["oracle_config"]["bc"]["dirichlet"].append({"on": "x0", "value": "2"})
+    with_all = _published_on_edges("poisson", {"all": "0", "x1": "1"})
+    for record, names in ((twice, "['x0', 'x1', 'y0', 'y1', 'x0']"), (with_all, "['all', 'x1']")):
+        with pytest.raises(published_domains.Excluded) as err:
+            published.convert(record, published.ImportReport())
+        assert str(err.value) == f"boundary condition not read: per-edge Dirichlet data on {names} of a unit_square"
+
+
+def test_a_flow_on_the_square_with_a_hole_compares_its_pressure_when_no_corner_jumps() -> None:
+    """The hole's loop follows the outer one: the data of (0, 0) is not compared with the hole's."""
+    pde = {"type": "stokes", "pde_params": {"nu": 1.0}, "source_term": ["0.0", "0.0"]}
+    hole = {
+        "type": "square_with_hole",
+        "geometry_params": {"inner_hole": {"type": "rect", "bbox": [0.375, 0.625, 0.375, 0.625]}},
+    }
+    bc = {"dirichlet": {"on": "all", "value": ["y", "0"]}}
+    record = json.loads(json.dumps(pr._record("hole", pde, domain=hole, bc=bc, field="velocity_magnitude")))
+    spec, _, _ = published.convert(record, published.ImportReport())
+    assert spec.domain.name == "square_hole"
+    assert {k: f.up_to_constant for k, f in spec.output.fields.items()} == {"u": False, "p": True}
+
+
+def test_a_boundary_blend_at_the_accuracy_threshold_is_a_leak() -> None:
+    spec, view, _ = published.convert(pr.elasticity("el", pr.x * pr.y, pr.y), published.ImportReport())
+    X, Y = np.meshgrid(np.linspace(0, 1, 50), np.linspace(0, 1, 50))
+    ref, mask = X * Y + 0.5, np.ones_like(X, dtype=bool)
+    view["bc"] = {"dirichlet": {"on": "all", "value": ["x*y + 0.5 + 0.01*x", "0"]}}
+    blended = published.blend_error(view, spec, ref, mask)
+    assert 1e-3 < blended < 1e-1
+    leak = published_import._leak(spec, view, {"u": ref}, mask, blended)
+    assert leak == f"the boundary blend passes the accuracy gate (error {blended:.2e})"
+    assert published_import._leak(spec, view, {"u": ref}, mask, blended * (1 - 1e-9)) is None

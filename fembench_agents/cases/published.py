@@ -3,7 +3,7 @@ its public repository; the user supplies the file, nothing is downloaded)
 into cases of this track, on the DOLFINx track only.
 
 A record becomes a case when it is 2D on one of our domains exactly (the unit
-square, or our l_shape: vertices (0,0) (1,0) (1,1/2) (1/2,1/2) (1/2,1) (0,1), or
+square, or our l_shape: the corners (0,0) (1,0) (1,1/2) (1/2,1/2) (1/2,1) (0,1), or
 outer_bbox [0,1,0,1] with cutout_bbox [1/2,1,1/2,1]), of a family we have (steady
 where ours is steady), with Dirichlet data on the whole boundary: one value on
 `all`, or on the unit square a list of per-edge entries (x0, x1, y0, y1) that

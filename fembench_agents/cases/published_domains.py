@@ -52,15 +52,37 @@ def _box(b: Any) -> str:
     return f"[{_num(b[0])}, {_num(b[1])}] x [{_num(b[2])}, {_num(b[3])}]"
 
 
-def _reentrant_corner(vertices: list[list[float]]) -> tuple[float, float] | None:
+def _points(pts: Any) -> str:
+    return ", ".join(f"({_num(a)}, {_num(b)})" for a, b in pts)
+
+
+def _turn(a: Any, b: Any, c: Any) -> float:
+    return float((b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0]))
+
+
+def _corners(vertices: list[list[float]]) -> list[tuple[float, float]]:
+    """A polygon's vertices without those that are no corner of its region: a repeated one (a
+    closed ring's last vertex), one on the straight line through its neighbours, and the tip of
+    a spike of no width."""
+    pts = [(float(a), float(b)) for a, b in vertices]
+    k = 0
+    while len(pts) > 3 and k < len(pts):
+        if abs(_turn(pts[k - 1], pts[k], pts[(k + 1) % len(pts)])) <= 1e-12:
+            del pts[k]
+            k = 0
+        else:
+            k += 1
+    return pts
+
+
+def _reentrant_corner(vertices: list[tuple[float, float]]) -> tuple[float, float] | None:
     """The vertex of a polygon whose interior angle exceeds 180 degrees (the first one)."""
     pts = np.asarray(vertices, dtype=float)
     n = len(pts)
     area = sum(pts[k, 0] * pts[(k + 1) % n, 1] - pts[(k + 1) % n, 0] * pts[k, 1] for k in range(n))
     for k in range(n):
         a, b, c = pts[k - 1], pts[k], pts[(k + 1) % n]
-        turn = (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0])
-        if turn * area < 0:
+        if _turn(a, b, c) * area < 0:
             return float(b[0]), float(b[1])
     return None
 
@@ -80,7 +102,8 @@ def track_domain(domain: dict[str, Any]) -> str:
         ours = DOMAINS["l_shape"]
         vertices = params.get("vertices")
         if vertices is not None:
-            if len(vertices) == len(ours.outer) and {(float(a), float(b)) for a, b in vertices} == set(ours.outer):
+            vertices = _corners(vertices)
+            if len(vertices) == len(ours.outer) and set(vertices) == set(ours.outer):
                 return "l_shape"
             pts = np.asarray(vertices, dtype=float)
             bbox: Any = [pts[:, 0].min(), pts[:, 0].max(), pts[:, 1].min(), pts[:, 1].max()]
@@ -94,6 +117,10 @@ def track_domain(domain: dict[str, Any]) -> str:
             corner = (float(cut[0]), float(cut[2]))
         if not _close(bbox, [0, 1, 0, 1]):
             raise Excluded(f"{DOMAIN_REASON}l_shape on {_box(bbox)}, not the unit square")
+        if corner == (0.5, 0.5):  # our re-entrant corner, another region: say what else differs
+            if vertices is None:
+                raise Excluded(f"{DOMAIN_REASON}l_shape with the cutout {_box(cut)} (ours: [0.5, 1] x [0.5, 1])")
+            raise Excluded(f"{DOMAIN_REASON}l_shape with the corners {_points(vertices)} (ours: {_points(ours.outer)})")
         where = f"({_num(corner[0])}, {_num(corner[1])})" if corner else "none"
         raise Excluded(f"{DOMAIN_REASON}l_shape with re-entrant corner {where} (ours: (0.5, 0.5))")
     if kind == "square_with_hole":
@@ -166,15 +193,17 @@ EDGES = {"y0": "bottom", "x1": "right", "y1": "top", "x0": "left"}
 
 
 def corner_jumps(domain: Any, traces: dict[str, list[sp.Expr]]) -> list[tuple[float, float]]:
-    """The corners where two consecutive boundary pieces' data disagree."""
+    """The corners where the data of the piece ending there and of the piece starting there
+    disagree. Matched by the corner, not by the order of the pieces: a domain with a hole lists
+    its outer loop, then the hole's, and each loop closes on its own first piece."""
     out = []
-    pieces = domain.pieces
-    for (first, _, end), (second, start, _) in zip(pieces, (*pieces[1:], pieces[0]), strict=True):
+    for first, _, end in domain.pieces:
         at = {X: sp.nsimplify(end[0]), Y: sp.nsimplify(end[1])}
-        if end == start and any(
-            sp.simplify(a.subs(at) - b.subs(at)) != 0 for a, b in zip(traces[first], traces[second], strict=True)
-        ):
-            out.append((float(end[0]), float(end[1])))
+        for second, start, _ in domain.pieces:
+            if start == end and any(
+                sp.simplify(a.subs(at) - b.subs(at)) != 0 for a, b in zip(traces[first], traces[second], strict=True)
+            ):
+                out.append((float(end[0]), float(end[1])))
     return out
 
 
