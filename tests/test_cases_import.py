@@ -679,3 +679,19 @@ def test_a_boundary_blend_at_the_accuracy_threshold_is_a_leak() -> None:
     leak = published_import._leak(spec, view, {"u": ref}, mask, blended)
     assert leak == f"the boundary blend passes the accuracy gate (error {blended:.2e})"
     assert published_import._leak(spec, view, {"u": ref}, mask, blended * (1 - 1e-9)) is None
+
+
+def test_a_numerical_reference_refused_is_excluded_with_the_check_s_reason() -> None:
+    """An L-shaped plate under its own weight, clamped all round: the re-entrant corner's
+    singularity keeps the 4x and 8x refinements too far apart for a 50 x 50 grid."""
+    pde = {"type": "linear_elasticity", "pde_params": {"E": 1.0, "nu": 0.3}, "source_term": ["0.0", "-1.0"]}
+    bc = {"dirichlet": {"on": "all", "value": ["0.0", "0.0"]}}
+    record = pr._record("plate_gravity", pde, domain=pr.lshape(0.5), bc=bc, field="displacement_magnitude")
+    built, _, report = published_import.import_records([json.dumps(record)])
+    reason = report.excluded["plate_gravity"]
+    prefix = "numerical reference refused: the numerical reference's error estimate "
+    assert built == [] and reason.startswith(prefix), reason
+    estimate, _, rest = reason[len(prefix) :].partition(" is above ")
+    threshold, _, why = rest.partition(" ")
+    assert float(estimate) > float(threshold) > 0
+    assert why == "(0.05 x the strictest accuracy threshold): refine the grid or choose smoother data"
