@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.loader import load_task, load_tasks
 from fembench_agents.suite.mutants import generate_mutants, mutated_functions
-from fembench_agents.suite.mutation import main, mutation_report
+from fembench_agents.suite.mutation import SuiteMutationReport, TaskMutationResult, main, mutation_report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -356,3 +357,141 @@ def test_script_reports_json_and_exit_code(tmp_path, capsys):
     assert main([str(folder), "--min-rate", "0.0", "--workers", "2"]) == 0
     printed = capsys.readouterr().out
     assert "tiny_main_fcn" in printed and "Overall:" in printed
+
+
+CRASH = """
+import os
+
+
+def width():
+    return 2
+
+
+PAIR = [1.0, 2.0][width() - 1]
+
+
+def main_fcn(x):
+    if x < 0:
+        os._exit(0)
+    return x * width() + PAIR
+
+
+def test_main(fcn):
+    assert fcn(1.0) == 4.0
+
+
+def fail_main(x):
+    return x
+
+
+def task_info():
+    return {
+        "task_id": "crash_main", "task_short_description": "exits", "created_date": "2026-01-01",
+        "created_by": "tests", "main_fcn": main_fcn, "required_imports": ["import os"], "fcn_dependencies": [width],
+        "reference_verification_inputs": [[1.0], [0.0]],
+        "test_cases": [{"test_code": test_main, "expected_failures": [fail_main]}],
+    }
+"""
+
+UNSTABLE = """
+import os
+
+
+def drawn(x):
+    if x > 1.0:
+        os._exit(3)
+    return x + 0.5
+
+
+def test_drawn(fcn):
+    assert fcn(0.0) < 1.0
+
+
+def fail_drawn(x):
+    return x + 2.0
+
+
+def task_info():
+    return {
+        "task_id": "unstable_draw", "task_short_description": "exits", "created_date": "2026-01-01",
+        "created_by": "tests", "main_fcn": drawn, "required_imports": ["import os"], "fcn_dependencies": [],
+        "reference_verification_inputs": [[0.0], [2.0]],
+        "test_cases": [{"test_code": test_drawn, "expected_failures": [fail_drawn]}],
+    }
+"""
+
+
+def test_a_mutant_that_ends_its_process_or_breaks_loading_its_module_says_how(tmp_path, sandbox, evaluator):
+    """`x < 0` -> `x < 1` exits on x = 0 before returning; `return 2` -> `return 3` in `width` makes
+    the module's own `PAIR` line raise as it loads; `*` and `+` swapped give other values. The
+    exit code in `os._exit(0)` is never reached: the only survivor."""
+    task = load_task(write_task(tmp_path, CRASH), sandbox)
+    (result,) = mutation_report([task], evaluator).tasks
+    assert (result.functions, result.total, result.killed) == (("width", "main_fcn"), 5, 4)
+    assert list(result.killed_by.items()) == [("crashed", 1), ("load_error", 1), ("mismatch", 2)]
+    assert result.by_operator == {"constant": (2, 3), "operator": (2, 2)}
+    assert [(s.function, s.line, s.description) for s in result.survivors] == [
+        ("main_fcn", 14, "constant 0 -> 1 (column 18)")
+    ]
+
+
+def test_a_tasks_own_time_limit_caps_the_mutants_per_call_limit(tmp_path, sandbox, evaluator):
+    source = WAIT.replace("INPUTS", "[[0.0], [0.2]]").replace(
+        '"fcn_dependencies": [],', '"fcn_dependencies": [], "time_limit": 2.0,'
+    )
+    task = load_task(write_task(tmp_path, source, "capped.py"), sandbox)
+    assert task.time_limit == 2.0 < evaluator.config.call_seconds
+    (result,) = mutation_report([task], evaluator).tasks
+    assert (result.per_call_seconds, result.error, result.total, result.killed) == (2.0, None, 2, 2)
+
+
+def test_an_empty_report_kills_everything_it_has() -> None:
+    assert SuiteMutationReport(tasks=()).kill_rate == 1.0
+    assert TaskMutationResult(task_id="t", path="t.py").kill_rate == 1.0
+
+
+EXPECTED_PRINT = """\
+                   Mutation check: verification inputs against simple mutants of the reference
+┏━━━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━━━┓
+┃ task          ┃ mutants ┃ killed ┃ survived ┃ kill rate ┃ constant ┃ operator ┃ index ┃ transpose ┃ call limit ┃
+┡━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━━━┩
+│ crash_main    │       5 │      4 │        1 │     80.0% │      2/3 │      2/2 │     - │         - │       1.0s │
+│ unstable_draw │       - │      - │        - │     error │        - │        - │     - │         - │          - │
+└───────────────┴─────────┴────────┴──────────┴───────────┴──────────┴──────────┴───────┴───────────┴────────────┘
+crash_main: 1 surviving mutants
+{survivors}
+unstable_draw: reference failure: unstable_draw: reference gave no result on input 1 (the process exited (code 3) before returning a result)
+Overall: 4/5 mutants killed (80.0%) over 1 tasks, 1 task(s) could not be checked in Ns
+"""
+
+
+CUT_SHORT = """\
+┏━━━━━━━━━━┳━━━━━━┳━━━━━━━━━━┓
+┃ function ┃ line ┃ mutation ┃
+┡━━━━━━━━━━╇━━━━━━╇━━━━━━━━━━┩
+│ ...      │      │ 1 more   │
+└──────────┴──────┴──────────┘"""
+LISTED = """\
+┏━━━━━━━━━━┳━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
+┃ function ┃ line ┃ mutation                    ┃
+┡━━━━━━━━━━╇━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩
+│ main_fcn │ 14   │ constant 0 -> 1 (column 18) │
+└──────────┴──────┴─────────────────────────────┘"""
+
+
+def test_the_script_prints_each_task_its_survivors_and_what_could_not_be_checked(tmp_path, capsys):
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    write_task(folder, CRASH, "crash_task.py")
+    write_task(folder, UNSTABLE, "unstable_task.py")
+    # 4 of 5 killed: the overall rate is exactly 0.8, which passes --min-rate 0.8
+    assert main([str(folder), "--min-rate", "0.8", "--workers", "2", "--max-survivors", "0"]) == 0
+    assert _printed(capsys) == EXPECTED_PRINT.format(survivors=CUT_SHORT)
+    assert main([str(folder), "--min-rate", "0.81", "--workers", "2"]) == 1
+    assert _printed(capsys) == EXPECTED_PRINT.format(survivors=LISTED)
+
+
+def _printed(capsys) -> str:
+    """What the script printed, its lines without trailing blanks and its time as N."""
+    text = "".join(line.rstrip() + "\n" for line in capsys.readouterr().out.splitlines())
+    return re.sub(r" in \d+s\n$", " in Ns\n", text)

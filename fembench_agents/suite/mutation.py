@@ -296,7 +296,9 @@ def print_report(report: SuiteMutationReport, console: Any, max_survivors: int |
             console.print(f"[red]{t.task_id}: {t.error}[/red]")
         if not t.survivors:
             continue
-        st = Table(title=f"{t.task_id}: {len(t.survivors)} surviving mutants", title_justify="left")
+        # a heading of its own: as the table's title it wraps at the width of the table's three columns
+        console.print(f"{t.task_id}: {len(t.survivors)} surviving mutants")
+        st = Table()
         for col in ("function", "line", "mutation"):
             st.add_column(col)
         shown = t.survivors if max_survivors is None else t.survivors[:max_survivors]
