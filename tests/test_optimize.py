@@ -19,7 +19,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from fembench_agents.agents import make_agent
 from fembench_agents.agents.prompted import PromptAgent
 from fembench_agents.agents.prompts import function_stub
-from fembench_agents.messages import Message, ModelParams
+from fembench_agents.messages import Message, ModelParams, ModelRequest
 from fembench_agents.models import (
     ReplayModel,
     ResponseCache,
@@ -457,6 +457,59 @@ def test_written_numbers_parse_formats() -> None:
     # half a unit of the last digit written, at the number's own exponent
     tolerance = {w.text: w.tolerance for w in written_numbers("a 1,234.5 b 6.02e23 c 2.50 × 10^-3 d 7e-2 e 12")}
     assert tolerance == pytest.approx({"1,234.5": 0.05, "6.02e23": 5e20, "2.50 × 10^-3": 5e-6, "7e-2": 5e-3, "12": 0.5})
+
+
+def test_a_held_out_line_is_read_without_its_comment_and_a_hash_inside_a_string_is_no_comment() -> None:
+    assert normalize('K = assemble("a#b", n)  # global stiffness') == 'k = assemble ( " a # b " , n )'
+    assert normalize("w = 'x' + y # '") == "w = ' x ' + y"
+
+
+def test_material_the_optimizer_may_see_is_an_overlap_and_each_summary_says_what_was_found(
+    fem_tasks: list[Task], evaluator: Evaluator
+) -> None:
+    split = split_tasks(fem_tasks, HELDOUT, 0.3, seed=0)
+    by_id = {t.task_id: t for t in fem_tasks}
+    heldout, seen = [by_id[t] for t in split.heldout], [by_id[t] for t in sorted(split.seen)]
+    values, _ = heldout_values(heldout, evaluator)
+    task_id, vals = next((k, v) for k, v in values.items() if v)
+    number = f"{max(vals):.6g}"
+    # a training task holding the same number: seen material, reported as an overlap
+    shared = seen[0].model_copy(
+        update={"task_id": "shared", "module_source": seen[0].module_source + f"\nC = {number}\n"}
+    )
+    overlap = scan_prompt(f"Use {number}.", heldout, [*seen, shared], values)
+    assert not overlap.leaked and overlap.hits == []
+    assert [(h.kind, h.task_id, h.text, h.also_in) for h in overlap.overlaps] == [
+        ("number", task_id, number, ("shared",))
+    ]
+    assert overlap.summary() == (
+        "no leak (151 held-out lines, 41 held-out numbers checked; 1 overlaps with training/validation material)"
+    )
+    line = _heldout_only_line(heldout, seen)
+    leak = scan_prompt(f"Use {number}.\n{line}", heldout, seen, values)
+    assert leak.summary() == "LEAK: 2 hits (number, source_line)"
+
+
+def test_a_reflection_request_naming_a_held_out_task_anywhere_is_a_hit(fem_tasks: list[Task], tmp_path: Path) -> None:
+    heldout = split_tasks(fem_tasks, HELDOUT, 0.3, seed=0).heldout
+    messages = (
+        Message(role="system", content=f"Improve the prompt; tasks like {heldout[2]} and {heldout[0]} matter."),
+        Message(role="user", content="Propose a new instruction."),
+    )
+    with RunLog(tmp_path / "reflection") as log:
+        log.append(
+            ModelCallRecord(
+                episode="reflection",
+                task_id="reflection",
+                attempt_index=3,
+                request=ModelRequest(model="m", messages=messages),
+                request_hash="h",
+            )
+        )
+    hits = logged_heldout(tmp_path, heldout)
+    assert [(h.kind, h.task_id, h.detail) for h in hits] == [
+        ("reflection_prompt", t, "reflection call 3 names a held-out task") for t in sorted([heldout[0], heldout[2]])
+    ]
 
 
 def test_leak_is_reported_loudly_in_result_and_provenance(
