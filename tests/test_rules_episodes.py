@@ -6,8 +6,10 @@ log reader, and the outcome's own summary properties."""
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -32,6 +34,7 @@ from fembench_agents.runs.log import (
     RunLog,
     RunManifest,
     episode_key,
+    now,
     read_log,
     read_manifest,
     write_manifest,
@@ -208,6 +211,16 @@ def summary_fields(record: EpisodeRecord) -> tuple[Any, ...]:
 
 
 # ----------------------------------------------------------------- the episode summary
+
+
+def test_records_are_stamped_in_utc_to_the_millisecond() -> None:
+    before = datetime.now(UTC)
+    stamp = now()
+    record = episode("t", "done", True, 1.0)
+    for text in (stamp, record.timestamp):
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", text), text
+        assert datetime.fromisoformat(text).utcoffset() == timedelta(0)
+        assert before - timedelta(seconds=1) <= datetime.fromisoformat(text) <= datetime.now(UTC)
 
 
 def test_a_test_suite_episode_is_scored_by_its_last_attempt(tmp_path: Path) -> None:
@@ -780,6 +793,7 @@ def test_failures_are_alike_when_they_differ_only_in_words_with_digits() -> None
         return None
 
     assert stops("bad key req_1 at 10:02", "bad key req_22 at 10:03") == 2
+    assert stops("bad key sk-1ab for org-9x", "bad key sk-2cd for org-7yz") == 2  # the whole word, letters too
     assert stops("bad key req_1", "bad key #") is None  # a word without a digit is the provider's own
     assert stops("bad key 1", "bad key") is None
     assert stops("quota 1 of 5", "quota 2 5") is None  # words with digits are left out where they stand

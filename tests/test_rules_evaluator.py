@@ -953,6 +953,18 @@ def test_each_input_keeps_the_time_its_frame_reports_and_none_without_a_number(s
     assert [r.seconds for r in outcome.inputs] == [None, None, None]  # no time sent: none recorded, not 0
 
 
+def test_an_error_before_a_timeout_stays_the_reason_the_code_did_not_run(scale_task: Task) -> None:
+    """Input 0 raised, then the job ran out of time: the inputs after the error were not run,
+    and the first failure, the error, is what the stage and the feedback name."""
+    attempt_result = JobResult(frames=[error_frame(0, KEY_ERROR)], timed_out=True)
+    outcome, _ = scripted(scale_task, CORRECT_SCALE, SCALE_REFERENCE, attempt_result)
+    assert statuses(outcome) == ["error", "not_run", "not_run"]
+    assert stages(outcome)[2:] == [("execute", False, "runtime_error", "input 0: KeyError: no")]
+    assert FEEDBACK(outcome).text.startswith(
+        "Your previous function raised an exception on verification input 0:\n    KeyError: no"
+    )
+
+
 def test_inputs_after_an_expected_exception_that_was_not_raised_are_still_judged(scale_task: Task) -> None:
     reference = JobResult(
         frames=[

@@ -13,6 +13,7 @@ from fembench_agents.optimize.budget import Budget, dspy_auto_budget, resolve_bu
 from fembench_agents.scoring.job_results import ended_how
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 from fembench_agents.scoring.sandbox.policy import FIXED_ENV, SandboxPolicy, sandbox_env
+from fembench_agents.scoring.sandbox.pool import WorkerPool
 
 # ----------------------------------------------------------------- sandbox policy
 
@@ -33,6 +34,13 @@ def test_policy_bounds_and_messages() -> None:
 @pytest.mark.parametrize(("wall", "cpu", "limit"), [(7.9, None, 9), (30.0, None, 32), (0.5, None, 2), (10.0, 3, 3)])
 def test_cpu_limit_backs_up_the_wall_clock(wall: float, cpu: int | None, limit: int) -> None:
     assert SandboxPolicy(wall_seconds=wall, cpu_seconds=cpu).cpu_limit == limit
+
+
+def test_the_local_pool_has_one_worker_per_cpu_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert (WorkerPool().size, WorkerPool(workers=5).size) == (3, 5)
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # unknown: one
+    assert WorkerPool().size == 1
 
 
 def test_policy_as_sent_to_the_child() -> None:
