@@ -119,6 +119,17 @@ def test_the_code_table_puts_best_of_n_beside_n_of_n_by_domain(report: Report) -
     ]
 
 
+def test_the_code_table_is_headed_by_the_most_repeats_any_task_has() -> None:
+    """A task run 3 times beside one run twice: "any of 3", and the twice-run task's cells as they are."""
+    eps = [episode("loop", TASK_1D, r, r == 2) for r in range(3)] + [
+        episode("loop", TASK_2D, r, True) for r in range(2)
+    ]
+    (code,) = paper_tables(eps)
+    headers, rows = paper_rows(code)
+    assert headers[3:] == [f"{MODEL} / loop: any of 3", f"{MODEL} / loop: 3 of 3"]
+    assert rows[:2] == [["FEM 1D", "T0", TASK_1D, "Y", "N"], ["FEM 2D", "T3", TASK_2D, "Y", "Y"]]
+
+
 def test_the_tests_table_shows_the_joint_score_per_task(report: Report) -> None:
     tests = next(t for t in report.paper_tables if t.track == "tests")
     assert paper_rows(tests)[1] == [

@@ -344,6 +344,13 @@ def test_every_number_of_a_message_is_masked_nan_and_inf_too_but_not_words_conta
     )
 
 
+def test_a_long_message_shows_its_first_600_characters() -> None:
+    """As a frame the attempt wrote itself may carry it: the child's own cut never ran."""
+    message = "operands could not be broadcast together: " + "x" * 640 + " END"
+    frame = {"status": "error", "error_type": "ValueError", "error_mro": VALUE_ERROR_MRO, "message": message}
+    assert disclosed_error(frame, own()).message == message[:600]
+
+
 def test_a_frame_without_a_message_shows_an_empty_one() -> None:
     frame = {"status": "error", "error_type": "ValueError", "error_mro": VALUE_ERROR_MRO, "traceback": []}
     assert disclosed_error(frame, own()) == ErrorInfo(type="ValueError", message="", traceback=())

@@ -154,6 +154,13 @@ def test_invariance_applies_per_column_of_a_matrix() -> None:
     assert verdict(scaled, modes, sign_rule())[0] == "value_mismatch"
 
 
+def test_the_same_values_in_another_shape_are_a_shape_mismatch() -> None:
+    """A row vector for a vector, a transposed matrix: as many numbers, another shape."""
+    assert verdict(np.ones((1, 4)), np.ones(4)) == ("shape_mismatch", (), None)
+    assert verdict(np.arange(6.0).reshape(3, 2), np.arange(6.0).reshape(2, 3)) == ("shape_mismatch", (), None)
+    assert verdict(np.array([[True, False]]), np.array([True, False])) == ("shape_mismatch", (), None)
+
+
 def test_invariance_does_not_hide_a_wrong_shape() -> None:
     assert verdict(np.array([0.6, -0.8]), V, sign_rule()) == ("shape_mismatch", (), None)
 

@@ -126,6 +126,14 @@ def test_tokens_time_and_cost_are_summed_and_an_unknown_cost_is_unknown() -> Non
     assert (g.model_calls, g.reused_calls) == (3 + 4 + 5 + 6 + 7 + 8, 3)
 
 
+def test_an_episode_logged_without_its_cost_has_an_unknown_cost_not_a_free_one() -> None:
+    line = ep("t1", 0, True).model_dump(mode="json")
+    del line["cost_usd"]  # a log written before costs were kept
+    old = EpisodeRecord.model_validate(line)
+    assert old.cost_usd is None
+    assert summarize_group((MODEL, "a", "code"), [old, ep("t2", 0, True)], ["r1"], SETTINGS).cost_usd is None
+
+
 def test_pass_at_k_runs_up_to_the_fewest_repeats() -> None:
     eps = [ep("t1", r, r < 2) for r in range(4)] + [ep("t2", r, r == 0) for r in range(3)]
     g = summarize_group((MODEL, "a", "code"), eps, ["r1"], SETTINGS)
