@@ -16,6 +16,7 @@ import pytest
 from conftest import CORRECT_SCALE, FRAME_STACK, ROOT, scale_source, write_module
 
 from fembench_agents.cases.problem import load_cases
+from fembench_agents.cases.scorer import CaseScoringConfig
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig, ReferenceFailure
 from fembench_agents.scoring.feedback import TemplateFeedback
@@ -623,6 +624,12 @@ def test_the_wall_clock_limit_of_a_call_job_scales_with_the_inputs(
             1024,
             (str(Path(task.path).parent),),
         )
+
+
+def test_the_default_limits_are_the_ones_the_readme_states() -> None:
+    assert EvaluatorConfig() == EvaluatorConfig(call_seconds=10.0, test_seconds=30.0, memory_mb=2048)
+    cases = CaseScoringConfig()
+    assert (cases.solve_seconds, cases.memory_mb, cases.retimes) == (120.0, 4096, 2)  # and docs/pde_cases.md
 
 
 class RefusingSandbox(RecordingSandbox):
