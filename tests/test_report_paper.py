@@ -466,6 +466,19 @@ def test_a_near_miss_includes_its_bound_and_a_group_without_errors_has_no_median
     assert (clean.agent, clean.wrong_executable, clean.median_error, clean.near_miss_share) == ("clean", 0, None, None)
 
 
+def test_an_attempt_scored_again_counts_once_in_the_diagnostics_as_its_latest_record(tmp_path: Path) -> None:
+    wrong = episode("loop", TASK_1D, 0, False)
+    right = episode("loop", TASK_1D, 0, True)
+    records = [
+        attempt(wrong, 1, function_outcome(TASK_1D, [("mismatch", 0.5)], False)),
+        wrong,
+        attempt(right, 1, function_outcome(TASK_1D, [("match", None)], True)),  # `rescore`: the later record wins
+        right,
+    ]
+    (diag,) = build_report([make_run(tmp_path / "r", "r", records)]).diagnostics
+    assert (diag.attempts, diag.executable, diag.wrong_executable, diag.median_error) == (1, 1, 0, None)
+
+
 def test_the_pde_stage_table_and_margins_count_each_gate_over_the_one_before() -> None:
     def case_attempt(k: int, outcome: CaseOutcome) -> AttemptRecord:
         return attempt(episode("single", "poisson_1", k, outcome.passed, track="numpy-scipy"), 1, outcome)

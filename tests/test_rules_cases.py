@@ -467,11 +467,19 @@ def test_case_feedback_shows_the_attempts_own_exception() -> None:
 
     out = _outcome(
         ("executes", False, "runtime_error", "KeyError: 'k'"),
-        error=ErrorInfo(type="KeyError", message="'k'", traceback=("<attempt>, line 9, in solve: k = c['k']",)),
+        error=ErrorInfo(
+            type="KeyError",
+            message="'k'",
+            traceback=(
+                "<attempt>, line 12, in solve: k = coefficient(c)",
+                "<attempt>, line 9, in coefficient: return c['k']",
+            ),
+        ),
     )
-    assert TemplateFeedback()(out).text == (
+    assert TemplateFeedback()(out).text == (  # outermost call first, as Python prints it
         "Your previous solver raised an exception:\n    KeyError: 'k'\nTraceback (your code only):\n"
-        "    <attempt>, line 9, in solve: k = c['k']\nFix the error and return the complete corrected code."
+        "    <attempt>, line 12, in solve: k = coefficient(c)\n"
+        "    <attempt>, line 9, in coefficient: return c['k']\nFix the error and return the complete corrected code."
     )
 
 

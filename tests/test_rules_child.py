@@ -391,6 +391,20 @@ def test_traceback_lines_are_shown_only_where_they_agree_with_the_code() -> None
     assert disclosed_error(frame, NO_CODE).traceback == ()
 
 
+def test_frames_of_code_that_defines_no_name_are_shown_where_their_line_is_the_code_s() -> None:
+    """A lambda, a comprehension, a generator expression or the module itself defines no name of
+    its own that `def` or `class` would give: its line alone decides (Python 3.12 inlines list,
+    dict and set comprehensions; a forged frame may still name them)."""
+    code = "F = lambda v: [1 / x for x in v]\nS = sum(1 / x for x in (0,))"
+    kinds = ("<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<module>")
+    lines = [f"<attempt>, line 1, in {kind}: F = lambda v: [1 / x for x in v]" for kind in kinds]
+    frame = {"error_type": "ZeroDivisionError", "message": "division by zero", "traceback": lines}
+    assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == tuple(lines)
+    other = [line.replace("<attempt>, line 1, in <", "<attempt>, line 1, in <other") for line in lines]
+    frame["traceback"] = other
+    assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == ()
+
+
 def test_a_frame_claiming_more_than_eight_lines_shows_its_last_eight() -> None:
     code = "\n".join(f"def f{i}(): return f{i + 1}()" for i in range(10))
     lines = [f"<attempt>, line {i + 1}, in f{i}: def f{i}(): return f{i + 1}()" for i in range(10)]

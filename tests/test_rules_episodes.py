@@ -757,7 +757,7 @@ def test_error_summary_counts_and_shows_the_first_distinct_messages() -> None:
         ended_in_error("B: two"),
         ended_in_error("A: one"),
         ended_in_error("C: three"),
-        ended_in_error(None),
+        ended_in_error(None, kind=None),  # an error no one classified still ended the episode
         ended_in_error("D: four"),
     ]
     assert error_summary(records) == [

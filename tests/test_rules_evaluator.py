@@ -17,6 +17,7 @@ from conftest import CORRECT_SCALE, FRAME_STACK, ROOT, scale_source, write_modul
 
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.scorer import CaseScoringConfig
+from fembench_agents.report.paper import worst_error
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig, ReferenceFailure
 from fembench_agents.scoring.feedback import TemplateFeedback
@@ -971,6 +972,26 @@ def test_an_error_before_a_timeout_stays_the_reason_the_code_did_not_run(scale_t
     assert FEEDBACK(outcome).text.startswith(
         "Your previous function raised an exception on verification input 0:\n    KeyError: no"
     )
+
+
+def test_only_a_value_mismatch_measures_an_error_so_a_wrong_shape_is_no_near_miss(scale_task: Task) -> None:
+    attempt_result = JobResult(
+        frames=[
+            ok_frame(0, np.array([2.0, 4.0])),
+            ok_frame(1, np.array([[0.5, -0.5], [0.25, 2.0]])),
+            error_frame(2, VALUE_ERROR),
+        ]
+    )
+    outcome, _ = scripted(scale_task, CORRECT_SCALE, SCALE_REFERENCE, attempt_result)
+    assert [(r.status, r.mismatch, r.relative_error) for r in outcome.inputs] == [
+        ("mismatch", "shape_mismatch", None),
+        ("match", None, None),
+        ("match", None, None),
+    ]
+    assert worst_error(outcome) is None  # measured nowhere: not counted among the near misses
+    attempt_result = JobResult(frames=[ok_frame(0, np.array([2.0, 4.0, 6.5])), *SCALE_REFERENCE.frames[1:]])
+    outcome, _ = scripted(scale_task, CORRECT_SCALE, SCALE_REFERENCE, attempt_result)
+    assert [r.relative_error for r in outcome.inputs] == [pytest.approx(0.5 / 6.0), None, None]
 
 
 def test_inputs_after_an_expected_exception_that_was_not_raised_are_still_judged(scale_task: Task) -> None:

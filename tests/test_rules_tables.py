@@ -197,6 +197,12 @@ def test_the_task_table_has_one_cell_per_agent_that_ran_the_task() -> None:
     assert set(table.rows[6].cells) == {"a"}
 
 
+def test_the_task_table_lists_tasks_by_id_whatever_order_they_ran_in() -> None:
+    eps = [ep("t3", 0, True), ep("t10", 0, False), ep("t1", 0, True), ep("t2", 0, True, agent="b")]
+    table = task_table(MODEL, "code", {"a": [e for e in eps if e.agent == "a"], "b": eps[3:]})
+    assert [r.task_id for r in table.rows] == ["t1", "t10", "t2", "t3"]
+
+
 def test_the_paired_test_pairs_tasks_solved_by_a_majority() -> None:
     eps = two_agents()
     table = task_table(
