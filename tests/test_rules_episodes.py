@@ -484,6 +484,22 @@ def test_the_log_reader_returns_every_record_in_order_and_skips_a_torn_tail(tmp_
     assert (tmp_path / "log.jsonl").read_text().count("\n") == 3
 
 
+def test_a_line_torn_inside_a_character_is_skipped_and_a_complete_bad_last_line_is_an_error(tmp_path: Path) -> None:
+    """Each record is written with its newline: only what follows the last newline is torn."""
+    with RunLog(tmp_path) as log:
+        log.append(episode("a", "done", True, 1.0))
+    whole = episode("b", "done", True, 1.0).model_copy(update={"error": "σ × ε"}).model_dump_json().encode()
+    with open(tmp_path / "log.jsonl", "ab") as fh:
+        fh.write(whole[: whole.index("×".encode()) + 1])  # cut after the first of the two bytes of "×"
+    assert [r.task_id for r in read_log(tmp_path)] == ["a"]
+    with RunLog(tmp_path) as log:
+        pass
+    with open(tmp_path / "log.jsonl", "a") as fh:
+        fh.write('{"type": "episode", "episode": "x"}\n')  # complete, not a record: a resume keeps it
+    with pytest.raises(ValueError, match=r"log.jsonl:2: not a valid log record: Field required"):
+        read_log(tmp_path)
+
+
 def test_a_bad_line_inside_the_log_names_its_line(tmp_path: Path) -> None:
     with RunLog(tmp_path) as log:
         log.append(episode("a", "done", False, 0.0))

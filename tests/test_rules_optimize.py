@@ -143,6 +143,17 @@ def test_the_candidate_file_holds_the_prompt_under_its_hash(
     assert evals.candidate_file(PROMPT) == path and evals.run_dir(PROMPT) == tmp_path / "evals" / candidate_id(PROMPT)
 
 
+def test_a_candidate_run_names_its_prompt_file_by_its_absolute_path_under_a_relative_out(
+    tmp_path: Path, scale_task: Task, evaluator: Evaluator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The evaluation's manifest must still lead to the prompt from another working directory."""
+    monkeypatch.chdir(tmp_path)
+    evals = evaluations(Path("opt"), scale_task, evaluator, Replies(RuntimeError("down")))
+    asyncio.run(evals.evaluate(PROMPT, [scale_task.task_id]))
+    manifest = read_manifest(tmp_path / "opt" / "evals" / candidate_id(PROMPT))
+    assert manifest.config["agent"] == f"prompt:{tmp_path / 'opt' / 'candidates' / candidate_id(PROMPT)}.json"
+
+
 def test_a_candidate_for_another_scaffold_names_it_and_is_asked_in_it(
     tmp_path: Path, scale_task: Task, evaluator: Evaluator
 ) -> None:

@@ -150,34 +150,35 @@ class RunLog:
         self.close()
 
 
+def _complete_lines(data: bytes) -> bytes:
+    """The log's bytes up to its last newline: each record is written with its newline in one
+    write, so what follows the last newline is the torn line of a killed writer (possibly cut
+    inside a character)."""
+    return data[: data.rfind(b"\n") + 1]
+
+
 def _drop_torn_tail(path: Path) -> None:
-    """A writer killed mid-line leaves a partial last line; cut it so that the
-    next record starts on a line of its own."""
+    """Cut a torn last line, so that the next record starts on a line of its own."""
     if not path.exists() or path.stat().st_size == 0:
         return
     with open(path, "rb+") as fh:
         data = fh.read()
-        if data.endswith(b"\n"):
-            return
-        fh.truncate(data.rfind(b"\n") + 1)
+        fh.truncate(len(_complete_lines(data)))
 
 
 def read_log(directory: str | os.PathLike[str]) -> list[ModelCallRecord | AttemptRecord | EpisodeRecord]:
-    """Every complete record; a torn last line (a killed writer) is skipped,
-    a malformed line elsewhere is an error naming the line."""
+    """Every complete record; a torn last line (a killed writer: no newline yet) is skipped, as a
+    resume cuts it; any complete line that is not a record is an error naming the line."""
     path = Path(directory) / LOG_NAME
     if not path.exists():
         return []
-    lines = path.read_text(encoding="utf-8").splitlines()
     records = []
-    for n, line in enumerate(lines, 1):
+    for n, line in enumerate(_complete_lines(path.read_bytes()).decode("utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
             records.append(_ADAPTER.validate_json(line))
         except ValidationError as exc:
-            if n == len(lines):
-                break  # torn final write
             raise ValueError(f"{path}:{n}: not a valid log record: {exc.errors()[0]['msg']}") from None
     return records
 
