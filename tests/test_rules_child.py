@@ -405,6 +405,14 @@ def test_frames_of_code_that_defines_no_name_are_shown_where_their_line_is_the_c
     assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == ()
 
 
+def test_a_long_traceback_line_shows_its_first_300_characters() -> None:
+    code = "def f(v):\n    return " + " + ".join(f"v[{i}]" for i in range(80))
+    line = "<attempt>, line 2, in f: " + code.splitlines()[1].strip()
+    frame = {"error_type": "IndexError", "message": "out of range", "traceback": [line]}
+    assert len(line) == 659
+    assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == (line[:300],)
+
+
 def test_a_frame_claiming_more_than_eight_lines_shows_its_last_eight() -> None:
     code = "\n".join(f"def f{i}(): return f{i + 1}()" for i in range(10))
     lines = [f"<attempt>, line {i + 1}, in f{i}: def f{i}(): return f{i + 1}()" for i in range(10)]

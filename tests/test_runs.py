@@ -147,6 +147,9 @@ def test_execute_run_writes_manifest_and_log(
     records = read_log(tmp_path / "run")
     lines = (tmp_path / "run" / LOG_NAME).read_text().splitlines()
     assert len(lines) == len(records) and all(json.loads(line)["schema_version"] == 1 for line in lines)
+    # an attempt's outcome carries its own schema's version, read back apart from the record's
+    outcomes = [json.loads(line)["outcome"] for line in lines if json.loads(line)["type"] == "attempt"]
+    assert len(outcomes) == 6 and all(o["schema_version"] == 1 for o in outcomes)
     assert [(e.task_id, e.repeat) for e in episodes] == [(MODE, 0), (MODE, 1), (SCALE, 0), (SCALE, 1)]
     assert sorted(e.episode for e in seen) == sorted(e.episode for e in episodes)
     assert all(e.status == "done" and e.passed for e in episodes)
