@@ -295,6 +295,8 @@ def test_ended_how_names_what_ran() -> None:
 def test_a_reported_time_above_the_trusted_wall_clock_is_cut_to_it(case: SolverCase, reference: np.ndarray) -> None:
     out = _scorer(t_base=1.0).judge(case, "numpy-scipy", _solved(reference, seconds=50.0, wall=0.25))
     assert out.timings == (0.25,) and out.solve_seconds == 0.25 and out.passed
+    # a case's time is its solve's, in timings: no gate is timed apart
+    assert [(s.stage, s.seconds) for s in out.stages] == [("executes", None), ("accurate", None), ("fast", None)]
 
 
 def test_an_accurate_slow_attempt_is_retimed_and_its_fastest_timing_counts(

@@ -441,6 +441,27 @@ def test_a_test_that_writes_its_own_pass_and_hangs_has_not_passed(
     assert "- test_zero_factor fails on a correct implementation (timeout)." in FEEDBACK(outcome).text.splitlines()
 
 
+def test_each_stage_records_the_time_spent_on_it_alone(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
+    outcome = evaluator.score_function(
+        rules_tasks["four_inputs_CC0_H0_T0"], attempt("time.sleep(0.05)", CHECK_SIGN, RIGHT)
+    )
+    assert outcome.passed and [s.stage for s in outcome.stages] == ["parse", "imports", "execute", "correct"]
+    seconds = [s.seconds for s in outcome.stages]
+    assert all(t is not None and t > 0.0 for t in seconds)  # each measured: no clock reads the same twice
+    # the run holds every call the child timed; judging its results is the correct stage's
+    called = sum(r.seconds or 0.0 for r in outcome.inputs)
+    assert called >= 4 * 0.05 and seconds[2] >= called > seconds[3]
+    assert sum(seconds) <= outcome.seconds
+    # the test track: the tests stage counts from its own start, not from the parse's
+    text = suite(ZERO.replace("):\n", "):\n    time.sleep(0.1)\n", 1))
+    tests = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], text)
+    assert [s.stage for s in tests.stages] == ["parse", "imports", "tests"]
+    parse, imports, ran = (s.seconds for s in tests.stages)
+    assert parse is not None and imports is not None and ran is not None
+    assert parse > 0.0 and imports > 0.0 and ran >= 0.2
+    assert parse + imports + ran <= tests.seconds
+
+
 @pytest.mark.parametrize(
     ("text", "stage", "reason"),
     [

@@ -145,19 +145,17 @@ class Evaluator:
         stages: list[StageResult] = []
         parsed = parse_code(text, (task.main_name,))
         stages.append(
-            StageResult(
-                stage="parse",
-                passed=parsed.error is None,
-                reason=parsed.reason,
-                detail=parsed.error,
-                seconds=time.perf_counter() - start,
+            _timed(
+                StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason, detail=parsed.error),
+                since=start,
             )
         )
         if parsed.error:
             return FunctionOutcome(
                 task_id=task.task_id, passed=False, stages=tuple(stages), seconds=time.perf_counter() - start
             )
-        stages.append(_imports_stage(parsed.code, task))
+        t0 = time.perf_counter()
+        stages.append(_timed(_imports_stage(parsed.code, task), since=t0))
         if not stages[-1].passed:
             return FunctionOutcome(
                 task_id=task.task_id, passed=False, stages=tuple(stages), seconds=time.perf_counter() - start
@@ -167,10 +165,11 @@ class Evaluator:
         t0 = time.perf_counter()
         result = self.sandbox.run(job, self._call_policy(task))
         own = OwnCode.of(attempt=parsed.code, given=self._preamble(task))
+        t1 = time.perf_counter()
         inputs, execute, correct = self._judge_calls(task, result, reference, own)
-        stages.append(execute.model_copy(update={"seconds": time.perf_counter() - t0}))
+        stages.append(execute.model_copy(update={"seconds": t1 - t0}))  # the run; judging it is the correct stage's
         if correct is not None:
-            stages.append(correct)
+            stages.append(_timed(correct, since=t1))
         passed = all(s.passed for s in stages) and correct is not None
         return FunctionOutcome(
             task_id=task.task_id,
@@ -287,7 +286,10 @@ class Evaluator:
         stages: list[StageResult] = []
         parsed = parse_code(text, (), prefix="test_")
         stages.append(
-            StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason, detail=parsed.error)
+            _timed(
+                StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason, detail=parsed.error),
+                since=start,
+            )
         )
         missing = tuple(
             TestResult(name=t.name, present=False, detected={f.name: False for f in t.expected_failures})
@@ -301,7 +303,8 @@ class Evaluator:
                 tests=missing,
                 seconds=time.perf_counter() - start,
             )
-        stages.append(_imports_stage(parsed.code, task))
+        t0 = time.perf_counter()
+        stages.append(_timed(_imports_stage(parsed.code, task), since=t0))
         if not stages[-1].passed:
             return TestSuiteOutcome(
                 task_id=task.task_id,
@@ -310,6 +313,7 @@ class Evaluator:
                 tests=missing,
                 seconds=time.perf_counter() - start,
             )
+        t0 = time.perf_counter()
         present = [t for t in task.tests if t.name in parsed.functions]
         pairs = [(t.name, impl) for t in present for impl in (task.main_name, *(f.name for f in t.expected_failures))]
         names = list(dict.fromkeys(impl for _, impl in pairs))
@@ -358,7 +362,7 @@ class Evaluator:
                 stage="tests",
                 passed=all_joint,
                 reason=None if all_joint else _tests_reason(tests),
-                seconds=time.perf_counter() - start,
+                seconds=time.perf_counter() - t0,
             )
         )
         return TestSuiteOutcome(
@@ -372,6 +376,10 @@ class Evaluator:
 
     def close(self) -> None:
         """Nothing to release: the sandbox belongs to the caller (kept for callers that close)."""
+
+
+def _timed(stage: StageResult, *, since: float) -> StageResult:
+    return stage.model_copy(update={"seconds": time.perf_counter() - since})
 
 
 def _imports_stage(code: str, task: Task) -> StageResult:

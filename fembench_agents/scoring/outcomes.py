@@ -36,7 +36,7 @@ class StageResult(BaseModel):
     passed: bool
     reason: FailureReason | None = None
     detail: str | None = None  # about the attempt only: safe to show its author
-    seconds: float = 0.0
+    seconds: float | None = None  # wall time spent on this stage alone; None where it is not timed apart
 
 
 class ErrorInfo(BaseModel):
