@@ -629,6 +629,7 @@ def test_an_attempt_that_does_not_parse_fails_executes_before_anything_runs(case
         ("executes", False, "SyntaxError: expected ':' (line 1)")
     ]
     assert (out.library, out.family, out.timings, out.relative_l2_error) == ("numpy-scipy", case.family, (), None)
+    assert out.seconds > 0.0  # the parse alone was timed
 
 
 def test_a_forged_value_that_does_not_decode_is_no_answer(case: SolverCase) -> None:

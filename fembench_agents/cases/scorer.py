@@ -14,6 +14,7 @@ spoil one.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -108,18 +109,27 @@ class CaseScorer:
     def score(self, case: SolverCase, library: str, text: str) -> CaseOutcome:
         if library not in case.spec.libraries:
             raise ValueError(f"case {case.task_id} is not offered on {library!r}; its libraries: {case.spec.libraries}")
+        start = time.perf_counter()
         track = get_track(library)
         parsed = parse_code(text, (SOLVE,))
         if parsed.error:
             stage = StageResult(stage="executes", passed=False, reason=parsed.reason, detail=parsed.error)
-            return CaseOutcome(task_id=case.task_id, passed=False, stages=(stage,), library=library, family=case.family)
+            return CaseOutcome(
+                task_id=case.task_id,
+                passed=False,
+                stages=(stage,),
+                library=library,
+                family=case.family,
+                seconds=time.perf_counter() - start,
+            )
         code, substitutions = compat.apply(self.config.compat, parsed.code)
         bad = gates.disallowed_imports(code, track.allowed_imports)
         result = None if bad else self.run_solve(case, code, library=library)
         outcome = self.judge(
             case, library, result, bad_imports=bad, retime=lambda: self.run_solve(case, code, library=library)
         )
-        return _explained(track, code, outcome).model_copy(update={"substitutions": substitutions})
+        explained = _explained(track, code, outcome)
+        return explained.model_copy(update={"substitutions": substitutions, "seconds": time.perf_counter() - start})
 
     def judge(
         self,
