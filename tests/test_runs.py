@@ -145,7 +145,10 @@ def test_execute_run_writes_manifest_and_log(
     assert "pydantic" in manifest.versions and manifest.run_id == "run"
 
     records = read_log(tmp_path / "run")
-    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["log.jsonl", "manifest.json"]  # as README names them
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [
+        "log.jsonl",
+        "manifest.json",
+    ]  # as README names them
     lines = (tmp_path / "run" / LOG_NAME).read_text().splitlines()
     assert len(lines) == len(records) and all(json.loads(line)["schema_version"] == 1 for line in lines)
     # an attempt's outcome carries its own schema's version, read back apart from the record's
