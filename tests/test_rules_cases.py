@@ -191,12 +191,14 @@ def test_diagnostics_hold_what_the_solver_reported_and_never_decide() -> None:
     contract = OutputContract(fields={"u": FieldSpec(shape=(1, 2))}, layout="")
     mask = np.ones((1, 2), bool)
     info = {"dofs": 12, "method": "x" * 100, "iterations": None, "secret": "kept out", "rtol": [1e-8]}
+    reported = {"mesh_resolution": 64, "element_degree": 2, "time_steps": 40, "ksp_type": "cg", "pc_type": "gamg"}
+    info |= reported | {"Mesh_resolution": 1, "tol": 1e-9}
     out = gates.evaluate(
         "c", {"u": np.array([[-2.0, 2.0]]), "solver_info": info}, contract=contract,
         reference={"u": np.array([[1.0, 1.0]])}, mask=mask, library="l", e_base=1.0, t_base=None, seconds=[0.1],
     )  # fmt: skip
     d = out.report.diagnostics
-    assert d.solver_info == {"dofs": 12, "method": "x" * 80, "iterations": None}
+    assert d.solver_info == {"dofs": 12, "method": "x" * 80, "iterations": None} | reported
     assert d.max_abs_error == 3.0 and d.rmse == pytest.approx(math.sqrt(5.0))  # differences -3 and 1
     assert out.report.relative_l2_error == pytest.approx(math.sqrt(10.0) / math.sqrt(2.0))
     assert [s.reason for s in out.report.stages] == [None, None, "not_timed"]  # accurate: 2.24 <= 10 x 1.0

@@ -405,6 +405,16 @@ def test_frames_of_code_that_defines_no_name_are_shown_where_their_line_is_the_c
     assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == ()
 
 
+def test_a_frame_in_a_class_body_is_shown_where_its_line_is_the_code_s() -> None:
+    """Its frame is named after the class, which the attempt defined."""
+    code = "class Beam:\n    AREA = 1 / 0"
+    line = "<attempt>, line 2, in Beam: AREA = 1 / 0"
+    frame = {"error_type": "ZeroDivisionError", "message": "division by zero", "traceback": [line]}
+    assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == (line,)
+    frame["traceback"] = [line.replace("in Beam", "in Truss")]
+    assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == ()
+
+
 def test_a_long_traceback_line_shows_its_first_300_characters() -> None:
     code = "def f(v):\n    return " + " + ".join(f"v[{i}]" for i in range(80))
     line = "<attempt>, line 2, in f: " + code.splitlines()[1].strip()

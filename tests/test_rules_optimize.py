@@ -662,6 +662,13 @@ def test_held_out_episodes_of_other_repeats_are_not_judged_with_new_ones(
     shutil.rmtree(out / "heldout")
     again = asyncio.run(judge_heldout(result, judge_settings(heldout_repeats=2), tasks, evaluator, model))  # type: ignore[arg-type]
     assert (again.repeats, again.runs, model.calls) == (2, 4, 12)
+    # fewer repeats than begun with are other repeats too
+    with pytest.raises(ValueError) as err:
+        asyncio.run(judge_heldout(result, judge_settings(heldout_repeats=1), tasks, evaluator, model))  # type: ignore[arg-type]
+    assert str(err.value).startswith(
+        f"{out / 'heldout' / 'baseline'} holds the held-out episodes of heldout_repeats 2, not 1: resume with that "
+    )
+    assert model.calls == 12
 
 
 def test_the_judgement_text_without_a_validation_score_and_rounded_to_three_places() -> None:
