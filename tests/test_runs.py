@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import json
 import os
 import shutil
@@ -24,6 +25,8 @@ from conftest import CORRECT_SCALE, ROOT, scale_source, write_module
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from fembench_agents import api
+from fembench_agents.cli import runs as cli_runs
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import (
     ClientOptions,
@@ -36,7 +39,7 @@ from fembench_agents.models import (
     unregister_script,
 )
 from fembench_agents.optimize.settings import load_settings
-from fembench_agents.runs.experiments import load_experiment
+from fembench_agents.runs.experiments import Experiment, load_experiment
 from fembench_agents.runs.log import (
     LOG_NAME,
     AttemptRecord,
@@ -760,3 +763,19 @@ def test_cli_rescore_prints_each_changed_attempt_before_and_after(
     printed = [f"re-scored: {len(expected)} attempts changed"]
     printed += [f"{c.episode} #{c.attempt_index} before: {c.before} after: {c.after}" for c in expected]
     assert "".join(done.stdout.split()) == "".join("".join(printed).split())
+
+
+def test_a_run_s_defaults_are_the_readme_s_wherever_a_run_is_described() -> None:
+    """Every task of the code track once, two episodes at once, model calls at that concurrency: the
+    CLI, the Python API, an experiment file and the config the runner reads agree."""
+    expected = {"tasks": "all", "track": "code", "repeats": 1, "concurrency": 2}
+    config = RunConfig(model="m", agent="a")
+    assert {k: getattr(config, k) for k in expected} == expected and config.model_concurrency is None
+    experiment = Experiment(name="e", models=["m"], agents=["a"])
+    assert {k: getattr(experiment, k) for k in expected} == expected and experiment.model_concurrency is None
+    assert (experiment.cases, experiment.libraries, experiment.tracks) == ("all", [], [])
+    api_defaults = inspect.signature(api.run).parameters
+    assert {k: api_defaults[k].default for k in expected} == expected
+    cli_defaults = inspect.signature(cli_runs.run).parameters
+    assert {k: cli_defaults[k].default for k in expected} == expected
+    assert cli_defaults["model_concurrency"].default is None
