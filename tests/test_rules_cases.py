@@ -8,6 +8,7 @@ mutation check runs these for every mutant of these modules."""
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -625,13 +626,15 @@ def test_the_records_eps_guards_the_relative_error_of_a_zero_reference() -> None
 
 
 def test_an_attempt_that_does_not_parse_fails_executes_before_anything_runs(case: SolverCase) -> None:
+    called = time.perf_counter()
     out = _scorer().score(case, "numpy-scipy", "```python\ndef solve(case_spec) return 1\n```")  # sandbox None: unused
+    called = time.perf_counter() - called
     assert out.passed is False and out.reason == "syntax_error"
     assert [(s.stage, s.passed, s.detail) for s in out.stages] == [
         ("executes", False, "SyntaxError: expected ':' (line 1)")
     ]
     assert (out.library, out.family, out.timings, out.relative_l2_error) == ("numpy-scipy", case.family, (), None)
-    assert out.seconds > 0.0  # the parse alone was timed
+    assert called > out.seconds > 0.0  # the parse alone was timed
 
 
 def test_a_forged_value_that_does_not_decode_is_no_answer(case: SolverCase) -> None:
@@ -701,7 +704,9 @@ def test_a_calibration_job_names_the_preloaded_solver_and_gets_the_tracks_setup(
 
 def test_a_track_without_job_setup_sends_the_attempt_alone(case: SolverCase, reference: np.ndarray) -> None:
     sandbox = _Recorder(_solved(reference, 0.01))
+    called = time.perf_counter()
     out = CaseScorer(sandbox, None).score(case, "numpy-scipy", HYPRE)  # type: ignore[arg-type]
+    assert time.perf_counter() - called > out.seconds > 0.0  # a scoring's time: what the call took, at most
     assert out.reason == "not_timed"
     assert sandbox.jobs == [
         {
