@@ -1141,6 +1141,36 @@ def test_a_traceback_line_into_the_given_code_is_shown_with_the_attempts_own(sca
     assert error is not None and (error.type, error.message, error.traceback) == ("KeyError", "no", tuple(shown))
 
 
+CHECKED = "def checked(factor):\n    if factor > 1:\n        raise KeyError('big')\n    return factor\n"
+
+
+def test_a_call_that_raises_in_a_given_helper_shows_the_helper_s_line_too(
+    evaluator: Evaluator, scale_task: Task, rules_tasks: dict[str, Task]
+) -> None:
+    """The child sends the lines of the code the attempt was given (a build error's too); the line that
+    raised is often the helper's."""
+    helpers = {"helpers": (SourceFunction(name="checked", source=CHECKED),)}
+    code = "import numpy as np\n\ndef scale_vector(x, factor):\n    return checked(factor) * np.asarray(x)\n"
+    outcome = evaluator.score_function(scale_task.model_copy(update=helpers), code)
+    error = outcome.inputs[0].error  # factor 2
+    assert error is not None and (error.type, error.traceback) == (
+        "KeyError",
+        (
+            "<attempt>, line 4, in scale_vector: return checked(factor) * np.asarray(x)",
+            "<given>, line 3, in checked: raise KeyError('big')",
+        ),
+    )
+    assert [r.status for r in outcome.inputs] == ["error", "match", "mismatch"]  # factor 0.5, then -1 (no raise)
+    # a test calling it: its failure on the reference shows the helper's line after the test's
+    task = rules_tasks["two_failures_CC0_H0_T0"].model_copy(update=helpers)
+    suite_text = suite("def test_scales_values(fcn):\n    assert checked(5.0) == fcn(5.0, 1.0)\n", ZERO)
+    failed = evaluator.score_tests(task, suite_text).tests[0].reference_error
+    assert failed is not None and failed.traceback == (
+        "<test>, line 5, in test_scales_values: assert checked(5.0) == fcn(5.0, 1.0)",
+        "<given>, line 3, in checked: raise KeyError('big')",
+    )
+
+
 def test_an_unknown_track_is_refused_by_name(scale_task: Task) -> None:
     ev = Evaluator(ScriptedSandbox())  # type: ignore[arg-type]
     with pytest.raises(ValueError) as err:

@@ -9,7 +9,7 @@ import os
 import random
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ import numpy as np
 ATTEMPT_FILE = "<attempt>"
 TEST_FILE = "<test>"
 GIVEN_FILE = "<given>"
+_GIVEN_PREFIX = "<given:"  # the file name of each given source, numbered (`exec_given`)
 TASK_FILE = "<task>"
 MESSAGE_LIMIT = 600
 
@@ -48,6 +49,16 @@ def exec_source(source: str, filename: str, ns: dict[str, Any]) -> None:
     exec(compile(source, filename, "exec", dont_inherit=True), ns)
 
 
+def exec_given(sources: Iterable[str], ns: dict[str, Any]) -> None:
+    """The code an attempt or a test suite is given (the task's imports, then each helper). Each
+    source runs under a file name of its own, so that its traceback lines carry their text (linecache
+    holds one source per name); `error_frame` reports them all as GIVEN_FILE."""
+    for i, source in enumerate(sources):
+        filename = f"{_GIVEN_PREFIX}{i}>"
+        register_source(filename, source)
+        exec_source(source, filename, ns)
+
+
 def build_implementation(spec: dict[str, Any]) -> Callable[..., Any]:
     """The function under test. A task implementation (reference or expected
     failure) comes as a module the parent reduced to imports, helpers and that
@@ -63,8 +74,7 @@ def build_implementation(spec: dict[str, Any]) -> Callable[..., Any]:
             raise NameError(f"the task module does not define a function named {name!r}")
         return fn
     ns = fresh_namespace("__candidate__")
-    for source in spec.get("preamble", ()):
-        exec_source(source, GIVEN_FILE, ns)
+    exec_given(spec.get("preamble", ()), ns)
     register_source(ATTEMPT_FILE, spec["code"])
     exec_source(spec["code"], ATTEMPT_FILE, ns)
     fn = ns.get(name)
@@ -75,10 +85,11 @@ def build_implementation(spec: dict[str, Any]) -> Callable[..., Any]:
 
 def error_frame(exc: BaseException, own_files: tuple[str, ...]) -> dict[str, Any]:
     frames = traceback.extract_tb(exc.__traceback__)
+    named = ((GIVEN_FILE if f.filename.startswith(_GIVEN_PREFIX) else f.filename, f) for f in frames)
     lines = [
-        f"{f.filename}, line {f.lineno}, in {f.name}: {(f.line or '').strip()}"
-        for f in frames
-        if f.filename in own_files
+        f"{filename}, line {f.lineno}, in {f.name}: {(f.line or '').strip()}"
+        for filename, f in named
+        if filename in own_files
     ]
     mro = [c.__name__ for c in type(exc).__mro__]
     try:

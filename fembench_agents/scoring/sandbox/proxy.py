@@ -21,6 +21,7 @@ from fembench_agents.scoring.sandbox.implementation import (
     FrameWriter,
     build_implementation,
     error_frame,
+    exec_given,
     exec_source,
     fresh_namespace,
     register_source,
@@ -360,13 +361,12 @@ def run_test(job: dict[str, Any], out: FrameWriter) -> None:
     spec = job["test"]
     try:
         ns = fresh_namespace("__tests__")
-        for source in spec.get("preamble", ()):
-            exec_source(source, GIVEN_FILE, ns)
+        exec_given(spec.get("preamble", ()), ns)
         register_source(TEST_FILE, spec["code"])
         exec_source(spec["code"], TEST_FILE, ns)
         test_fn = ns[spec["name"]]
     except BaseException as exc:
-        out.emit({"event": "build_error", "side": "test", **error_frame(exc, (TEST_FILE,))})
+        out.emit({"event": "build_error", "side": "test", **error_frame(exc, (TEST_FILE, GIVEN_FILE))})
         return
     seed_generators()
     start = time.perf_counter()
@@ -378,7 +378,7 @@ def run_test(job: dict[str, Any], out: FrameWriter) -> None:
                 "event": "test",
                 "status": "failed",
                 "seconds": time.perf_counter() - start,
-                **error_frame(exc, (TEST_FILE,)),
+                **error_frame(exc, (TEST_FILE, GIVEN_FILE)),  # as an attempt's call: the given code is the author's
             }
         )
         return

@@ -98,7 +98,7 @@ def run_call(job: dict[str, Any], out: FrameWriter) -> None:
                 "index": index,
                 "status": "error",
                 "seconds": time.perf_counter() - start,
-                **error_frame(exc, (ATTEMPT_FILE,)),
+                **error_frame(exc, (ATTEMPT_FILE, GIVEN_FILE)),  # the helpers it was given are its author's to read
             }
         out.emit(frame)
 
