@@ -122,6 +122,7 @@ TESTS_TRACK = tuple(
         "a_test_that_catches_one_of_its_two_failures",
         "a_test_that_hangs_on_the_reference",
         "a_tests_failure_message_on_the_reference_is_not_kept",
+        "a_call_that_raises_in_a_given_helper_shows_the_helper_s_line_too",
     )
 )
 DECLARED: dict[str, tuple[str, ...]] = {
