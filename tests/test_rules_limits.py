@@ -10,6 +10,7 @@ import os
 import pytest
 
 from fembench_agents.optimize.budget import Budget, dspy_auto_budget, resolve_budget
+from fembench_agents.scoring import codec
 from fembench_agents.scoring.job_results import ended_how
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 from fembench_agents.scoring.sandbox.policy import FIXED_ENV, SandboxPolicy, sandbox_env
@@ -228,3 +229,41 @@ def test_bad_budgets_are_named(spec: str | int, message: str) -> None:
     with pytest.raises(ValueError) as err:
         resolve_budget(spec, 9)
     assert str(err.value) == message
+
+
+WRITES = """
+import os
+
+def f(mib):
+    with open("written.bin", "wb") as fh:
+        fh.write(b"x" * (mib << 20))
+    return [os.getcwd(), os.path.getsize("written.bin")]
+"""
+PAIR_WRITES = WRITES.replace("def f(mib):", "def test_writes(fcn):\n    mib = fcn(0)").replace(
+    "    return [", "    assert ["
+)
+
+
+def test_a_jobs_scratch_holds_scratch_mb_megabytes_and_a_test_pairs_too(sandbox: Sandbox) -> None:
+    """The working directory of a job, and of each test pair, is a tmpfs of `scratch_mb` megabytes."""
+    policy = SandboxPolicy(wall_seconds=20.0, scratch_mb=2)
+    result = sandbox.run(call_job(WRITES, 1, 3), policy)
+    assert result.isolation == "namespaced"
+    fits, full = result.events("input")
+    assert codec.from_data(fits["value"]) == ["/tmp/scratch", 1 << 20]
+    assert (full["status"], full["error_type"], full["message"]) == (
+        "error", "OSError", "[Errno 28] No space left on device"
+    )  # fmt: skip
+    pairs = {
+        "kind": "tests",
+        "test": {"preamble": [], "code": PAIR_WRITES},
+        "implementations": [
+            {"function": "g", "preamble": [], "code": f"def g(x):\n    return {mib}\n"} for mib in (1, 3)
+        ],
+        "pairs": [{"test": "test_writes", "implementation": i} for i in (0, 1)],
+        "pair_seconds": 10.0,
+    }
+    ran = sandbox.run(pairs, policy)
+    frames = [ran.pair(i).events("test")[0] for i in (0, 1)]
+    assert [f["status"] for f in frames] == ["passed", "failed"]
+    assert (frames[1]["error_type"], frames[1]["message"]) == ("OSError", "[Errno 28] No space left on device")
