@@ -339,6 +339,8 @@ def test_write_report_files(report: Report, tmp_path: Path) -> None:
     written = write_report(report, tmp_path / "out")
     assert set(written) == {"json", "markdown", "correctness", "stage_failures"}
     assert Report.model_validate_json(written["json"].read_text()) == report
+    assert json.loads(written["json"].read_text())["schema_version"] == 1
+    assert (written["json"].name, written["markdown"].name) == ("report.json", "report.md")
     md = written["markdown"].read_text()
     assert "](plots/correctness.png)" in md and "](plots/stage_failures.png)" in md
     assert_png(written["correctness"])

@@ -169,6 +169,20 @@ def test_a_job_keeps_the_last_8192_bytes_of_its_stderr(sandbox: Sandbox, before:
     assert result.stderr == "a" * 188 + "b" * 8000 + "\ufffd" + "END"  # 188 + 8000 + 1 + 3 bytes; one not UTF-8
 
 
+def test_a_test_pair_keeps_the_last_8192_bytes_of_its_stderr(sandbox: Sandbox) -> None:
+    test = 'import os\ndef test_noisy(fcn):\n    os.write(2, b"a" * 20000 + b"b" * 8189 + b"END")\n'
+    job = {
+        "kind": "tests",
+        "test": {"preamble": [], "code": test},
+        "implementations": [{"function": "g", "preamble": [], "code": "def g(x):\n    return x\n"}],
+        "pairs": [{"test": "test_noisy", "implementation": 0}],
+        "pair_seconds": 10.0,
+    }
+    pair = sandbox.run(job, SandboxPolicy(wall_seconds=20.0)).pair(0)
+    assert [f["status"] for f in pair.events("test")] == ["passed"]
+    assert pair.stderr == "b" * 8189 + "END"
+
+
 # ----------------------------------------------------------------- GEPA budgets
 
 # DSPy auto_budget by hand, one component, V validation tasks:
