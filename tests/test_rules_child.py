@@ -338,10 +338,12 @@ VALUE_ERROR_MRO = ["ValueError", "Exception", "BaseException", "object"]
 
 def test_every_number_of_a_message_is_masked_nan_and_inf_too_but_not_words_containing_them() -> None:
     message = "x = 2.5e-3, y is nan, z = -inf, w: NaN, v: Inf; 1_000 steps; Infinity and information stay"
-    message += "; t = +4, a 3x4 array, 2nd axis; r = .25, 1e+10 and 6.02e23. 'numpy.ndarray' stays; dt = 2.0e-3s"
+    message += (
+        "; t = +4, a 3x4 array, 2nd axis; r = .25, 1e+10 and 6.02e23. 'numpy.ndarray' stays; dt = 2.0e-3s at 0x1e"
+    )
     frame = {"status": "error", "error_type": "ValueError", "error_mro": VALUE_ERROR_MRO, "message": message}
     assert disclosed_error(frame, own()).message == (
-        "x = #, y is #, z = -#, w: #, v: #; # steps; Infinity and information stay; t = #, a #x# array, #nd axis; r = #, # and #. 'numpy.ndarray' stays; dt = #s"
+        "x = #, y is #, z = -#, w: #, v: #; # steps; Infinity and information stay; t = #, a #x# array, #nd axis; r = #, # and #. 'numpy.ndarray' stays; dt = #s at #x#e"
     )
 
 
