@@ -338,12 +338,10 @@ VALUE_ERROR_MRO = ["ValueError", "Exception", "BaseException", "object"]
 
 def test_every_number_of_a_message_is_masked_nan_and_inf_too_but_not_words_containing_them() -> None:
     message = "x = 2.5e-3, y is nan, z = -inf, w: NaN, v: Inf; 1_000 steps; Infinity and information stay"
-    message += (
-        "; t = +4, a 3x4 array, 2nd axis; r = .25, 1e+10 and 6.02e23. 'numpy.ndarray' stays; dt = 2.0e-3s at 0x1e"
-    )
+    message += "; t = +4, a 3x4 array, 2nd axis; r = .25, 1e+10 and 6.02e23. 'numpy.ndarray' stays; dt = 2.0e-3s at 0x1e; ufunc 'isnan'"
     frame = {"status": "error", "error_type": "ValueError", "error_mro": VALUE_ERROR_MRO, "message": message}
     assert disclosed_error(frame, own()).message == (
-        "x = #, y is #, z = -#, w: #, v: #; # steps; Infinity and information stay; t = #, a #x# array, #nd axis; r = #, # and #. 'numpy.ndarray' stays; dt = #s at #x#e"
+        "x = #, y is #, z = -#, w: #, v: #; # steps; Infinity and information stay; t = #, a #x# array, #nd axis; r = #, # and #. 'numpy.ndarray' stays; dt = #s at #x#e; ufunc 'isnan'"
     )
 
 
@@ -392,6 +390,12 @@ def test_traceback_lines_are_shown_only_where_they_agree_with_the_code() -> None
     )
     # a task's own implementation: none of its lines are shown
     assert disclosed_error(frame, NO_CODE).traceback == ()
+    frame["traceback"] = [
+        "<attempt>, line 4x, in scale_vector: return _twice(x) * factor",  # not a line number
+        "<attempt>, line , in scale_vector: return _twice(x) * factor",
+        "<attempt>, line 4, in scale_vector: return _twice(x) * factor\nprint(x)",  # two lines in one
+    ]
+    assert disclosed_error(frame, own()).traceback == ()
 
 
 def test_frames_of_code_that_defines_no_name_are_shown_where_their_line_is_the_code_s() -> None:

@@ -24,6 +24,8 @@ def test_code_blocks_are_python_or_unlabelled_in_order() -> None:
         "```Python3\nD = 4\n```\n```json\n{}\n```\n```python\nE = 5"
     )
     assert code_blocks(text) == ["A = 1\n", "B = 2\n", "C = 3\n", "D = 4\n", "E = 5"]
+    # an empty block is a block: the next one starts at its own fence
+    assert code_blocks(f"```python\n```\nthen\n```python\n{F}```") == ["", F]
 
 
 def test_the_block_defining_the_wanted_function_is_taken() -> None:
