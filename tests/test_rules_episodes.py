@@ -816,6 +816,17 @@ def test_failures_are_alike_when_they_differ_only_in_words_with_digits() -> None
     assert stops(None, "") == 2  # nothing said, twice
     assert stops("bad key", "bad key", kind=None) is None  # retrying could fix it: no streak
     assert stops("bad key", "other", "bad key", "bad key") == 4
+    # the provider's words alone: not the task and attempt the call was for, nor the lines after the first
+    said = "ModelCallError: model call failed (model 'm', task '{}', attempt 'a') after 2 retries: bad key\n  at {}"
+    streak = FailureStreak(2)
+    first, second = (
+        episode(task, "error", False, 0.0).model_copy(update={"error": said.format(task, at), "error_kind": "quota"})
+        for task, at in (("alpha", "frame a"), ("beta", "frame b"))
+    )
+    streak.observe(first, 0)
+    with pytest.raises(RunStopped) as info:
+        streak.observe(second, 0)
+    assert (info.value.kind, info.value.message, info.value.failed) == ("quota", "bad key", 2)
 
 
 @pytest.mark.parametrize(
