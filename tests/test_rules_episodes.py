@@ -510,6 +510,12 @@ def test_a_bad_line_inside_the_log_names_its_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"log.jsonl:2: not a valid log record"):
         read_log(tmp_path)
     assert read_log(tmp_path / "absent") == []
+    # of a line's several faults, the first in the record's field order is named
+    lines = (tmp_path / "log.jsonl").read_text().splitlines()
+    (tmp_path / "log.jsonl").write_text("\n".join([lines[0], '{"type": "episode", "episode": 5}', lines[2]]) + "\n")
+    with pytest.raises(ValueError) as err:
+        read_log(tmp_path)
+    assert str(err.value) == f"{tmp_path / 'log.jsonl'}:2: not a valid log record: Input should be a valid string"
 
 
 # ----------------------------------------------------------------- resume
@@ -862,6 +868,11 @@ def test_every_model_call_is_logged_with_its_attempt_request_and_outcome(tmp_pat
     assert first.request_hash() != second.request_hash()
     assert calls[1].error == ("RuntimeError: " + long)[:2000]
     assert calls[0].response is not None and calls[0].response.usage.prompt_tokens == 10
+    # a run read back gives them apart from the attempts
+    write_manifest(tmp_path, RunManifest(run_id="r", config={}, task_hashes={}, versions={}))
+    run = open_run(tmp_path)
+    attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
+    assert (run.model_calls(), run.attempts()) == (calls, attempts) and len(attempts) == 2
     attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
     assert [(a.attempt_index, a.model_error) for a in attempts] == [(0, None), (1, ("RuntimeError: " + long)[:2000])]
     assert [a.episode for a in attempts] == [episode_key(MODEL, "loop", "code", "T", 0)] * 2
