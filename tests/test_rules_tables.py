@@ -108,6 +108,22 @@ def test_a_group_is_summarised_over_tasks_not_episodes() -> None:
     assert g.joint_tests is None
 
 
+def test_a_groups_interval_does_not_depend_on_the_order_of_the_log() -> None:
+    """Tasks are taken in id order, so the bootstrap draws the same whatever order the episodes came in."""
+    passes = {"t1": (0, 4), "t2": (1, 4), "t3": (2, 4), "t4": (3, 4), "t5": (4, 4), "t6": (1, 3), "t7": (2, 3)}
+    eps = [ep(t, r, r < n) for t, (n, repeats) in passes.items() for r in range(repeats)]
+    in_order = summarize_group((MODEL, "a", "code"), eps, ["r1"], SETTINGS)
+    shares = [n / repeats for n, repeats in passes.values()]
+    assert (in_order.correct.low, in_order.correct.high) == bootstrap_ci(shares, resamples=500, confidence=0.8, seed=3)
+    backwards = summarize_group((MODEL, "a", "code"), eps[::-1], ["r1"], SETTINGS)
+    assert backwards == in_order
+    # taken as they came, the same shares would give another interval
+    assert bootstrap_ci(shares[::-1], resamples=500, confidence=0.8, seed=3) != (
+        in_order.correct.low,
+        in_order.correct.high,
+    )
+
+
 def test_failures_are_counted_by_stage_and_reason() -> None:
     g = summarize_group((MODEL, "a", "code"), GROUP, ["r1"], SETTINGS)
     assert g.stage_failures == {"correct": 1, "model_error": 1, "parse": 1}
