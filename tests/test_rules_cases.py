@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fembench_agents.cases import gates
+from fembench_agents.cases import gates, timing
 from fembench_agents.cases.leak import best_multiple_error
 from fembench_agents.cases.model import FieldSpec, GateConfig, OutputContract
 from fembench_agents.cases.problem import SolverCase, load_cases
@@ -288,6 +288,11 @@ def test_a_solve_error_frame_is_read_with_its_defaults_and_its_caps(case: Solver
         type="T" * 100, message="m" * 600, traceback=tuple(f"line {i}: " + "a" * 292 for i in range(8))
     )
     assert long.stages[0].detail == "T" * 100 + ": " + "m" * 600
+
+
+def test_a_machine_is_named_by_fembench_machine_in_file_name_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FEMBENCH_MACHINE", "lab box #3/ci.runner-A_" + "x" * 60)
+    assert timing.machine_name() == ("lab_box__3_ci.runner-A_" + "x" * 60)[:64]
 
 
 def test_ended_how_names_what_ran() -> None:

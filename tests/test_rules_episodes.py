@@ -747,7 +747,7 @@ def ended_in_error(message: str | None, kind: str | None = "authentication") -> 
     return episode("t", "error", False, 0.0).model_copy(update={"error": error, "error_kind": kind})
 
 
-@pytest.mark.parametrize("retries", [0, 1, 4])
+@pytest.mark.parametrize("retries", [0, 1, 4, 12])
 def test_provider_message_strips_the_task_and_attempt_of_a_recorded_model_error(retries: int) -> None:
     exc = ModelCallError(
         "m/x",
@@ -822,6 +822,9 @@ def test_failures_are_alike_when_they_differ_only_in_words_with_digits() -> None
     assert stops(None, "") == 2  # nothing said, twice
     assert stops("bad key", "bad key", kind=None) is None  # retrying could fix it: no streak
     assert stops("bad key", "other", "bad key", "bad key") == 4
+    assert stops("bad key", "no quota") is None  # words without digits are compared, as many as there are
+    assert stops("retry in 1 s", "retry in 2 s") == 2  # a number standing alone is such a word
+    assert stops("bad key-1", "bad id-2") == 2  # the word's letters before its digit go with it
     # the provider's words alone: not the task and attempt the call was for, nor the lines after the first
     said = "ModelCallError: model call failed (model 'm', task '{}', attempt 'a') after 2 retries: bad key\n  at {}"
     streak = FailureStreak(2)
