@@ -259,6 +259,12 @@ def test_an_integer_multiple_of_a_mode_is_a_multiple() -> None:
     assert verdict(np.array([[3, 0], [-4, 1]]), np.array([[0.6, 0.0], [-0.8, 1.0]]), scale_rule()) is None
 
 
+def test_python_complex_numbers_are_numbers_alone_and_in_lists() -> None:
+    assert verdict(1 + 2j, 1 + 2j) is None
+    assert verdict([1 + 1j, 2.0], np.array([1 + 1j, 2.0])) is None
+    assert verdict(1 + 2j, 1 - 2j)[0] == "value_mismatch"
+
+
 def test_a_complex_mode_matches_a_real_multiple_up_to_a_complex_factor() -> None:
     u = np.array([1.0, -2.0, 0.5])
     assert verdict(u, 1j * u, scale_rule()) is None
