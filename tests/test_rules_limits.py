@@ -281,3 +281,18 @@ def test_a_jobs_scratch_holds_scratch_mb_megabytes_and_a_test_pairs_too(sandbox:
     frames = [ran.pair(i).events("test")[0] for i in (0, 1)]
     assert [f["status"] for f in frames] == ["passed", "failed"]
     assert (frames[1]["error_type"], frames[1]["message"]) == ("OSError", "[Errno 28] No space left on device")
+
+
+ALLOCATES = """
+import numpy as np
+
+def f(mb):
+    return float(np.ones(mb * 131072).sum()) / 131072  # mb megabytes of float64, touched
+"""
+
+
+def test_a_job_may_use_memory_mb_on_top_of_what_its_worker_already_maps(sandbox: Sandbox) -> None:
+    result = sandbox.run(call_job(ALLOCATES, 200, 400), SandboxPolicy(wall_seconds=20.0, memory_mb=300))
+    fits, over = result.events("input")
+    assert (fits["status"], codec.from_data(fits["value"])) == ("ok", 200.0)
+    assert (over["status"], over["error_type"]) == ("error", "MemoryError")
