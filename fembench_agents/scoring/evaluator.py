@@ -144,12 +144,8 @@ class Evaluator:
         start = time.perf_counter()
         stages: list[StageResult] = []
         parsed = parse_code(text, (task.main_name,))
-        stages.append(
-            _timed(
-                StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason, detail=parsed.error),
-                since=start,
-            )
-        )
+        parse = StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason, detail=parsed.error)
+        stages.append(_timed(parse, since=start))
         if parsed.error:
             return FunctionOutcome(
                 task_id=task.task_id, passed=False, stages=tuple(stages), seconds=time.perf_counter() - start
@@ -285,12 +281,8 @@ class Evaluator:
         start = time.perf_counter()
         stages: list[StageResult] = []
         parsed = parse_code(text, (), prefix="test_")
-        stages.append(
-            _timed(
-                StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason, detail=parsed.error),
-                since=start,
-            )
-        )
+        parse = StageResult(stage="parse", passed=parsed.error is None, reason=parsed.reason, detail=parsed.error)
+        stages.append(_timed(parse, since=start))
         missing = tuple(
             TestResult(name=t.name, present=False, detected={f.name: False for f in t.expected_failures})
             for t in task.tests
