@@ -158,8 +158,10 @@ def test_a_correct_attempt_passes_every_stage(evaluator: Evaluator, rules_tasks:
 
 
 def test_a_timeout_on_the_third_of_four_inputs(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
+    # 20 s is past the task's own limit (4 x 0.25 s + 5 s) but within the default's (4 x 10 s + 5 s):
+    # a task's time_limit replaces the evaluator's call_seconds, it does not merely back it up
     outcome = evaluator.score_function(
-        rules_tasks["four_inputs_CC0_H0_T0"], attempt(CHECK_SIGN, "if factor == 3.0:\n        time.sleep(60)", RIGHT)
+        rules_tasks["four_inputs_CC0_H0_T0"], attempt(CHECK_SIGN, "if factor == 3.0:\n        time.sleep(20)", RIGHT)
     )
     assert not outcome.passed
     assert statuses(outcome) == ["match", "match", "timeout", "not_run"]
