@@ -17,7 +17,7 @@ import pytest
 
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.codec import Unsupported
-from fembench_agents.scoring.sandbox import IsolationReport, Sandbox, WeakIsolationRefused
+from fembench_agents.scoring.sandbox import IsolationReport, Sandbox, SandboxPolicy, WeakIsolationRefused
 from fembench_agents.scoring.sandbox.callbacks import CALLBACK, decode_arguments, encode_arguments
 from fembench_agents.scoring.sandbox.pool import JobResult, _decode
 
@@ -516,3 +516,35 @@ def test_a_sandbox_whose_probe_job_dies_reports_no_isolation_with_the_last_line_
     assert accepted == IsolationReport(level="none", detail="the probe job failed", accepted_weak=True)
     with pytest.raises(WeakIsolationRefused, match=r"only 'none' isolation \(sandbox child error: OSError: unshare"):
         Sandbox(executor=_CrashingWorkers(stderr)).require_isolation()
+
+
+class _ConfinedOnceWorkers:
+    """An executor whose probe job is confined and whose next job is not (its confinement failed this time)."""
+
+    size = 1
+
+    def __init__(self) -> None:
+        self.jobs = 0
+
+    def execute(self, request: object) -> dict[str, Any]:
+        self.jobs += 1
+        if self.jobs == 1:
+            return reply({"event": "isolation", "level": "namespaced", "detail": "user namespace"}, exit_code=0)
+        refused = {"event": "isolation", "level": "none", "detail": "unshare(CLONE_NEWNET): Operation not permitted"}
+        return reply(refused, exit_code=3, stderr="the job was not run\n")
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_job_whose_confinement_fails_this_time_is_refused_with_the_childs_reason() -> None:
+    sandbox = Sandbox(executor=_ConfinedOnceWorkers())
+    with pytest.raises(WeakIsolationRefused) as refused:
+        sandbox.run({"kind": "probe"}, SandboxPolicy(wall_seconds=5.0))
+    assert refused.value.report == IsolationReport(
+        level="none", detail="unshare(CLONE_NEWNET): Operation not permitted"
+    )
+    assert str(refused.value).startswith(
+        "refusing to run generated code: this machine gives it only 'none' isolation "
+        "(unshare(CLONE_NEWNET): Operation not permitted), so it would run with "
+    )

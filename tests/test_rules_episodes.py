@@ -538,7 +538,19 @@ def fake_task(task_id: str) -> Any:
     return SimpleNamespace(task_id=task_id, content_hash="h-" + task_id)
 
 
-def test_resume_skips_episodes_whose_latest_record_is_done_and_redoes_errors(tmp_path: Path) -> None:
+class StoppedClock(datetime):
+    """Every episode ends at the same millisecond (fast episodes on a coarse clock)."""
+
+    @classmethod
+    def now(cls, tz: Any = None) -> StoppedClock:
+        return cls(2026, 1, 2, 3, 4, 5, tzinfo=tz)
+
+
+def test_resume_skips_episodes_whose_latest_record_is_done_and_redoes_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # episodes are told apart by who they are, never by when they ended
+    monkeypatch.setattr("fembench_agents.runs.log.datetime", StoppedClock)
     config = RunConfig(model=MODEL, agent="loop", tasks="all", repeats=1, concurrency=1)
     tasks = [fake_task("a"), fake_task("b"), fake_task("c")]
 
@@ -556,6 +568,7 @@ def test_resume_skips_episodes_whose_latest_record_is_done_and_redoes_errors(tmp
         ("b", "error", False, "RuntimeError: down"),
         ("c", "done", False, None),
     ]
+    assert {r.timestamp for r in records} == {"2026-01-02T03:04:05.000+00:00"}
     again = OneShot()
     records = asyncio.run(run([PASS], [response()], again))
     assert again.solved == ["b"]
