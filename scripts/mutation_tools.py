@@ -123,6 +123,7 @@ TESTS_TRACK = tuple(
         "a_test_that_hangs_on_the_reference",
         "a_tests_failure_message_on_the_reference_is_not_kept",
         "a_call_that_raises_in_a_given_helper_shows_the_helper_s_line_too",
+        "a_test_that_hangs_is_stopped_at_its_pairs_limit_and_the_tests_after_it_still_run",
     )
 )
 DECLARED: dict[str, tuple[str, ...]] = {

@@ -445,6 +445,26 @@ def test_a_test_that_writes_its_own_pass_and_hangs_has_not_passed(
     assert "- test_zero_factor fails on a correct implementation (timeout)." in FEEDBACK(outcome).text.splitlines()
 
 
+def test_a_test_that_hangs_is_stopped_at_its_pairs_limit_and_the_tests_after_it_still_run(
+    sandbox: Sandbox, rules_tasks: dict[str, Task]
+) -> None:
+    # the task's first test hangs on all three implementations: each of its pairs is stopped at
+    # test_seconds (3 x 6 s), well inside the job's wall clock (5 pairs x 6 s + 5 s); had a pair the
+    # job's clock, the first would hold the job to its end and test_zero_factor would never run
+    ev = Evaluator(sandbox, EvaluatorConfig(test_seconds=6.0))
+    try:
+        hanging = SCALES.format(x="1.0", f="2.0", y="2.0").replace("assert", "time.sleep(60)\n    assert")
+        outcome = ev.score_tests(rules_tasks["two_failures_CC0_H0_T0"], suite(hanging, ZERO))
+    finally:
+        ev.close()
+    assert results(outcome) == [
+        ("test_scales_values", True, False, {"fail_adds": True, "fail_squares": True}),
+        ("test_zero_factor", True, True, {"fail_ones": True}),
+    ]
+    error = outcome.tests[0].reference_error
+    assert error is not None and error.type == "timeout"
+
+
 def test_each_stage_records_the_time_spent_on_it_alone(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     outcome = evaluator.score_function(
         rules_tasks["four_inputs_CC0_H0_T0"], attempt("time.sleep(0.05)", CHECK_SIGN, RIGHT)
