@@ -45,7 +45,7 @@ def main() -> None:
     )
     inproc, scored, inside = [], [], []
     with Sandbox(workers=1, preload=("skfem",)) as sandbox:
-        evaluator = Evaluator(sandbox, cases=CaseScorer(sandbox, calibration))
+        evaluator = Evaluator(sandbox, scorers={"pde": CaseScorer(sandbox, calibration)})
         evaluator.score(case, args.library, source)  # start the worker
         namespace["solve"](case.spec_data())  # warm the in-process side alike
         for _ in range(args.rounds):

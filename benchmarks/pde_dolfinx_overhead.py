@@ -60,7 +60,7 @@ def main() -> None:
     timed_solve(case.spec_data(), warm_cache)
     warm, cold, scored, inside = [], [], [], []
     with Sandbox(workers=1, preload=get_track("dolfinx").modules) as sandbox:
-        evaluator = Evaluator(sandbox, cases=CaseScorer(sandbox, calibration))
+        evaluator = Evaluator(sandbox, scorers={"pde": CaseScorer(sandbox, calibration)})
         evaluator.score(case, "dolfinx", source)  # start the worker
         for _ in range(args.rounds):
             warm.append(timed_solve(case.spec_data(), warm_cache))

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.loader import load_task
+from fembench_agents.suite.scoring import FunctionScorer
 
 TASK = Path(__file__).resolve().parents[1] / "tasks" / "fem_1d" / "FEM_1D_uniform_mesh_CC0_H0_T0.py"
 
@@ -43,8 +43,8 @@ def main() -> None:
     args = parser.parse_args()
     with Sandbox(workers=1) as sandbox:
         task = load_task(TASK, sandbox)
-        evaluator = Evaluator(sandbox)
-        implementation = Evaluator.task_implementation(task, task.main_name)
+        evaluator = FunctionScorer(sandbox)
+        implementation = FunctionScorer.task_implementation(task, task.main_name)
         source = {"preamble": ["import numpy as np"], "code": TEST.replace("CALLS", str(args.calls))}
         (result,) = evaluator.run_pairs(
             task, source, [implementation], [("test_uniform_mesh_geometry_and_connectivity", 0)]

@@ -5,6 +5,7 @@ these pieces; a notebook can call them directly.
     import fembench_agents as fb
     tasks = fb.load_tasks("tasks")
     run_dir = fb.run("local", "feedback-loop:3", tasks="FEM_1D_*", out="runs/demo")
+    pde_dir = fb.run("local", "single-shot", cases="poisson_*", library="numpy-scipy")
     episodes = fb.open_run(run_dir).episode_rows()     # list of dicts
     # pandas.DataFrame(episodes), if pandas is installed
     report = fb.build_report([run_dir])
@@ -19,6 +20,7 @@ from pathlib import Path
 from fembench_agents.messages import ModelParams
 from fembench_agents.report import Report
 from fembench_agents.report import build_report as _build_report
+from fembench_agents.runs.problems import load_problems, preload_for
 from fembench_agents.runs.reader import RunRecords
 from fembench_agents.runs.reader import open_run as _open_run
 from fembench_agents.runs.run import RunConfig, execute_run
@@ -46,15 +48,22 @@ def run(
     tasks: str = "all",
     tasks_path: PathLike = "tasks",
     track: Track = "code",
+    cases: str | None = None,
+    library: str | None = None,
+    cases_path: PathLike = "cases",
     repeats: int = 1,
     out: PathLike | None = None,
     params: ModelParams | None = None,
     concurrency: int = 2,
     allow_weak_isolation: bool = False,
 ) -> Path:
-    """One model x one agent x a task selection into a run directory (resumed
-    if it exists); returns the directory. `model` is a litellm name or `local`."""
+    """One model x one agent x a task selection (or PDE `cases` on one `library`)
+    into a run directory (resumed if it exists); returns the directory. `model`
+    is a litellm name or `local`."""
     from fembench_agents.models import ClientOptions, open_client, provider_of
+
+    if cases is not None or library is not None:
+        tasks, track = cases or "all", library or "numpy-scipy"
 
     config = RunConfig(
         model=model,
@@ -67,16 +76,17 @@ def run(
     )
     target = Path(out) if out is not None else Path("runs") / f"{model}__{agent}__{track}".replace("/", "-")
     options = ClientOptions(concurrency=config.model_calls_at_once, concurrency_group=provider_of(model))
+    paths = {"tasks": str(tasks_path), "cases": str(cases_path)}
     with (
-        Sandbox(allow_weak_isolation=allow_weak_isolation) as sandbox,
+        Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for([track])) as sandbox,
         open_client(model, config.params, options=options) as client,
     ):
         sandbox.require_isolation()
-        evaluator = Evaluator(sandbox)
+        sets = load_problems([track], sandbox, paths)
         try:
-            asyncio.run(execute_run(config, _load_tasks(str(tasks_path), sandbox), target, client, evaluator))
+            asyncio.run(execute_run(config, sets.by_track[track], target, client, sets.evaluator))
         finally:
-            evaluator.close()
+            sets.evaluator.close()
     return target
 
 

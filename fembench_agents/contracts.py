@@ -1,23 +1,176 @@
-"""The contracts every part plugs into. Small on purpose: a solver agent, the
-evaluator as agents see it, a feedback builder, a model client, an optimizer."""
+"""The contracts every part plugs into. Small on purpose: a task kind and the
+problems it poses, the evaluator as agents see it, a feedback builder, a model
+client, a solver agent.
+
+A task kind (function tasks' code track, their tests track, a PDE library
+track, or a kind of your own) is one package plus one registry entry
+(`fembench_agents.kinds`): everything outside the kind asks it through
+`TaskKind` and never tests which kind it holds."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
 from fembench_agents.vocabulary import Track
 
-__all__ = ["Feedback", "FeedbackBuilder", "ModelClient", "SolveSession", "SolverAgent", "Track"]
+__all__ = [
+    "AttemptScorer",
+    "Feedback",
+    "FeedbackBuilder",
+    "KindFeedback",
+    "LoadedProblems",
+    "ModelClient",
+    "Problem",
+    "ProblemsUnavailable",
+    "ScoringOptions",
+    "SkippedTask",
+    "SolveSession",
+    "SolverAgent",
+    "TaskKind",
+    "Track",
+]
 
 if TYPE_CHECKING:
-    from fembench_agents.cases.problem import SolverCase
     from fembench_agents.scoring.outcomes import AnyOutcome
-    from fembench_agents.suite.model import Task
+    from fembench_agents.scoring.sandbox import Sandbox
 
-    Problem = Task | SolverCase  # what an agent solves: a function task or a PDE case
+
+class Problem(Protocol):
+    """One thing a solver is asked to write: a function task, a PDE case, or a
+    problem of a kind registered elsewhere. Only what every layer may ask."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def main_name(self) -> str:
+        """The function every attempt defines."""
+        ...
+
+    @property
+    def content_hash(self) -> str:
+        """Changes whenever anything the verdict depends on changes (a resume refuses drift)."""
+        ...
+
+    @property
+    def hidden_dir(self) -> Path:
+        """Where the problem's evaluator-only data lives: hidden from every sandboxed job."""
+        ...
+
+    @property
+    def leak(self) -> str | None:
+        """How the problem gives its answer away, if it does: then only its own id selects it."""
+        ...
+
+
+class SkippedTask(BaseModel):
+    """A problem source that did not load: `name` is the file's stem (a task id by
+    convention, the task's id for a duplicate), `reason` why."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    path: str
+    reason: str
+
+
+class ProblemsUnavailable(ValueError):
+    """A kind cannot offer its problems here: a missing folder, an uninstalled
+    library, no machine calibration. The message says what to do."""
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """What a command may ask of a kind's scorer beyond its defaults."""
+
+    compat: tuple[str, ...] = ()  # compatibility rewrites a kind offers (PDE: cases/compat.py)
+
+
+@dataclass
+class LoadedProblems:
+    """The problems of one source for each track asked for, what was skipped, and the scorer they need."""
+
+    by_track: dict[str, list[Any]]
+    scorer: AttemptScorer
+    skipped: list[SkippedTask] = field(default_factory=list)
+
+
+class AttemptScorer(Protocol):
+    """Scores attempts at a kind's problems to the kind's typed outcome, in the
+    sandbox. One scorer may serve several tracks (code and tests share one)."""
+
+    @property
+    def calibration_id(self) -> str | None:
+        """The machine calibration its verdicts are measured against (a run's manifest keeps it)."""
+        ...
+
+    def score(self, problem: Any, track: str, text: str) -> AnyOutcome: ...
+
+    def close(self) -> None: ...
+
+
+class KindFeedback(Protocol):
+    """What a repairing agent may learn of an outcome: which template, rendered
+    from which view (stage facts only, never hidden data), and a graded score."""
+
+    def template(self, outcome: Any) -> str: ...
+
+    def view(self, outcome: Any, targets: dict[str, str]) -> dict[str, Any]: ...
+
+    def score(self, outcome: Any) -> float: ...
+
+
+class TaskKind(Protocol):
+    """One registered track: its problems, how attempts at them are scored and
+    explained, and what a solver sees of them."""
+
+    @property
+    def track(self) -> str:
+        """The registry key: `--track` / `--library`, the log's track."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """What reports call it."""
+        ...
+
+    @property
+    def default_path(self) -> str:
+        """Where its problems live unless a command names a path (`--tasks-path`, `--cases-path`)."""
+        ...
+
+    @property
+    def preload(self) -> tuple[str, ...]:
+        """Modules the sandbox's warm workers import once, so no attempt is charged for them."""
+        ...
+
+    @property
+    def outcome_type(self) -> type[Any]:
+        """Its outcome model; the model's `kind` field tags it in a log."""
+        ...
+
+    @property
+    def scorer_key(self) -> str:
+        """Kinds with one key share one scorer per evaluator (and one load of their problems)."""
+        ...
+
+    @property
+    def feedback(self) -> KindFeedback: ...
+
+    def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
+        """The problems at `path` each of `tracks` (this kind's and those sharing its
+        scorer) offers, and one scorer with what it needs (a machine calibration,
+        an installed library); raises ProblemsUnavailable saying what to do."""
+        ...
+
+    def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> AttemptScorer:
+        """A scorer with no more than the sandbox (what an evaluator builds when none was given)."""
+        ...
 
 
 class Feedback(BaseModel):

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-# A function task is scored on the code track (write the function) or the
-# tests track (write its tests); a PDE case on the track of the library the
-# solver must use.
+# A track names a registered task kind (`fembench_agents.kinds`): a function
+# task is scored on the code track (write the function) or the tests track
+# (write its tests), a PDE case on the track of the library the solver must
+# use; a kind of your own registers its own.
+Track = str
 FunctionTrack = Literal["code", "tests"]
 LibraryTrack = Literal["numpy-scipy", "scikit-fem", "dolfinx", "ngsolve"]
-Track = Literal["code", "tests", "numpy-scipy", "scikit-fem", "dolfinx", "ngsolve"]
 FUNCTION_TRACKS: tuple[FunctionTrack, ...] = get_args(FunctionTrack)
 LIBRARY_TRACKS: tuple[LibraryTrack, ...] = get_args(LibraryTrack)
-TRACKS: tuple[Track, ...] = get_args(Track)
 
 # Stages an attempt goes through (function track: parse -> imports -> execute
 # -> correct; test track: parse -> imports -> tests; PDE cases: executes ->

@@ -2,7 +2,7 @@
 # Mutation testing of the scoring path with mutmut 3 (README: "Checking the tests").
 #
 #   bash scripts/mutation.sh                  every module, one after another
-#   bash scripts/mutation.sh scoring.comparison scoring.evaluator  only these modules (names: scripts/mutation_tools.py MODULES)
+#   bash scripts/mutation.sh suite.comparison scoring.evaluator  only these modules (names: scripts/mutation_tools.py MODULES)
 #   bash scripts/mutation.sh --report         the kill ratios of what has run so far
 #
 # Each mutant runs only the boundary tests (tests/test_rules_*.py) that call its

@@ -39,7 +39,7 @@ SURVIVORS = ROOT / "docs" / "mutation-survivors.md"
 # or a reported number; "*" is the whole module. The sandbox's process management (the
 # Sandbox class and its workers) and a run's manifest are not scoring code.
 MODULES: dict[str, tuple[str, ...]] = {
-    "scoring.comparison": ("*",),
+    "suite.comparison": ("*",),
     "report.stats": ("*",),
     "scoring.feedback": ("*",),
     "scoring.outcomes": ("*",),
@@ -69,7 +69,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "report.tables": ("*",),
     "optimize.candidates": ("*",),
     "scoring.evaluator": ("*",),
-    "scoring.references": ("*",),
+    "suite.references": ("*",),
     "scoring.sandbox.runner": ("*",),
     "scoring.sandbox.implementation": ("*",),
     "scoring.sandbox.proxy": ("*",),

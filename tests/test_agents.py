@@ -307,7 +307,7 @@ def test_template_guided_prompt_contains_a_runnable_skeleton(
     with pytest.raises(NotImplementedError):
         namespace["scale_vector"]([1.0], 2.0)
     # and the evaluator sees it as code that runs and fails with that error
-    outcome = evaluator.score_function(scale_task, skeleton)
+    outcome = evaluator.score(scale_task, "code", skeleton)
     assert outcome.failed_stage == "execute" and outcome.reason == "runtime_error"
 
 

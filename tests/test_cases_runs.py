@@ -72,7 +72,7 @@ def recorded(cases_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     try:
         with Sandbox(workers=2) as sandbox:
-            evaluator = Evaluator(sandbox, cases=CaseScorer(sandbox, timing.load(cases_dir)))
+            evaluator = Evaluator(sandbox, scorers={"pde": CaseScorer(sandbox, timing.load(cases_dir))})
             client = make_client(config.model, config.params)
             asyncio.run(execute_run(config, cases, out, client, evaluator))
             evaluator.close()

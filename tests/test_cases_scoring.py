@@ -18,15 +18,16 @@ from pathlib import Path
 import numpy as np
 import pde_solvers as ps
 import pytest
-import typer
 from conftest import ROOT
 
 from fembench_agents.cases import store, timing
 from fembench_agents.cases.calibrate import calibration_sandbox
+from fembench_agents.cases.kind import LibraryKind
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.tracks import TRACKS, Track
-from fembench_agents.cli.app import require_tracks
+from fembench_agents.contracts import ProblemsUnavailable, ScoringOptions
+from fembench_agents.kinds import kind_for
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.outcomes import CaseOutcome
@@ -48,7 +49,7 @@ def case_evaluator() -> Iterator[Evaluator]:
         machine="test", fingerprint={}, repeats=1, t_base={ps.CASE: {"numpy-scipy": T_BASE, "scikit-fem": T_BASE}}
     )
     with Sandbox(workers=2, preload=("skfem",)) as sandbox:
-        evaluator = Evaluator(sandbox, cases=CaseScorer(sandbox, calibration))
+        evaluator = Evaluator(sandbox, scorers={"pde": CaseScorer(sandbox, calibration)})
         yield evaluator
         evaluator.close()
 
@@ -250,9 +251,7 @@ def test_a_hostile_solver_finds_no_evaluator_only_data(case_evaluator: Evaluator
     assert out.error.message == "found: []"
 
 
-def test_an_unavailable_track_is_refused_never_faked(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_unavailable_track_is_refused_never_faked(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = Track(
         name="fake-lib",
         modules=("no_such_fem_library_xyz",),
@@ -261,13 +260,15 @@ def test_an_unavailable_track_is_refused_never_faked(
         calibration_module="no_such_fem_library_xyz.calibration",
     )
     monkeypatch.setitem(TRACKS, "fake-lib", fake)
-    with pytest.raises(typer.Exit) as exc:
-        require_tracks(["numpy-scipy", "fake-lib", "no-such-track"])
-    assert exc.value.exit_code == 2
-    err = capsys.readouterr().err
-    assert "library track 'fake-lib' is unavailable: not installed: no_such_fem_library_xyz" in err
-    assert "library track 'no-such-track' is unavailable: unknown library track 'no-such-track'; known: " in err
-    assert "'numpy-scipy' is unavailable" not in err and len(err.strip().splitlines()) == 2
+    kind = LibraryKind(track="fake-lib", label="PDE (fake-lib)", preload=fake.modules)
+    with pytest.raises(ProblemsUnavailable) as exc:
+        kind.load("cases", None, ScoringOptions(), ["numpy-scipy", "fake-lib"])  # type: ignore[arg-type]
+    assert str(exc.value) == (
+        "library track 'fake-lib' is unavailable: not installed: no_such_fem_library_xyz "
+        "(pip install 'fembench-agents[pde]')"
+    )
+    with pytest.raises(ValueError, match=r"^unknown track 'no-such-track'; known: code, tests, numpy-scipy, "):
+        kind_for("no-such-track")
 
 
 @pytest.fixture(scope="module")

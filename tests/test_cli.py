@@ -142,7 +142,7 @@ def test_a_completion_belongs_to_the_longest_task_id_its_name_starts_with(tmp_pa
     ]
     for name in names:
         (tmp_path / name).write_text("")
-    tasks: list[Any] = [SimpleNamespace(task_id="bar"), SimpleNamespace(task_id="bar_test")]
+    tasks: list[Any] = [SimpleNamespace(task_id="bar", leak=None), SimpleNamespace(task_id="bar_test", leak=None)]
     found, unmatched = find_completions(tmp_path, tasks)
     assert found == [
         Completion("bar", "code", "gpt", tmp_path / "bar_code_gpt.py"),

@@ -29,7 +29,7 @@ def test_correct_code_in_markdown_with_prose_passes(evaluator: Evaluator, scale_
         + "\nprint(scale_vector([1, 2], 3))  # a demo call the parser drops\n```\n\n"
         "It multiplies every entry and rejects a negative factor."
     )
-    outcome = evaluator.score_function(scale_task, reply)
+    outcome = evaluator.score(scale_task, "code", reply)
     assert outcome.passed
     assert stages(outcome) == [
         ("parse", True, None),
@@ -41,7 +41,7 @@ def test_correct_code_in_markdown_with_prose_passes(evaluator: Evaluator, scale_
 
 
 def test_correct_bare_code_passes(evaluator: Evaluator, scale_task: Task) -> None:
-    outcome = evaluator.score_function(scale_task, CORRECT_SCALE)
+    outcome = evaluator.score(scale_task, "code", CORRECT_SCALE)
     assert outcome.passed
     assert outcome.stage_reached == "correct"
     assert outcome.reason is None
@@ -49,7 +49,7 @@ def test_correct_bare_code_passes(evaluator: Evaluator, scale_task: Task) -> Non
 
 def test_correct_code_among_several_blocks_is_chosen(evaluator: Evaluator, scale_task: Task) -> None:
     reply = "First a helper:\n```python\nX = 1\n```\nThen the function:\n```python\n" + CORRECT_SCALE + "```\n"
-    assert evaluator.score_function(scale_task, reply).passed
+    assert evaluator.score(scale_task, "code", reply).passed
 
 
 # ----------------------------------------------------------------- failing stages
@@ -69,7 +69,7 @@ def test_wrong_output_fails_at_correct(evaluator: Evaluator, scale_task: Task, b
     code = (
         f"import numpy as np\ndef scale_vector(x, factor):\n    if factor < 0:\n        raise ValueError\n    {body}\n"
     )
-    outcome = evaluator.score_function(scale_task, code)
+    outcome = evaluator.score(scale_task, "code", code)
     assert not outcome.passed
     assert stages(outcome)[-1] == ("correct", False, "wrong_output")
     assert outcome.failed_stage == "correct"
@@ -80,10 +80,10 @@ def test_wrong_output_fails_at_correct(evaluator: Evaluator, scale_task: Task, b
 
 def test_wrong_value_reports_where_and_size_not_reference(evaluator: Evaluator, scale_task: Task) -> None:
     code = "import numpy as np\ndef scale_vector(x, factor):\n    if factor < 0:\n        raise ValueError\n    return [factor * np.asarray(x, dtype=float) + 0.5]\n"
-    outcome = evaluator.score_function(scale_task, code)
+    outcome = evaluator.score(scale_task, "code", code)
     assert outcome.inputs[0].mismatch == "type_mismatch"
     code = "import numpy as np\ndef scale_vector(x, factor):\n    if factor < 0:\n        raise ValueError\n    return factor * np.asarray(x, dtype=float) + 0.5\n"
-    outcome = evaluator.score_function(scale_task, code)
+    outcome = evaluator.score(scale_task, "code", code)
     first = outcome.inputs[0]
     assert first.where == "output"
     assert first.relative_error == pytest.approx(0.5 / 6.0)  # max |diff| / max(1, max |reference|)
@@ -93,7 +93,7 @@ def test_wrong_value_reports_where_and_size_not_reference(evaluator: Evaluator, 
 
 def test_exception_fails_at_execute(evaluator: Evaluator, scale_task: Task) -> None:
     code = "def scale_vector(x, factor):\n    raise RuntimeError('boom in the attempt')\n"
-    outcome = evaluator.score_function(scale_task, code)
+    outcome = evaluator.score(scale_task, "code", code)
     assert not outcome.passed
     assert stages(outcome)[-1] == ("execute", False, "runtime_error")
     assert "RuntimeError: boom in the attempt" in outcome.stages[-1].detail
@@ -104,7 +104,7 @@ def test_exception_fails_at_execute(evaluator: Evaluator, scale_task: Task) -> N
 def test_timeout_fails_at_execute(evaluator: Evaluator, load: Callable[[str], Task]) -> None:
     task = load("slow_scale_CC0_H0_T0")
     assert task.time_limit == 1
-    outcome = evaluator.score_function(task, "def scale_vector(x, factor):\n    while True:\n        pass\n")
+    outcome = evaluator.score(task, "code", "def scale_vector(x, factor):\n    while True:\n        pass\n")
     assert not outcome.passed
     assert stages(outcome)[-1] == ("execute", False, "timeout")
     assert [r.status for r in outcome.inputs] == ["timeout"]
@@ -123,7 +123,7 @@ def test_timeout_fails_at_execute(evaluator: Evaluator, load: Callable[[str], Ta
     ],
 )
 def test_disallowed_import_fails_at_imports(evaluator: Evaluator, scale_task: Task, code: str, detail: str) -> None:
-    outcome = evaluator.score_function(scale_task, code)
+    outcome = evaluator.score(scale_task, "code", code)
     assert not outcome.passed
     assert stages(outcome) == [("parse", True, None), ("imports", False, "disallowed_import")]
     assert detail in outcome.stages[-1].detail
@@ -141,7 +141,7 @@ def test_disallowed_import_fails_at_imports(evaluator: Evaluator, scale_task: Ta
     ],
 )
 def test_unparseable_reply_fails_at_parse(evaluator: Evaluator, scale_task: Task, text: str, reason: str) -> None:
-    outcome = evaluator.score_function(scale_task, text)
+    outcome = evaluator.score(scale_task, "code", text)
     assert not outcome.passed
     assert stages(outcome) == [("parse", False, reason)]
     assert outcome.stages[0].detail
@@ -149,7 +149,7 @@ def test_unparseable_reply_fails_at_parse(evaluator: Evaluator, scale_task: Task
 
 def test_module_level_error_fails_as_load_error(evaluator: Evaluator, scale_task: Task) -> None:
     code = "import numpy as np\nTABLE = np.zeros(3)[5]\ndef scale_vector(x, factor):\n    return x\n"
-    outcome = evaluator.score_function(scale_task, code)
+    outcome = evaluator.score(scale_task, "code", code)
     assert stages(outcome)[-1] == ("execute", False, "load_error")
     assert "IndexError" in outcome.stages[-1].detail
 
@@ -173,7 +173,7 @@ def test_reference_exception_must_be_raised_too(
         "import numpy as np\ndef scale_vector(x, factor):\n    if factor < 0:\n        "
         f"{on_negative}\n    return factor * np.asarray(x, dtype=float)\n"
     )
-    outcome = evaluator.score_function(scale_task, code)
+    outcome = evaluator.score(scale_task, "code", code)
     assert outcome.passed is passed
     assert outcome.inputs[2].mismatch == mismatch
     assert outcome.inputs[2].status == ("match" if passed else "mismatch")
@@ -205,7 +205,7 @@ def test_invariance_rules(
     evaluator: Evaluator, load: Callable[[str], Task], task_id: str, vector: str, passed: bool
 ) -> None:
     task = load(task_id)
-    outcome = evaluator.score_function(task, mode_code("smallest_mode", vector))
+    outcome = evaluator.score(task, "code", mode_code("smallest_mode", vector))
     assert outcome.passed is passed, outcome.inputs
     if not passed:
         assert outcome.inputs[0].mismatch == "value_mismatch"
@@ -213,7 +213,7 @@ def test_invariance_rules(
 
 
 def test_invariance_rule_does_not_excuse_the_eigenvalue(evaluator: Evaluator, load: Callable[[str], Task]) -> None:
-    outcome = evaluator.score_function(load("mode_sign_CC1_H0_T0"), mode_code("smallest_mode", "-vec", "-float(w[0])"))
+    outcome = evaluator.score(load("mode_sign_CC1_H0_T0"), "code", mode_code("smallest_mode", "-vec", "-float(w[0])"))
     assert not outcome.passed
     assert outcome.inputs[0].where == "output[0]"
 
@@ -228,7 +228,7 @@ def test_invariance_rules_are_loaded(load: Callable[[str], Task]) -> None:
 
 
 def test_good_suite_reaches_joint_success(evaluator: Evaluator, scale_task: Task) -> None:
-    outcome = evaluator.score_tests(scale_task, "Tests:\n```python\n" + GOOD_SCALE_TESTS + "```")
+    outcome = evaluator.score(scale_task, "tests", "Tests:\n```python\n" + GOOD_SCALE_TESTS + "```")
     assert outcome.passed
     assert stages(outcome) == [("parse", True, None), ("imports", True, None), ("tests", True, None)]
     assert [(t.name, t.present, t.passes_reference, t.detected) for t in outcome.tests] == [
@@ -244,14 +244,14 @@ def test_task_own_tests_reach_joint_success_on_real_tasks(evaluator: Evaluator, 
     from fembench_agents.suite.loader import load_tasks
 
     for task in load_tasks(FEM_1D, sandbox):
-        outcome = evaluator.score_tests(task, "\n\n".join(t.source for t in task.tests))
+        outcome = evaluator.score(task, "tests", "\n\n".join(t.source for t in task.tests))
         assert outcome.passed, (task.task_id, outcome.tests)
         assert outcome.joint_score == 1.0
 
 
 def test_test_failing_on_reference(evaluator: Evaluator, scale_task: Task) -> None:
     suite = GOOD_SCALE_TESTS.replace("[3.0, 6.0]", "[4.0, 6.0]")
-    outcome = evaluator.score_tests(scale_task, suite)
+    outcome = evaluator.score(scale_task, "tests", suite)
     assert not outcome.passed
     assert outcome.reason == "fails_on_reference"
     first = outcome.tests[0]
@@ -264,7 +264,7 @@ def test_test_failing_on_reference(evaluator: Evaluator, scale_task: Task) -> No
 
 def test_test_that_does_not_catch_expected_failure(evaluator: Evaluator, scale_task: Task) -> None:
     suite = GOOD_SCALE_TESTS.replace("fcn(np.array([1.0]), -1.0)", "raise ValueError('always')")
-    outcome = evaluator.score_tests(scale_task, suite)
+    outcome = evaluator.score(scale_task, "tests", suite)
     assert not outcome.passed
     assert outcome.reason == "failure_not_detected"
     second = outcome.tests[1]
@@ -275,7 +275,7 @@ def test_test_that_does_not_catch_expected_failure(evaluator: Evaluator, scale_t
 
 def test_missing_required_test_counts_as_failed(evaluator: Evaluator, scale_task: Task) -> None:
     suite = GOOD_SCALE_TESTS.split("def test_negative_factor_raises")[0]
-    outcome = evaluator.score_tests(scale_task, suite)
+    outcome = evaluator.score(scale_task, "tests", suite)
     assert not outcome.passed
     assert outcome.reason == "missing_test"
     missing = outcome.tests[1]
@@ -296,7 +296,7 @@ def test_missing_required_test_counts_as_failed(evaluator: Evaluator, scale_task
 def test_suite_failing_early_scores_every_test_as_failed(
     evaluator: Evaluator, scale_task: Task, text: str, stage: str, reason: str
 ) -> None:
-    outcome = evaluator.score_tests(scale_task, text)
+    outcome = evaluator.score(scale_task, "tests", text)
     assert not outcome.passed
     assert outcome.stages[-1].stage == stage and outcome.reason == reason
     assert [t.present for t in outcome.tests] == [False, False]
@@ -326,8 +326,8 @@ def test_outcomes_round_trip_through_json(evaluator: Evaluator, scale_task: Task
 
     adapter = TypeAdapter(Outcome)
     for outcome in (
-        evaluator.score_function(scale_task, CORRECT_SCALE),
-        evaluator.score_tests(scale_task, GOOD_SCALE_TESTS),
+        evaluator.score(scale_task, "code", CORRECT_SCALE),
+        evaluator.score(scale_task, "tests", GOOD_SCALE_TESTS),
     ):
         again = adapter.validate_json(outcome.model_dump_json())
         assert again == outcome

@@ -19,16 +19,10 @@ import pytest
 from conftest import ROOT
 
 from fembench_agents.agents.prompts import PromptRenderer, function_stub
-from fembench_agents.scoring.evaluator import (
-    DEFAULT_CALL_SECONDS,
-    TEST_SECONDS,
-    Evaluator,
-    EvaluatorConfig,
-)
+from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import (
     FEEDBACK_DIR,
     TemplateFeedback,
-    describe_mismatch,
     magnitude,
     outcome_score,
 )
@@ -38,8 +32,10 @@ from fembench_agents.scoring.outcomes import (
 )
 from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
 from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.feedback import describe_mismatch
 from fembench_agents.suite.loader import load_tasks
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.scoring import DEFAULT_CALL_SECONDS, TEST_SECONDS, FunctionScorer, FunctionScoringConfig
 
 TEMPLATES = {p.name for p in FEEDBACK_DIR.glob("*.j2")}
 FUNCTION_TEMPLATES = TEMPLATES - {"case.j2"}  # case.j2: PDE cases (tests/test_cases_scoring.py)
@@ -263,7 +259,7 @@ def MAIN(*args, **kwargs):
 
 def reference_module(task: Task) -> str:
     """The task's reference as a stand-alone module (constants, unprovided helpers, reference)."""
-    return Evaluator.task_implementation(task, task.main_name)["module_source"]
+    return FunctionScorer.task_implementation(task, task.main_name)["module_source"]
 
 
 def perturbed_reference(task: Task) -> str:
@@ -323,7 +319,7 @@ def scored(suite: list[Task], evaluator: Evaluator) -> dict[str, list[tuple[str,
         ThreadPoolExecutor(max_workers=12) as slow_pool,
         ThreadPoolExecutor(max_workers=2) as pool,
     ):
-        slow = Evaluator(slow_box, EvaluatorConfig(call_seconds=SLOW_CALL_SECONDS))
+        slow = FunctionScorer(slow_box, FunctionScoringConfig(call_seconds=SLOW_CALL_SECONDS))
         timeouts = {t.task_id: slow_pool.submit(slow.score_function, t, SLEEP.format(m=t.main_name)) for t in suite}
         jobs = [
             (t.task_id, label, pool.submit(evaluator.score_function, t, text))
@@ -432,7 +428,7 @@ def numbers_in(text: str) -> set[str]:
 def secrets_of(task: Task, evaluator: Evaluator) -> dict[str, set[str]]:
     numbers = {
         form
-        for ref in evaluator.reference_outputs(task)
+        for ref in evaluator.scorer_for("code").reference_outputs(task)
         if ref.raises is None
         for x in flat_floats(ref.value)
         if distinctive(x)

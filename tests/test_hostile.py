@@ -31,6 +31,7 @@ from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.loader import load_task
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.scoring import FunctionScorer
 
 HOSTILE_IMPORTS = (
     "import os",
@@ -872,7 +873,7 @@ def hostile_task(sandbox: Sandbox, hostile_dir: Path) -> Task:
 def solo_evaluator() -> Iterator[Evaluator]:
     """One worker: an attempt runs on the worker that just ran the reference."""
     with Sandbox(workers=1) as sb:
-        ev = Evaluator(sb)
+        ev = FunctionScorer(sb)
         yield ev
         ev.close()
 
@@ -910,7 +911,7 @@ def listeners() -> Iterator[tuple[int, str, list[bytes]]]:
 
 
 def score(evaluator: Evaluator, task: Task, case: Case, code: str) -> oc.FunctionOutcome | oc.TestSuiteOutcome:
-    return evaluator.score_tests(task, code) if case.kind == "tests" else evaluator.score_function(task, code)
+    return evaluator.score(task, "tests", code) if case.kind == "tests" else evaluator.score(task, "code", code)
 
 
 def correct_for(task: Task) -> str:
@@ -967,10 +968,10 @@ def test_hostile_attempt_fails_and_the_next_attempt_passes(
     assert json.dumps(task.inputs) == inputs_before
     assert Path(task.path).exists()
 
-    after = ev.score_function(task, correct_for(task))
+    after = ev.score(task, "code", correct_for(task))
     assert after.passed, after.stages
     if case.kind == "tests":
-        suite = ev.score_tests(task, GOOD_SCALE_TESTS)
+        suite = ev.score(task, "tests", GOOD_SCALE_TESTS)
         assert suite.passed and suite.joint_score == 1.0
 
 
@@ -990,12 +991,14 @@ def test_negative_factor_raises(fcn):
 """
     # Learn the reference's fingerprint, then require it from every implementation.
     learn = probe.replace("assert _fingerprint(fcn) == EXPECTED", "raise RuntimeError(repr(_fingerprint(fcn)))")
-    impl = Evaluator.task_implementation(scale_task, "fail_adds")
+    impl = FunctionScorer.task_implementation(scale_task, "fail_adds")
     source = {"preamble": ["import numpy as np\nimport pytest"], "code": learn}
     seen = set()
     for name in (scale_task.main_name, "fail_adds", "fail_no_check"):
-        implementation = Evaluator.task_implementation(scale_task, name)
-        result = evaluator.run_pairs(scale_task, source, [implementation], [("test_scales_values", 0)])[0]
+        implementation = FunctionScorer.task_implementation(scale_task, name)
+        result = evaluator.scorer_for("code").run_pairs(
+            scale_task, source, [implementation], [("test_scales_values", 0)]
+        )[0]
         seen.add(result.events("test")[0]["message"])
     assert len(seen) == 1, seen
     assert "scale_vector" in next(iter(seen)) and "fail_" not in next(iter(seen))
@@ -1032,10 +1035,10 @@ def scale_vector(x, factor):
         scale_source("hostile_scale_CC0_H0_T0", imports=HOSTILE_IMPORTS, inputs=HOSTILE_INPUTS),
     )
     with Sandbox(workers=1) as sb:
-        ev = Evaluator(sb)
+        ev = FunctionScorer(sb)
         task = load_task(path, sb)
-        outcome = ev.score_function(task, attempt.replace("$pytest_pid", str(os.getpid())))
-        after = ev.score_function(task, CORRECT_SCALE)
+        outcome = ev.score(task, "code", attempt.replace("$pytest_pid", str(os.getpid())))
+        after = ev.score(task, "code", CORRECT_SCALE)
         ev.close()
     text = outcome.model_dump_json()
     assert secret not in text
@@ -1059,12 +1062,12 @@ def scale_vector(x, factor):
                 pass
     return np.asarray(x, dtype=float) * 0 + 7
 """
-    evaluator.reference_outputs(hostile_task)
+    evaluator.scorer_for("code").reference_outputs(hostile_task)
     results: dict[str, oc.FunctionOutcome] = {}
-    slow = threading.Thread(target=lambda: results.update(slow=evaluator.score_function(hostile_task, slow_correct)))
+    slow = threading.Thread(target=lambda: results.update(slow=evaluator.score(hostile_task, "code", slow_correct)))
     slow.start()
     time.sleep(0.2)
-    hostile = evaluator.score_function(hostile_task, killer)
+    hostile = evaluator.score(hostile_task, "code", killer)
     slow.join()
     assert not hostile.passed
     assert results["slow"].passed, results["slow"].stages
@@ -1074,10 +1077,10 @@ def scale_vector(x, factor):
 def test_sandbox_reports_namespaced_isolation(evaluator: Evaluator, scale_task: Task) -> None:
     report = evaluator.sandbox.isolation()
     assert (report.level, report.detail) == ("namespaced", "root" if os.geteuid() == 0 else "user namespace")
-    outcome = evaluator.score_function(scale_task, CORRECT_SCALE)
+    outcome = evaluator.score(scale_task, "code", CORRECT_SCALE)
     assert outcome.passed
     assert outcome.isolation == "namespaced"
-    suite = evaluator.score_tests(scale_task, GOOD_SCALE_TESTS)
+    suite = evaluator.score(scale_task, "tests", GOOD_SCALE_TESTS)
     assert suite.isolation == "namespaced"
     # allowing weaker isolation accepts nothing where there is none: no run says "accepted"
     with Sandbox(workers=1, allow_weak_isolation=True) as allowing:
@@ -1094,7 +1097,7 @@ def generate_uniform_mesh_1d(x_min, x_max, num_elements):
     exec(open({str(path)!r}).read(), ns)
     return ns["generate_uniform_mesh_1d"](x_min, x_max, num_elements)
 """
-    outcome = evaluator.score_function(task, attempt)
+    outcome = evaluator.score(task, "code", attempt)
     assert not outcome.passed
     assert outcome.reason == "runtime_error"
     assert outcome.inputs[0].error is not None and outcome.inputs[0].error.type == "FileNotFoundError"
@@ -1134,8 +1137,8 @@ def test_shared_memory_does_not_outlive_an_attempt(evaluator: Evaluator, hostile
 
     key = random.randrange(1 << 20, 1 << 30)
     try:
-        writer = evaluator.score_function(hostile_task, Template(SHM_WRITER).substitute(key=key))
-        reader = evaluator.score_function(hostile_task, Template(SHM_READER).substitute(key=key))
+        writer = evaluator.score(hostile_task, "code", Template(SHM_WRITER).substitute(key=key))
+        reader = evaluator.score(hostile_task, "code", Template(SHM_READER).substitute(key=key))
         assert not writer.passed and writer.reason == "wrong_output"  # the segment was created and written
         assert not reader.passed, "a later attempt read what an earlier one left"
         assert reader.inputs[0].error is not None and "no message" in reader.inputs[0].error.message

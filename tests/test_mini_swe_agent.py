@@ -322,7 +322,7 @@ def test_a_pde_case_is_solved_in_its_case_workspace(tmp_path: Path, script_name:
     for script in scripted(script_name, solver):
         config = RunConfig(model=f"scripted/{script_name}", agent="mini-swe-agent", tasks=ps.CASE, track="numpy-scipy")
         with Sandbox(workers=1) as sandbox:
-            evaluator = Evaluator(sandbox, cases=CaseScorer(sandbox, timing.load(cases_dir)))
+            evaluator = Evaluator(sandbox, scorers={"pde": CaseScorer(sandbox, timing.load(cases_dir))})
             [record] = asyncio.run(
                 execute_run(config, load_cases(cases_dir), tmp_path / "run", make_client(config.model), evaluator)
             )

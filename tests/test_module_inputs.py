@@ -134,7 +134,7 @@ def test_inputs_holding_functions_load_and_stay_in_the_module(loads_task) -> Non
 
 
 def test_the_reference_is_computed_on_the_built_inputs(evaluator: Evaluator, loads_task) -> None:  # type: ignore[no-untyped-def]
-    outputs = evaluator.run_reference(loads_task)
+    outputs = evaluator.scorer_for("code").run_reference(loads_task)
     assert [o.raises for o in outputs] == [None] * 4
     assert outputs[0].value.tolist() == [1.5, 3.0, 1.5]
     assert outputs[1].value.tolist() == [0.0, 0.0, 0.0]

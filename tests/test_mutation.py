@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.loader import load_task, load_tasks
 from fembench_agents.suite.mutants import generate_mutants, mutated_functions
 from fembench_agents.suite.mutation import SuiteMutationReport, TaskMutationResult, main, mutation_report
+from fembench_agents.suite.scoring import FunctionScorer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,7 +84,7 @@ def sandbox():
 
 @pytest.fixture(scope="module")
 def evaluator(sandbox):
-    ev = Evaluator(sandbox)
+    ev = FunctionScorer(sandbox)
     yield ev
     ev.close()
 

@@ -131,7 +131,7 @@ def run(evaluator: Evaluator, tasks: dict[str, Task], attempt: tuple[str, str, s
         text = ideal_answer(task)
     elif text == "<own tests>":
         text = "\n\n".join(t.source for t in task.tests)
-    outcome = evaluator.score_function(task, text) if track == "code" else evaluator.score_tests(task, text)
+    outcome = evaluator.score(task, "code", text) if track == "code" else evaluator.score(task, "tests", text)
     return strip_timings(outcome.model_dump())
 
 

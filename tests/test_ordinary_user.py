@@ -403,7 +403,7 @@ def load_reference(sandbox: Sandbox) -> list[list[float]]:
     task = load_task(TASK_FILES[MSA], sandbox)
     evaluator = Evaluator(sandbox)
     try:
-        value = evaluator.reference_outputs(task)[0].value
+        value = evaluator.scorer_for("code").reference_outputs(task)[0].value
     finally:
         evaluator.close()
     return value.tolist()

@@ -295,10 +295,10 @@ def test_a_reply_from_a_node_running_other_code_is_refused(
 ) -> None:
     task = load_task(grid_tasks / f"{SCALE}.py", cluster.sandbox)
     evaluator = Evaluator(cluster.sandbox)
-    assert evaluator.score_function(task, fenced(CORRECT_SCALE)).passed
+    assert evaluator.score(task, "code", fenced(CORRECT_SCALE)).passed
     monkeypatch.setattr(ray_executor, "code_fingerprint", lambda: "the-drivers-code")  # the nodes keep theirs
     with pytest.raises(RuntimeError) as exc:
-        evaluator.score_function(task, fenced(WRONG_SCALE))
+        evaluator.score(task, "code", fenced(WRONG_SCALE))
     evaluator.close()
     node, driver = ray.util.get_node_ip_address(), "the-drivers-code"
     assert str(exc.value).startswith(f"Ray node {node} runs other fembench-agents code (sources ")
@@ -489,7 +489,7 @@ def scale_vector(x, factor):
     with Sandbox(executor=SecretHoldingWorkers()) as sandbox:
         evaluator = Evaluator(sandbox)
         task = load_task(task_path, sandbox)
-        outcome = evaluator.score_function(task, attempt)
+        outcome = evaluator.score(task, "code", attempt)
         evaluator.close()
     assert SECRET not in outcome.model_dump_json()
     assert [i.status for i in outcome.inputs] == ["match", "match", "match"]  # found nothing to raise about

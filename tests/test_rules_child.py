@@ -18,11 +18,12 @@ from conftest import scale_source, write_module
 import fembench_agents.scoring as scoring
 from fembench_agents.scoring.codec import TASK_INPUT
 from fembench_agents.scoring.disclosure import NO_CODE, OwnCode, disclosed_error
-from fembench_agents.scoring.evaluator import Evaluator, ReferenceFailure
+from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.outcomes import ErrorInfo
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
 from fembench_agents.suite.loader import TaskFormatError, load_task
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.scoring import ReferenceFailure
 from fembench_agents.suite.validation import ideal_answer
 
 DEEP = """
@@ -168,7 +169,7 @@ def test_the_child_builds_inputs_from_the_module_as_the_parent_read_it(evaluator
     happens to be the marker string of a child-built input is passed as it is."""
     task = load_task(write_module(tmp_path, "label_CC0_H0_T0.py", LABELS), evaluator.sandbox)
     assert task.inputs[1] == {TASK_INPUT: 1} and task.inputs[2] == ["__task_input__"]
-    references = evaluator.reference_outputs(task)
+    references = evaluator.scorer_for("code").reference_outputs(task)
     assert [r.value for r in references] == ["__task__", "__task__!", "__task_input__", "__task__"]
     outcome = evaluator.score(task, "code", ideal_answer(task))
     assert (outcome.passed, [r.status for r in outcome.inputs]) == (False, ["match"] * 3 + ["mismatch"])
@@ -184,7 +185,7 @@ def test_inputs_that_need_the_reference_to_be_built_fail_the_task_with_that_reas
     source = LABELS.replace('[__name__, lambda s: s + "!"]', '[label("x"), lambda s: s + "!"]')
     task = load_task(write_module(tmp_path, "label_CC0_H0_T0.py", source), evaluator.sandbox)
     with pytest.raises(ReferenceFailure) as raised:
-        evaluator.reference_outputs(task)
+        evaluator.scorer_for("code").reference_outputs(task)
     assert str(raised.value) == (
         "label_CC0_H0_T0: the module failed to build: the task's verification inputs could not be built: RuntimeError"
     )
@@ -218,7 +219,7 @@ def test_a_reference_whose_output_cannot_be_sent_back_fails_its_task(evaluator: 
     source = source.replace('["who"]]', '["who"], ["z"]]')
     task = load_task(write_module(tmp_path, "label_CC0_H0_T0.py", source), evaluator.sandbox)
     with pytest.raises(ReferenceFailure) as raised:
-        evaluator.reference_outputs(task)
+        evaluator.scorer_for("code").reference_outputs(task)
     assert str(raised.value) == "label_CC0_H0_T0: the reference's output on input 4 cannot be sent back as data"
 
 
@@ -293,7 +294,7 @@ def test_random_draws_are_the_same_for_the_reference_and_the_attempt(evaluator: 
         "{np.random.default_rng(5).random():.6f}' if mark is None else mark(tag)",
     )
     task = load_task(write_module(tmp_path, "label_CC0_H0_T0.py", drawn), evaluator.sandbox)
-    values = [r.value for r in evaluator.reference_outputs(task)]
+    values = [r.value for r in evaluator.scorer_for("code").reference_outputs(task)]
     # as if seeded with 0: random, numpy's legacy generator, and a default_rng given no seed (a seed given is kept)
     assert (
         values[0] == values[2].replace("__task_input__", "__task__") == "__task__ 0.844422 0.548814 0.636962 0.805003"

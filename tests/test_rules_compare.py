@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fembench_agents.scoring.codec import Unsupported
-from fembench_agents.scoring.comparison import Mismatch, compare_outputs
+from fembench_agents.suite.comparison import Mismatch, compare_outputs
 from fembench_agents.suite.model import Comparison, InvarianceRule
 
 DEFAULT = Comparison()  # rtol 1e-6, atol 1e-9

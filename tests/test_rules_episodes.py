@@ -121,9 +121,14 @@ class QueuedEvaluator:
     # What a run reads of the evaluator's sandbox: its size and isolation (for the manifest).
     sandbox = SimpleNamespace(size=1, isolation=lambda: IsolationReport(level="namespaced", detail="stub"))
 
+    calibrations: dict[str, str] = {}  # track -> the machine calibration its scorer measures against
+
     def score(self, task: Any, track: str, text: str) -> Any:
         self.asked.append(("function" if track == "code" else "tests", task.task_id, text))
         return self.outcomes.pop(0)
+
+    def calibration_id(self, track: str) -> str | None:
+        return self.calibrations.get(track)
 
 
 class QueuedModel:
@@ -535,7 +540,7 @@ class OneShot:
 
 
 def fake_task(task_id: str) -> Any:
-    return SimpleNamespace(task_id=task_id, content_hash="h-" + task_id)
+    return SimpleNamespace(task_id=task_id, content_hash="h-" + task_id, leak=None)
 
 
 class StoppedClock(datetime):
@@ -582,7 +587,7 @@ def test_resume_skips_episodes_whose_latest_record_is_done_and_redoes_errors(
 
 def test_the_manifest_records_isolation_limits_and_only_a_library_tracks_calibration(tmp_path: Path) -> None:
     evaluator = QueuedEvaluator([PASS, PASS])
-    evaluator.cases = SimpleNamespace(calibration=SimpleNamespace(calibration_id="cal-7"))  # type: ignore[attr-defined]
+    evaluator.calibrations = {"scikit-fem": "cal-7"}
     code = RunConfig(model=MODEL, agent="loop", repeats=1, concurrency=3, model_concurrency=2)
     asyncio.run(execute_run(code, [fake_task("a")], tmp_path / "code", QueuedModel([response()]), evaluator, OneShot()))
     manifest = read_manifest(tmp_path / "code")
@@ -629,8 +634,8 @@ def test_a_resumed_run_records_the_latest_sessions_limits_and_refuses_changed_ta
     assert read_manifest(tmp_path).limits == later
     changed = [
         fake_task("a"),
-        SimpleNamespace(task_id="b", content_hash="h-b2"),
-        SimpleNamespace(task_id="c", content_hash="x"),
+        SimpleNamespace(task_id="b", content_hash="h-b2", leak=None),
+        SimpleNamespace(task_id="c", content_hash="x", leak=None),
     ]
     with pytest.raises(ValueError) as err:
         prepare_run_dir(tmp_path, config, changed)

@@ -19,14 +19,15 @@ from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.scorer import CaseScoringConfig
 from fembench_agents.report.paper import worst_error
 from fembench_agents.scoring import codec
-from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig, ReferenceFailure
+from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.outcomes import FunctionOutcome
 from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
-from fembench_agents.scoring.references import implementation_source, task_implementation
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 from fembench_agents.suite.loader import load_task, load_tasks
 from fembench_agents.suite.model import SourceFunction, Task
+from fembench_agents.suite.references import implementation_source, task_implementation
+from fembench_agents.suite.scoring import FunctionScorer, FunctionScoringConfig, ReferenceFailure
 from fembench_agents.suite.validation import ideal_answer
 
 # factor 1, 2, 3, then -1 (the reference raises ValueError)
@@ -113,7 +114,7 @@ def rules_tasks(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> d
 @pytest.fixture(scope="module")
 def quick_tests(sandbox: Sandbox) -> Iterator[Evaluator]:
     """An evaluator whose test jobs time out after 3 s."""
-    ev = Evaluator(sandbox, EvaluatorConfig(test_seconds=3.0))
+    ev = FunctionScorer(sandbox, FunctionScoringConfig(test_seconds=3.0))
     yield ev
     ev.close()
 
@@ -145,7 +146,7 @@ FEEDBACK = TemplateFeedback()
 
 
 def test_a_correct_attempt_passes_every_stage(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], attempt(CHECK_SIGN, RIGHT))
+    outcome = evaluator.score(rules_tasks["four_inputs_CC0_H0_T0"], "code", attempt(CHECK_SIGN, RIGHT))
     assert outcome.passed
     assert stages(outcome) == [
         ("parse", True, None, None),
@@ -160,8 +161,10 @@ def test_a_correct_attempt_passes_every_stage(evaluator: Evaluator, rules_tasks:
 def test_a_timeout_on_the_third_of_four_inputs(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     # 20 s is past the task's own limit (4 x 0.25 s + 5 s) but within the default's (4 x 10 s + 5 s):
     # a task's time_limit replaces the evaluator's call_seconds, it does not merely back it up
-    outcome = evaluator.score_function(
-        rules_tasks["four_inputs_CC0_H0_T0"], attempt(CHECK_SIGN, "if factor == 3.0:\n        time.sleep(20)", RIGHT)
+    outcome = evaluator.score(
+        rules_tasks["four_inputs_CC0_H0_T0"],
+        "code",
+        attempt(CHECK_SIGN, "if factor == 3.0:\n        time.sleep(20)", RIGHT),
     )
     assert not outcome.passed
     assert statuses(outcome) == ["match", "match", "timeout", "not_run"]
@@ -180,7 +183,7 @@ def test_a_timeout_on_the_third_of_four_inputs(evaluator: Evaluator, rules_tasks
 def test_the_time_limit_grows_with_the_number_of_inputs(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     # 40 inputs of 0.2 s each: 8 s in all, within 40 x 0.25 s + 5 s = 15 s though past one call's 0.25 s + 5 s
     task = rules_tasks["many_inputs_CC0_H0_T0"]
-    outcome = evaluator.score_function(task, attempt("time.sleep(0.2)", RIGHT))
+    outcome = evaluator.score(task, "code", attempt("time.sleep(0.2)", RIGHT))
     assert outcome.passed, stages(outcome)
     assert statuses(outcome) == ["match"] * MANY
     # each input's own time is recorded: at least its 0.2 s sleep
@@ -188,8 +191,10 @@ def test_the_time_limit_grows_with_the_number_of_inputs(evaluator: Evaluator, ru
 
 
 def test_a_process_exit_on_the_second_input(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(
-        rules_tasks["four_inputs_CC0_H0_T0"], attempt(CHECK_SIGN, "if factor == 2.0:\n        os._exit(3)", RIGHT)
+    outcome = evaluator.score(
+        rules_tasks["four_inputs_CC0_H0_T0"],
+        "code",
+        attempt(CHECK_SIGN, "if factor == 2.0:\n        os._exit(3)", RIGHT),
     )
     assert statuses(outcome) == ["match", "crashed", "not_run", "not_run"]
     assert stages(outcome)[2:] == [
@@ -202,8 +207,8 @@ def test_a_process_exit_on_the_second_input(evaluator: Evaluator, rules_tasks: d
 
 
 def test_a_kill_by_signal_on_the_first_input(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(
-        rules_tasks["four_inputs_CC0_H0_T0"], "import ctypes\n" + attempt("ctypes.string_at(0)", RIGHT)
+    outcome = evaluator.score(
+        rules_tasks["four_inputs_CC0_H0_T0"], "code", "import ctypes\n" + attempt("ctypes.string_at(0)", RIGHT)
     )
     assert statuses(outcome) == ["crashed", "not_run", "not_run", "not_run"]
     assert stages(outcome)[2:] == [
@@ -212,8 +217,9 @@ def test_a_kill_by_signal_on_the_first_input(evaluator: Evaluator, rules_tasks: 
 
 
 def test_errors_on_some_inputs_name_the_first(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(
+    outcome = evaluator.score(
         rules_tasks["four_inputs_CC0_H0_T0"],
+        "code",
         attempt(
             CHECK_SIGN,
             "if factor == 1.0:\n        raise KeyError('first')",
@@ -258,8 +264,8 @@ def test_where_the_reference_raises_the_attempt_must_raise_the_same_kind(
     mismatch: str | None,
     error_type: str | None,
 ) -> None:
-    outcome = evaluator.score_function(
-        rules_tasks["four_inputs_CC0_H0_T0"], attempt(f"if factor < 0:\n        {raising}", RIGHT)
+    outcome = evaluator.score(
+        rules_tasks["four_inputs_CC0_H0_T0"], "code", attempt(f"if factor < 0:\n        {raising}", RIGHT)
     )
     assert statuses(outcome) == ["match", "match", "match", status]
     last = outcome.inputs[3]
@@ -278,8 +284,9 @@ def test_where_the_reference_raises_the_attempt_must_raise_the_same_kind(
 
 
 def test_wrong_values_on_some_inputs(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(
+    outcome = evaluator.score(
         rules_tasks["four_inputs_CC0_H0_T0"],
+        "code",
         attempt(
             CHECK_SIGN,
             "if factor == 2.0:\n        return [factor * np.asarray(x, dtype=float)]",
@@ -306,8 +313,10 @@ def test_wrong_values_on_some_inputs(evaluator: Evaluator, rules_tasks: dict[str
 
 
 def test_a_value_that_is_not_plain_data(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(
-        rules_tasks["four_inputs_CC0_H0_T0"], attempt(CHECK_SIGN, "if factor == 3.0:\n        return len", RIGHT)
+    outcome = evaluator.score(
+        rules_tasks["four_inputs_CC0_H0_T0"],
+        "code",
+        attempt(CHECK_SIGN, "if factor == 3.0:\n        return len", RIGHT),
     )
     assert statuses(outcome) == ["match", "match", "mismatch", "match"]
     assert outcome.inputs[2].mismatch == "unsupported_output"
@@ -323,8 +332,8 @@ def test_a_value_that_is_not_plain_data(evaluator: Evaluator, rules_tasks: dict[
 def test_code_that_fails_to_load(
     evaluator: Evaluator, rules_tasks: dict[str, Task], module_line: str, detail: str
 ) -> None:
-    outcome = evaluator.score_function(
-        rules_tasks["four_inputs_CC0_H0_T0"], module_line + "\n" + attempt(CHECK_SIGN, RIGHT)
+    outcome = evaluator.score(
+        rules_tasks["four_inputs_CC0_H0_T0"], "code", module_line + "\n" + attempt(CHECK_SIGN, RIGHT)
     )
     assert not outcome.passed
     assert outcome.inputs == ()
@@ -353,8 +362,8 @@ def results(outcome: SuiteOutcome) -> list[tuple[str, bool, bool, dict[str, bool
 
 def test_a_test_that_catches_one_of_its_two_failures(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     # x = [1], factor 2: the reference gives 2, fail_adds 3 (caught), fail_squares 2 (not caught)
-    outcome = evaluator.score_tests(
-        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0", f="2.0", y="2.0"), ZERO)
+    outcome = evaluator.score(
+        rules_tasks["two_failures_CC0_H0_T0"], "tests", suite(SCALES.format(x="1.0", f="2.0", y="2.0"), ZERO)
     )
     assert results(outcome) == [
         ("test_scales_values", True, True, {"fail_adds": True, "fail_squares": False}),
@@ -371,16 +380,16 @@ def test_a_test_that_catches_one_of_its_two_failures(evaluator: Evaluator, rules
 
 
 def test_a_test_that_catches_both(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_tests(
-        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), ZERO)
+    outcome = evaluator.score(
+        rules_tasks["two_failures_CC0_H0_T0"], "tests", suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), ZERO)
     )
     assert outcome.passed and outcome.joint_score == 1.0
     assert stages(outcome)[-1][:3] == ("tests", True, None)
 
 
 def test_a_missing_test_and_a_test_failing_the_reference(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_tests(
-        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0", f="2.0", y="5.0"))
+    outcome = evaluator.score(
+        rules_tasks["two_failures_CC0_H0_T0"], "tests", suite(SCALES.format(x="1.0", f="2.0", y="5.0"))
     )
     assert results(outcome) == [
         ("test_scales_values", True, False, {"fail_adds": True, "fail_squares": True}),
@@ -400,8 +409,10 @@ def test_a_missing_test_and_a_test_failing_the_reference(evaluator: Evaluator, r
 
 def test_a_test_failing_only_the_reference(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     wrong_zero = ZERO.replace("[0.0, 0.0]", "[1.0, 1.0]")
-    outcome = evaluator.score_tests(
-        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), wrong_zero)
+    outcome = evaluator.score(
+        rules_tasks["two_failures_CC0_H0_T0"],
+        "tests",
+        suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), wrong_zero),
     )
     assert results(outcome)[1] == ("test_zero_factor", True, False, {"fail_ones": False})
     assert stages(outcome)[-1][:3] == ("tests", False, "fails_on_reference")
@@ -410,8 +421,10 @@ def test_a_test_failing_only_the_reference(evaluator: Evaluator, rules_tasks: di
 
 def test_a_test_that_hangs_on_the_reference(quick_tests: Evaluator, rules_tasks: dict[str, Task]) -> None:
     hanging = ZERO.replace("assert", "time.sleep(30)\n    assert")
-    outcome = quick_tests.score_tests(
-        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), hanging)
+    outcome = quick_tests.score(
+        rules_tasks["two_failures_CC0_H0_T0"],
+        "tests",
+        suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), hanging),
     )
     hung = outcome.tests[1]
     assert (hung.present, hung.passes_reference, hung.detected) == (True, False, {"fail_ones": True})
@@ -436,8 +449,10 @@ FORGES_A_PASS = """def test_zero_factor(fcn):
 def test_a_test_that_writes_its_own_pass_and_hangs_has_not_passed(
     quick_tests: Evaluator, rules_tasks: dict[str, Task]
 ) -> None:
-    outcome = quick_tests.score_tests(
-        rules_tasks["two_failures_CC0_H0_T0"], suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), FORGES_A_PASS)
+    outcome = quick_tests.score(
+        rules_tasks["two_failures_CC0_H0_T0"],
+        "tests",
+        suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), FORGES_A_PASS),
     )
     forged = outcome.tests[1]
     assert (forged.present, forged.passes_reference, forged.detected) == (True, False, {"fail_ones": True})
@@ -451,10 +466,10 @@ def test_a_test_that_hangs_is_stopped_at_its_pairs_limit_and_the_tests_after_it_
     # the task's first test hangs on all three implementations: each of its pairs is stopped at
     # test_seconds (3 x 6 s), well inside the job's wall clock (5 pairs x 6 s + 5 s); had a pair the
     # job's clock, the first would hold the job to its end and test_zero_factor would never run
-    ev = Evaluator(sandbox, EvaluatorConfig(test_seconds=6.0))
+    ev = FunctionScorer(sandbox, FunctionScoringConfig(test_seconds=6.0))
     try:
         hanging = SCALES.format(x="1.0", f="2.0", y="2.0").replace("assert", "time.sleep(60)\n    assert")
-        outcome = ev.score_tests(rules_tasks["two_failures_CC0_H0_T0"], suite(hanging, ZERO))
+        outcome = ev.score(rules_tasks["two_failures_CC0_H0_T0"], "tests", suite(hanging, ZERO))
     finally:
         ev.close()
     assert results(outcome) == [
@@ -466,8 +481,8 @@ def test_a_test_that_hangs_is_stopped_at_its_pairs_limit_and_the_tests_after_it_
 
 
 def test_each_stage_records_the_time_spent_on_it_alone(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
-    outcome = evaluator.score_function(
-        rules_tasks["four_inputs_CC0_H0_T0"], attempt("time.sleep(0.05)", CHECK_SIGN, RIGHT)
+    outcome = evaluator.score(
+        rules_tasks["four_inputs_CC0_H0_T0"], "code", attempt("time.sleep(0.05)", CHECK_SIGN, RIGHT)
     )
     assert outcome.passed and [s.stage for s in outcome.stages] == ["parse", "imports", "execute", "correct"]
     seconds = [s.seconds for s in outcome.stages]
@@ -478,7 +493,7 @@ def test_each_stage_records_the_time_spent_on_it_alone(evaluator: Evaluator, rul
     assert sum(seconds) <= outcome.seconds
     # the test track: the tests stage counts from its own start, not from the parse's
     text = suite(ZERO.replace("):\n", "):\n    time.sleep(0.1)\n", 1))
-    tests = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], text)
+    tests = evaluator.score(rules_tasks["two_failures_CC0_H0_T0"], "tests", text)
     assert [s.stage for s in tests.stages] == ["parse", "imports", "tests"]
     parse, imports, ran = (s.seconds for s in tests.stages)
     assert parse is not None and imports is not None and ran is not None
@@ -496,7 +511,7 @@ def test_each_stage_records_the_time_spent_on_it_alone(evaluator: Evaluator, rul
 def test_a_suite_stopped_early_scores_every_test_missing(
     evaluator: Evaluator, rules_tasks: dict[str, Task], text: str, stage: str, reason: str
 ) -> None:
-    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], text)
+    outcome = evaluator.score(rules_tasks["two_failures_CC0_H0_T0"], "tests", text)
     assert results(outcome) == [
         ("test_scales_values", False, False, {"fail_adds": False, "fail_squares": False}),
         ("test_zero_factor", False, False, {"fail_ones": False}),
@@ -615,8 +630,8 @@ def test_every_implementation_of_our_tasks_has_the_syntax_tree_of_the_module_red
 
 def test_the_reference_outputs_are_computed_once_per_task(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     task = rules_tasks["four_inputs_CC0_H0_T0"]
-    first = evaluator.reference_outputs(task)
-    assert evaluator.reference_outputs(task) is first
+    first = evaluator.scorer_for("code").reference_outputs(task)
+    assert evaluator.scorer_for("code").reference_outputs(task) is first
     assert [o.raises for o in first] == [None, None, None, ("ValueError", "Exception", "BaseException", "object")]
     assert list(first[2].value) == [6.0, 12.0]
 
@@ -624,7 +639,7 @@ def test_the_reference_outputs_are_computed_once_per_task(evaluator: Evaluator, 
 def test_reference_outputs_are_computed_in_the_sandbox(
     evaluator: Evaluator, rules_tasks: dict[str, Task], tmp_path: Path
 ) -> None:
-    outputs = evaluator.run_reference(rules_tasks["two_failures_CC0_H0_T0"], "fail_squares")
+    outputs = evaluator.scorer_for("code").run_reference(rules_tasks["two_failures_CC0_H0_T0"], "fail_squares")
     assert [list(o.value) for o in outputs] == [[3.0, 12.0]]
 
 
@@ -658,9 +673,9 @@ def test_the_wall_clock_limit_of_a_call_job_scales_with_the_inputs(
 ) -> None:
     task = rules_tasks.get(task_id, scale_task)
     recording = RecordingSandbox(sandbox)
-    ev = Evaluator(recording, EvaluatorConfig(call_seconds=call_seconds, memory_mb=1024))  # type: ignore[arg-type]
+    ev = FunctionScorer(recording, FunctionScoringConfig(call_seconds=call_seconds, memory_mb=1024))  # type: ignore[arg-type]
     try:
-        assert ev.score_function(task, CORRECT_SCALE).passed
+        assert ev.score(task, "code", CORRECT_SCALE).passed
     finally:
         ev.close()
     assert [kind for kind, _ in recording.policies] == ["call", "call"]  # the reference, then the attempt
@@ -673,7 +688,7 @@ def test_the_wall_clock_limit_of_a_call_job_scales_with_the_inputs(
 
 
 def test_the_default_limits_are_the_ones_the_readme_states() -> None:
-    assert EvaluatorConfig() == EvaluatorConfig(call_seconds=10.0, test_seconds=30.0, memory_mb=2048)
+    assert FunctionScoringConfig() == FunctionScoringConfig(call_seconds=10.0, test_seconds=30.0, memory_mb=2048)
     cases = CaseScoringConfig()
     assert (cases.solve_seconds, cases.memory_mb, cases.retimes) == (120.0, 4096, 2)  # and docs/pde_cases.md
 
@@ -688,10 +703,10 @@ class RefusingSandbox(RecordingSandbox):
 
 def test_the_wall_clock_limit_is_capped_at_15_minutes(sandbox: Sandbox, scale_task: Task) -> None:
     recording = RefusingSandbox(sandbox)
-    ev = Evaluator(recording, EvaluatorConfig(call_seconds=400.0))  # type: ignore[arg-type]
+    ev = FunctionScorer(recording, FunctionScoringConfig(call_seconds=400.0))  # type: ignore[arg-type]
     try:
         with pytest.raises(ReferenceFailure) as err:
-            ev.score_function(scale_task, CORRECT_SCALE)
+            ev.score(scale_task, "code", CORRECT_SCALE)
     finally:
         ev.close()
     assert str(err.value) == (
@@ -706,9 +721,9 @@ def test_the_wall_clock_limit_is_capped_at_15_minutes(sandbox: Sandbox, scale_ta
 def test_a_test_job_gets_the_test_time_limit(sandbox: Sandbox, rules_tasks: dict[str, Task]) -> None:
     task = rules_tasks["two_failures_CC0_H0_T0"]
     recording = RecordingSandbox(sandbox)
-    ev = Evaluator(recording, EvaluatorConfig(test_seconds=12.5, memory_mb=900))  # type: ignore[arg-type]
+    ev = FunctionScorer(recording, FunctionScoringConfig(test_seconds=12.5, memory_mb=900))  # type: ignore[arg-type]
     try:
-        ev.score_tests(task, suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), ZERO))
+        ev.score(task, "tests", suite(SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0"), ZERO))
     finally:
         ev.close()
     # one job for the attempt: 2 tests x (reference + failures) = 5 pairs, 12.5 s each, enforced pair by pair
@@ -733,19 +748,19 @@ def test_a_test_job_gets_the_test_time_limit(sandbox: Sandbox, rules_tasks: dict
 def test_the_allowed_imports_come_before_the_attempt(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     # the task's import lines run first, so an attempt may use np without importing it
     code = "def scale_vector(x, factor):\n    if factor < 0:\n        raise ValueError\n    return factor * np.asarray(x)\n"
-    assert evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], code).passed
+    assert evaluator.score(rules_tasks["four_inputs_CC0_H0_T0"], "code", code).passed
 
 
 def test_long_errors_are_cut(evaluator: Evaluator, rules_tasks: dict[str, Task]) -> None:
     # the child sends the first 600 characters of a message: the words that name the error come first
     code = attempt(CHECK_SIGN, "raise ValueError('a' * 300 + 'm' * 1000 + '" + "c" * 400 + "')")
-    error = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], code).inputs[0].error
+    error = evaluator.score(rules_tasks["four_inputs_CC0_H0_T0"], "code", code).inputs[0].error
     assert error is not None
     assert (error.type, error.message) == ("ValueError", "a" * 300 + "m" * 300)
     assert [len(line) for line in error.traceback] == [300]
     # a class of the attempt's own is named by its nearest builtin base only, its message withheld
     code = attempt(CHECK_SIGN, "raise type('E' * 150, (KeyError,), {})('m' * 1000)")
-    error = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], code).inputs[0].error
+    error = evaluator.score(rules_tasks["four_inputs_CC0_H0_T0"], "code", code).inputs[0].error
     assert error is not None
     assert (error.type, error.message) == ("a custom exception derived from KeyError", "")
 
@@ -775,7 +790,7 @@ def test_frames_an_attempt_forges_are_judged_within_the_same_bounds(
         "for line in FORGED:\n        os.write(out._fd, (line + '\\n').encode())",
         "os._exit(0)",
     )
-    outcome = evaluator.score_function(rules_tasks["four_inputs_CC0_H0_T0"], FORGER + code)
+    outcome = evaluator.score(rules_tasks["four_inputs_CC0_H0_T0"], "code", FORGER + code)
     assert statuses(outcome) == ["error", "error", "mismatch", "mismatch"]
     assert [(r.mismatch, r.seconds) for r in outcome.inputs] == [
         (None, None),
@@ -795,7 +810,7 @@ def test_a_tests_failure_message_on_the_reference_is_not_kept(
 ) -> None:
     # the message could show the reference's output ("got [2.]"): only the type and own lines are kept
     leaky = "def test_scales_values(fcn):\n    y = fcn(np.array([1.0]), 2.0)\n    assert y[0] == 5.0, f'got {y}'\n"
-    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], suite(leaky, ZERO))
+    outcome = evaluator.score(rules_tasks["two_failures_CC0_H0_T0"], "tests", suite(leaky, ZERO))
     error = outcome.tests[0].reference_error
     assert error is not None and (error.type, error.message) == ("AssertionError", "")
     assert "got [2.]" not in FEEDBACK(outcome).text  # its own source line is shown, not the value
@@ -823,7 +838,7 @@ def test_a_suite_stopped_early_says_why_and_how_long_it_took(
 ) -> None:
     # a suite must define at least one function named test_...; helpers alone stop it at parse
     before = time.perf_counter()
-    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], text)
+    outcome = evaluator.score(rules_tasks["two_failures_CC0_H0_T0"], "tests", text)
     elapsed = time.perf_counter() - before
     assert stages(outcome) == expected_stages
     assert [(t.name, t.present) for t in outcome.tests] == [("test_scales_values", False), ("test_zero_factor", False)]
@@ -835,7 +850,7 @@ def test_a_missing_test_does_not_stop_the_tests_after_it(
 ) -> None:
     # test_scales_values, the task's first test, is missing; test_zero_factor is scored all the same
     before = time.perf_counter()
-    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], suite(ZERO))
+    outcome = evaluator.score(rules_tasks["two_failures_CC0_H0_T0"], "tests", suite(ZERO))
     elapsed = time.perf_counter() - before
     assert results(outcome) == [
         ("test_scales_values", False, False, {"fail_adds": False, "fail_squares": False}),
@@ -854,10 +869,10 @@ def test_a_missing_test_does_not_stop_the_tests_after_it(
 
 def test_a_suite_with_none_of_the_tasks_tests_runs_nothing(sandbox: Sandbox, rules_tasks: dict[str, Task]) -> None:
     recording = RecordingSandbox(sandbox)
-    ev = Evaluator(recording)  # type: ignore[arg-type]
+    ev = FunctionScorer(recording)  # type: ignore[arg-type]
     try:
-        outcome = ev.score_tests(
-            rules_tasks["two_failures_CC0_H0_T0"], suite("def test_other(fcn):\n    assert True\n")
+        outcome = ev.score(
+            rules_tasks["two_failures_CC0_H0_T0"], "tests", suite("def test_other(fcn):\n    assert True\n")
         )
     finally:
         ev.close()
@@ -874,8 +889,10 @@ def test_a_suite_that_fails_to_build_gives_its_error_on_the_reference(
     evaluator: Evaluator, rules_tasks: dict[str, Task]
 ) -> None:
     # the module-level assignment raises while the suite is built, before any test runs
-    outcome = evaluator.score_tests(
-        rules_tasks["two_failures_CC0_H0_T0"], suite("SCALE = 1 / 0\n", SCALES.format(x="1.0", f="2.0", y="2.0"))
+    outcome = evaluator.score(
+        rules_tasks["two_failures_CC0_H0_T0"],
+        "tests",
+        suite("SCALE = 1 / 0\n", SCALES.format(x="1.0", f="2.0", y="2.0")),
     )
     assert results(outcome)[0] == ("test_scales_values", True, False, {"fail_adds": True, "fail_squares": True})
     error = outcome.tests[0].reference_error
@@ -891,8 +908,8 @@ def test_a_suite_may_use_the_tasks_imports_without_importing_them(
     evaluator: Evaluator, rules_tasks: dict[str, Task]
 ) -> None:
     # the task's import lines (import numpy as np) run before the suite, which uses np without importing it
-    outcome = evaluator.score_tests(
-        rules_tasks["two_failures_CC0_H0_T0"], SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0") + "\n" + ZERO
+    outcome = evaluator.score(
+        rules_tasks["two_failures_CC0_H0_T0"], "tests", SCALES.format(x="1.0, 2.0", f="3.0", y="3.0, 6.0") + "\n" + ZERO
     )
     assert results(outcome) == [
         ("test_scales_values", True, True, {"fail_adds": True, "fail_squares": True}),
@@ -922,7 +939,7 @@ def test_a_forged_failure_on_the_reference_shows_only_lines_of_the_code_its_auth
 ) -> None:
     # the test writes its own failed frame: of its traceback lines, those agreeing with the task's
     # import lines (given before the suite) or with the suite's own code are kept, the others dropped
-    outcome = evaluator.score_tests(rules_tasks["two_failures_CC0_H0_T0"], suite(FORGING_TEST, ZERO))
+    outcome = evaluator.score(rules_tasks["two_failures_CC0_H0_T0"], "tests", suite(FORGING_TEST, ZERO))
     error = outcome.tests[0].reference_error
     assert error is not None
     assert (error.type, error.message, error.traceback) == (
@@ -981,9 +998,9 @@ SCALE_REFERENCE = JobResult(
 
 def scripted(task: Task, text: str, *results: JobResult, pause: float = 0.0) -> tuple[FunctionOutcome, float]:
     """The outcome of `text` scored over `results`, and the seconds the scoring took."""
-    ev = Evaluator(ScriptedSandbox(*results, pause=pause))  # type: ignore[arg-type]
+    ev = FunctionScorer(ScriptedSandbox(*results, pause=pause))  # type: ignore[arg-type]
     t0 = time.perf_counter()
-    outcome = ev.score_function(task, text)
+    outcome = ev.score(task, "code", text)
     return outcome, time.perf_counter() - t0
 
 
@@ -1069,7 +1086,7 @@ def test_inputs_after_an_expected_exception_that_was_not_raised_are_still_judged
 def test_a_reference_exception_named_by_its_type_alone_is_matched_by_that_type(scale_task: Task) -> None:
     # a reference frame may name its exception without the classes it derives from
     reference = JobResult(frames=[*SCALE_REFERENCE.frames[:2], error_frame(2, None, error_type="ValueError")])
-    ev = Evaluator(ScriptedSandbox(reference, reference))  # type: ignore[arg-type]
+    ev = FunctionScorer(ScriptedSandbox(reference, reference))  # type: ignore[arg-type]
     assert [o.raises for o in ev.reference_outputs(scale_task)] == [None, None, ("ValueError",)]
     assert [o.raises for o in ev.run_reference(scale_task)] == [None, None, ("ValueError",)]
     for raised, status, mismatch in ((VALUE_ERROR, "match", None), (KEY_ERROR, "mismatch", "wrong_exception")):
@@ -1085,7 +1102,7 @@ def test_a_reference_exception_named_by_its_type_alone_is_matched_by_that_type(s
 
 def test_a_reference_exception_keeps_the_classes_it_derives_from(scale_task: Task) -> None:
     reference = JobResult(frames=[*SCALE_REFERENCE.frames[:2], error_frame(2, KEY_ERROR)])
-    ev = Evaluator(ScriptedSandbox(reference))  # type: ignore[arg-type]
+    ev = FunctionScorer(ScriptedSandbox(reference))  # type: ignore[arg-type]
     assert [o.raises for o in ev.reference_outputs(scale_task)] == [None, None, tuple(KEY_ERROR)]
 
 
@@ -1097,17 +1114,17 @@ def test_a_reference_that_fails_to_build_names_the_message_of_its_first_build_er
         ]
     )
     for result in (broken, JobResult(frames=broken.frames[:1])):
-        ev = Evaluator(ScriptedSandbox(result))  # type: ignore[arg-type]
+        ev = FunctionScorer(ScriptedSandbox(result))  # type: ignore[arg-type]
         with pytest.raises(ReferenceFailure) as err:
-            ev.score_function(scale_task, CORRECT_SCALE)
+            ev.score(scale_task, "code", CORRECT_SCALE)
         assert str(err.value) == "scale_vector_CC0_H0_T0: the module failed to build: no module named 'numpyy'"
 
 
 def test_an_attempt_that_does_not_parse_is_timed_and_runs_nothing(scale_task: Task) -> None:
     sandbox = ScriptedSandbox()
-    ev = Evaluator(sandbox)  # type: ignore[arg-type]
+    ev = FunctionScorer(sandbox)  # type: ignore[arg-type]
     t0 = time.perf_counter()
-    outcome = ev.score_function(scale_task, "def scale_vector(x, factor)\n    return x\n")
+    outcome = ev.score(scale_task, "code", "def scale_vector(x, factor)\n    return x\n")
     elapsed = time.perf_counter() - t0
     assert (outcome.task_id, outcome.passed, outcome.inputs) == ("scale_vector_CC0_H0_T0", False, ())
     assert stages(outcome) == [("parse", False, "syntax_error", "SyntaxError: expected ':' (line 1)")]
@@ -1117,9 +1134,9 @@ def test_an_attempt_that_does_not_parse_is_timed_and_runs_nothing(scale_task: Ta
 
 def test_an_attempt_with_disallowed_imports_names_them_all_and_runs_nothing(scale_task: Task) -> None:
     sandbox = ScriptedSandbox()
-    ev = Evaluator(sandbox)  # type: ignore[arg-type]
+    ev = FunctionScorer(sandbox)  # type: ignore[arg-type]
     t0 = time.perf_counter()
-    outcome = ev.score_function(scale_task, "import os\nimport subprocess\n" + CORRECT_SCALE)
+    outcome = ev.score(scale_task, "code", "import os\nimport subprocess\n" + CORRECT_SCALE)
     elapsed = time.perf_counter() - t0
     assert (outcome.task_id, outcome.passed, outcome.inputs) == ("scale_vector_CC0_H0_T0", False, ())
     assert stages(outcome) == [
@@ -1173,7 +1190,7 @@ def test_a_call_that_raises_in_a_given_helper_shows_the_helper_s_line_too(
     raised is often the helper's."""
     helpers = {"helpers": (SourceFunction(name="checked", source=CHECKED),)}
     code = "import numpy as np\n\ndef scale_vector(x, factor):\n    return checked(factor) * np.asarray(x)\n"
-    outcome = evaluator.score_function(scale_task.model_copy(update=helpers), code)
+    outcome = evaluator.score(scale_task.model_copy(update=helpers), "code", code)
     error = outcome.inputs[0].error  # factor 2
     assert error is not None and (error.type, error.traceback) == (
         "KeyError",
@@ -1186,7 +1203,7 @@ def test_a_call_that_raises_in_a_given_helper_shows_the_helper_s_line_too(
     # a test calling it: its failure on the reference shows the helper's line after the test's
     task = rules_tasks["two_failures_CC0_H0_T0"].model_copy(update=helpers)
     suite_text = suite("def test_scales_values(fcn):\n    assert checked(5.0) == fcn(5.0, 1.0)\n", ZERO)
-    failed = evaluator.score_tests(task, suite_text).tests[0].reference_error
+    failed = evaluator.score(task, "tests", suite_text).tests[0].reference_error
     assert failed is not None and failed.traceback == (
         "<test>, line 5, in test_scales_values: assert checked(5.0) == fcn(5.0, 1.0)",
         "<given>, line 3, in checked: raise KeyError('big')",
@@ -1194,7 +1211,7 @@ def test_a_call_that_raises_in_a_given_helper_shows_the_helper_s_line_too(
 
 
 def test_an_unknown_track_is_refused_by_name(scale_task: Task) -> None:
-    ev = Evaluator(ScriptedSandbox())  # type: ignore[arg-type]
+    ev = FunctionScorer(ScriptedSandbox())  # type: ignore[arg-type]
     with pytest.raises(ValueError) as err:
         ev.score(scale_task, "proofs", CORRECT_SCALE)  # type: ignore[call-overload]
     assert str(err.value) == "unknown track 'proofs'; expected 'code' or 'tests'"

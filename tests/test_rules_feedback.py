@@ -12,7 +12,6 @@ import pytest
 from fembench_agents.contracts import Feedback
 from fembench_agents.scoring.feedback import (
     TemplateFeedback,
-    describe_mismatch,
     magnitude,
     outcome_score,
 )
@@ -21,6 +20,7 @@ from fembench_agents.scoring.outcomes import (
     TestResult as CaseResult,  # aliased: pytest would collect Test*
 )
 from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
+from fembench_agents.suite.feedback import describe_mismatch
 
 FIX = "Fix the error and return the complete corrected code."
 

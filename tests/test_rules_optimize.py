@@ -115,7 +115,7 @@ def test_a_candidate_is_scored_with_the_feedback_builders_score_and_text(
     model = Replies(f"Here:\n```python\n{WRONG}```\nDone.")
     evals = evaluations(tmp_path, scale_task, evaluator, model)
     [result] = asyncio.run(evals.evaluate(PROMPT, [scale_task.task_id]))
-    feedback = TemplateFeedback()(evaluator.score_function(scale_task, WRONG))
+    feedback = TemplateFeedback()(evaluator.score(scale_task, "code", WRONG))
     assert (result.task_id, result.passed, result.score, result.feedback) == (
         scale_task.task_id,
         False,

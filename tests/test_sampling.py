@@ -240,7 +240,7 @@ def test_episodes_at_once_keep_as_many_requests_in_flight(
     """16 episodes at once against a server that takes 2 s: 16 requests in
     flight, no hidden cap below; the model-call limit caps them where set."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
-    evaluator.reference_outputs(tasks[0])  # computed once, before the episodes start together
+    evaluator.scorer_for("code").reference_outputs(tasks[0])  # computed once, before the episodes start together
     server = StandIn(WRONG_REPLY, latency=2.0)  # long enough for all of them to get there on a busy machine
     try:
         for concurrency, model_concurrency, expected in ((16, None, 16), (16, 4, 4)):

@@ -35,13 +35,14 @@ import pytest
 from conftest import SCALE_INPUTS, scale_source, write_module
 from numpy.exceptions import AxisError
 
-from fembench_agents.scoring.evaluator import Evaluator, EvaluatorConfig
+from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy, jobs
 from fembench_agents.scoring.sandbox.implementation import MESSAGE_LIMIT
 from fembench_agents.scoring.sandbox.pairs import pair_output_cap
 from fembench_agents.scoring.sandbox.proxy import _exception_reply, _rebuild_exception, _recv, _send
 from fembench_agents.suite.loader import load_task
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.scoring import FunctionScorer, FunctionScoringConfig
 
 MB = 1 << 20
 
@@ -113,9 +114,11 @@ PAIRS = [
 
 def pair_verdicts(evaluator: Evaluator, task: Task, code: str) -> list[bool]:
     """Whether each test passed, against the reference, fail_adds, the reference, fail_no_check."""
-    implementations = [Evaluator.task_implementation(task, n) for n in ("scale_vector", "fail_adds", "fail_no_check")]
-    results = evaluator.run_pairs(task, {"preamble": [], "code": code}, implementations, PAIRS)
-    return [evaluator.test_passed(r) for r in results]
+    implementations = [
+        FunctionScorer.task_implementation(task, n) for n in ("scale_vector", "fail_adds", "fail_no_check")
+    ]
+    results = evaluator.scorer_for("code").run_pairs(task, {"preamble": [], "code": code}, implementations, PAIRS)
+    return [evaluator.scorer_for("code").test_passed(r) for r in results]
 
 
 NOBODY = 65534
@@ -138,8 +141,8 @@ def test_the_notes_are_found_where_they_are_left(evaluator: Evaluator, scale_tas
     source = f"import numpy as np\nimport pytest\n{imports}\n{HELPERS}\n{checks}"
     spec = {"preamble": [], "code": source}
     names = [f"test_{i}" for i in range(len(NOTES))]
-    results = evaluator.run_pairs(
-        scale_task, spec, [Evaluator.task_implementation(scale_task, "scale_vector")], [(n, 0) for n in names]
+    results = evaluator.scorer_for("code").run_pairs(
+        scale_task, spec, [FunctionScorer.task_implementation(scale_task, "scale_vector")], [(n, 0) for n in names]
     )
     assert [r.events("test")[0]["status"] for r in results] == ["passed"] * len(NOTES)
 
@@ -194,11 +197,11 @@ def test_negative_factor_raises(fcn):
 
 
 def test_each_pair_has_its_own_clock(sandbox: Sandbox, scale_task: Task) -> None:
-    evaluator = Evaluator(sandbox, EvaluatorConfig(test_seconds=1.5))
+    evaluator = FunctionScorer(sandbox, FunctionScoringConfig(test_seconds=1.5))
     spec = {"preamble": [], "code": HANGS_ON_WRONG}
-    implementations = [Evaluator.task_implementation(scale_task, n) for n in ("scale_vector", "fail_adds")]
+    implementations = [FunctionScorer.task_implementation(scale_task, n) for n in ("scale_vector", "fail_adds")]
     pairs = [("test_scales_values", 0), ("test_scales_values", 1), ("test_negative_factor_raises", 0)]
-    results = evaluator.run_pairs(scale_task, spec, implementations, pairs)
+    results = evaluator.scorer_for("code").run_pairs(scale_task, spec, implementations, pairs)
     assert [r.timed_out for r in results] == [False, True, False]
     assert [(r.exit_code, r.signal) for r in results] == [(0, None), (None, 9), (0, None)]  # killed at its limit
     assert [[f["status"] for f in r.events("test")] for r in results] == [["passed"], [], ["passed"]]
@@ -224,7 +227,7 @@ def test_each_pair_reports_its_exit_and_its_own_stderr(sandbox: Sandbox, scale_t
     job: jobs.TestsJob = {
         "kind": "tests",
         "test": {"preamble": [], "code": STDERR_AND_BROKEN_PIPE},
-        "implementations": [Evaluator.task_implementation(scale_task, "scale_vector")],
+        "implementations": [FunctionScorer.task_implementation(scale_task, "scale_vector")],
         "pairs": [
             {"test": "test_scales_values", "implementation": 0},
             {"test": "test_negative_factor_raises", "implementation": 0},
@@ -263,10 +266,10 @@ def test_negative_factor_raises(fcn):
 
 
 def test_a_pair_that_writes_while_it_works_keeps_its_tail_and_its_full_time(sandbox: Sandbox, scale_task: Task) -> None:
-    evaluator = Evaluator(sandbox, EvaluatorConfig(test_seconds=2.0))
+    evaluator = FunctionScorer(sandbox, FunctionScoringConfig(test_seconds=2.0))
     spec = {"preamble": ["import numpy as np\nimport pytest"], "code": LOUD_AND_LONG}
-    implementations = [Evaluator.task_implementation(scale_task, "scale_vector")]
-    loud, long = evaluator.run_pairs(
+    implementations = [FunctionScorer.task_implementation(scale_task, "scale_vector")]
+    loud, long = evaluator.scorer_for("code").run_pairs(
         scale_task, spec, implementations, [("test_scales_values", 0), ("test_negative_factor_raises", 0)]
     )
     # more than a pipe holds: read while the test runs, and only the last 8192 bytes (512 lines) kept
@@ -305,7 +308,7 @@ def _pairs_job(code: str, scale_task: Task, pairs: int) -> jobs.TestsJob:
     return {
         "kind": "tests",
         "test": {"preamble": [], "code": code},
-        "implementations": [Evaluator.task_implementation(scale_task, "scale_vector")],
+        "implementations": [FunctionScorer.task_implementation(scale_task, "scale_vector")],
         "pairs": [{"test": "test_scales_values", "implementation": 0}] * pairs,
         "pair_seconds": 5.0,
     }
@@ -405,8 +408,8 @@ def _is_pipe(fd):
 
 
 def test_bytes_that_are_not_utf8_are_replaced_in_a_pairs_output(evaluator: Evaluator, scale_task: Task) -> None:
-    implementation = Evaluator.task_implementation(scale_task, "scale_vector")
-    (result,) = evaluator.run_pairs(
+    implementation = FunctionScorer.task_implementation(scale_task, "scale_vector")
+    (result,) = evaluator.scorer_for("code").run_pairs(
         scale_task, {"preamble": [], "code": NOT_UTF8}, [implementation], [("test_scales_values", 0)]
     )
     assert [f["status"] for f in result.events("test")] == ["passed"]
@@ -437,9 +440,9 @@ def test_a_test_holds_only_its_own_pipes_and_its_implementations_socket(evaluato
     # stdin and stdout on /dev/null; the write ends of its stderr and its results; the socket to the
     # process serving its implementation. Nothing else of the job: no read end of any pipe (not even
     # its own results'), not the job's channel, no implementation's file.
-    implementations = [Evaluator.task_implementation(scale_task, n) for n in ("scale_vector", "fail_adds")]
+    implementations = [FunctionScorer.task_implementation(scale_task, n) for n in ("scale_vector", "fail_adds")]
     spec = {"preamble": [], "code": HELD_FILES}
-    results = evaluator.run_pairs(
+    results = evaluator.scorer_for("code").run_pairs(
         scale_task, spec, implementations, [("test_scales_values", 1), ("test_scales_values", 0)]
     )
     for result in results:
@@ -476,8 +479,8 @@ def test_scales_values(fcn):
 def test_the_processes_a_pair_left_are_reaped_before_the_next_pair(evaluator: Evaluator, scale_task: Task) -> None:
     # 10 pairs of 12 processes each (the test's, its implementation's, 10 left running) under a limit of 64
     # processes: only when each pair's processes are killed and reaped can the next pair fork its own
-    implementation = Evaluator.task_implementation(scale_task, "scale_vector")
-    results = evaluator.run_pairs(
+    implementation = FunctionScorer.task_implementation(scale_task, "scale_vector")
+    results = evaluator.scorer_for("code").run_pairs(
         scale_task, {"preamble": [], "code": FORKS_TEN}, [implementation], [("test_scales_values", 0)] * 10
     )
     assert [[f["status"] for f in r.events("test")] for r in results] == [["passed"]] * 10
@@ -591,7 +594,7 @@ def test_with_basic_isolation_the_coordinator_clears_what_a_pair_left(scale_task
     scratch.mkdir()
     os.chown(scratch, NOBODY, NOBODY)
     try:
-        implementation = Evaluator.task_implementation(scale_task, "scale_vector")
+        implementation = FunctionScorer.task_implementation(scale_task, "scale_vector")
         left, finds = _basic_pairs(scratch, implementation, LEAVES_ALL_IT_CAN, list(HONEST))
         statuses = [(p["index"], json.loads(p["frames"])["status"]) for p in (left, finds)]
         assert statuses == [(0, "passed"), (1, "passed")], [p["frames"] for p in (left, finds)]
@@ -801,8 +804,8 @@ def hidden_task(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> T
 
 
 def run(evaluator: Evaluator, task: Task, code: str, impl: str | None = None) -> dict[str, Any]:
-    implementation = Evaluator.task_implementation(task, impl or task.main_name)
-    result = evaluator.run_pairs(
+    implementation = FunctionScorer.task_implementation(task, impl or task.main_name)
+    result = evaluator.scorer_for("code").run_pairs(
         task, {"preamble": PREAMBLE, "code": code}, [implementation], [("test_scales_values", 0)]
     )[0]
     frames = result.events("test") or result.events("build_error")
@@ -811,9 +814,9 @@ def run(evaluator: Evaluator, task: Task, code: str, impl: str | None = None) ->
 
 
 def test_the_hidden_task_is_valid(evaluator: Evaluator, hidden_task: Task) -> None:
-    source = Evaluator.task_implementation(hidden_task, hidden_task.main_name)["module_source"]
+    source = FunctionScorer.task_implementation(hidden_task, hidden_task.main_name)["module_source"]
     assert "_secret_multiply" in source and MARKER in source  # what the attacks look for is there
-    suite = evaluator.score_tests(hidden_task, "\n\n".join(t.source for t in hidden_task.tests))
+    suite = evaluator.score(hidden_task, "tests", "\n\n".join(t.source for t in hidden_task.tests))
     assert suite.passed, suite.tests
 
 
@@ -921,13 +924,13 @@ def test_{name.replace(" ", "_")}(fcn):
     )
     modules = []
     for crash, _, _ in CRASHES.values():
-        module = Evaluator.task_implementation(hidden_task, hidden_task.main_name)
+        module = FunctionScorer.task_implementation(hidden_task, hidden_task.main_name)
         module["module_source"] = module["module_source"].replace(
             "def scale_vector(x, factor):", f"def scale_vector(x, factor):\n    import os, signal; {crash}", 1
         )
         modules.append(module)
     pairs = [(f"test_{name.replace(' ', '_')}", i) for i, name in enumerate(names)]
-    results = evaluator.run_pairs(hidden_task, {"preamble": PREAMBLE, "code": code}, modules, pairs)
+    results = evaluator.scorer_for("code").run_pairs(hidden_task, {"preamble": PREAMBLE, "code": code}, modules, pairs)
     assert [r.events("test") for r in results] == [[]] * len(names)
     assert [r.stderr for r in results] == [""] * len(names)
     assert {n: (r.exit_code, r.signal) for n, r in zip(names, results, strict=True)} == {
@@ -954,7 +957,7 @@ def assert_passes(
 ) -> None:
     """`code`'s test_scales_values passes against `implementation` (None: a suite sent without a preamble)."""
     source: Any = {"code": code} if preamble is None else {"preamble": preamble, "code": code}
-    (result,) = evaluator.run_pairs(task, source, [implementation], [("test_scales_values", 0)])
+    (result,) = evaluator.scorer_for("code").run_pairs(task, source, [implementation], [("test_scales_values", 0)])
     assert [f.get("status") for f in result.events("test")] == ["passed"], [f.get("message") for f in result.frames]
 
 
@@ -983,7 +986,7 @@ def test_scales_values(fcn):
 
 def test_tests_without_a_preamble_run_on_their_own_imports(evaluator: Evaluator, hidden_task: Task) -> None:
     code = "import numpy\n\ndef test_scales_values(fcn):\n    assert fcn(numpy.array([1.0]), 2.0).tolist() == [2.0]\n"
-    implementation = Evaluator.task_implementation(hidden_task, hidden_task.main_name)
+    implementation = FunctionScorer.task_implementation(hidden_task, hidden_task.main_name)
     assert_passes(evaluator, hidden_task, code, implementation, preamble=None)
 
 
@@ -1189,10 +1192,12 @@ def test_passes(fcn):
 def test_fails(fcn):
     assert fcn(np.array([1.0]), 2.0).tolist() == [3.0], "not three"
 """
-    good = Evaluator.task_implementation(hidden_task, hidden_task.main_name)
+    good = FunctionScorer.task_implementation(hidden_task, hidden_task.main_name)
     broken = {"function": "scale_vector", "module_source": "def scale_vector(x, factor):\n    return (\n"}
     pairs = [("test_passes", 0), ("test_fails", 0), ("test_passes", 1), ("test_missing", 0)]
-    results = evaluator.run_pairs(hidden_task, {"preamble": PREAMBLE, "code": code}, [good, broken], pairs)
+    results = evaluator.scorer_for("code").run_pairs(
+        hidden_task, {"preamble": PREAMBLE, "code": code}, [good, broken], pairs
+    )
     frames = [r.events("test") + r.events("build_error") for r in results]
     assert [len(f) for f in frames] == [1, 1, 1, 1], frames
     passed, failed, no_implementation, no_test = (f[0] for f in frames)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.cases.problem import SolverCase
-from fembench_agents.contracts import SolveSession
+from fembench_agents.contracts import Problem, SolveSession
 from fembench_agents.messages import Message
 from fembench_agents.scoring.extraction import parse_code
 from fembench_agents.suite.model import Task
@@ -36,8 +36,8 @@ class PromptAgent:
         messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
         return messages + [Message(role="user", content=self.prompts.task_prompt(task, track, self.scaffold))]  # type: ignore[arg-type]
 
-    async def solve(self, task: Task | SolverCase, session: SolveSession) -> None:
-        first = self.first_messages(task, session.track)
+    async def solve(self, task: Problem, session: SolveSession) -> None:
+        first = self.first_messages(task, session.track)  # type: ignore[arg-type]  # until prompts ask the kind
         messages = first
         for _ in range(self.max_attempts):
             outcome, feedback = await session.attempt(messages)

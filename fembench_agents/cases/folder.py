@@ -8,6 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from pydantic import BaseModel
 
@@ -80,7 +81,7 @@ def score_case_folder(
     unmatched += [p.path.name for p in programs if p not in offered]
 
     def score(p: CaseProgram) -> tuple[CaseProgram, CaseOutcome]:
-        outcome = evaluator.score(by_id[p.case_id], p.library, p.path.read_text(errors="replace"))
+        outcome = cast(CaseOutcome, evaluator.score(by_id[p.case_id], p.library, p.path.read_text(errors="replace")))
         if progress:
             progress(p)
         return p, outcome

@@ -39,6 +39,11 @@ class SolverCase:
         return SOLVE
 
     @property
+    def hidden_dir(self) -> Path:
+        """The cases folder: its evaluator-only records are hidden from every sandboxed job."""
+        return self.cases_dir
+
+    @property
     def path(self) -> str:
         """Where the case's evaluator-only files are: hidden from every sandboxed job."""
         return str(self.cases_dir.resolve() / store.HIDDEN / f"{self.spec.id}.json")

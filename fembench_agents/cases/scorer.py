@@ -67,6 +67,13 @@ class CaseScorer:
         self._hidden: dict[str, _Hidden] = {}
         self._lock = threading.Lock()
 
+    @property
+    def calibration_id(self) -> str | None:
+        return self.calibration.calibration_id if self.calibration is not None else None
+
+    def close(self) -> None:
+        """Nothing to release: the sandbox belongs to the caller."""
+
     def hidden(self, case: SolverCase) -> _Hidden:
         with self._lock:
             found = self._hidden.get(case.content_hash)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
@@ -14,13 +13,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from fembench_agents.contracts import ProblemsUnavailable, ScoringOptions, SkippedTask
 from fembench_agents.scoring.sandbox import Sandbox, WeakIsolationRefused
 from fembench_agents.scoring.sandbox.executor import ExecutorChoice, JobExecutor
-from fembench_agents.suite.loader import LoadedSuite, SkippedTask, load_each
 
 if TYPE_CHECKING:
-    from fembench_agents.cases.problem import SolverCase
-    from fembench_agents.cases.scorer import CaseScorer
+    from fembench_agents.runs.problems import ProblemSets
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -56,18 +54,18 @@ ExecutorOpt = Annotated[
 def open_sandbox(
     allow_weak_isolation: bool = False,
     workers: int | None = None,
-    libraries: Iterable[str] = (),
+    tracks: Iterable[str] = (),
     executor: str = "local",
 ) -> Sandbox:
     """The sandbox for commands that run generated code: stops the command,
     before any attempt runs, where the isolation is weaker than namespaced and
-    the user did not accept that. `libraries`: PDE library tracks whose
-    modules the warm workers import once, so no attempt is charged for it.
+    the user did not accept that. `tracks`: those whose modules (a PDE
+    library's) the warm workers import once, so no attempt is charged for it.
     `executor`: `--executor` as given (exit 2 when it is malformed or Ray
     cannot be used)."""
-    from fembench_agents.cases.tracks import get_track
+    from fembench_agents.runs.problems import preload_for
 
-    preload = tuple(dict.fromkeys(m for lib in libraries for m in get_track(lib).modules))
+    preload = preload_for(tracks)
     sandbox = Sandbox(
         workers=workers,
         allow_weak_isolation=allow_weak_isolation,
@@ -125,20 +123,40 @@ def progress_bar() -> Progress:
 EXIT_SKIPPED = 3
 
 
-def load_suite(path: str, sandbox: Sandbox) -> LoadedSuite:
-    """Every task module under `path` that loads; each one that does not is
-    named with its reason on stderr and left out. Exit 2 when none loads."""
+def problem_paths(tasks_path: str, cases_path: str) -> dict[str, str]:
+    """Where each problem source is, as `--tasks-path` and `--cases-path` name them."""
+    return {"tasks": tasks_path, "cases": cases_path}
+
+
+def fail_unavailable(exc: ProblemsUnavailable) -> NoReturn:
+    """Exit 2 with each line of why a track's problems cannot be had here."""
+    for line in str(exc).splitlines():
+        err.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def problems_for(
+    tracks: Sequence[str],
+    tasks_path: str,
+    cases_path: str,
+    sandbox: Sandbox,
+    skipped: list[SkippedTask] | None = None,
+    options: ScoringOptions | None = None,
+) -> ProblemSets:
+    """What each track draws from and an evaluator that can score them all;
+    sources that did not load are named on stderr and added to `skipped`. Exits 2
+    when a track's problems are unavailable here (say, no machine calibration)."""
+    from fembench_agents.runs.problems import load_problems
+
     try:
-        loaded = load_each(path, sandbox)
-    except FileNotFoundError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    for skip in loaded.skipped:
+        sets = load_problems(tracks, sandbox, problem_paths(tasks_path, cases_path), options)
+    except ProblemsUnavailable as exc:
+        fail_unavailable(exc)
+    for skip in sets.skipped:
         err.print(f"skipped task {skip.name}: {skip.reason}", markup=False, highlight=False, soft_wrap=True)
-    if loaded.skipped and not loaded.tasks:
-        err.print(f"[red]error:[/red] no task in {path} could be loaded")
-        raise typer.Exit(2)
-    return loaded
+    if skipped is not None:
+        skipped.extend(sets.skipped)
+    return sets
 
 
 def exit_if_skipped(skipped: list[SkippedTask]) -> None:
@@ -147,55 +165,3 @@ def exit_if_skipped(skipped: list[SkippedTask]) -> None:
         names = ", ".join(s.name for s in skipped)
         err.print(f"{len(skipped)} task(s) skipped: {names}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_SKIPPED)
-
-
-def load_case_set(path: str | Path) -> list[SolverCase]:
-    """The built PDE cases of a cases folder, or exit 2 saying how to build them."""
-    from fembench_agents.cases.problem import load_cases
-    from fembench_agents.cases.store import CaseStoreError
-
-    try:
-        return load_cases(Path(path))
-    except CaseStoreError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(2) from None
-
-
-def require_tracks(libraries: Iterable[str]) -> None:
-    """Exit 2 naming every library track that is unknown or not installed: never faked."""
-    from fembench_agents.cases.tracks import get_track
-
-    problems = []
-    for lib in libraries:
-        try:
-            ok, why = get_track(lib).available()
-        except KeyError as exc:
-            ok, why = False, str(exc.args[0])
-        if not ok:
-            problems.append(f"library track {lib!r} is unavailable: {why}")
-    for problem in problems:
-        err.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
-    if problems:
-        raise typer.Exit(2)
-
-
-def case_scorer(
-    sandbox: Sandbox, cases_path: str | Path, libraries: Iterable[str], compat: tuple[str, ...] = ()
-) -> CaseScorer:
-    """The PDE scorer with this machine's calibration (t_base), or exit 2 saying how to make one.
-    `compat`: compatibility rewrites (cases/compat.py), recorded in every outcome they change."""
-    from fembench_agents.cases import timing
-    from fembench_agents.cases.compat import REWRITES
-    from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
-
-    require_tracks(libraries)
-    unknown = [c for c in compat if c not in REWRITES]
-    if unknown:
-        err.print(f"error: unknown compatibility rewrite(s) {unknown}; known: {sorted(REWRITES)}", markup=False)
-        raise typer.Exit(2)
-    try:
-        calibration = timing.load(Path(cases_path))
-    except timing.CalibrationMissing as exc:
-        err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
-    return CaseScorer(sandbox, calibration, CaseScoringConfig(compat=compat))

@@ -11,13 +11,14 @@ from rich.panel import Panel
 from rich.table import Table
 
 from fembench_agents.cli.app import (
+    DEFAULT_CASES,
     AllowWeakOpt,
     ExecutorOpt,
     app,
     console,
     err,
-    load_suite,
     open_sandbox,
+    problems_for,
     progress_bar,
 )
 
@@ -89,7 +90,6 @@ def optimize(
     from fembench_agents.optimize.judgement import judge_heldout
     from fembench_agents.optimize.loop import LoopThread
     from fembench_agents.optimize.progress import RichProgress
-    from fembench_agents.scoring.evaluator import Evaluator
 
     overrides: dict[str, Any] = {
         "model": model,
@@ -140,7 +140,8 @@ def optimize(
     prompt_out = prompt_out or Path("optimizers") / f"{settings.name}.json"
     stop = StopFlag()
     with open_sandbox(allow_weak_isolation, executor=executor) as sandbox, ExitStack() as stack:
-        tasks = load_suite(settings.tasks_path, sandbox).tasks
+        sets = problems_for(["code"], settings.tasks_path, DEFAULT_CASES, sandbox)
+        tasks = sets.by_track["code"]
         try:
             split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed)
             total = resolve_budget(settings.budget, len(split.val)).max_metric_calls
@@ -163,7 +164,7 @@ def optimize(
             f"held out {len(split.heldout)}, train {len(split.train)}, validation {len(split.val)}; "
             f"budget {settings.budget} = {total} metric calls; engine {settings.engine}; out {out}"
         )
-        evaluator = Evaluator(sandbox)
+        evaluator = sets.evaluator
         stack.callback(evaluator.close)
         try:
             with (

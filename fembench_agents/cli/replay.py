@@ -19,11 +19,11 @@ from fembench_agents.cli.app import (
     console,
     err,
     open_sandbox,
+    problems_for,
 )
-from fembench_agents.cli.runs import CasesPathOpt, problems_for
+from fembench_agents.cli.runs import CasesPathOpt
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.run import RunConfig, execute_run
-from fembench_agents.vocabulary import LIBRARY_TRACKS
 
 
 @app.command("replay")
@@ -49,10 +49,9 @@ def replay(
         _print_turns(episode_turns(run_dir, show), show)
         return
     track = str(manifest.config.get("track", "code"))
-    libraries = [track] if track in LIBRARY_TRACKS else []
-    with open_sandbox(allow_weak_isolation, libraries=libraries) as sandbox:
-        problems, evaluator = problems_for([track], tasks_path, cases_path, sandbox)
-        tasks = problems[track]
+    with open_sandbox(allow_weak_isolation, tracks=[track]) as sandbox:
+        sets = problems_for([track], tasks_path, cases_path, sandbox)
+        tasks, evaluator = sets.by_track[track], sets.evaluator
         if rescore:
             changes = rescore_run(run_dir, {t.task_id: t for t in tasks}, evaluator)
         else:

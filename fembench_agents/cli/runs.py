@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,21 +17,17 @@ from fembench_agents.cli.app import (
     AllowWeakOpt,
     ExecutorOpt,
     app,
-    case_scorer,
     err,
     exit_if_skipped,
-    load_case_set,
-    load_suite,
     open_sandbox,
+    problems_for,
     progress_bar,
 )
+from fembench_agents.contracts import SkippedTask
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.health import RunStopped, error_summary
 from fembench_agents.runs.run import RunConfig, execute_run, record_skipped_tasks, select_tasks
-from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.sandbox import Sandbox
-from fembench_agents.suite.loader import SkippedTask
-from fembench_agents.vocabulary import LIBRARY_TRACKS, Track
+from fembench_agents.vocabulary import Track
 
 CACHE_DIR = Path(".fembench-cache")
 CacheOpt = Annotated[Path | None, typer.Option(help="response cache directory")]
@@ -43,28 +39,6 @@ SandboxWorkersOpt = Annotated[
     int | None, typer.Option(min=1, help="sandbox workers: attempts scored at once [default: one per CPU]")
 ]
 CasesPathOpt = Annotated[str, typer.Option("--cases-path", help="the PDE cases folder")]
-
-
-def problems_for(
-    tracks: Sequence[str], tasks_path: str, cases_path: str, sandbox: Sandbox, skipped: list[SkippedTask] | None = None
-) -> tuple[dict[str, list[Any]], Evaluator]:
-    """What each track's runs draw from (function tasks, or the PDE cases a
-    library track offers) and an evaluator that can score them all; task
-    modules that did not load are added to `skipped`. Exits 2 when a library
-    track is unavailable or this machine has no calibration."""
-    by_track: dict[str, list[Any]] = {}
-    libraries = sorted({t for t in tracks if t in LIBRARY_TRACKS})
-    if any(t not in LIBRARY_TRACKS for t in tracks):
-        suite = load_suite(tasks_path, sandbox)
-        if skipped is not None:
-            skipped.extend(suite.skipped)
-        by_track.update({"code": suite.tasks, "tests": suite.tasks})
-    scorer = None
-    if libraries:
-        scorer = case_scorer(sandbox, cases_path, libraries)
-        cases = load_case_set(cases_path)
-        by_track.update({lib: [c for c in cases if lib in c.spec.libraries] for lib in libraries})
-    return by_track, Evaluator(sandbox, cases=scorer)
 
 
 def _safe(name: str) -> str:
@@ -109,10 +83,10 @@ async def _run_grid(
     _require_credentials(configs)
     response_cache = ResponseCache(cache) if cache else None
     tracks = [c.track for c, _ in configs]
-    libraries = [t for t in tracks if t in LIBRARY_TRACKS]
-    with open_sandbox(allow_weak_isolation, sandbox_workers, libraries, executor) as sandbox, ExitStack() as stack:
+    with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:
         skipped = [] if skipped is None else skipped
-        problems, evaluator = problems_for(tracks, tasks_path, cases_path, sandbox, skipped)
+        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped)
+        problems, evaluator = sets.by_track, sets.evaluator
         for config, _ in configs:
             select_tasks(problems[config.track], config.tasks)  # fail before starting any model server
         clients = {}
@@ -151,8 +125,7 @@ async def _run_grid(
             )
         evaluator.close()
     for config, out in configs:
-        if config.track not in LIBRARY_TRACKS:
-            record_skipped_tasks(out, skipped)
+        record_skipped_tasks(out, sets.skipped_by_track.get(config.track, []))
     return [out for _, out in configs], [s for s in stops if s is not None]
 
 

@@ -15,16 +15,15 @@ from fembench_agents.cli.app import (
     ExecutorOpt,
     TasksOpt,
     app,
-    case_scorer,
     console,
     err,
     exit_if_skipped,
-    load_case_set,
-    load_suite,
+    fail_unavailable,
     open_sandbox,
+    problems_for,
     progress_bar,
 )
-from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.contracts import ProblemsUnavailable, ScoringOptions
 
 
 @app.command("score")
@@ -54,15 +53,14 @@ def score(
         _score_cases(folder, cases_path, json_out, allow_weak_isolation, tuple(compat or ()), executor)
         return
     with open_sandbox(allow_weak_isolation, executor=executor) as sandbox:
-        suite = load_suite(tasks, sandbox)
-        loaded = suite.tasks
-        evaluator = Evaluator(sandbox)
+        sets = problems_for(["code", "tests"], tasks, DEFAULT_CASES, sandbox)
+        loaded, evaluator = sets.by_track["code"], sets.evaluator
         total = len(find_completions(folder, loaded)[0])
         with progress_bar() as progress:
             bar = progress.add_task("scoring", total=total)
             result = score_folder(folder, loaded, evaluator, progress=lambda _: progress.advance(bar))
         evaluator.close()
-    result = result.model_copy(update={"skipped_tasks": suite.skipped})
+    result = result.model_copy(update={"skipped_tasks": sets.skipped})
     table = Table(title=f"{folder} ({len(loaded)} tasks)", caption=result.isolation.summary())
     for col in ("label", "functions correct", "joint test success", "tests pass reference", "failures detected"):
         table.add_column(col)
@@ -83,7 +81,7 @@ def score(
     if json_out:
         json_out.write_text(result.model_dump_json(indent=1))
         err.print(f"wrote {json_out}")
-    exit_if_skipped(suite.skipped)
+    exit_if_skipped(sets.skipped)
 
 
 def _score_cases(
@@ -95,12 +93,19 @@ def _score_cases(
     executor: str,
 ) -> None:
     from fembench_agents.cases.folder import find_programs, score_case_folder
+    from fembench_agents.cases.problem import load_cases
+    from fembench_agents.cases.store import CaseStoreError
 
-    loaded = load_case_set(cases_path)
+    try:
+        loaded = load_cases(Path(cases_path))
+    except CaseStoreError as exc:
+        fail_unavailable(ProblemsUnavailable(str(exc)))
     programs, _ = find_programs(folder, loaded)
     libraries = sorted({p.library for p in programs})
-    with open_sandbox(allow_weak_isolation, libraries=libraries, executor=executor) as sandbox:
-        evaluator = Evaluator(sandbox, cases=case_scorer(sandbox, cases_path, libraries, compat))
+    with open_sandbox(allow_weak_isolation, tracks=libraries, executor=executor) as sandbox:
+        evaluator = problems_for(
+            libraries, DEFAULT_TASKS, cases_path, sandbox, options=ScoringOptions(compat)
+        ).evaluator
         with progress_bar() as progress:
             bar = progress.add_task("scoring", total=len(programs))
             result = score_case_folder(folder, loaded, evaluator, progress=lambda _: progress.advance(bar))

@@ -11,17 +11,18 @@ import typer
 from rich.table import Table
 
 from fembench_agents.cli.app import (
+    DEFAULT_CASES,
     DEFAULT_TASKS,
     TasksOpt,
     app,
     console,
     err,
     exit_if_skipped,
-    load_suite,
+    problems_for,
     progress_bar,
 )
-from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.scoring import FunctionScorer
 
 tasks_app = typer.Typer(no_args_is_help=True, help="Browse and check the function-task suite.")
 app.add_typer(tasks_app, name="tasks")
@@ -31,8 +32,8 @@ app.add_typer(tasks_app, name="tasks")
 def tasks_list(tasks: TasksOpt = DEFAULT_TASKS) -> None:
     """One line per task: id, tier, helpers given, inputs, tests."""
     with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
-        suite = load_suite(tasks, sandbox)
-    loaded = suite.tasks
+        suite = problems_for(["code"], tasks, DEFAULT_CASES, sandbox)
+    loaded = suite.by_track["code"]
     table = Table(title=f"{len(loaded)} tasks in {tasks}")
     for col in ("task id", "tier", "given", "inputs", "tests", "description"):
         table.add_column(col)
@@ -55,7 +56,7 @@ def tasks_show(task_id: str, tasks: TasksOpt = DEFAULT_TASKS) -> None:
     from fembench_agents.suite.views import task_card
 
     with Sandbox(allow_weak_isolation=True) as sandbox:
-        loaded = {t.task_id: t for t in load_suite(tasks, sandbox).tasks}
+        loaded = {t.task_id: t for t in problems_for(["code"], tasks, DEFAULT_CASES, sandbox).by_track["code"]}
     if task_id not in loaded:
         err.print(f"[red]error:[/red] no task {task_id!r} in {tasks}; try `fembench-agents tasks list`")
         raise typer.Exit(2)
@@ -74,9 +75,9 @@ def tasks_validate(
     from fembench_agents.suite.validation import validate_task
 
     with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
-        suite = load_suite(path, sandbox)
-        loaded = suite.tasks
-        evaluator = Evaluator(sandbox)
+        suite = problems_for(["code"], path, DEFAULT_CASES, sandbox)
+        loaded = suite.by_track["code"]
+        evaluator = FunctionScorer(sandbox)
         with progress_bar() as progress, ThreadPoolExecutor(max_workers=sandbox.size) as pool:
             bar = progress.add_task("validating", total=len(loaded))
             problems = []

@@ -28,14 +28,15 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from fembench_agents.runs.log import AttemptRecord, ModelCallRecord, read_log
-from fembench_agents.scoring.evaluator import Evaluator, ReferenceFailure, ReferenceOutput
+from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.scoring import FunctionScorer, ReferenceFailure, ReferenceOutput
 
 MIN_TOKENS = 6  # a held-out line shorter than this is too generic to mean anything
 MIN_WORDS = 4  # ... and so is one made mostly of punctuation
@@ -283,9 +284,10 @@ def number_hits(prompt: str, heldout_values: dict[str, list[float]], seen: list[
 
 def heldout_values(heldout: list[Task], evaluator: Evaluator) -> tuple[dict[str, list[float]], list[str]]:
     values, notes = {}, []
+    references = cast(FunctionScorer, evaluator.scorer_for("code"))  # the optimizer tunes the code track
     for task in heldout:
         try:
-            values[task.task_id] = distinctive_values(evaluator.reference_outputs(task))
+            values[task.task_id] = distinctive_values(references.reference_outputs(task))
         except ReferenceFailure as exc:
             notes.append(f"no reference outputs for {task.task_id}: {exc}")
     return values, notes

@@ -11,11 +11,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, TypeAdapter, ValidationError, field_validator
 
 from fembench_agents.contracts import Feedback, Track
+from fembench_agents.kinds import outcome_types
 from fembench_agents.messages import Message, ModelRequest, ModelResponse
-from fembench_agents.scoring.outcomes import Outcome
+from fembench_agents.scoring.outcomes import OutcomeBase
 from fembench_agents.scoring.sandbox.isolation import IsolationReport
 from fembench_agents.vocabulary import EpisodeStatus, FailureReason, Stage
 
@@ -61,8 +62,19 @@ class AttemptRecord(_Record):
     request_hash: str | None = None
     response: ModelResponse | None = None
     model_error: str | None = None
-    outcome: Outcome | None = None
+    outcome: SerializeAsAny[OutcomeBase] | None = None  # the model its kind registered, by its `kind` tag
     feedback: Feedback | None = None
+
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def _outcome_of_its_kind(cls, value: object) -> object:
+        if not isinstance(value, dict):
+            return value
+        types = outcome_types()
+        tag = value.get("kind")
+        if tag not in types:
+            raise ValueError(f"outcome kind {tag!r} is not registered; known: {', '.join(types)}")
+        return types[tag].model_validate(value)
 
 
 class EpisodeRecord(_Record):

@@ -7,11 +7,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from fembench_agents.cases.problem import SolverCase
+from fembench_agents.contracts import Problem
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log
 from fembench_agents.runs.reader import latest_attempts
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.suite.model import Task
 
 
 class Change(BaseModel):
@@ -25,16 +24,7 @@ def outcome_signature(record: AttemptRecord) -> str:
     """Everything about an attempt's verdict, without timings."""
     if record.outcome is None:
         return f"model_error:{record.model_error}"
-    # A PDE attempt's measured times (and the thresholds of a re-calibrated
-    # machine) vary between scorings; its verdict is what must not.
-    data = record.outcome.model_dump(exclude={"seconds", "isolation", "timings", "solve_seconds", "thresholds"})
-    for stage in data["stages"]:
-        stage.pop("seconds", None)
-        if stage["stage"] == "fast":
-            stage.pop("detail", None)
-    for item in data.get("inputs", []):
-        item.pop("seconds", None)
-    return repr(data)
+    return repr(record.outcome.verdict_data())
 
 
 def compare_runs(original: list, replayed: list) -> list[Change]:
@@ -49,9 +39,7 @@ def compare_runs(original: list, replayed: list) -> list[Change]:
     return changes
 
 
-def rescore(
-    run_dir: Path, tasks: dict[str, Task] | dict[str, SolverCase] | dict[str, Task | SolverCase], evaluator: Evaluator
-) -> list[Change]:
+def rescore(run_dir: Path, tasks: dict[str, Problem], evaluator: Evaluator) -> list[Change]:
     """Re-evaluate every stored attempt's reply with the current evaluator."""
     changes = []
     for record in read_log(run_dir):

@@ -10,13 +10,13 @@ import fnmatch
 import importlib.metadata
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fembench_agents.agents import make_agent
-from fembench_agents.cases.problem import SolverCase
-from fembench_agents.contracts import FeedbackBuilder, ModelClient, SolverAgent, Track
+from fembench_agents.contracts import FeedbackBuilder, ModelClient, Problem, SkippedTask, SolverAgent, Track
+from fembench_agents.kinds import tracks
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.health import STOP_AFTER, FailureStreak, RunStopped
 from fembench_agents.runs.log import (
@@ -34,11 +34,6 @@ from fembench_agents.runs.session import EpisodeSession
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.sandbox import IsolationReport
-from fembench_agents.suite.loader import SkippedTask
-from fembench_agents.suite.model import Task
-from fembench_agents.vocabulary import LIBRARY_TRACKS, TRACKS
-
-Problem = Task | SolverCase
 
 
 @dataclass(frozen=True)
@@ -53,8 +48,8 @@ class RunConfig:
     model_concurrency: int | None = None  # model calls at once per provider; None: `concurrency`
 
     def __post_init__(self) -> None:
-        if self.track not in TRACKS:
-            raise ValueError(f"track must be one of {', '.join(TRACKS)}, got {self.track!r}")
+        if self.track not in tracks():
+            raise ValueError(f"track must be one of {', '.join(tracks())}, got {self.track!r}")
         if self.repeats < 1:
             raise ValueError(f"repeats must be >= 1, got {self.repeats}")
         if self.concurrency < 1:
@@ -75,19 +70,15 @@ class RunConfig:
         return d
 
 
-def select_tasks[P: (Task, SolverCase, Problem)](tasks: list[P], selector: str) -> list[P]:
+def select_tasks[P: Problem](tasks: list[P], selector: str) -> list[P]:
     """Comma-separated task (or case) ids or fnmatch patterns; `all` selects
-    everything, except cases marked as leaking (`SolverCase.leak`), which only
+    everything, except problems marked as leaking (`Problem.leak`), which only
     their own id selects."""
     if selector.strip() in ("all", "*", ""):
-        return [t for t in tasks if not getattr(t, "leak", None)]
+        return [t for t in tasks if not t.leak]
     chosen: dict[str, P] = {}
     for pattern in (p.strip() for p in selector.split(",") if p.strip()):
-        hits = [
-            t
-            for t in tasks
-            if t.task_id == pattern or (fnmatch.fnmatchcase(t.task_id, pattern) and not getattr(t, "leak", None))
-        ]
+        hits = [t for t in tasks if t.task_id == pattern or (fnmatch.fnmatchcase(t.task_id, pattern) and not t.leak)]
         if not hits:
             leaking = [t.task_id for t in tasks if fnmatch.fnmatchcase(t.task_id, pattern)]
             why = f" but cases marked as leaking ({', '.join(leaking)}: name them by id)" if leaking else ""
@@ -128,7 +119,7 @@ def run_limits(config: RunConfig, evaluator: Evaluator) -> dict[str, int]:
 def prepare_run_dir(
     out: Path,
     config: RunConfig,
-    tasks: list[Task] | list[SolverCase] | list[Problem],
+    tasks: Sequence[Problem],
     isolation: IsolationReport | None = None,
     limits: dict[str, int] | None = None,
     calibration: str | None = None,
@@ -216,7 +207,7 @@ async def run_episode(
 
 async def execute_run(
     config: RunConfig,
-    tasks: list[Task] | list[SolverCase] | list[Problem],
+    tasks: Sequence[Problem],
     out: Path,
     model: ModelClient,
     evaluator: Evaluator,
@@ -228,17 +219,16 @@ async def execute_run(
     """Run every unfinished episode of `config` into `out`; returns all finished episodes.
     Raises RunStopped once `stop_after` episodes in a row fail with the same error
     that retrying cannot fix (None: never stop early)."""
-    selected: list[Problem] = select_tasks(list[Problem](tasks), config.tasks)
+    selected: list[Problem] = select_tasks(list(tasks), config.tasks)
     agent = agent or make_agent(config.agent)
     feedback = feedback if feedback is not None else TemplateFeedback()
-    calibration = evaluator.cases.calibration if config.track in LIBRARY_TRACKS else None
     prepare_run_dir(
         out,
         config,
         selected,
         evaluator.sandbox.isolation(),
         run_limits(config, evaluator),
-        calibration.calibration_id if calibration is not None else None,
+        evaluator.calibration_id(config.track),
     )
     done = finished_episodes(read_log(out))
     todo = [

@@ -6,21 +6,19 @@ from __future__ import annotations
 import asyncio
 import time
 
-from fembench_agents.cases.problem import SolverCase
-from fembench_agents.contracts import Feedback, FeedbackBuilder, ModelClient, Track
+from fembench_agents.contracts import Feedback, FeedbackBuilder, ModelClient, Problem, Track
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunLog
 from fembench_agents.runs.recording import ModelUnavailable, recorded_call
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.outcomes import AnyOutcome, TestSuiteOutcome
-from fembench_agents.suite.model import Task
+from fembench_agents.scoring.outcomes import AnyOutcome
 
 
 class EpisodeSession:
     def __init__(
         self,
         *,
-        task: Task | SolverCase,
+        task: Problem,
         track: Track,
         model: ModelClient,
         params: ModelParams,
@@ -116,11 +114,7 @@ class EpisodeSession:
         last = scored[-1].outcome if scored else None
         responses = [a.response for a in self.attempts if a.response is not None]
         costs = [r.cost_usd for r in responses]  # a cached response is the same sample, at its recorded cost
-        score = (
-            (last.joint_score if isinstance(last, TestSuiteOutcome) else float(bool(last and last.passed)))
-            if last
-            else 0.0
-        )
+        score = last.episode_score if last else 0.0
         if passed_at is not None:
             score = 1.0
         return EpisodeRecord(

@@ -7,14 +7,17 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from pydantic import BaseModel
 
+from fembench_agents.contracts import SkippedTask
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.scoring.sandbox import IsolationReport
-from fembench_agents.suite.loader import SkippedTask
 from fembench_agents.suite.model import Task
+
+_TRACKS = {"code": "code", "test": "tests"}  # a file name's word -> the track it is scored on
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def score_folder(
     def score(c: Completion) -> tuple[Completion, FunctionOutcome | TestSuiteOutcome]:
         text = c.path.read_text(errors="replace")
         task = by_id[c.task_id]
-        outcome = evaluator.score(task, "code" if c.track == "code" else "tests", text)
+        outcome = cast(FunctionOutcome | TestSuiteOutcome, evaluator.score(task, _TRACKS[c.track], text))
         if progress:
             progress(c)
         return c, outcome

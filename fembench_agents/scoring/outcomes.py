@@ -11,7 +11,7 @@ own kind with its own stages (executes -> accurate -> fast) on the same base.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -85,10 +85,31 @@ class OutcomeBase(BaseModel):
         failed = first_failed(self.stages)
         return failed.reason if failed else None
 
+    @property
+    def episode_score(self) -> float:
+        """An episode's score when this is its last outcome: 1 or 0 here; a kind may grade partial success."""
+        return float(self.passed)
+
+    # What varies from one scoring of the same attempt to the next (measured times).
+    varying_fields: ClassVar[frozenset[str]] = frozenset({"seconds", "isolation"})
+
+    def verdict_data(self) -> dict[str, object]:
+        """Everything about the verdict, without what varies between scorings of the same attempt."""
+        data = self.model_dump(exclude=set(self.varying_fields))
+        for stage in data["stages"]:
+            stage.pop("seconds", None)
+        return data
+
 
 class FunctionOutcome(OutcomeBase):
     kind: Literal["function"] = "function"
     inputs: tuple[InputResult, ...] = ()
+
+    def verdict_data(self) -> dict[str, object]:
+        data = super().verdict_data()
+        for item in data["inputs"]:  # type: ignore[attr-defined]
+            item.pop("seconds", None)
+        return data
 
 
 class TestResult(BaseModel):
@@ -115,6 +136,10 @@ class TestSuiteOutcome(OutcomeBase):
     @property
     def joint_score(self) -> float:
         return share(t.joint for t in self.tests)
+
+    @property
+    def episode_score(self) -> float:
+        return self.joint_score
 
     @property
     def reference_pass_share(self) -> float:
@@ -158,6 +183,19 @@ class CaseOutcome(OutcomeBase):
     error: ErrorInfo | None = None  # the attempt's own exception, if solve raised
     thresholds: CaseThresholds | None = None
     substitutions: tuple[str, ...] = ()  # compatibility rewrites applied to the program (cases/compat.py)
+
+    # A PDE attempt's measured times (and the thresholds of a re-calibrated
+    # machine) vary between scorings; its verdict is what must not.
+    varying_fields: ClassVar[frozenset[str]] = frozenset(
+        {"seconds", "isolation", "timings", "solve_seconds", "thresholds"}
+    )
+
+    def verdict_data(self) -> dict[str, object]:
+        data = super().verdict_data()
+        for stage in data["stages"]:  # type: ignore[attr-defined]
+            if stage["stage"] == "fast":
+                stage.pop("detail", None)
+        return data
 
 
 Outcome = Annotated[FunctionOutcome | TestSuiteOutcome | CaseOutcome, Field(discriminator="kind")]

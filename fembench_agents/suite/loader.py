@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
+from fembench_agents.contracts import SkippedTask
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
 from fembench_agents.suite.model import Comparison, SourceFunction, Task, TestCase, Tier
@@ -112,16 +113,6 @@ def _to_task(path: Path, source: str, d: dict[str, Any]) -> Task:
         # The fields validated here are the optional task_info keys, under the same names.
         loc = exc.errors()[0]["loc"]
         raise TaskFormatError(path, str(loc[0]) if loc else None, _problems(exc)) from None
-
-
-class SkippedTask(BaseModel):
-    """A task module that did not load: `name` is the file's stem (a task id by
-    convention, the task's id for a duplicate), `reason` why."""
-
-    model_config = ConfigDict(frozen=True)
-    name: str
-    path: str
-    reason: str
 
 
 @dataclass(frozen=True)

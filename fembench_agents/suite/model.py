@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -97,6 +98,16 @@ class Task(BaseModel):
     @property
     def content_hash(self) -> str:
         return hashlib.sha256(self.module_source.encode()).hexdigest()[:16]
+
+    @property
+    def hidden_dir(self) -> Path:
+        """The task's folder: its module holds the reference, hidden from every sandboxed job."""
+        return Path(self.path).parent
+
+    @property
+    def leak(self) -> None:
+        """A task module never shows its reference to a solver."""
+        return None
 
     @property
     def helper_names(self) -> tuple[str, ...]:

@@ -40,8 +40,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from fembench_agents.scoring.evaluator import Evaluator, ReferenceFailure, ReferenceOutput
-from fembench_agents.scoring.references import call_job
 from fembench_agents.scoring.sandbox import JobResult, SandboxPolicy
 from fembench_agents.suite.loader import SkippedTask, load_each
 from fembench_agents.suite.model import Task
@@ -51,6 +49,8 @@ from fembench_agents.suite.mutants import (
     Operator,
     task_mutants,
 )
+from fembench_agents.suite.references import call_job
+from fembench_agents.suite.scoring import FunctionScorer, ReferenceFailure, ReferenceOutput
 
 # Per-call time limit for a mutant: this many times the slowest reference call,
 # at least MIN_CALL_SECONDS and at most the task's own limit.
@@ -131,20 +131,22 @@ class _Prepared:
     error: str | None = None
 
 
-def _policy(task: Task, evaluator: Evaluator, per_call: float) -> SandboxPolicy:
+def _policy(task: Task, evaluator: FunctionScorer, per_call: float) -> SandboxPolicy:
     wall = per_call * len(task.inputs) + JOB_OVERHEAD_SECONDS
     return SandboxPolicy(
         wall_seconds=wall, memory_mb=evaluator.config.memory_mb, hidden_paths=(os.path.dirname(task.path),)
     )
 
 
-def _run_source(task: Task, evaluator: Evaluator, source: str, policy: SandboxPolicy) -> JobResult:
+def _run_source(task: Task, evaluator: FunctionScorer, source: str, policy: SandboxPolicy) -> JobResult:
     # Built exactly as the reference is, from the task with the mutated module.
-    implementation = Evaluator.task_implementation(task.model_copy(update={"module_source": source}), task.main_name)
+    implementation = FunctionScorer.task_implementation(
+        task.model_copy(update={"module_source": source}), task.main_name
+    )
     return evaluator.sandbox.run(call_job(task, implementation), policy)
 
 
-def _verdict(task: Task, evaluator: Evaluator, result: JobResult, reference: list[ReferenceOutput]) -> str | None:
+def _verdict(task: Task, evaluator: FunctionScorer, result: JobResult, reference: list[ReferenceOutput]) -> str | None:
     """None when the run matches the reference on every input (the mutant
     survives); otherwise how it differs."""
     inputs, execute, correct = evaluator._judge_calls(task, result, reference)
@@ -161,7 +163,7 @@ def _verdict(task: Task, evaluator: Evaluator, result: JobResult, reference: lis
     return "mismatch"
 
 
-def _prepare(task: Task, evaluator: Evaluator, per_call_seconds: float | None) -> _Prepared:
+def _prepare(task: Task, evaluator: FunctionScorer, per_call_seconds: float | None) -> _Prepared:
     limit = task.time_limit or evaluator.config.call_seconds
     try:
         mutants = task_mutants(task)
@@ -186,7 +188,7 @@ def _prepare(task: Task, evaluator: Evaluator, per_call_seconds: float | None) -
     return _Prepared(task, reference, mutants, per_call)
 
 
-def _run_mutant(prep: _Prepared, evaluator: Evaluator, mutant: Mutant) -> tuple[str | None, float]:
+def _run_mutant(prep: _Prepared, evaluator: FunctionScorer, mutant: Mutant) -> tuple[str | None, float]:
     assert prep.reference is not None
     result = _run_source(prep.task, evaluator, mutant.source, _policy(prep.task, evaluator, prep.per_call))
     return _verdict(prep.task, evaluator, result, prep.reference), result.wall_seconds
@@ -231,7 +233,7 @@ def _summarise(prep: _Prepared, verdicts: list[str | None], seconds: float) -> T
 
 def mutation_report(
     tasks: list[Task],
-    evaluator: Evaluator,
+    evaluator: FunctionScorer,
     *,
     per_call_seconds: float | None = None,
     skipped: tuple[SkippedTask, ...] = (),
@@ -352,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         except FileNotFoundError as exc:
             err.print(f"[red]error:[/red] {exc}")
             return 2
-        evaluator = Evaluator(sandbox)
+        evaluator = FunctionScorer(sandbox)
         try:
 
             def progress(done: int, total: int) -> None:

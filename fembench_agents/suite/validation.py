@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fembench_agents.scoring.comparison import compare_outputs
-from fembench_agents.scoring.evaluator import Evaluator, ReferenceFailure
+from fembench_agents.suite.comparison import compare_outputs
 from fembench_agents.suite.model import Comparison, Task
+from fembench_agents.suite.scoring import FunctionScorer, ReferenceFailure
 
 _EXACT = Comparison(rtol=0.0, atol=0.0)
 
@@ -32,7 +32,7 @@ def ideal_answer(task: Task) -> str:
     return "\n".join(parts)
 
 
-def validate_task(task: Task, evaluator: Evaluator) -> list[Problem]:
+def validate_task(task: Task, evaluator: FunctionScorer) -> list[Problem]:
     problems: list[Problem] = []
 
     def problem(check: str, message: str) -> None:
@@ -59,7 +59,7 @@ def validate_task(task: Task, evaluator: Evaluator) -> list[Problem]:
         problem(
             "ideal_answer", f"the reference, as a solver would submit it, fails at {outcome.failed_stage}: {detail}"
         )
-    suite = evaluator.score(task, "tests", "\n\n".join(t.source for t in task.tests))
+    suite = evaluator.score_tests(task, "\n\n".join(t.source for t in task.tests))
     if suite.failed_stage in ("parse", "imports"):
         detail = next((s.detail or s.reason for s in suite.stages if not s.passed), "")
         problem("tests", f"the task's tests fail the {suite.failed_stage} stage: {detail}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
 from fembench_agents.scoring.extraction import code_blocks, python_fences
@@ -93,7 +93,7 @@ def attempt_view(a: AttemptRecord, previous_code: str | None) -> dict[str, Any]:
             {"stage": s.stage, "passed": s.passed, "reason": s.reason, "detail": s.detail, "seconds": s.seconds}
             for s in o.stages
         ],
-        "facts": [] if o is None else _outcome_facts(o),
+        "facts": [] if o is None else _outcome_facts(cast(AnyOutcome, o)),
         "model_error": a.model_error,
         "feedback": a.feedback.text if a.feedback else None,
         "prompt_tokens": usage.prompt_tokens if usage else None,

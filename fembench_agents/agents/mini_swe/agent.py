@@ -27,7 +27,7 @@ from fembench_agents.agents.openhands.workspace import (
 )
 from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.cases.problem import SolverCase
-from fembench_agents.contracts import SolveSession
+from fembench_agents.contracts import Problem, SolveSession
 from fembench_agents.messages import Message
 from fembench_agents.runs.recording import ModelUnavailable, diverged_replay
 from fembench_agents.suite.model import Task
@@ -83,8 +83,8 @@ class MiniSweAgent:
     extra_hidden: tuple[str, ...] = ()
     keep_workspace: bool = False  # tests inspect it; normally removed after the episode
 
-    async def solve(self, task: Task | SolverCase, session: SolveSession) -> None:
-        await self.run(task, session)
+    async def solve(self, task: Problem, session: SolveSession) -> None:
+        await self.run(task, session)  # type: ignore[arg-type]  # until the workspace asks the kind
 
     async def run(self, task: Task | SolverCase, session: SolveSession) -> EpisodeTrace:
         from fembench_agents.agents.openhands.terminal import check_launcher, write_launcher

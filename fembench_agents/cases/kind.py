@@ -1,0 +1,69 @@
+"""The PDE cases as registered kinds: one per library track, over one cases
+folder and one scorer with this machine's calibration."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fembench_agents.cases import timing
+from fembench_agents.cases.compat import REWRITES
+from fembench_agents.cases.feedback import CaseFeedback
+from fembench_agents.cases.problem import load_cases
+from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
+from fembench_agents.cases.store import CaseStoreError
+from fembench_agents.cases.tracks import TRACKS, get_track
+from fembench_agents.contracts import LoadedProblems, ProblemsUnavailable, ScoringOptions
+from fembench_agents.kinds import register_kind
+from fembench_agents.scoring.outcomes import CaseOutcome
+from fembench_agents.scoring.sandbox import Sandbox
+
+DEFAULT_PATH = "cases"
+
+
+@dataclass(frozen=True)
+class LibraryKind:
+    """One PDE library track (`TaskKind`): the cases it offers, scored executes -> accurate -> fast."""
+
+    track: str
+    label: str
+    preload: tuple[str, ...]
+    default_path: str = DEFAULT_PATH
+    outcome_type: type[CaseOutcome] = CaseOutcome
+    scorer_key: str = "pde"  # one scorer: the cases' hidden records and the calibration, loaded once
+    feedback: CaseFeedback = field(default_factory=CaseFeedback)
+
+    def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
+        """The built cases at `path` each library of `tracks` offers, and a scorer
+        with this machine's calibration; unavailable when a library is not
+        installed, the cases are not built or the machine is not calibrated."""
+        problems = []
+        for library in tracks:
+            ok, why = get_track(library).available()
+            if not ok:
+                problems.append(f"library track {library!r} is unavailable: {why}")
+        if problems:
+            raise ProblemsUnavailable("\n".join(problems))
+        unknown = [c for c in options.compat if c not in REWRITES]
+        if unknown:
+            raise ProblemsUnavailable(f"unknown compatibility rewrite(s) {unknown}; known: {sorted(REWRITES)}")
+        try:
+            calibration = timing.load(Path(path))
+            cases = load_cases(Path(path))
+        except (CaseStoreError, timing.CalibrationMissing) as exc:
+            raise ProblemsUnavailable(str(exc)) from None
+        scorer = CaseScorer(sandbox, calibration, CaseScoringConfig(compat=options.compat))
+        by_track: dict[str, list[Any]] = {lib: [c for c in cases if lib in c.spec.libraries] for lib in tracks}
+        return LoadedProblems(by_track, scorer)
+
+    def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> CaseScorer:
+        """Without a calibration the fast gate is not judged (`not_timed`)."""
+        return CaseScorer(sandbox, config=CaseScoringConfig(compat=options.compat))
+
+
+LIBRARY_KINDS = tuple(
+    register_kind(LibraryKind(track=name, label=f"PDE ({name})", preload=track.modules))
+    for name, track in TRACKS.items()
+)

@@ -1,0 +1,56 @@
+"""What a run, a score or an optimization draws from: each track's problems,
+loaded once per source through the registered kinds, and one evaluator with
+the scorers they need. The CLI, the Python API and the optimizer all start here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fembench_agents.contracts import ScoringOptions, SkippedTask
+from fembench_agents.kinds import kind_for
+from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.scoring.sandbox import Sandbox
+
+
+@dataclass
+class ProblemSets:
+    by_track: dict[str, list[Any]]
+    evaluator: Evaluator
+    skipped_by_track: dict[str, list[SkippedTask]] = field(default_factory=dict)
+
+    @property
+    def skipped(self) -> list[SkippedTask]:
+        """Every source file left out, once."""
+        return list({s.path: s for group in self.skipped_by_track.values() for s in group}.values())
+
+
+def preload_for(tracks: Iterable[str]) -> tuple[str, ...]:
+    """The modules the sandbox's warm workers import once for attempts on `tracks`."""
+    return tuple(dict.fromkeys(m for t in tracks for m in kind_for(t).preload))
+
+
+def load_problems(
+    tracks: Iterable[str],
+    sandbox: Sandbox,
+    paths: Mapping[str, str] | None = None,
+    options: ScoringOptions | None = None,
+) -> ProblemSets:
+    """Each track's problems and an evaluator that can score them all. `paths`:
+    where each source is, by the kinds' `default_path` (a source not named is
+    read from its default). Raises ProblemsUnavailable (a ValueError)."""
+    options = options or ScoringOptions()
+    paths = paths or {}
+    groups: dict[str, list[str]] = {}  # kinds sharing a scorer share one load
+    for track in dict.fromkeys(tracks):
+        groups.setdefault(kind_for(track).scorer_key, []).append(track)
+    evaluator = Evaluator(sandbox, options=options)
+    sets = ProblemSets(by_track={}, evaluator=evaluator)
+    for group in groups.values():
+        kind = kind_for(group[0])
+        loaded = kind.load(paths.get(kind.default_path, kind.default_path), sandbox, options, group)
+        sets.by_track.update(loaded.by_track)
+        sets.skipped_by_track.update({track: list(loaded.skipped) for track in group})
+        evaluator.use(group[0], loaded.scorer)
+    return sets

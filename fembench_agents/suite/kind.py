@@ -1,0 +1,49 @@
+"""The function tasks as registered kinds: the code track (write the function)
+and the tests track (write its tests), over one suite and one scorer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fembench_agents.contracts import LoadedProblems, ProblemsUnavailable, ScoringOptions
+from fembench_agents.kinds import register_kind
+from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
+from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.feedback import FunctionFeedback
+from fembench_agents.suite.loader import load_each
+from fembench_agents.suite.scoring import FunctionScorer
+
+DEFAULT_PATH = "tasks"
+
+
+@dataclass(frozen=True)
+class FunctionKind:
+    """One track of the function tasks (`TaskKind`)."""
+
+    track: str
+    label: str
+    outcome_type: type[FunctionOutcome] | type[TestSuiteOutcome]
+    default_path: str = DEFAULT_PATH
+    preload: tuple[str, ...] = ()
+    scorer_key: str = "function"  # code and tests share the reference outputs one scorer caches
+    feedback: FunctionFeedback = field(default_factory=FunctionFeedback)
+
+    def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
+        """Every task module under `path` that loads, on each track; each other is skipped with its reason."""
+        try:
+            loaded = load_each(path, sandbox)
+        except FileNotFoundError as exc:
+            raise ProblemsUnavailable(str(exc)) from None
+        if loaded.skipped and not loaded.tasks:
+            raise ProblemsUnavailable(f"no task in {path} could be loaded")
+        by_track: dict[str, list[Any]] = {track: list(loaded.tasks) for track in tracks}
+        return LoadedProblems(by_track, self.scorer(sandbox, options), list(loaded.skipped))
+
+    def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> FunctionScorer:
+        return FunctionScorer(sandbox)
+
+
+CODE = register_kind(FunctionKind(track="code", label="function code", outcome_type=FunctionOutcome))
+TESTS = register_kind(FunctionKind(track="tests", label="function tests", outcome_type=TestSuiteOutcome))
