@@ -81,7 +81,12 @@ class SkippedTask(BaseModel):
 
 class ProblemsUnavailable(ValueError):
     """A kind cannot offer its problems here: a missing folder, an uninstalled
-    library, no machine calibration. The message says what to do."""
+    library, no machine calibration, no source that loads (`skipped` says why
+    each did not). The message says what to do."""
+
+    def __init__(self, message: str, skipped: list[SkippedTask] | None = None) -> None:
+        super().__init__(message)
+        self.skipped = list(skipped or [])
 
 
 @dataclass(frozen=True)

@@ -47,9 +47,18 @@ def _load_builtins() -> None:
 
 
 def tracks() -> tuple[str, ...]:
-    """Every registered track, built-in ones first, in registration order."""
+    """Every registered track: the built-in kinds' in BUILTIN_KINDS order, then the others,
+    each in registration order (whichever module happened to be imported first)."""
     _load_builtins()
-    return tuple(_KINDS)
+    with _lock:
+        kinds = list(_KINDS.values())
+    ranked = sorted(range(len(kinds)), key=lambda i: (_builtin_rank(kinds[i]), i))
+    return tuple(kinds[i].track for i in ranked)
+
+
+def _builtin_rank(kind: TaskKind) -> int:
+    module = type(kind).__module__
+    return BUILTIN_KINDS.index(module) if module in BUILTIN_KINDS else len(BUILTIN_KINDS)
 
 
 def kind_for(track: str) -> TaskKind:
@@ -58,7 +67,7 @@ def kind_for(track: str) -> TaskKind:
     try:
         return _KINDS[track]
     except KeyError:
-        raise ValueError(f"unknown track {track!r}; known: {', '.join(_KINDS)}") from None
+        raise ValueError(f"unknown track {track!r}; known: {', '.join(tracks())}") from None
 
 
 def kind_of_outcome(outcome: Any) -> TaskKind:

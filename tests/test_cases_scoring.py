@@ -78,6 +78,8 @@ def test_a_correct_solver_passes_all_three_gates(case_evaluator: Evaluator, case
     assert out.solver_info == {"mesh_resolution": 96, "element_degree": 1, "dofs": 9025, "method": "fd5"}
     assert out.thresholds is not None
     assert out.thresholds.tau_acc == pytest.approx(2.3445e-04) and out.thresholds.tau_time == pytest.approx(0.3)
+    # the threshold the record states, to the bit
+    assert out.thresholds.tau_acc == store.load_hidden(CASES, case.task_id)[0].calibration["numpy-scipy"].tau_acc
     assert FEEDBACK(out).text == "Your previous answer passed every check."
     assert FEEDBACK(out).score == 1.0
 

@@ -322,12 +322,12 @@ def scored(suite: list[Task], evaluator: Evaluator) -> dict[str, list[tuple[str,
         slow = FunctionScorer(slow_box, FunctionScoringConfig(call_seconds=SLOW_CALL_SECONDS))
         timeouts = {t.task_id: slow_pool.submit(slow.score_function, t, SLEEP.format(m=t.main_name)) for t in suite}
         jobs = [
-            (t.task_id, label, pool.submit(evaluator.score_function, t, text))
+            (t.task_id, label, pool.submit(evaluator.score, t, "code", text))
             for t in suite
             for label, text in code_attempts(t).items()
         ]
         jobs += [
-            (t.task_id, label, pool.submit(evaluator.score_tests, t, text))
+            (t.task_id, label, pool.submit(evaluator.score, t, "tests", text))
             for t in suite
             for label, text in suite_attempts(t).items()
         ]

@@ -551,6 +551,20 @@ def test_evaluate_end_to_end_on_a_domain_with_points_outside() -> None:
     assert broken.report.diagnostics.solver_info == {"iterations": 4}
 
 
+def test_the_verdict_uses_the_threshold_the_record_states() -> None:
+    """One number, one source: the accuracy gate judges against the record's tau_acc, which
+    the outcome reports; without one it is max(alpha_acc e_base, tau_min) under the config."""
+    contract = OutputContract(fields={"u": FieldSpec(shape=(1, 2))}, layout="")
+    ref = np.array([[3.0, 4.0]])  # norm 5: an error of 0.05 in one entry is a relative error of 0.01
+    kw: dict[str, Any] = dict(contract=contract, reference={"u": ref}, mask=np.ones((1, 2), bool), library="l")
+    off = {"u": np.array([[3.05, 4.0]])}
+    computed = gates.evaluate("c", off, e_base=2e-3, t_base=1.0, seconds=[0.1], **kw)  # tau = 10 x 2e-3 = 0.02
+    assert computed.report.passed and computed.hidden.tau_acc == 0.02
+    stated = gates.evaluate("c", off, e_base=2e-3, t_base=1.0, seconds=[0.1], threshold=0.005, **kw)
+    assert [(s.stage, s.passed) for s in stated.report.stages] == [("executes", True), ("accurate", False)]
+    assert stated.hidden.tau_acc == 0.005
+
+
 def test_the_diagnostics_are_the_primary_unknowns_inside_the_domain() -> None:
     # the fields as a case file reads them back (sorted): the pressure first
     contract = OutputContract(fields={"p": FieldSpec(shape=(2, 2)), "u": FieldSpec(shape=(2, 2))}, layout="")

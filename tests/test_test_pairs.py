@@ -112,13 +112,13 @@ PAIRS = [
 ]
 
 
-def pair_verdicts(evaluator: Evaluator, task: Task, code: str) -> list[bool]:
+def pair_verdicts(scorer: FunctionScorer, task: Task, code: str) -> list[bool]:
     """Whether each test passed, against the reference, fail_adds, the reference, fail_no_check."""
     implementations = [
         FunctionScorer.task_implementation(task, n) for n in ("scale_vector", "fail_adds", "fail_no_check")
     ]
-    results = evaluator.scorer_for("code").run_pairs(task, {"preamble": [], "code": code}, implementations, PAIRS)
-    return [evaluator.scorer_for("code").test_passed(r) for r in results]
+    results = scorer.run_pairs(task, {"preamble": [], "code": code}, implementations, PAIRS)
+    return [scorer.test_passed(r) for r in results]
 
 
 NOBODY = 65534
@@ -128,7 +128,7 @@ HONEST_VERDICTS = [True, False, True, False]  # each test passes the reference a
 
 @pytest.mark.parametrize("note", list(NOTES))
 def test_no_pair_finds_what_an_earlier_pair_of_the_job_left(evaluator: Evaluator, scale_task: Task, note: str) -> None:
-    assert pair_verdicts(evaluator, scale_task, leaving_notes(*NOTES[note])) == HONEST_VERDICTS
+    assert pair_verdicts(evaluator.scorer_for("code"), scale_task, leaving_notes(*NOTES[note])) == HONEST_VERDICTS
 
 
 def test_the_notes_are_found_where_they_are_left(evaluator: Evaluator, scale_task: Task) -> None:
@@ -178,7 +178,10 @@ def test_negative_factor_raises(fcn):
 def test_a_pair_cannot_speak_for_another(evaluator: Evaluator, scale_task: Task) -> None:
     # every pair writes, on every pipe it has, the job's frames saying that all four
     # pairs passed; had one reached the job's channel, the failures would pass
-    assert pair_verdicts(evaluator, scale_task, "import numpy as np\nimport pytest\n" + FORGERY) == HONEST_VERDICTS
+    assert (
+        pair_verdicts(evaluator.scorer_for("code"), scale_task, "import numpy as np\nimport pytest\n" + FORGERY)
+        == HONEST_VERDICTS
+    )
 
 
 HANGS_ON_WRONG = """
@@ -197,16 +200,16 @@ def test_negative_factor_raises(fcn):
 
 
 def test_each_pair_has_its_own_clock(sandbox: Sandbox, scale_task: Task) -> None:
-    evaluator = FunctionScorer(sandbox, FunctionScoringConfig(test_seconds=1.5))
+    scorer = FunctionScorer(sandbox, FunctionScoringConfig(test_seconds=1.5))
     spec = {"preamble": [], "code": HANGS_ON_WRONG}
     implementations = [FunctionScorer.task_implementation(scale_task, n) for n in ("scale_vector", "fail_adds")]
     pairs = [("test_scales_values", 0), ("test_scales_values", 1), ("test_negative_factor_raises", 0)]
-    results = evaluator.scorer_for("code").run_pairs(scale_task, spec, implementations, pairs)
+    results = scorer.run_pairs(scale_task, spec, implementations, pairs)
     assert [r.timed_out for r in results] == [False, True, False]
     assert [(r.exit_code, r.signal) for r in results] == [(0, None), (None, 9), (0, None)]  # killed at its limit
     assert [[f["status"] for f in r.events("test")] for r in results] == [["passed"], [], ["passed"]]
     assert 1.5 <= results[1].wall_seconds < 3.0  # its limit, then killed; the next pair starts afresh
-    assert pair_verdicts(evaluator, scale_task, HANGS_ON_WRONG) == HONEST_VERDICTS  # one that never ends fails
+    assert pair_verdicts(scorer, scale_task, HANGS_ON_WRONG) == HONEST_VERDICTS  # one that never ends fails
 
 
 STDERR_AND_BROKEN_PIPE = """
@@ -245,7 +248,7 @@ def test_each_pair_reports_its_exit_and_its_own_stderr(sandbox: Sandbox, scale_t
     assert broken.frames == [] and broken.malformed_frames == 0
     assert broken.stderr == "sandbox pair error: OSError: [Errno 9] Bad file descriptor\n"
     assert (broken.exit_code, broken.signal, broken.timed_out, broken.truncated) == (70, None, False, False)
-    assert not Evaluator.test_passed(broken)
+    assert not FunctionScorer.test_passed(broken)
 
 
 LOUD_AND_LONG = """
@@ -266,10 +269,10 @@ def test_negative_factor_raises(fcn):
 
 
 def test_a_pair_that_writes_while_it_works_keeps_its_tail_and_its_full_time(sandbox: Sandbox, scale_task: Task) -> None:
-    evaluator = FunctionScorer(sandbox, FunctionScoringConfig(test_seconds=2.0))
+    scorer = FunctionScorer(sandbox, FunctionScoringConfig(test_seconds=2.0))
     spec = {"preamble": ["import numpy as np\nimport pytest"], "code": LOUD_AND_LONG}
     implementations = [FunctionScorer.task_implementation(scale_task, "scale_vector")]
-    loud, long = evaluator.scorer_for("code").run_pairs(
+    loud, long = scorer.run_pairs(
         scale_task, spec, implementations, [("test_scales_values", 0), ("test_negative_factor_raises", 0)]
     )
     # more than a pipe holds: read while the test runs, and only the last 8192 bytes (512 lines) kept

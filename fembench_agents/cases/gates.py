@@ -255,11 +255,15 @@ def evaluate(
     ended: str = "ok",
     message: str = "",
     bad_imports: Sequence[str] = (),
+    threshold: float | None = None,
 ) -> GateOutcome:
     """Stage by stage; stops at the first failure. Without t_base (no machine
-    calibration) the fast gate is not judged and the attempt does not pass."""
+    calibration) the fast gate is not judged and the attempt does not pass.
+    `threshold`: the accuracy threshold the case's record states, which is then
+    the one the verdict uses; None computes it from e_base under `config` (a
+    verdict under other gates than the record's)."""
     config = config or GateConfig()
-    ta = tau_acc(e_base, config)
+    ta = threshold if threshold is not None else tau_acc(e_base, config)
     tt = tau_time(t_base, config) if t_base is not None else None
     hidden = HiddenFigures(library=library, e_base=e_base, tau_acc=ta, t_base=t_base, tau_time=tt, config=config)
     stage = executes(output, contract, mask, ended=ended, message=message, bad_imports=bad_imports)

@@ -193,7 +193,9 @@ class CaseScorer:
         bad_imports: list[str],
     ) -> CaseOutcome:
         config = self.config.gates or hidden.record.gates
-        e_base = hidden.record.calibration[library].e_base
+        calibration = hidden.record.calibration[library]
+        # Under the record's own gates its stated tau_acc is the threshold: one number, one source.
+        threshold = calibration.tau_acc if self.config.gates is None else None
         t_base = self.t_base(case, library)
         gated = gates.evaluate(
             case.task_id,
@@ -202,10 +204,11 @@ class CaseScorer:
             reference=hidden.reference,
             mask=hidden.mask,
             library=library,
-            e_base=e_base,
+            e_base=calibration.e_base,
             t_base=t_base,
             seconds=timings,
             config=config,
+            threshold=threshold,
             ended=ended,
             message=message,
             bad_imports=bad_imports,

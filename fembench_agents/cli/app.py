@@ -151,12 +151,17 @@ def problems_for(
     try:
         sets = load_problems(tracks, sandbox, problem_paths(tasks_path, cases_path), options)
     except ProblemsUnavailable as exc:
+        _warn_skipped(exc.skipped)
         fail_unavailable(exc)
-    for skip in sets.skipped:
-        err.print(f"skipped task {skip.name}: {skip.reason}", markup=False, highlight=False, soft_wrap=True)
+    _warn_skipped(sets.skipped)
     if skipped is not None:
         skipped.extend(sets.skipped)
     return sets
+
+
+def _warn_skipped(skipped: list[SkippedTask]) -> None:
+    for skip in skipped:
+        err.print(f"skipped task {skip.name}: {skip.reason}", markup=False, highlight=False, soft_wrap=True)
 
 
 def exit_if_skipped(skipped: list[SkippedTask]) -> None:

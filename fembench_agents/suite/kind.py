@@ -37,7 +37,7 @@ class FunctionKind:
         except FileNotFoundError as exc:
             raise ProblemsUnavailable(str(exc)) from None
         if loaded.skipped and not loaded.tasks:
-            raise ProblemsUnavailable(f"no task in {path} could be loaded")
+            raise ProblemsUnavailable(f"no task in {path} could be loaded", loaded.skipped)
         by_track: dict[str, list[Any]] = {track: list(loaded.tasks) for track in tracks}
         return LoadedProblems(by_track, self.scorer(sandbox, options), list(loaded.skipped))
 
