@@ -68,7 +68,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
     "report.tables": ("*",),
     "optimize.candidates": ("*",),
-    "scoring.evaluator": ("*",),
+    "scoring.evaluator": ("*",),  # the dispatcher: track -> kind -> its scorer
+    "kinds": ("*",),
+    "runs.problems": ("*",),
+    "suite.scoring": ("*",),  # the function kind's scorer (code and tests tracks)
+    "suite.feedback": ("*",),
+    "cases.feedback": ("*",),
     "suite.references": ("*",),
     "scoring.sandbox.runner": ("*",),
     "scoring.sandbox.implementation": ("*",),
