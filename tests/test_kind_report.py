@@ -20,6 +20,7 @@ from fembench_agents.kinds import kind_for, register_kind, unregister_kind
 from fembench_agents.report import Report, build_report, render_markdown, write_report
 from fembench_agents.report.export import report_sections
 from fembench_agents.report.kind_parts import (
+    KIND_FIELDS,
     Filter,
     KindFigure,
     PairedHeadline,
@@ -182,7 +183,7 @@ def test_a_part_filling_no_field_of_the_report_is_refused(toy_kinds: None) -> No
     register_kind(ToyKind(track="misnamed", label="misnamed", report=Misnamed(family="misnamed")))
     try:
         ep = episode("single", "t1", 0, True, track="misnamed", model=MODEL)
-        with pytest.raises(ValueError, match=r"^the 'misnamed' report part fills 'toy_tables', which is no field"):
+        with pytest.raises(ValueError, match=r"^the 'misnamed' report part fills 'toy_tables', which is no kind"):
             kind_fields([ep], [], ReportSettings())
     finally:
         unregister_kind("misnamed")
@@ -206,3 +207,7 @@ def test_the_built_in_kinds_parts() -> None:
     assert kind_for("numpy-scipy").report.task_info("FEM_2D_quad_CC0_H1_T3") == TaskInfo(
         domain="other", tier="-", knowledge="-"
     )
+
+
+def test_a_kind_fills_only_the_reports_kind_sections() -> None:
+    assert KIND_FIELDS == ("case_stages", "paper_tables", "test_metrics", "breakdowns", "diagnostics", "case_margins")
