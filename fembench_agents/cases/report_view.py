@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fembench_agents.cases.report_rows import case_margins, case_rows, case_stage_rows, margin_rows
-from fembench_agents.report.kind_parts import KindFigure, PairedHeadline, ReportSection
-from fembench_agents.report.schema import Report, ReportSettings, TaskInfo
+from fembench_agents.report.kind_parts import KindFigure, PlainReport, ReportSection
+from fembench_agents.report.schema import Report, ReportSettings
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
 from fembench_agents.scoring.outcomes import CaseOutcome
 
@@ -32,17 +32,12 @@ def _draw_margins(report: Report) -> Figure:
 
 
 @dataclass(frozen=True)
-class CaseReport:
-    """The part every library track shares: its tables span the libraries."""
+class CaseReport(PlainReport):
+    """The part every library track shares: its tables span the libraries. A
+    case has no FEM-Bench domain, tier or knowledge class (the plain task info),
+    its score is pass or fail and its headline is "correct"."""
 
     family: str = "pde"
-    graded: bool = False
-    headline_label: str | None = None
-    paired_headline: PairedHeadline | None = None
-
-    def task_info(self, task_id: str) -> TaskInfo:
-        """A case has no FEM-Bench domain, tier or knowledge class."""
-        return TaskInfo(domain="other", tier="-", knowledge="-")
 
     def report_fields(
         self, episodes: Sequence[EpisodeRecord], attempts: Sequence[AttemptRecord], settings: ReportSettings
