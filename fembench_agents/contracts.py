@@ -24,6 +24,7 @@ __all__ = [
     "Feedback",
     "FeedbackBuilder",
     "KindFeedback",
+    "KindReport",
     "LoadedProblems",
     "ModelClient",
     "Problem",
@@ -37,6 +38,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from fembench_agents.report.kind_parts import KindFigure, PairedHeadline, ReportSection
+    from fembench_agents.report.schema import Report, ReportSettings, TaskInfo
+    from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
     from fembench_agents.scoring.outcomes import AnyOutcome
     from fembench_agents.scoring.sandbox import Sandbox
 
@@ -130,6 +134,57 @@ class KindFeedback(Protocol):
     def score(self, outcome: Any) -> float: ...
 
 
+class KindReport(Protocol):
+    """What reports and the viewer show of a kind beyond what every kind gets
+    (summary, per-task table, stage failures, paired tests, episode pages).
+    `report.kind_parts.PlainReport` is the part of a kind with nothing more."""
+
+    @property
+    def family(self) -> str:
+        """Kinds whose parts share a family have their sections built once, over all
+        their episodes (the function tracks' paper tables span code and tests)."""
+        ...
+
+    @property
+    def graded(self) -> bool:
+        """Its episode score grades partial success: a group's summary adds the
+        mean over tasks ("Joint tests") and a per-task cell the mean score."""
+        ...
+
+    @property
+    def headline_label(self) -> str | None:
+        """What a plot calls its groups' headline rate; None: nothing more specific than "correct"."""
+        ...
+
+    @property
+    def paired_headline(self) -> PairedHeadline | None:
+        """The track whose headline this kind's is plotted against, if any."""
+        ...
+
+    def task_info(self, task_id: str) -> TaskInfo:
+        """What a task id says (domain, tier, knowledge class): the viewer's filter columns."""
+        ...
+
+    def report_fields(
+        self, episodes: Sequence[EpisodeRecord], attempts: Sequence[AttemptRecord], settings: ReportSettings
+    ) -> dict[str, list[Any]]:
+        """Its sections of the typed `Report` (field name -> rows) from the episodes of
+        its family's tracks and the latest record of each of their attempts."""
+        ...
+
+    def sections(self, report: Report) -> list[ReportSection]:
+        """Its tables of `report`, in the order shown; none when it holds none of its data."""
+        ...
+
+    def figures(self, report: Report) -> list[KindFigure]:
+        """Its plots of `report`, drawn after the ones every report has."""
+        ...
+
+    def facts(self, outcome: Any) -> list[str]:
+        """What one of its outcomes measured beyond its stages, a line each (the viewer's attempt facts)."""
+        ...
+
+
 class TaskKind(Protocol):
     """One registered track: its problems, how attempts at them are scored and
     explained, and what a solver sees of them."""
@@ -166,6 +221,9 @@ class TaskKind(Protocol):
 
     @property
     def feedback(self) -> KindFeedback: ...
+
+    @property
+    def report(self) -> KindReport: ...
 
     def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         """The problems at `path` each of `tracks` (this kind's and those sharing its

@@ -87,8 +87,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "cases.scorer": ("*",),
     "scoring.disclosure": ("*",),
     "scoring.codec": ("*",),
-    "report.paper": ("*",),
-    "report.cases": ("*",),
+    "suite.paper": ("*",),
+    "cases.report_rows": ("*",),
     # the held-out judgement's numbers and text, not its plot
     "optimize.judgement": (
         "x_baseline_agent__*",
@@ -102,7 +102,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "optimize.reflection": ("*",),
     # the report's tables as printed: estimates, rates, costs, stage counts, paired tests, PDE margins
     "report.render": ("*",),
-    "report.paper_render": ("*",),
+    "suite.paper_render": ("*",),
 }
 
 # Tests that exercise code running only in sandbox children: "MODULE" for every function of the

@@ -21,10 +21,10 @@ from conftest import ROOT
 from fembench_agents.cases import timing
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.scorer import CaseScorer
+from fembench_agents.cases.sensitivity import curves, passes
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import make_client, register_script, unregister_script
 from fembench_agents.report import build_report, render_markdown
-from fembench_agents.report.sensitivity import curves, passes
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log, read_manifest
 from fembench_agents.runs.replay import compare_runs
 from fembench_agents.runs.run import RunConfig, execute_run

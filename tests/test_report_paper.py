@@ -24,13 +24,12 @@ from run_builders import (
     suite_outcome,
 )
 
-from fembench_agents.report import Report, build_report, paper, render_markdown, sensitivity, write_report
-from fembench_agents.report.cases import case_margins, case_stage_rows
+from fembench_agents.cases import sensitivity
+from fembench_agents.cases.report_rows import case_margins, case_rows, case_stage_rows, margin_rows
+from fembench_agents.report import Report, build_report, render_markdown, write_report
 from fembench_agents.report.export import report_sections
-from fembench_agents.report.paper import diagnostics, last_attempts, paper_tables, task_info
-from fembench_agents.report.paper_render import diagnostic_rows, margin_rows, paper_rows, paper_sections
 from fembench_agents.report.plots import correctness_figure
-from fembench_agents.report.render import case_rows, fmt_cell, fmt_cost, md_table, rich_tables, summary_rows
+from fembench_agents.report.render import fmt_cell, fmt_cost, md_table, rich_tables, summary_rows
 from fembench_agents.report.schema import (
     AgentMetrics,
     BreakdownRow,
@@ -46,6 +45,9 @@ from fembench_agents.report.schema import (
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunManifest, write_manifest
 from fembench_agents.scoring.outcomes import CaseOutcome, CaseThresholds, StageResult
 from fembench_agents.scoring.sandbox import IsolationReport
+from fembench_agents.suite import paper
+from fembench_agents.suite.paper import diagnostics, last_attempts, paper_tables, task_info
+from fembench_agents.suite.paper_render import diagnostic_rows, paper_rows
 
 CODE_PASSES = {
     "single": {TASK_1D: [True, True], TASK_2D: [True, False], TASK_3D: [False, False], TASK_OTHER: [False, False]},
@@ -381,9 +383,9 @@ def test_what_was_not_measured_is_a_dash_and_an_unknown_cost_is_unknown(report: 
 
 def test_a_breakdown_table_is_shown_only_for_what_the_report_breaks_down_by(report: Report) -> None:
     by_tier = report.model_copy(update={"breakdowns": [b for b in report.breakdowns if b.by == "tier"]})
-    stems = [stem for stem, _, _ in paper_sections(by_tier)]
+    stems = [stem for stem, _, _ in report_sections(by_tier)]
     assert [s for s in stems if s.startswith("by_")] == ["by_tier"]
-    assert [s for s, _, _ in paper_sections(report) if s.startswith("by_")] == ["by_tier", "by_knowledge", "by_domain"]
+    assert [s for s, _, _ in report_sections(report) if s.startswith("by_")] == ["by_tier", "by_knowledge", "by_domain"]
 
 
 def test_the_markdown_report_of_the_mixed_run_reads_exactly_as_checked_by_hand(report: Report, tmp_path: Path) -> None:

@@ -17,7 +17,6 @@ from conftest import CORRECT_SCALE, FRAME_STACK, ROOT, scale_source, write_modul
 
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.scorer import CaseScoringConfig
-from fembench_agents.report.paper import worst_error
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
@@ -26,6 +25,7 @@ from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 from fembench_agents.suite.loader import load_task, load_tasks
 from fembench_agents.suite.model import SourceFunction, Task
+from fembench_agents.suite.paper import worst_error
 from fembench_agents.suite.references import implementation_source, task_implementation
 from fembench_agents.suite.scoring import FunctionScorer, FunctionScoringConfig, ReferenceFailure
 from fembench_agents.suite.validation import ideal_answer

@@ -12,6 +12,7 @@ from fembench_agents.cases import timing
 from fembench_agents.cases.compat import REWRITES
 from fembench_agents.cases.feedback import CaseFeedback
 from fembench_agents.cases.problem import load_cases
+from fembench_agents.cases.report_view import CASE_REPORT, CaseReport
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.store import CaseStoreError
 from fembench_agents.cases.tracks import TRACKS, get_track
@@ -34,6 +35,7 @@ class LibraryKind:
     outcome_type: type[CaseOutcome] = CaseOutcome
     scorer_key: str = "pde"  # one scorer: the cases' hidden records and the calibration, loaded once
     feedback: CaseFeedback = field(default_factory=CaseFeedback)
+    report: CaseReport = CASE_REPORT  # one for every library: its tables span them
 
     def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         """The built cases at `path` each library of `tracks` offers, and a scorer

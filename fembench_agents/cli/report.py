@@ -52,7 +52,7 @@ def report(
 
 
 def _show_sensitivity(runs: list[Path], out: Path | None) -> None:
-    from fembench_agents.report.sensitivity import curves, plot
+    from fembench_agents.cases.sensitivity import curves, plot
 
     found = curves(runs)
     if not found:

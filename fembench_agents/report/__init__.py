@@ -4,50 +4,71 @@ with bootstrap confidence intervals and exact paired tests between agents.
 
     report = build_report(["runs/a", "runs/b"])
     write_report(report, "reports/ab")   # report.json, report.md, plots/*.png|svg, tables/*.md|csv|json
+
+The names below load on first use: a kind's report part imports the report's
+schema when the registry loads, and must not bring scipy and matplotlib with it.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from fembench_agents.report.export import TABLES_DIR, write_tables
-from fembench_agents.report.plots import write_plots
-from fembench_agents.report.render import isolation_warnings, render_markdown, rich_tables
-from fembench_agents.report.schema import (
-    Estimate,
-    GroupSummary,
-    PairedTest,
-    Report,
-    ReportSettings,
-    RunInfo,
-    TaskCell,
-    TaskRow,
-    TaskTable,
-)
-from fembench_agents.report.tables import build_report
-
-JSON_NAME = "report.json"
-MARKDOWN_NAME = "report.md"
-PLOTS_DIR = "plots"
-
-
-def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
-    """`report.json`, `report.md` (linking the plots), `plots/*.png` with
-    their SVG twins and `tables/*` (each table as Markdown, CSV and JSON) in
-    `out_dir`; returns the report files and the PNG plots, by name."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    plots = write_plots(report, out / PLOTS_DIR)
-    write_tables(report, out / TABLES_DIR)
-    json_path, md_path = out / JSON_NAME, out / MARKDOWN_NAME
-    json_path.write_text(report.model_dump_json(indent=1), encoding="utf-8")
-    md_path.write_text(
-        render_markdown(report, {c: p.relative_to(out).as_posix() for c, p in plots.items()}), encoding="utf-8"
+if TYPE_CHECKING:
+    from fembench_agents.report.export import JSON_NAME, MARKDOWN_NAME, PLOTS_DIR, write_report
+    from fembench_agents.report.render import isolation_warnings, render_markdown, rich_tables
+    from fembench_agents.report.schema import (
+        Estimate,
+        GroupSummary,
+        PairedTest,
+        Report,
+        ReportSettings,
+        RunInfo,
+        TaskCell,
+        TaskRow,
+        TaskTable,
     )
-    return {"json": json_path, "markdown": md_path, **{p.stem: p for p in plots.values()}}
+    from fembench_agents.report.tables import build_report
+
+_MODULE_OF = {
+    "JSON_NAME": "export",
+    "MARKDOWN_NAME": "export",
+    "PLOTS_DIR": "export",
+    "write_report": "export",
+    "isolation_warnings": "render",
+    "render_markdown": "render",
+    "rich_tables": "render",
+    "build_report": "tables",
+    **dict.fromkeys(
+        (
+            "Estimate",
+            "GroupSummary",
+            "PairedTest",
+            "Report",
+            "ReportSettings",
+            "RunInfo",
+            "TaskCell",
+            "TaskRow",
+            "TaskTable",
+        ),
+        "schema",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [
+    "JSON_NAME",
+    "MARKDOWN_NAME",
+    "PLOTS_DIR",
     "Estimate",
     "GroupSummary",
     "PairedTest",

@@ -10,12 +10,14 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from fembench_agents.report.kind_parts import kind_figures, report_part
 from fembench_agents.report.render import stage_columns
 from fembench_agents.report.schema import Estimate, GroupSummary, Report
 
 CORRECTNESS_PNG = "correctness.png"
 STAGES_PNG = "stage_failures.png"
-MARGINS_PNG = "case_margins.png"
+# The bars' label when the groups' kinds do not all name their headline alike.
+MIXED_HEADLINE = "correct / joint test success"
 
 
 def _labeler(report: Report, with_track: bool) -> Callable[[GroupSummary], str]:
@@ -33,49 +35,58 @@ def _err(e: Estimate) -> tuple[float, float]:
     return max(0.0, e.value - e.low), max(0.0, e.high - e.value)
 
 
-def _new(width: float = 7.0, height: float = 5.0) -> Figure:
+def new_figure(width: float = 7.0, height: float = 5.0) -> Figure:
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
 
 def _headline(g: GroupSummary) -> Estimate:
-    return g.joint_tests if g.track == "tests" and g.joint_tests else g.correct
+    """A graded track's mean score (joint test success), else the share correct."""
+    return g.joint_tests if g.joint_tests else g.correct
+
+
+def _pairs(report: Report) -> tuple[str, str, str, list[tuple[GroupSummary, GroupSummary]]]:
+    """The first plotted pair of tracks (x, y, title) and its (x, y) groups, per model/agent that ran both."""
+    for y_track in dict.fromkeys(g.track for g in report.groups):
+        pair = report_part(y_track).paired_headline
+        if pair is None:
+            continue
+        xs = {(g.model, g.agent): g for g in report.groups if g.track == pair.x_track}
+        ys = {(g.model, g.agent): g for g in report.groups if g.track == y_track}
+        both = sorted(xs.keys() & ys.keys())
+        if both:
+            return pair.x_track, y_track, pair.title, [(xs[k], ys[k]) for k in both]
+    return "", "", "", []
 
 
 def correctness_figure(report: Report) -> Figure:
-    """Functions correct (x) against joint test success (y), one labelled point
-    per model/agent that ran both tracks; otherwise a bar per group of its
-    headline rate (correctness, or joint test success on the tests track)
-    with its confidence interval."""
+    """A kind's headline plotted against another's (joint test success against
+    functions correct), one labelled point per model/agent that ran both tracks;
+    otherwise a bar per group of its headline rate with its confidence interval."""
     conf = round(report.settings.confidence * 100)
-    code = {(g.model, g.agent): g for g in report.groups if g.track == "code"}
-    tests = {(g.model, g.agent): g for g in report.groups if g.track == "tests"}
-    both = sorted(code.keys() & tests.keys())
-    fig = _new()
+    x_track, y_track, title, both = _pairs(report)
+    fig = new_figure()
     ax = fig.add_subplot()
     if both:
         label = _labeler(report, with_track=False)
-        for key in both:
-            c, t = code[key], tests[key]
-            assert t.joint_tests is not None
+        for c, t in both:
+            across, up = _headline(c), _headline(t)
             ax.errorbar(
-                c.correct.value,
-                t.joint_tests.value,
-                xerr=np.array([_err(c.correct)]).T,
-                yerr=np.array([_err(t.joint_tests)]).T,
+                across.value,
+                up.value,
+                xerr=np.array([_err(across)]).T,
+                yerr=np.array([_err(up)]).T,
                 fmt="o",
                 capsize=3,
             )
-            ax.annotate(
-                label(c), (c.correct.value, t.joint_tests.value), textcoords="offset points", xytext=(5, 5), fontsize=8
-            )
+            ax.annotate(label(c), (across.value, up.value), textcoords="offset points", xytext=(5, 5), fontsize=8)
         ax.set(
             xlim=(-0.05, 1.05),
             ylim=(-0.05, 1.05),
-            xlabel="functions correct (mean over tasks)",
-            ylabel="joint test success",
-            title=f"Correctness vs test quality ({conf}% CI)",
+            xlabel=f"{report_part(x_track).headline_label or 'correct'} (mean over tasks)",
+            ylabel=report_part(y_track).headline_label or "correct",
+            title=f"{title} ({conf}% CI)",
         )
         ax.grid(alpha=0.3)
     elif report.groups:
@@ -84,12 +95,9 @@ def correctness_figure(report: Report) -> Figure:
         x = np.arange(len(heads))
         ax.bar(x, [h.value for h in heads], yerr=np.array([_err(h) for h in heads]).T, capsize=4, color="tab:blue")
         ax.set_xticks(x, [label(g) for g in report.groups], rotation=30, ha="right")
-        tracks = {g.track for g in report.groups}
-        ylabel = (
-            "joint test success"
-            if tracks == {"tests"}
-            else ("functions correct" if tracks == {"code"} else "correct / joint test success")
-        )
+        labels = {report_part(g.track).headline_label for g in report.groups}
+        ylabel = next(iter(labels)) if len(labels) == 1 else None
+        ylabel = ylabel or MIXED_HEADLINE
         ax.set(ylim=(0, 1.05), ylabel=ylabel, title=f"{ylabel.capitalize()} ({conf}% CI)")
         ax.grid(axis="y", alpha=0.3)
     else:
@@ -102,7 +110,7 @@ def stage_failures_figure(report: Report) -> Figure:
     """Failed episodes per group, stacked by the stage they failed at."""
     groups = report.groups
     stages = stage_columns(report)
-    fig = _new(width=max(6.0, 1.0 * len(groups) + 3.0))
+    fig = new_figure(width=max(6.0, 1.0 * len(groups) + 3.0))
     ax = fig.add_subplot()
     if groups:
         label = _labeler(report, with_track=True)
@@ -126,27 +134,6 @@ def stage_failures_figure(report: Report) -> Figure:
     return fig
 
 
-def margins_figure(report: Report) -> Figure:
-    """PDE attempts that executed: error / tau_acc and time / tau_time per
-    model x agent x library x family, on a log scale, the gate at 1."""
-    rows = [m for m in report.case_margins if m.error_ratios or m.time_ratios]
-    fig = _new(width=9.0, height=max(3.0, 0.4 * len(rows) + 2.0))
-    axes = fig.subplots(1, 2, sharey=True)
-    labels = [f"{m.model} / {m.agent} / {m.library} / {m.family}" for m in rows]
-    for ax, field, title in ((axes[0], "error_ratios", "error / tau_acc"), (axes[1], "time_ratios", "time / tau_time")):
-        for y, m in enumerate(rows):
-            values = [max(v, 1e-12) for v in getattr(m, field)]
-            ax.scatter(values, [y] * len(values), s=12, alpha=0.6, color="tab:blue")
-        ax.axvline(1.0, color="tab:red", linestyle="--", linewidth=1)
-        ax.set_xscale("log")
-        ax.set(title=title, xlabel="ratio (<= 1 passes the gate)")
-        ax.grid(axis="x", alpha=0.3)
-    axes[0].set_yticks(range(len(rows)), labels, fontsize=8)
-    if not rows:
-        axes[0].text(0.5, 0.5, "no executed attempts", transform=axes[0].transAxes, ha="center", va="center")
-    return fig
-
-
 def plot_correctness(report: Report, path: str | Path) -> Path:
     correctness_figure(report).savefig(path)
     return Path(path)
@@ -159,16 +146,15 @@ def plot_stage_failures(report: Report, path: str | Path) -> Path:
 
 def write_plots(report: Report, out_dir: str | Path) -> dict[str, Path]:
     """Every plot as PNG and SVG into `out_dir`; caption -> the PNG (the SVG
-    sits beside it under the same stem). The PDE margins plot only when the
-    report has PDE cases."""
+    sits beside it under the same stem). The kinds' own plots (the PDE
+    margins) follow, each only when the report has its data."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    figures = {
+    figures: dict[str, tuple[str, Callable[[Report], Figure]]] = {
         "Correctness": (CORRECTNESS_PNG, correctness_figure),
         "Stage failures": (STAGES_PNG, stage_failures_figure),
     }
-    if report.case_margins:
-        figures["PDE error and time against the thresholds"] = (MARGINS_PNG, margins_figure)
+    figures.update({f.caption: (f.file_name, f.draw) for f in kind_figures(report)})
     written = {}
     for caption, (name, draw) in figures.items():
         fig = draw(report)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from rich.table import Table
 
-from fembench_agents.report.paper_render import paper_sections
+from fembench_agents.report.kind_parts import ReportSection, Rows, kind_sections, report_part
 from fembench_agents.report.schema import (
     STAGE_ORDER,
     Estimate,
@@ -17,8 +17,6 @@ from fembench_agents.report.schema import (
     TaskCell,
     TaskTable,
 )
-
-Rows = tuple[list[str], list[list[str]]]
 
 
 def fmt_estimate(e: Estimate | None) -> str:
@@ -30,12 +28,12 @@ def fmt_cost(cost: float | None) -> str:
 
 
 def fmt_cell(cell: TaskCell | None, track: str) -> str:
-    """Y/N for a single repeat, passes/repeats with several; the tests track
-    adds the mean joint test score."""
+    """Y/N for a single repeat, passes/repeats with several; a graded track
+    (the tests track) adds the mean score (the joint test score)."""
     if cell is None:
         return "-"
     text = ("Y" if cell.passes else "N") if cell.repeats == 1 else f"{cell.passes}/{cell.repeats}"
-    return f"{text} ({cell.score:.2f})" if track == "tests" else text
+    return f"{text} ({cell.score:.2f})" if report_part(track).graded else text
 
 
 def _pass_at_k(g: GroupSummary) -> str:
@@ -132,43 +130,12 @@ def paired_rows(report: Report) -> Rows:
     return headers, rows
 
 
+def task_table_title(t: TaskTable) -> str:
+    return f"Per task: {t.model}, {t.track} track"
+
+
 def task_rows(t: TaskTable) -> Rows:
     return (["Task", *t.agents], [[r.task_id, *(fmt_cell(r.cells.get(a), t.track) for a in t.agents)] for r in t.rows])
-
-
-def _rate(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}"
-
-
-def case_rows(report: Report) -> Rows:
-    headers = [
-        "Model",
-        "Agent",
-        "Library",
-        "Family",
-        "Attempts",
-        "Executes",
-        "Accurate",
-        "Fast",
-        "Pass",
-        "Median error",
-    ]
-    body = [
-        [
-            r.model,
-            r.agent,
-            r.library,
-            r.family,
-            str(r.attempts),
-            f"{r.executes} ({_rate(r.executes_rate)})",
-            f"{r.accurate} ({_rate(r.accurate_rate)})",
-            f"{r.fast} ({_rate(r.fast_rate)})",
-            _rate(r.pass_rate),
-            "-" if r.median_error is None else f"{r.median_error:.2e}",
-        ]
-        for r in report.case_stages
-    ]
-    return headers, body
 
 
 def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -192,6 +159,11 @@ def _isolation_cell(run: RunInfo) -> str:
         return "not recorded"
     accepted = " (accepted)" if run.isolation.accepted_weak else ""
     return f"{run.isolation.level}{accepted}"
+
+
+def _md_section(section: ReportSection) -> list[str]:
+    note = [section.note, ""] if section.note else []
+    return [f"## {section.title}", "", *note, *md_table(*section.rows)]
 
 
 def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> str:
@@ -218,21 +190,14 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
         "",
     ]
     out += md_table(*summary_rows(report))
-    for _, title, rows in paper_sections(report):
-        out += [f"## {title}", ""]
-        out += md_table(*rows)
+    own = kind_sections(report)
+    for section in (s for s in own if not s.after_tasks):
+        out += _md_section(section)
     for t in report.task_tables:
-        out += [f"## Per task: {t.model}, {t.track} track", ""]
+        out += [f"## {task_table_title(t)}", ""]
         out += md_table(*task_rows(t))
-    if report.case_stages:
-        out += [
-            "## PDE cases: per stage",
-            "",
-            "Over every scored attempt. Executes: share of all attempts; accurate: share of those that "
-            "executed; fast: share of the accurate ones (these passed); pass: share of all attempts.",
-            "",
-        ]
-        out += md_table(*case_rows(report))
+    for section in (s for s in own if s.after_tasks):
+        out += _md_section(section)
     out += ["## Stage failures", ""]
     out += md_table(*stage_rows(report))
     if any(g.failure_reasons for g in report.groups):
@@ -264,11 +229,11 @@ def _rich_table(title: str, rows: Rows) -> Table:
 
 def rich_tables(report: Report) -> list[Table]:
     """Per-task results, summary, stage failures and paired tests, for `Console.print`."""
-    tables = [_rich_table(f"Per task: {t.model}, {t.track} track", task_rows(t)) for t in report.task_tables]
+    tables = [_rich_table(task_table_title(t), task_rows(t)) for t in report.task_tables]
     tables += [_rich_table("Summary", summary_rows(report)), _rich_table("Stage failures", stage_rows(report))]
-    tables += [_rich_table(title, rows) for _, title, rows in paper_sections(report)]
-    if report.case_stages:
-        tables.append(_rich_table("PDE cases: per stage (share in brackets)", case_rows(report)))
+    own = kind_sections(report)
+    tables += [_rich_table(s.terminal_title or s.title, s.rows) for s in own if not s.after_tasks]
+    tables += [_rich_table(s.terminal_title or s.title, s.rows) for s in own if s.after_tasks]
     if report.paired:
         tables.append(_rich_table("Paired tests (exact McNemar, tasks)", paired_rows(report)))
     return tables

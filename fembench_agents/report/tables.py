@@ -12,8 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from fembench_agents.contracts import Track
-from fembench_agents.report.cases import case_margins, case_stage_rows
-from fembench_agents.report.paper import breakdowns, diagnostics, paper_tables, test_track_metrics
+from fembench_agents.report.kind_parts import kind_fields, report_part
 from fembench_agents.report.schema import (
     Estimate,
     GroupSummary,
@@ -133,7 +132,7 @@ def summarize_group(
         correct=_estimate([c / n for n, c in counts], settings),
         joint_tests=(
             _estimate([float(np.mean([e.score for e in t])) for t in tasks.values()], settings)
-            if track == "tests"
+            if report_part(track).graded
             else None
         ),
         pass_at_k={k: mean_pass_at_k(counts, k) for k in range(1, repeats_min + 1)},
@@ -206,16 +205,6 @@ def build_report(run_dirs: Iterable[RunSource], settings: ReportSettings | None 
     paired = [paired_test(t, a, b) for t in tables for a, b in combinations(t.agents, 2)]
     attempts = collect_attempts(run_dirs)
     episodes = [ep for _, ep in tagged]
-    return Report(
-        settings=settings,
-        runs=runs,
-        groups=groups,
-        task_tables=tables,
-        paired=paired,
-        case_stages=case_stage_rows(attempts),
-        paper_tables=paper_tables(episodes),
-        test_metrics=test_track_metrics(episodes, attempts),
-        breakdowns=breakdowns(episodes),
-        diagnostics=diagnostics(attempts, settings.near_miss_error),
-        case_margins=case_margins(attempts),
-    )
+    own = kind_fields(episodes, attempts, settings)  # each kind's sections (the papers' tables, PDE stages)
+    generic = {"settings": settings, "runs": runs, "groups": groups, "task_tables": tables, "paired": paired}
+    return Report.model_validate({**generic, **own})

@@ -13,6 +13,7 @@ from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.feedback import FunctionFeedback
 from fembench_agents.suite.loader import load_each
+from fembench_agents.suite.report_view import CODE_REPORT, TESTS_REPORT, FunctionReport
 from fembench_agents.suite.scoring import FunctionScorer
 
 DEFAULT_PATH = "tasks"
@@ -25,6 +26,7 @@ class FunctionKind:
     track: str
     label: str
     outcome_type: type[FunctionOutcome] | type[TestSuiteOutcome]
+    report: FunctionReport
     default_path: str = DEFAULT_PATH
     preload: tuple[str, ...] = ()
     scorer_key: str = "function"  # code and tests share the reference outputs one scorer caches
@@ -45,5 +47,9 @@ class FunctionKind:
         return FunctionScorer(sandbox)
 
 
-CODE = register_kind(FunctionKind(track="code", label="function code", outcome_type=FunctionOutcome))
-TESTS = register_kind(FunctionKind(track="tests", label="function tests", outcome_type=TestSuiteOutcome))
+CODE = register_kind(
+    FunctionKind(track="code", label="function code", outcome_type=FunctionOutcome, report=CODE_REPORT)
+)
+TESTS = register_kind(
+    FunctionKind(track="tests", label="function tests", outcome_type=TestSuiteOutcome, report=TESTS_REPORT)
+)

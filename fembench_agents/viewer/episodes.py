@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
+from fembench_agents.kinds import kind_of_outcome
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
 from fembench_agents.scoring.extraction import code_blocks, python_fences
-from fembench_agents.scoring.outcomes import AnyOutcome, CaseOutcome, FunctionOutcome, TestSuiteOutcome
 
 
 def reply_segments(reply: str) -> list[dict[str, str]]:
@@ -44,38 +44,6 @@ def code_diff(before: str, after: str) -> list[str]:
     return list(lines)
 
 
-def _outcome_facts(o: AnyOutcome) -> list[str]:
-    """What the outcome measured beyond its stages, one line each."""
-    if isinstance(o, FunctionOutcome):
-        facts = []
-        for i in o.inputs:
-            line = f"input {i.index}: {i.status}"
-            if i.mismatch:
-                line += f" ({i.mismatch}{' at ' + i.where if i.where else ''})"
-            if i.relative_error is not None:
-                line += f", relative error {i.relative_error:.3g}"
-            if i.error:
-                line += f", {i.error.type}: {i.error.message}"
-            facts.append(line)
-        return facts
-    if isinstance(o, TestSuiteOutcome):
-        return [
-            f"{t.name}: {'present' if t.present else 'missing'}, "
-            f"{'passes' if t.passes_reference else 'fails'} on the reference, "
-            f"detects {sum(t.detected.values())}/{len(t.detected)} expected failures"
-            for t in o.tests
-        ]
-    assert isinstance(o, CaseOutcome)
-    facts = [f"library {o.library}, family {o.family}"]
-    if o.relative_l2_error is not None:
-        facts.append(f"relative L2 error {o.relative_l2_error:.3g}")
-    if o.solve_seconds is not None:
-        facts.append(f"solve time {o.solve_seconds:.3g} s")
-    if o.error:
-        facts.append(f"{o.error.type}: {o.error.message}")
-    return facts
-
-
 def attempt_view(a: AttemptRecord, previous_code: str | None) -> dict[str, Any]:
     code = extracted_code(a.reply)
     usage = a.response.usage if a.response else None
@@ -93,7 +61,8 @@ def attempt_view(a: AttemptRecord, previous_code: str | None) -> dict[str, Any]:
             {"stage": s.stage, "passed": s.passed, "reason": s.reason, "detail": s.detail, "seconds": s.seconds}
             for s in o.stages
         ],
-        "facts": [] if o is None else _outcome_facts(cast(AnyOutcome, o)),
+        # what the outcome measured beyond its stages, one line each, as its kind tells it
+        "facts": [] if o is None else kind_of_outcome(o).report.facts(o),
         "model_error": a.model_error,
         "feedback": a.feedback.text if a.feedback else None,
         "prompt_tokens": usage.prompt_tokens if usage else None,

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fembench_agents.report.export import report_sections
-from fembench_agents.report.paper import task_info
+from fembench_agents.report.export import all_sections
+from fembench_agents.report.kind_parts import Filter, ReportSection, report_part
+from fembench_agents.report.render import task_table_title
 from fembench_agents.report.schema import Report
 from fembench_agents.report.tables import failure_stage
 from fembench_agents.runs.log import EpisodeRecord
@@ -32,7 +33,6 @@ EPISODE_FIELDS = (
     "tier",
     "knowledge",
 )
-Filter = dict[str, str]
 # a header naming the column a row-level filter reads
 _ROW_KEYS = {
     "Model": "model",
@@ -51,7 +51,7 @@ def episode_status(ep: EpisodeRecord) -> str:
 
 
 def episode_row(n: int, run_id: str, ep: EpisodeRecord) -> list[Any]:
-    info = task_info(ep.task_id)
+    info = report_part(ep.track).task_info(ep.task_id)
     return [
         n,
         ep.model,
@@ -74,27 +74,13 @@ def episode_row(n: int, run_id: str, ep: EpisodeRecord) -> list[Any]:
     ]
 
 
-def _split_column(header: str) -> Filter:
-    """ "model / agent: any of n" -> model and agent."""
-    model, _, agent = header.rsplit(": ", 1)[0].rpartition(" / ")
-    return {"model": model, "agent": agent}
-
-
-def _cell_filter(stem: str, title: str, headers: list[str], row: list[str], j: int, report: Report) -> Filter | None:
+def _cell_filter(section: ReportSection, row: list[str], j: int, report: Report) -> Filter | None:
+    headers, stem, title = section.rows[0], section.stem, section.title
     base = {_ROW_KEYS[h]: row[i] for i, h in enumerate(headers) if h in _ROW_KEYS and row[i]}
-    if stem == "diagnostics":
-        base["track"] = "code"
-    if stem.startswith("paper_"):
-        base["track"] = stem.removeprefix("paper_")
-        if j >= 3:
-            base.update(_split_column(headers[j]))
-        base.pop("tier", None)
-        base.pop("domain", None)
-        if base.get("task", "").startswith("Total"):
-            base.pop("task")
-        return base
+    if section.links is not None:  # a kind's table that knows better
+        return section.links(headers, row, j, base)
     if stem.startswith("tasks_"):
-        table = next(t for t in report.task_tables if f"Per task: {t.model}, {t.track} track" == title)
+        table = next(t for t in report.task_tables if task_table_title(t) == title)
         base.update(model=table.model, track=table.track)
         if j >= 1:
             base["agent"] = headers[j]
@@ -114,7 +100,8 @@ def linked_sections(report: Report) -> list[dict[str, Any]]:
     """Each table as {stem, title, headers, rows, links}; links[i][j] is the
     episode filter behind cell (i, j), or None."""
     out = []
-    for stem, title, (headers, rows) in report_sections(report):
-        links = [[_cell_filter(stem, title, headers, row, j, report) for j in range(len(row))] for row in rows]
-        out.append({"stem": stem, "title": title, "headers": headers, "rows": rows, "links": links})
+    for section in all_sections(report):
+        headers, rows = section.rows
+        links = [[_cell_filter(section, row, j, report) for j in range(len(row))] for row in rows]
+        out.append({"stem": section.stem, "title": section.title, "headers": headers, "rows": rows, "links": links})
     return out

@@ -1,15 +1,17 @@
-"""The PDE cases' per-stage table: over every scored attempt (not only an
-episode's last), per model x agent x library x family: executes over all
+"""The PDE cases' report tables. Per stage: over every scored attempt (not only
+an episode's last), per model x agent x library x family: executes over all
 attempts, accurate over executed, fast over accurate, pass overall, and the
-measured error and solve time of the attempts that executed."""
+measured error and solve time of the attempts that executed. Margins: each
+executed attempt's error and time over the thresholds it was judged by."""
 
 from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from fembench_agents.report.schema import CaseMargins, CaseStageRow
+from fembench_agents.report.kind_parts import Rows
+from fembench_agents.report.schema import CaseMargins, CaseStageRow, Report
 from fembench_agents.runs.log import AttemptRecord
 from fembench_agents.scoring.outcomes import CaseOutcome
 
@@ -88,3 +90,78 @@ def case_margins(attempts: Iterable[AttemptRecord]) -> list[CaseMargins]:
             )
         )
     return rows
+
+
+def _rate(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def case_rows(report: Report) -> Rows:
+    headers = [
+        "Model",
+        "Agent",
+        "Library",
+        "Family",
+        "Attempts",
+        "Executes",
+        "Accurate",
+        "Fast",
+        "Pass",
+        "Median error",
+    ]
+    body = [
+        [
+            r.model,
+            r.agent,
+            r.library,
+            r.family,
+            str(r.attempts),
+            f"{r.executes} ({_rate(r.executes_rate)})",
+            f"{r.accurate} ({_rate(r.accurate_rate)})",
+            f"{r.fast} ({_rate(r.fast_rate)})",
+            _rate(r.pass_rate),
+            "-" if r.median_error is None else f"{r.median_error:.2e}",
+        ]
+        for r in report.case_stages
+    ]
+    return headers, body
+
+
+def _quantiles(values: Sequence[float]) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.2g}"
+    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return f"{q2:.2g} [{q1:.2g}, {q3:.2g}]"
+
+
+def _within(values: Sequence[float]) -> str:
+    return f"{sum(v <= 1.0 for v in values)}/{len(values)}"
+
+
+def margin_rows(margins: Sequence[CaseMargins]) -> Rows:
+    headers = [
+        "Model",
+        "Agent",
+        "Library",
+        "Family",
+        "Error / tau_acc: median [quartiles]",
+        "Within tau_acc",
+        "Time / tau_time: median [quartiles]",
+        "Within tau_time",
+    ]
+    body = [
+        [
+            m.model,
+            m.agent,
+            m.library,
+            m.family,
+            _quantiles(m.error_ratios),
+            _within(m.error_ratios),
+            _quantiles(m.time_ratios),
+            _within(m.time_ratios),
+        ]
+        for m in margins
+    ]
+    return headers, body

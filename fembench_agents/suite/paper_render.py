@@ -1,14 +1,12 @@
-"""Rows of the paper-style tables and of the new aggregates, as text cells:
+"""Rows of the paper-style tables and of the test-track aggregates, as text cells:
 the Markdown, terminal, CSV and JSON exports all read these."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
 
-from fembench_agents.report.schema import CaseMargins, PaperCell, PaperTable, Report
-
-Rows = tuple[list[str], list[list[str]]]
+from fembench_agents.report.kind_parts import Rows
+from fembench_agents.report.schema import PaperCell, PaperTable, Report
 
 
 def _rate(x: float | None) -> str:
@@ -113,63 +111,3 @@ def diagnostic_rows(report: Report) -> Rows:
         for d in report.diagnostics
     ]
     return headers, body
-
-
-def _quantiles(values: Sequence[float]) -> str:
-    if not values:
-        return "-"
-    if len(values) == 1:
-        return f"{values[0]:.2g}"
-    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return f"{q2:.2g} [{q1:.2g}, {q3:.2g}]"
-
-
-def _within(values: Sequence[float]) -> str:
-    return f"{sum(v <= 1.0 for v in values)}/{len(values)}"
-
-
-def margin_rows(margins: Sequence[CaseMargins]) -> Rows:
-    headers = [
-        "Model",
-        "Agent",
-        "Library",
-        "Family",
-        "Error / tau_acc: median [quartiles]",
-        "Within tau_acc",
-        "Time / tau_time: median [quartiles]",
-        "Within tau_time",
-    ]
-    body = [
-        [
-            m.model,
-            m.agent,
-            m.library,
-            m.family,
-            _quantiles(m.error_ratios),
-            _within(m.error_ratios),
-            _quantiles(m.time_ratios),
-            _within(m.time_ratios),
-        ]
-        for m in margins
-    ]
-    return headers, body
-
-
-def paper_sections(report: Report) -> list[tuple[str, str, Rows]]:
-    """(file stem, title, rows) of every paper-style table the report has."""
-    out: list[tuple[str, str, Rows]] = []
-    for t in report.paper_tables:
-        title = "Functions correct per task" if t.track == "code" else "Joint test success per task"
-        out.append((f"paper_{t.track}", title, paper_rows(t)))
-    if report.test_metrics:
-        out.append(("test_track_metrics", "Test-track metrics (means over tasks)", test_metric_rows(report)))
-    for by, title in (("tier", "By tier"), ("knowledge", "By knowledge class"), ("domain", "By domain")):
-        if any(b.by == by for b in report.breakdowns):
-            out.append((f"by_{by}", title, breakdown_rows(report, by)))
-    if report.diagnostics:
-        out.append(("diagnostics", "Executability and near misses (every function attempt)", diagnostic_rows(report)))
-    if report.case_margins:
-        out.append(
-            ("case_margins", "PDE cases: error and time against the thresholds", margin_rows(report.case_margins))
-        )
-    return out
