@@ -12,7 +12,7 @@ from typing import Any
 
 import jinja2
 
-from fembench_agents.contracts import Problem, Track, WorkspaceFiles
+from fembench_agents.contracts import Problem, Track
 from fembench_agents.kinds import kind_for
 
 SCAFFOLD_DIR = Path(__file__).resolve().parents[2] / "scaffolds"
@@ -48,10 +48,6 @@ class PromptRenderer:
 
     def skeleton(self, problem: Problem, track: Track) -> str:
         return kind_for(track).solver.skeleton(problem, self)
-
-    def workspace(self, problem: Problem, track: Track) -> WorkspaceFiles:
-        """A coding agent's starting files for `problem` on `track` (the task prompt aside)."""
-        return kind_for(track).solver.workspace(problem, self)
 
     def repair_prompt(self, original: str, feedback: str, previous_code: str) -> str:
         code, truncated = excerpt(previous_code)
