@@ -165,7 +165,10 @@ class SolverView(Protocol):
         """The code of a model reply that a repair prompt quotes ("" when it holds none)."""
         ...
 
-    def workspace(self, problem: Any, templates: Templates) -> WorkspaceFiles: ...
+    def workspace(self, problem: Any, templates: Templates) -> WorkspaceFiles:
+        """A coding agent's starting files; the agent adds the task prompt (`TASK.md`) and
+        names the check script `check.py`."""
+        ...
 
 
 class TaskKind(Protocol):
