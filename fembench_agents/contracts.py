@@ -33,8 +33,11 @@ __all__ = [
     "SkippedTask",
     "SolveSession",
     "SolverAgent",
+    "SolverView",
     "TaskKind",
+    "Templates",
     "Track",
+    "WorkspaceFiles",
 ]
 
 if TYPE_CHECKING:
@@ -185,6 +188,49 @@ class KindReport(Protocol):
         ...
 
 
+class Templates(Protocol):
+    """The scaffold files (`scaffolds/`) a solver view builds from: jinja
+    templates, rendered with one environment, and plain files read as they are."""
+
+    def render(self, name: str, **context: Any) -> str: ...
+
+    def read(self, name: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class WorkspaceFiles:
+    """What a coding agent's workspace starts with besides the task prompt: the
+    solution file (its final content is the attempt) and its stub, the public
+    check script the agent runs, and any other file the problem needs, by name."""
+
+    solution: str
+    stub: str
+    check: str
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class SolverView(Protocol):
+    """What a solver sees of a problem on the kind's track, built from its
+    prompt-facing parts only: never hidden inputs, references or thresholds."""
+
+    def task_prompt(self, problem: Any, scaffold: str, templates: Templates) -> str:
+        """The task prompt of `scaffold` (single_shot, template_guided, fembench_paper)."""
+        ...
+
+    def skeleton(self, problem: Any, templates: Templates) -> str:
+        """The runnable module a template-guided prompt asks the solver to complete."""
+        ...
+
+    def reply_code(self, problem: Any, reply: str) -> str:
+        """The code of a model reply that a repair prompt quotes ("" when it holds none)."""
+        ...
+
+    def workspace(self, problem: Any, templates: Templates) -> WorkspaceFiles:
+        """A coding agent's starting files; the agent adds the task prompt (`TASK.md`) and
+        names the check script `check.py`."""
+        ...
+
+
 class TaskKind(Protocol):
     """One registered track: its problems, how attempts at them are scored and
     explained, and what a solver sees of them."""
@@ -224,6 +270,9 @@ class TaskKind(Protocol):
 
     @property
     def report(self) -> KindReport: ...
+
+    @property
+    def solver(self) -> SolverView: ...
 
     def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         """The problems at `path` each of `tracks` (this kind's and those sharing its

@@ -294,7 +294,7 @@ def test_template_guided_prompt_contains_a_runnable_skeleton(
     evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
 ) -> None:
     renderer = PromptRenderer()
-    skeleton = renderer.skeleton(scale_task)
+    skeleton = renderer.skeleton(scale_task, "code")
     ran = run_agent(evaluator, [scale_task], "template-guided", script_name, [fenced(CORRECT_SCALE)], tmp_path / "r")
     prompt = ran.script.seen[0][-1].content
     assert skeleton.strip() in prompt
@@ -341,13 +341,13 @@ def hidden_parts_replaced(task: Task) -> Task:
 def test_prompts_and_skeleton_come_only_from_prompt_visible_parts(scale_task: Task) -> None:
     renderer = PromptRenderer()
     other = hidden_parts_replaced(scale_task)
-    assert renderer.skeleton(other) == renderer.skeleton(scale_task)
+    assert renderer.skeleton(other, "code") == renderer.skeleton(scale_task, "code")
     for scaffold in ("single_shot", "template_guided", "fembench_paper"):
         for track in ("code", "tests"):
             assert renderer.task_prompt(other, track, scaffold) == renderer.task_prompt(scale_task, track, scaffold)
     # ... and the visible parts do reach it
     changed = scale_task.model_copy(update={"main_docstring": "A VISIBLE CHANGE."})
-    assert "A VISIBLE CHANGE." in renderer.skeleton(changed)
+    assert "A VISIBLE CHANGE." in renderer.skeleton(changed, "code")
     assert "A VISIBLE CHANGE." in renderer.task_prompt(changed, "code", "template_guided")
 
 
@@ -538,7 +538,7 @@ from fembench_agents.suite.model import Task
 task = Task.model_validate_json(sys.stdin.read())
 r = PromptRenderer()
 out = {f"{s}/{t}": r.task_prompt(task, t, s) for s in ("single_shot", "template_guided") for t in ("code", "tests")}
-out["skeleton"] = r.skeleton(task)
+out["skeleton"] = r.skeleton(task, "code")
 out["repair"] = r.repair_prompt("ORIGINAL", "FEEDBACK", "x = 1\\n" * 2000)
 print(json.dumps(out))
 """
@@ -551,7 +551,7 @@ def test_prompt_rendering_is_deterministic_across_processes(scale_task: Task) ->
         for s in ("single_shot", "template_guided")
         for t in ("code", "tests")
     }
-    here["skeleton"] = r.skeleton(scale_task)
+    here["skeleton"] = r.skeleton(scale_task, "code")
     here["repair"] = r.repair_prompt("ORIGINAL", "FEEDBACK", "x = 1\n" * 2000)
     again = PromptRenderer()
     assert all(
@@ -574,5 +574,5 @@ def test_prompt_rendering_is_deterministic_across_processes(scale_task: Task) ->
 
 
 def test_skeleton_of_a_stub_is_valid_python(scale_task: Task) -> None:
-    tree = ast.parse(PromptRenderer().skeleton(scale_task))
+    tree = ast.parse(PromptRenderer().skeleton(scale_task, "code"))
     assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef)] == ["scale_vector"]

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from fembench_agents.agents.prompts import PromptRenderer, function_stub
+from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import (
     FEEDBACK_DIR,
@@ -36,6 +36,7 @@ from fembench_agents.suite.feedback import describe_mismatch
 from fembench_agents.suite.loader import load_tasks
 from fembench_agents.suite.model import Task
 from fembench_agents.suite.scoring import DEFAULT_CALL_SECONDS, TEST_SECONDS, FunctionScorer, FunctionScoringConfig
+from fembench_agents.suite.solver_view import function_stub
 
 TEMPLATES = {p.name for p in FEEDBACK_DIR.glob("*.j2")}
 FUNCTION_TEMPLATES = TEMPLATES - {"case.j2"}  # case.j2: PDE cases (tests/test_cases_scoring.py)
@@ -575,7 +576,7 @@ def test_the_prompt_check_itself_finds_planted_secrets(suite: list[Task]) -> Non
 def test_skeleton_of_every_task_is_runnable_and_built_from_the_stub(suite: list[Task]) -> None:
     renderer = PromptRenderer()
     for task in suite:
-        skeleton = renderer.skeleton(task)
+        skeleton = renderer.skeleton(task, "code")
         assert norm(skeleton).find(norm(function_stub(task))) >= 0, task.task_id
         namespace: dict[str, Any] = {}
         exec(compile(skeleton, f"<skeleton {task.task_id}>", "exec"), namespace)

@@ -19,9 +19,9 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from fembench_agents.agents import make_agent
+from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT
 from fembench_agents.agents.mini_swe import MiniSweOptions, make_mini_swe_agent
 from fembench_agents.agents.mini_swe.agent import EpisodeTrace, MiniSweAgent
-from fembench_agents.agents.openhands.workspace import VIRTUAL_ROOT
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import ClientOptions, ReplayModel, make_client, register_script, unregister_script
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, ModelCallRecord, RunLog, episode_key, read_log

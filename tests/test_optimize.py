@@ -18,7 +18,6 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from fembench_agents.agents import make_agent
 from fembench_agents.agents.prompted import PromptAgent
-from fembench_agents.agents.prompts import function_stub
 from fembench_agents.messages import Message, ModelParams, ModelRequest
 from fembench_agents.models import (
     ReplayModel,
@@ -62,6 +61,7 @@ from fembench_agents.runs.replay import compare_runs
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.solver_view import function_stub
 from fembench_agents.suite.validation import ideal_answer
 
 ROOT = Path(__file__).resolve().parents[1]

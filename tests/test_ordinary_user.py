@@ -529,10 +529,10 @@ def test_the_openhands_terminal_is_confined_for_an_ordinary_user(home: Path) -> 
     """The agent's terminal as an ordinary user: in its workspace, which it
     can write; the repository, home directories and the user's other files
     out of reach or read-only; no network; only its own processes."""
-    from fembench_agents.agents.openhands.terminal import write_launcher
-    from fembench_agents.agents.openhands.workspace import VIRTUAL_ROOT, Workspace
+    from fembench_agents.agents.coding.terminal import write_launcher
+    from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT, Workspace
 
-    workspace = Workspace(_user_dir(home, "episode"), "code")
+    workspace = Workspace(_user_dir(home, "episode"), "solution.py")
     for path in (workspace.dir, workspace.control):
         path.mkdir()
         os.chown(path, UID, UID)

@@ -16,12 +16,13 @@ from conftest import ROOT
 
 from fembench_agents.agents import make_agent
 from fembench_agents.agents.prompted import PromptAgent
-from fembench_agents.agents.prompts import PromptRenderer, environment
+from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.optimize import load_settings
 from fembench_agents.optimize.candidates import prompt_file_data
 from fembench_agents.runs.experiments import load_experiment
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.environment import environment
 from fembench_agents.suite.loader import load_tasks
 from fembench_agents.suite.model import Task
 from fembench_agents.suite.validation import ideal_answer

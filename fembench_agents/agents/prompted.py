@@ -9,11 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fembench_agents.agents.prompts import PromptRenderer
-from fembench_agents.cases.problem import SolverCase
 from fembench_agents.contracts import Problem, SolveSession
+from fembench_agents.kinds import kind_for
 from fembench_agents.messages import Message
-from fembench_agents.scoring.extraction import parse_code
-from fembench_agents.suite.model import Task
 
 
 @dataclass
@@ -32,21 +30,20 @@ class PromptAgent:
         if self.max_attempts < 1:
             raise ValueError(f"agent {self.name!r}: max_attempts must be >= 1, got {self.max_attempts}")
 
-    def first_messages(self, task: Task | SolverCase, track: str) -> list[Message]:
+    def first_messages(self, task: Problem, track: str) -> list[Message]:
         messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
-        return messages + [Message(role="user", content=self.prompts.task_prompt(task, track, self.scaffold))]  # type: ignore[arg-type]
+        return messages + [Message(role="user", content=self.prompts.task_prompt(task, track, self.scaffold))]
 
     async def solve(self, task: Problem, session: SolveSession) -> None:
-        first = self.first_messages(task, session.track)  # type: ignore[arg-type]  # until prompts ask the kind
+        first = self.first_messages(task, session.track)
         messages = first
         for _ in range(self.max_attempts):
             outcome, feedback = await session.attempt(messages)
             if outcome.passed:
                 return
             reply = session.last_reply()
-            tests = session.track == "tests"
-            parsed = parse_code(reply, () if tests else (task.main_name,), prefix="test_" if tests else None)
-            previous = parsed.code if parsed.code.strip() else reply
+            code = kind_for(session.track).solver.reply_code(task, reply)
+            previous = code if code.strip() else reply
             repaired = self.prompts.repair_prompt(first[-1].content, feedback.text, previous)
             messages = first[:-1] + [Message(role="user", content=repaired)]
 

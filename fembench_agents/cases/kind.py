@@ -14,6 +14,7 @@ from fembench_agents.cases.feedback import CaseFeedback
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.report_view import CASE_REPORT, CaseReport
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
+from fembench_agents.cases.solver_view import CaseSolverView
 from fembench_agents.cases.store import CaseStoreError
 from fembench_agents.cases.tracks import TRACKS, get_track
 from fembench_agents.contracts import LoadedProblems, ProblemsUnavailable, ScoringOptions
@@ -36,6 +37,10 @@ class LibraryKind:
     scorer_key: str = "pde"  # one scorer: the cases' hidden records and the calibration, loaded once
     feedback: CaseFeedback = field(default_factory=CaseFeedback)
     report: CaseReport = CASE_REPORT  # one for every library: its tables span them
+    solver: CaseSolverView = field(init=False)  # follows from the library track
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "solver", CaseSolverView(get_track(self.track)))
 
     def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         """The built cases at `path` each library of `tracks` offers, and a scorer

@@ -15,6 +15,7 @@ from fembench_agents.suite.feedback import FunctionFeedback
 from fembench_agents.suite.loader import load_each
 from fembench_agents.suite.report_view import CODE_REPORT, TESTS_REPORT, FunctionReport
 from fembench_agents.suite.scoring import FunctionScorer
+from fembench_agents.suite.solver_view import FunctionSolverView
 
 DEFAULT_PATH = "tasks"
 
@@ -31,6 +32,10 @@ class FunctionKind:
     preload: tuple[str, ...] = ()
     scorer_key: str = "function"  # code and tests share the reference outputs one scorer caches
     feedback: FunctionFeedback = field(default_factory=FunctionFeedback)
+    solver: FunctionSolverView = field(init=False)  # follows from the track
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "solver", FunctionSolverView(self.track))
 
     def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         """Every task module under `path` that loads, on each track; each other is skipped with its reason."""

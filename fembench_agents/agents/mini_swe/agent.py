@@ -12,25 +12,16 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from fembench_agents.agents.coding.bridge import Bridge, CapReached, Caps, ModelFailure
+from fembench_agents.agents.coding.episode import AttemptTrace, episode_hidden, in_thread
+from fembench_agents.agents.coding.workspace import create_workspace
 from fembench_agents.agents.mini_swe.options import MiniSweOptions
-from fembench_agents.agents.openhands.agent import AttemptTrace, in_thread
-from fembench_agents.agents.openhands.bridge import Bridge, CapReached, Caps, ModelFailure
-from fembench_agents.agents.openhands.workspace import (
-    CHECK_FILE,
-    TASK_FILE,
-    VIRTUAL_ROOT,
-    create_workspace,
-    solution_file,
-)
 from fembench_agents.agents.prompts import PromptRenderer
-from fembench_agents.cases.problem import SolverCase
 from fembench_agents.contracts import Problem, SolveSession
 from fembench_agents.messages import Message
 from fembench_agents.runs.recording import ModelUnavailable, diverged_replay
-from fembench_agents.suite.model import Task
 
 log = logging.getLogger(__name__)
 STOP_GRACE_SECONDS = 60.0  # after the wall-clock cap, how long a running command may take to end
@@ -84,16 +75,16 @@ class MiniSweAgent:
     keep_workspace: bool = False  # tests inspect it; normally removed after the episode
 
     async def solve(self, task: Problem, session: SolveSession) -> None:
-        await self.run(task, session)  # type: ignore[arg-type]  # until the workspace asks the kind
+        await self.run(task, session)
 
-    async def run(self, task: Task | SolverCase, session: SolveSession) -> EpisodeTrace:
-        from fembench_agents.agents.openhands.terminal import check_launcher, write_launcher
+    async def run(self, task: Problem, session: SolveSession) -> EpisodeTrace:
+        from fembench_agents.agents.coding.terminal import check_launcher, write_launcher
 
         runtime = await in_thread(_import_runtime)
         started = time.monotonic()
-        names = {"root": VIRTUAL_ROOT, "task": TASK_FILE, "solution": solution_file(session.track), "check": CHECK_FILE}
         prompt = self.prompts.task_prompt(task, session.track)
-        ws = create_workspace(task, session.track, prompt, prefix="fembench-mini-swe-")
+        ws = create_workspace(task, session.track, prompt, prefix="fembench-mini-swe-", templates=self.prompts)
+        names = ws.names()
         trace = EpisodeTrace(workspace=str(ws.dir))
         bridge = Bridge(
             session=session,
@@ -103,7 +94,7 @@ class MiniSweAgent:
         )
         agent = None
         try:
-            launcher = write_launcher(ws, self._hidden(task, session))
+            launcher = write_launcher(ws, episode_hidden(task, session, self.extra_hidden))
             await in_thread(lambda: check_launcher(launcher))
             env = runtime.ConfinedEnvironment(str(launcher), self.options.command_seconds)
             model = runtime.RecordedModel(bridge, session.model.model)
@@ -169,15 +160,6 @@ class MiniSweAgent:
         except Exception as exc:  # noqa: BLE001 - the agent's own failure is an outcome; its file is scored
             return "agent_error", f"{type(exc).__name__}: {exc}"
         return result.stop_reason, result.detail
-
-    def _hidden(self, task: Task | SolverCase, session: SolveSession) -> list[str]:
-        """Episode-specific hidden paths, on top of terminal.ALWAYS_HIDDEN and the repository."""
-        where = task.cases_dir if isinstance(task, SolverCase) else Path(task.path).parent  # its evaluator-only data
-        hidden = [str(where.resolve()), *self.extra_hidden]
-        run_log = getattr(session, "log", None)
-        if run_log is not None and getattr(run_log, "dir", None) is not None:
-            hidden.append(str(Path(run_log.dir).resolve()))
-        return hidden
 
 
 def _import_runtime() -> Any:

@@ -1,7 +1,7 @@
 """mini-swe-agent's three parts wired to ours: a model whose every call goes
 through the episode's `Bridge` (so it is recorded, priced and replayable like
 any agent's call), an environment whose commands run in the confined shell
-the OpenHands terminal uses, and the agent loop kept open across attempts.
+both coding agents use (`agents/coding/`), and the agent loop kept open across attempts.
 The only module that imports minisweagent (the package's __init__ sets the
 environment it needs first); it runs in the episode's worker thread."""
 
@@ -19,7 +19,7 @@ from minisweagent.environments.local import LocalEnvironment
 from minisweagent.exceptions import FormatError, InterruptAgentFlow
 from minisweagent.models.utils.actions_text import format_observation_messages, parse_regex_actions
 
-from fembench_agents.agents.openhands.workspace import VIRTUAL_ROOT
+from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT
 from fembench_agents.messages import Message, ModelResponse
 
 Transport = Callable[[list[Message]], ModelResponse]
@@ -94,7 +94,7 @@ def _text(content: Any) -> str:
 
 class ConfinedEnvironment(LocalEnvironment):
     """Every command runs as `bash -c` in a fresh confined shell (the launcher
-    of `openhands.terminal`): the workspace at `VIRTUAL_ROOT`, nothing hidden
+    of `coding.terminal`): the workspace at `VIRTUAL_ROOT`, nothing hidden
     in sight, no network. mini-swe-agent runs each command in a new subshell
     anyway, so nothing of its protocol changes."""
 

@@ -9,28 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from fembench_agents.agents.openhands.bridge import Bridge, Caps
+from fembench_agents.agents.coding.bridge import Bridge, Caps
+from fembench_agents.agents.coding.episode import AttemptTrace, episode_hidden, in_thread
+from fembench_agents.agents.coding.workspace import create_workspace
 from fembench_agents.agents.openhands.options import OpenHandsOptions
-from fembench_agents.agents.openhands.workspace import (
-    CHECK_FILE,
-    TASK_FILE,
-    VIRTUAL_ROOT,
-    create_workspace,
-    solution_file,
-)
 from fembench_agents.agents.prompts import PromptRenderer
-from fembench_agents.cases.problem import SolverCase
-from fembench_agents.contracts import Problem, SolveSession, Track
+from fembench_agents.contracts import Problem, SolveSession
 from fembench_agents.messages import Message
 from fembench_agents.runs.recording import ModelUnavailable, diverged_replay
-from fembench_agents.suite.model import Task
 
 log = logging.getLogger(__name__)
 STOP_GRACE_SECONDS = 60.0  # after the wall-clock cap, how long a turn may take to wind down
@@ -52,21 +43,6 @@ Evaluator feedback:
 {feedback}
 
 Fix {root}/{solution}, check it, and call finish again."""
-
-
-def _names(track: Track) -> dict[str, str]:
-    return {"root": VIRTUAL_ROOT, "task": TASK_FILE, "solution": solution_file(track), "check": CHECK_FILE}
-
-
-@dataclass
-class AttemptTrace:
-    stop_reason: str
-    detail: str
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    cost_usd: float | None
-    passed: bool
 
 
 @dataclass
@@ -92,31 +68,6 @@ class EpisodeTrace:
         ) and cost_ok
 
 
-async def in_thread[T](fn: Callable[[], T], timeout: float | None = None) -> T:
-    """Run `fn` in a daemon thread (one the interpreter need not wait for)."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(result: Any, error: BaseException | None) -> None:
-        if future.done():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-
-    def target() -> None:
-        try:
-            result = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
-            loop.call_soon_threadsafe(settle, None, exc)
-        else:
-            loop.call_soon_threadsafe(settle, result, None)
-
-    threading.Thread(target=target, daemon=True, name="fembench-openhands").start()
-    return await asyncio.wait_for(asyncio.shield(future), timeout)
-
-
 @dataclass
 class OpenHandsAgent:
     """`llm_factory` replaces the bridged LLM (tests pass an SDK TestLLM; its
@@ -130,16 +81,16 @@ class OpenHandsAgent:
     keep_workspace: bool = False  # tests inspect it; normally removed after the episode
 
     async def solve(self, task: Problem, session: SolveSession) -> None:
-        await self.run(task, session)  # type: ignore[arg-type]  # until the workspace asks the kind
+        await self.run(task, session)
 
-    async def run(self, task: Task | SolverCase, session: SolveSession) -> EpisodeTrace:
-        from fembench_agents.agents.openhands.terminal import check_launcher, write_launcher
+    async def run(self, task: Problem, session: SolveSession) -> EpisodeTrace:
+        from fembench_agents.agents.coding.terminal import check_launcher, write_launcher
 
         runtime = await in_thread(_import_runtime)
         started = time.monotonic()
-        names = _names(session.track)
         prompt = self.prompts.task_prompt(task, session.track)
-        ws = create_workspace(task, session.track, prompt)
+        ws = create_workspace(task, session.track, prompt, prefix="fembench-openhands-", templates=self.prompts)
+        names = ws.names()
         trace = EpisodeTrace(workspace=str(ws.dir))
         loop = asyncio.get_running_loop()
         bridge = Bridge(
@@ -150,7 +101,7 @@ class OpenHandsAgent:
         )
         oh = None
         try:
-            launcher = write_launcher(ws, self._hidden(task, session))
+            launcher = write_launcher(ws, episode_hidden(task, session, self.extra_hidden))
             await in_thread(lambda: check_launcher(launcher))
             system = SYSTEM_PROMPT.format(**names)
             oh = await in_thread(
@@ -240,15 +191,6 @@ class OpenHandsAgent:
             from fembench_agents.agents.openhands.runtime import TurnResult
 
             return TurnResult("time_cap", "wall-clock cap reached while a tool was running")
-
-    def _hidden(self, task: Task | SolverCase, session: SolveSession) -> list[str]:
-        """Episode-specific hidden paths, on top of confinement.ALWAYS_HIDDEN and the repository."""
-        where = task.cases_dir if isinstance(task, SolverCase) else Path(task.path).parent  # its evaluator-only data
-        hidden = [str(where.resolve()), *self.extra_hidden]
-        run_log = getattr(session, "log", None)
-        if run_log is not None and getattr(run_log, "dir", None) is not None:
-            hidden.append(str(Path(run_log.dir).resolve()))
-        return hidden
 
 
 def _import_runtime() -> Any:

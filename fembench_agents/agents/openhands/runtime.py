@@ -14,11 +14,11 @@ from openhands.sdk import LLM, Agent, Conversation
 from openhands.sdk.conversation.state import ConversationExecutionStatus
 from openhands.sdk.event.conversation_error import ConversationErrorEvent
 
-from fembench_agents.agents.openhands.bridge import Bridge, CapReached, ModelFailure
+from fembench_agents.agents.coding.bridge import Bridge, CapReached, ModelFailure
+from fembench_agents.agents.coding.workspace import Workspace
 from fembench_agents.agents.openhands.llm import BridgedLLM
 from fembench_agents.agents.openhands.options import OpenHandsOptions
 from fembench_agents.agents.openhands.tools import tool_specs
-from fembench_agents.agents.openhands.workspace import Workspace
 
 LLMFactory = Callable[[Bridge], LLM]
 

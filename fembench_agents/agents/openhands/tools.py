@@ -19,7 +19,7 @@ from openhands.tools.file_editor.impl import FileEditorExecutor
 from openhands.tools.terminal import TerminalTool
 from openhands.tools.terminal.impl import TerminalExecutor
 
-from fembench_agents.agents.openhands.workspace import NOBODY, VIRTUAL_ROOT
+from fembench_agents.agents.coding.workspace import NOBODY, VIRTUAL_ROOT
 
 TERMINAL_KEY = "fembench_confined_terminal"
 EDITOR_KEY = "fembench_confined_file_editor"

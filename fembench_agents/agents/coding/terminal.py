@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from fembench_agents.agents.openhands.workspace import VIRTUAL_ROOT, Workspace
+from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT, Workspace
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 CONFINE_SCRIPT = Path(__file__).resolve().parent / "confined_shell.py"
