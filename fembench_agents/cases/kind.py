@@ -11,6 +11,7 @@ from typing import Any
 from fembench_agents.cases import timing
 from fembench_agents.cases.compat import REWRITES
 from fembench_agents.cases.feedback import CaseFeedback
+from fembench_agents.cases.hidden import CaseHidden
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.store import CaseStoreError
@@ -34,6 +35,7 @@ class LibraryKind:
     outcome_type: type[CaseOutcome] = CaseOutcome
     scorer_key: str = "pde"  # one scorer: the cases' hidden records and the calibration, loaded once
     feedback: CaseFeedback = field(default_factory=CaseFeedback)
+    hidden: CaseHidden = field(default_factory=CaseHidden)
 
     def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         """The built cases at `path` each library of `tracks` offers, and a scorer
