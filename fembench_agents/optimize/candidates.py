@@ -132,7 +132,7 @@ class PromptEvaluations:
             self.feedback,
             on_episode=finished,
             stop_after=None,  # a failed model call scores 0 and is retried when GEPA asks again
-            batch=set(task_ids),
+            batch=task_ids,
         )
         self.new_episodes += len(ran)
         attempts = _last_attempts(read_log(out))

@@ -10,7 +10,7 @@ import fnmatch
 import importlib.metadata
 import subprocess
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -225,13 +225,13 @@ async def execute_run(
     feedback: FeedbackBuilder | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     stop_after: int | None = STOP_AFTER,
-    batch: Collection[str] | None = None,
+    batch: Sequence[str] | None = None,
 ) -> list[EpisodeRecord]:
     """Run every unfinished episode of `config` into `out`; returns all finished episodes.
     Raises RunStopped once `stop_after` episodes in a row fail with the same error
     that retrying cannot fix (None: never stop early). `batch`: run only these
-    problems' episodes now, and let the run's selection grow to `config.tasks`
-    (an optimizer evaluates a candidate one batch of problems at a time)."""
+    problems' episodes now, in this order, and let the run's selection grow to
+    `config.tasks` (an optimizer evaluates a candidate one batch of problems at a time)."""
     selected: list[Problem] = select_tasks(list(tasks), config.tasks)
     agent = agent or make_agent(config.agent)
     feedback = feedback if feedback is not None else TemplateFeedback()
@@ -245,12 +245,13 @@ async def execute_run(
         grow=batch is not None,
     )
     done = finished_episodes(read_log(out))
+    by_id = {t.task_id: t for t in selected}
+    now = selected if batch is None else [by_id[t] for t in dict.fromkeys(batch) if t in by_id]
     todo = [
         (t, r)
         for r in range(config.repeats)
-        for t in selected
+        for t in now
         if episode_key(config.model, agent.name, config.track, t.task_id, r) not in done
-        and (batch is None or t.task_id in batch)
     ]
     gate = asyncio.Semaphore(config.concurrency)
     streak = FailureStreak(stop_after) if stop_after else None
