@@ -34,7 +34,7 @@ class CaseHidden:
         solution = record.solution if isinstance(record.solution, list) else [record.solution or ""]
         calibration = record.calibration.values()
         numbers = [
-            HiddenNumbers("reference value", hidden.reference, min_digits=FIELD_DIGITS),
+            HiddenNumbers("reference field", hidden.reference, min_digits=FIELD_DIGITS),
             HiddenNumbers("accuracy threshold (tau_acc)", [c.tau_acc for c in calibration]),
             HiddenNumbers("calibration error (e_base)", [c.e_base for c in calibration]),
         ]
