@@ -225,11 +225,15 @@ def reflection_text(out: Path) -> str:
     return "\n".join(m.content for r in calls for m in r.request.messages)
 
 
-@pytest.mark.parametrize(("track", "engine"), [("code", "direct"), ("code", "dspy"), ("tests", "direct")])
+@pytest.mark.parametrize(
+    ("track", "engine", "include_reference"),
+    [("code", "direct", False), ("code", "dspy", False), ("tests", "direct", False), ("code", "direct", True)],
+)
 def test_function_tasks_optimize_and_nothing_hidden_reaches_the_reflection_model(
-    marked_tasks: list[Any], evaluator: Any, tmp_path: Path, track: str, engine: str
+    marked_tasks: list[Any], evaluator: Any, tmp_path: Path, track: str, engine: str, include_reference: bool
 ) -> None:
-    s = settings(track, engine, heldout="marked_scale_0_CC0_H0_T0")
+    """With `include_reference` the training task's reference is shown, as documented: the search finds it."""
+    s = settings(track, engine, heldout="marked_scale_0_CC0_H0_T0", include_reference=include_reference)
     result = optimize(s, marked_tasks, evaluator, tmp_path / "out", function_replies(track))
     assert result.complete and KEYWORD in result.system_prompt and result.scores.val == 1.0
     assert (result.split.heldout, result.split.train, result.split.val) == (
@@ -240,7 +244,9 @@ def test_function_tasks_optimize_and_nothing_hidden_reaches_the_reflection_model
     assert not result.leak.leaked, result.leak
     text = reflection_text(tmp_path / "out")
     assert "marked_scale_2" in text  # the training task's prompt and attempt were reflected on
-    assert [m for m in FUNCTION_MARKERS if m in text] == []
+    assert [m for m in FUNCTION_MARKERS if m in text] == (["hidden_reference_marker_zq"] if include_reference else [])
+    hidden = kind_for(track).hidden.material(marked_tasks[0], evaluator.scorer_for(track))
+    assert "hidden_reference_marker_zq" in hidden.source and "fail_hidden_marker_zq" in hidden.names
     # the candidates' runs are runs of the track optimized on
     manifests = [read_manifest(p) for p in (tmp_path / "out" / "evals").iterdir()]
     assert {m.config["track"] for m in manifests} == {track}
@@ -261,7 +267,7 @@ def test_pde_cases_optimize_and_nothing_hidden_reaches_the_reflection_model(
     assert (result.scores.seed_val, result.scores.val) == (pytest.approx(0.4), 1.0)  # the seed's: not accurate
     assert not result.leak.leaked and result.leak.numbers_checked > 1000, result.leak
     text = reflection_text(tmp_path / "out")
-    assert "poisson_square_smooth" in text
+    assert "poisson_square_smooth" in text and "not accurate enough" in text  # the case, its feedback
     assert [m for m in (*PDE_MARKERS, reference_value(cases_dir)) if m in text] == []
     manifests = [read_manifest(p) for p in (tmp_path / "out" / "evals").iterdir()]
     assert {m.config["track"] for m in manifests} == {"numpy-scipy"}
