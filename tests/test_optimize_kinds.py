@@ -105,11 +105,16 @@ WEAK_TESTS = (
 
 
 @pytest.fixture(scope="module")
-def marked_tasks(tmp_path_factory: pytest.TempPathFactory, sandbox: Sandbox) -> list[Any]:
+def marked_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("marked")
     for i in range(3):
         write_module(folder, f"marked_scale_{i}_CC0_H0_T0.py", TASK.format(i=i))
-    return load_tasks(folder, sandbox)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def marked_tasks(marked_folder: Path, sandbox: Sandbox) -> list[Any]:
+    return load_tasks(marked_folder, sandbox)
 
 
 def function_replies(track: str) -> Callable[[list[Message]], str]:
@@ -478,3 +483,56 @@ def test_the_pde_experiment_file_runs_on_the_scripted_models_from_the_command_li
     assert KEYWORD in json.loads(prompt_out.read_text())["system_prompt"]
     runs = [read_manifest(out / "heldout" / label).config for label in ("baseline", "optimized")]
     assert [(c["track"], c["tasks"]) for c in runs] == [("numpy-scipy", HELD)] * 2
+
+
+def test_cli_optimize_on_the_tests_track_names_the_runs_that_judge_it(marked_folder: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fembench_agents.cli import app
+
+    experiment = tmp_path / "tests_track.toml"
+    experiment.write_text(
+        'kind = "optimize"\nname = "tt"\ntrack = "tests"\nheldout = "marked_scale_0_CC0_H0_T0"\n'
+        "val_fraction = 0.5\nreflection_minibatch_size = 1\nheldout_repeats = 2\n"
+        "[params]\ntemperature = 0.0\nmax_tokens = 512\n"
+    )
+    name = uuid.uuid4().hex[:8]
+    register_script(f"task{name}", function_replies("tests"))
+    register_script(f"reflect{name}", proposals(f"Write clean code and {KEYWORD}."))
+    out, prompt_out = tmp_path / "out", tmp_path / "tt.json"
+    try:
+        result = CliRunner().invoke(
+            app,
+            [
+                "optimize",
+                "--experiment",
+                str(experiment),
+                "--model",
+                f"scripted/task{name}",
+                "--reflection-model",
+                f"scripted/reflect{name}",
+                "--budget",
+                "4",
+                "--tasks-path",
+                str(marked_folder),
+                "--out",
+                str(out),
+                "--prompt-out",
+                str(prompt_out),
+                "--cache",
+                str(tmp_path / "cache"),
+                "--no-evaluate",
+            ],
+        )
+    finally:
+        unregister_script(f"task{name}")
+        unregister_script(f"reflect{name}")
+    assert result.exit_code == 0, result.output
+    tail = "next, on the held-out problems (one run per agent):\n" + "".join(
+        f"  fembench-agents run --model scripted/task{name} --agent {agent} --track tests "
+        f"--tasks marked_scale_0_CC0_H0_T0 --repeats 2 --tasks-path {marked_folder} --cases-path cases "
+        "--temperature 0.0 --max-tokens 512\n"
+        for agent in ("single-shot", f"prompt:{prompt_out}")
+    )
+    assert result.stdout.endswith(tail), result.stdout
+    assert {read_manifest(p).config["track"] for p in (out / "evals").iterdir()} == {"tests"}
