@@ -434,6 +434,7 @@ def test_cases_and_library_are_the_problems_and_the_track_as_run_spells_them() -
     # an optimization begun before tracks were settings resumes: its identity has no new key
     code = load_settings(None, base).identity()
     assert "track" not in code and "tasks" not in code and "cases_path" not in code
+    assert load_settings(None, base).later() == {}  # nor has the provenance of its prompt
     assert (pde_settings.identity()["track"], pde_settings.identity()["tasks"]) == ("scikit-fem", "poisson_*")
 
 
@@ -480,7 +481,9 @@ def test_the_pde_experiment_file_runs_on_the_scripted_models_from_the_command_li
     assert result.exit_code == 0, result.output
     judgement = json.loads((out / "heldout.json").read_text())
     assert [r["task_id"] for r in judgement["rows"]] == [HELD]
-    assert KEYWORD in json.loads(prompt_out.read_text())["system_prompt"]
+    saved = json.loads(prompt_out.read_text())
+    assert KEYWORD in saved["system_prompt"]
+    assert (saved["provenance"]["track"], saved["provenance"]["tasks"]) == ("numpy-scipy", CASES)
     runs = [read_manifest(out / "heldout" / label).config for label in ("baseline", "optimized")]
     assert [(c["track"], c["tasks"]) for c in runs] == [("numpy-scipy", HELD)] * 2
 

@@ -325,6 +325,7 @@ def provenance(settings: OptimizeSettings, result: OptimizeResult) -> dict[str, 
             "seed": settings.seed,
         },
         "include_reference": settings.include_reference,
+        **settings.later(),  # the track and the problems taking part, when not the code track's all
         "seed_prompt": settings.seed_prompt,
         "scaffold": settings.scaffold,
         "split": result.split.model_dump(mode="json"),

@@ -78,12 +78,14 @@ class OptimizeSettings(BaseModel):
     def _budget_text(cls, v: Any) -> str:
         return str(v)
 
+    def later(self) -> dict[str, Any]:
+        """The settings added since the first optimizations, where they are not at their default."""
+        return {k: getattr(self, k) for k in LATER if getattr(self, k) != type(self).model_fields[k].default}
+
     def identity(self) -> dict[str, Any]:
         """What must match for an out directory to be resumed with these settings."""
-        data = self.model_dump(mode="json", exclude=set(RESUMABLE))
-        for key in LATER:
-            if data[key] == type(self).model_fields[key].default:
-                del data[key]
+        data = self.model_dump(mode="json", exclude={*RESUMABLE, *LATER})
+        data.update(self.later())
         for key in ("params", "reflection_params"):
             data[key] = {k: v for k, v in data[key].items() if k not in ("timeout", "api_base")}
         return data
@@ -111,7 +113,11 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any]) -> Optimiz
             data[key] = {**data[key], **{k: v for k, v in value.items() if v is not None}}
         else:
             data[key] = value
-    _cases_on_a_library(data)
+    source = f"{path}: " if path is not None else ""
+    try:
+        _cases_on_a_library(data)
+    except ValueError as exc:
+        raise ValueError(f"{source}{exc}") from None
     if "name" not in data and data.get("model"):
         data["name"] = default_name(str(data["model"]), str(data.get("budget", "light")))
     try:
@@ -127,7 +133,6 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any]) -> Optimiz
             "track": " (--track, --library)",
             "tasks": " (--cases)",
         }.get(where, "")
-        source = f"{path}: " if path is not None else ""
         raise ValueError(f"{source}{where}{option}: {first['msg']}") from None
 
 
