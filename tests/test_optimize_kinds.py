@@ -539,3 +539,35 @@ def test_cli_optimize_on_the_tests_track_names_the_runs_that_judge_it(marked_fol
     )
     assert result.stdout.endswith(tail), result.stdout
     assert {read_manifest(p).config["track"] for p in (out / "evals").iterdir()} == {"tests"}
+
+
+# ----------------------------------------------------------------- one run path, batch by batch
+
+
+def test_a_run_evaluated_batch_by_batch_grows_its_selection_and_runs_only_the_batch(
+    load: Callable[[str], Any], evaluator: Any, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from fembench_agents.runs.run import RunConfig, execute_run
+
+    scale, mode = load("scale_vector_CC0_H0_T0"), load("mode_sign_CC1_H0_T0")
+    name = uuid.uuid4().hex[:8]
+    register_script(name, lambda messages: "no code")
+    model = make_client(f"scripted/{name}", ModelParams())
+    out = tmp_path / "run"
+    config = RunConfig(model=model.model, agent="single-shot", tasks=scale.task_id)
+    wider = RunConfig(model=model.model, agent="single-shot", tasks=f"{mode.task_id},{scale.task_id}")
+    try:
+        first = asyncio.run(execute_run(config, [scale, mode], out, model, evaluator, batch=[scale.task_id]))
+        with pytest.raises(ValueError, match="holds a different run"):  # an ordinary run's selection stays
+            asyncio.run(execute_run(wider, [scale, mode], out, model, evaluator))
+        both = asyncio.run(execute_run(wider, [scale, mode], out, model, evaluator, batch=[mode.task_id]))
+    finally:
+        unregister_script(name)
+    assert [r.task_id for r in first] == [scale.task_id]
+    assert [r.task_id for r in both] == [mode.task_id, scale.task_id]  # the finished one read back
+    manifest = read_manifest(out)
+    assert manifest.config["tasks"] == f"{mode.task_id},{scale.task_id}"
+    assert manifest.task_hashes == {scale.task_id: scale.content_hash, mode.task_id: mode.content_hash}
+    assert len([r for r in read_log(out) if isinstance(r, ModelCallRecord)]) == 2  # one call per episode
