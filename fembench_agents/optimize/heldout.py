@@ -220,6 +220,8 @@ def distinctive_values(values: Any) -> list[float]:
 
 @dataclass(frozen=True)
 class HiddenValue:
+    """One distinctive hidden number, what it is, and the digits a written number needs to match it."""
+
     value: float
     what: str
     min_digits: int
