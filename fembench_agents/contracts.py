@@ -23,7 +23,10 @@ __all__ = [
     "AttemptScorer",
     "Feedback",
     "FeedbackBuilder",
+    "HiddenMaterial",
+    "HiddenNumbers",
     "KindFeedback",
+    "KindHidden",
     "KindReport",
     "LoadedProblems",
     "ModelClient",
@@ -231,6 +234,47 @@ class SolverView(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class HiddenNumbers:
+    """Numbers of one problem no attempt may see, and what they are."""
+
+    what: str  # as a leak report names them: "reference output", "accuracy threshold (tau_acc)"
+    values: Any  # plain numbers, arrays, or lists, tuples and dicts of them
+    min_digits: int = 4  # a number written with fewer significant digits says too little to count
+
+
+@dataclass(frozen=True)
+class HiddenMaterial:
+    """What of one problem stays hidden from attempts, in the shapes a leak
+    guard looks for it: lines of source, numbers, names."""
+
+    source: str = ""  # text none of whose distinctive lines may appear
+    source_label: str = "reference"  # what `source` is, as a leak report names it
+    numbers: tuple[HiddenNumbers, ...] = ()
+    names: tuple[str, ...] = ()  # identifiers hidden from attempts (a function task's expected failures)
+    notes: tuple[str, ...] = ()  # what could not be gathered, and why
+
+
+class KindHidden(Protocol):
+    """What of a kind's problems stays hidden from attempts, and what of a
+    problem an optimizer may show its reflection step."""
+
+    def material(self, problem: Any, scorer: AttemptScorer) -> HiddenMaterial:
+        """Everything of `problem` neither an attempt nor an optimized prompt may hold;
+        `scorer` is the kind's, for what it computes (a function task's reference outputs)."""
+        ...
+
+    def visible(self, problem: Any) -> str:
+        """The text of a training or validation problem an optimizer may have seen:
+        hidden material of a held-out problem found there too is an overlap, not a leak."""
+        ...
+
+    def reference_answer(self, problem: Any, track: str) -> str | None:
+        """A worked answer a reflection step may see for a training problem
+        (`include_reference`); None when the kind shows none."""
+        ...
+
+
 class TaskKind(Protocol):
     """One registered track: its problems, how attempts at them are scored and
     explained, and what a solver sees of them."""
@@ -273,6 +317,11 @@ class TaskKind(Protocol):
 
     @property
     def solver(self) -> SolverView: ...
+
+    @property
+    def hidden(self) -> KindHidden:
+        """What of its problems stays hidden from attempts (the optimizer's leak guard checks it)."""
+        ...
 
     def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         """The problems at `path` each of `tracks` (this kind's and those sharing its

@@ -18,6 +18,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from fembench_agents.agents import make_agent
 from fembench_agents.agents.prompted import PromptAgent
+from fembench_agents.kinds import kind_for
 from fembench_agents.messages import Message, ModelParams, ModelRequest
 from fembench_agents.models import (
     ReplayModel,
@@ -41,11 +42,11 @@ from fembench_agents.optimize import (
 )
 from fembench_agents.optimize.candidates import PromptEvaluations, candidate_id
 from fembench_agents.optimize.heldout import (
-    heldout_values,
+    Guarded,
+    guarded,
     logged_heldout,
     normalize,
     normalized_text,
-    reference_material,
     written_numbers,
 )
 from fembench_agents.optimize.loop import LoopThread
@@ -60,6 +61,7 @@ from fembench_agents.runs.log import (
 from fembench_agents.runs.replay import compare_runs
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.suite.hidden import reference_material
 from fembench_agents.suite.model import Task
 from fembench_agents.suite.solver_view import function_stub
 from fembench_agents.suite.validation import ideal_answer
@@ -411,8 +413,8 @@ def test_log_check_finds_a_heldout_episode(fem_tasks: list[Task], tmp_path: Path
     assert [(h.kind, h.task_id) for h in hits] == [("evaluated", heldout[1])]
 
 
-def _heldout_only_line(heldout: list[Task], seen: list[Task]) -> str:
-    seen_text = "".join(normalized_text(t.module_source) for t in seen)
+def _heldout_only_line(heldout: list[Task], seen: dict[str, str]) -> str:
+    seen_text = "".join(normalized_text(text) for text in seen.values())
     for task in heldout:
         for line in reference_material(task).splitlines():
             n = normalize(line)
@@ -421,33 +423,42 @@ def _heldout_only_line(heldout: list[Task], seen: list[Task]) -> str:
     raise AssertionError("no held-out-only line")
 
 
+def heldout_values(heldout: list[Task], evaluator: Evaluator) -> tuple[list[Guarded], list[str]]:
+    """What the guard looks for of the held-out code-track tasks."""
+    return guarded(heldout, kind_for("code").hidden, evaluator.scorer_for("code"))
+
+
+def visible(tasks: list[Task]) -> dict[str, str]:
+    return {t.task_id: kind_for("code").hidden.visible(t) for t in tasks}
+
+
 def test_leak_guard_fires_on_planted_source_and_numbers(fem_tasks: list[Task], evaluator: Evaluator) -> None:
     split = split_tasks(fem_tasks, HELDOUT, 0.3, seed=0)
     by_id = {t.task_id: t for t in fem_tasks}
-    heldout, seen = [by_id[t] for t in split.heldout], [by_id[t] for t in sorted(split.seen)]
+    heldout, seen = [by_id[t] for t in split.heldout], visible([by_id[t] for t in sorted(split.seen)])
     values, notes = heldout_values(heldout, evaluator)
-    assert not notes and sum(map(len, values.values())) > 0
+    assert not notes and sum(len(g.values) for g in values) > 0
     clean = (
         "You are an expert in finite elements. Check shapes, use numpy vectorization, "
         "and verify Gauss points 0.5773502692 against your docstring. Mesh sizes like 1024 are fine."
     )
-    quiet = scan_prompt(clean, heldout, seen, values)
+    quiet = scan_prompt(clean, values, seen)
     assert not quiet.leaked and quiet.hits == [], quiet.hits
     # every distinctive value of every held-out task, and every distinctive line, is checked
-    assert [len(v) for v in values.values()] == [32, 3, 6]
+    assert [len(g.values) for g in values] == [32, 3, 6]
     assert quiet.summary() == "no leak (151 held-out lines, 41 held-out numbers checked)"
 
     line = _heldout_only_line(heldout, seen)
-    planted = scan_prompt(clean + "\nAlways write:\n    " + "   ".join(line.split(" ")), heldout, seen, values)
+    planted = scan_prompt(clean + "\nAlways write:\n    " + "   ".join(line.split(" ")), values, seen)
     assert planted.leaked and [h.kind for h in planted.hits] == ["source_line"]
 
-    task_id, vals = next((k, v) for k, v in values.items() if v)
+    task_id, vals = next((g.task_id, [h.value for h in g.values]) for g in values if g.values)
     v = max(vals, key=lambda x: len(f"{x:.12g}"))
     mantissa, exp = f"{v:.5e}".split("e")
     for written in (f"{v:.6g}", f"{v:.4e}", f"{mantissa} x 10^{int(exp)}", repr(v)):
-        report = scan_prompt(f"{clean} The answer is {written}.", heldout, seen, values)
+        report = scan_prompt(f"{clean} The answer is {written}.", values, seen)
         assert report.leaked and report.hits[0].kind == "number", written
-    assert not scan_prompt(f"{clean} About {v:.2g}.", heldout, seen, values).leaked  # too coarse to mean anything
+    assert not scan_prompt(f"{clean} About {v:.2g}.", values, seen).leaked  # too coarse to mean anything
 
 
 def test_written_numbers_parse_formats() -> None:
@@ -469,15 +480,16 @@ def test_material_the_optimizer_may_see_is_an_overlap_and_each_summary_says_what
 ) -> None:
     split = split_tasks(fem_tasks, HELDOUT, 0.3, seed=0)
     by_id = {t.task_id: t for t in fem_tasks}
-    heldout, seen = [by_id[t] for t in split.heldout], [by_id[t] for t in sorted(split.seen)]
+    heldout, seen_tasks = [by_id[t] for t in split.heldout], [by_id[t] for t in sorted(split.seen)]
+    seen = visible(seen_tasks)
     values, _ = heldout_values(heldout, evaluator)
-    task_id, vals = next((k, v) for k, v in values.items() if v)
+    task_id, vals = next((g.task_id, [h.value for h in g.values]) for g in values if g.values)
     number = f"{max(vals):.6g}"
     # a training task holding the same number: seen material, reported as an overlap
-    shared = seen[0].model_copy(
-        update={"task_id": "shared", "module_source": seen[0].module_source + f"\nC = {number}\n"}
+    shared = seen_tasks[0].model_copy(
+        update={"task_id": "shared", "module_source": seen_tasks[0].module_source + f"\nC = {number}\n"}
     )
-    overlap = scan_prompt(f"Use {number}.", heldout, [*seen, shared], values)
+    overlap = scan_prompt(f"Use {number}.", values, {**seen, **visible([shared])})
     assert not overlap.leaked and overlap.hits == []
     assert [(h.kind, h.task_id, h.text, h.also_in) for h in overlap.overlaps] == [
         ("number", task_id, number, ("shared",))
@@ -486,7 +498,7 @@ def test_material_the_optimizer_may_see_is_an_overlap_and_each_summary_says_what
         "no leak (151 held-out lines, 41 held-out numbers checked; 1 overlaps with training/validation material)"
     )
     line = _heldout_only_line(heldout, seen)
-    leak = scan_prompt(f"Use {number}.\n{line}", heldout, seen, values)
+    leak = scan_prompt(f"Use {number}.\n{line}", values, seen)
     assert leak.summary() == "LEAK: 2 hits (number, source_line)"
 
 
@@ -517,7 +529,7 @@ def test_leak_is_reported_loudly_in_result_and_provenance(
 ) -> None:
     split = split_tasks(fem_tasks, HELDOUT, 0.3, seed=0)
     by_id = {t.task_id: t for t in fem_tasks}
-    line = _heldout_only_line([by_id[t] for t in split.heldout], [by_id[t] for t in sorted(split.seen)])
+    line = _heldout_only_line([by_id[t] for t in split.heldout], visible([by_id[t] for t in sorted(split.seen)]))
     register_script("opt-reflect", proposals(f"{KEYWORD}. Hint:\n{line}"))
     prompt_out = tmp_path / "leaky.json"
     result = run_opt(settings(budget="9"), fem_tasks, evaluator, tmp_path / "out", prompt_out=prompt_out)

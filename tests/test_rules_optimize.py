@@ -27,7 +27,6 @@ from run_builders import episode
 from fembench_agents.agents.prompts import PromptRenderer, excerpt
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse, Usage
 from fembench_agents.models import ClientOptions, ResponseCache, make_client, register_script, unregister_script
-from fembench_agents.optimize import candidates
 from fembench_agents.optimize.adapter import COMPONENT, PromptAdapter
 from fembench_agents.optimize.budget import Budget
 from fembench_agents.optimize.candidates import EpisodeResult, PromptEvaluations, candidate_id
@@ -46,6 +45,7 @@ from fembench_agents.optimize.reflection import ReflectionModel
 from fembench_agents.optimize.search import OptimizeResult, Scores
 from fembench_agents.optimize.settings import OptimizeSettings
 from fembench_agents.optimize.split import HeldOutViolation, Split
+from fembench_agents.runs import run
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, ModelCallRecord, RunLog, read_log, read_manifest
 from fembench_agents.runs.recording import ModelUnavailable
 from fembench_agents.scoring.evaluator import Evaluator
@@ -362,7 +362,8 @@ def test_the_manifest_names_every_task_attempted_with_the_candidates_config(
     evaluator: Evaluator,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(candidates, "environment", lambda: {"versions": {"numpy": "9.9"}, "git_commit": "abc1234"})
+    monkeypatch.setattr(run, "_versions", lambda: {"numpy": "9.9"})  # candidates run through runs.run
+    monkeypatch.setattr(run, "_git_commit", lambda: "abc1234")
     other = load("slow_scale_CC0_H0_T0")
     model = Replies(RuntimeError("down"), RuntimeError("down"))
     evals = evaluations(

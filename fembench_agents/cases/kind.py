@@ -11,6 +11,7 @@ from typing import Any
 from fembench_agents.cases import timing
 from fembench_agents.cases.compat import REWRITES
 from fembench_agents.cases.feedback import CaseFeedback
+from fembench_agents.cases.hidden import CaseHidden
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.report_view import CASE_REPORT, CaseReport
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
@@ -36,6 +37,7 @@ class LibraryKind:
     outcome_type: type[CaseOutcome] = CaseOutcome
     scorer_key: str = "pde"  # one scorer: the cases' hidden records and the calibration, loaded once
     feedback: CaseFeedback = field(default_factory=CaseFeedback)
+    hidden: CaseHidden = field(default_factory=CaseHidden)
     report: CaseReport = CASE_REPORT  # one for every library: its tables span them
     solver: CaseSolverView = field(init=False)  # follows from the library track
 

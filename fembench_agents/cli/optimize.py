@@ -11,7 +11,6 @@ from rich.panel import Panel
 from rich.table import Table
 
 from fembench_agents.cli.app import (
-    DEFAULT_CASES,
     AllowWeakOpt,
     ExecutorOpt,
     app,
@@ -40,7 +39,15 @@ def optimize(
     val_fraction: Annotated[float | None, typer.Option(help="share of the non-held-out tasks for validation")] = None,
     seed: Annotated[int | None, typer.Option(help="seed of the split and of GEPA")] = None,
     out: Annotated[Path | None, typer.Option(help="out directory (resumed if it exists)")] = None,
+    track: Annotated[str | None, typer.Option(help="the function tasks' track: code | tests")] = None,
+    cases: Annotated[
+        str | None, typer.Option("--cases", help="PDE case ids or fnmatch patterns taking part (instead of tasks)")
+    ] = None,
+    library: Annotated[
+        str | None, typer.Option(help="PDE library track: numpy-scipy | scikit-fem | ... (with --cases)")
+    ] = None,
     tasks_path: Annotated[str | None, typer.Option("--tasks-path", help="task file or directory")] = None,
+    cases_path: Annotated[str | None, typer.Option("--cases-path", help="the PDE cases folder")] = None,
     include_reference: Annotated[
         bool | None,
         typer.Option(
@@ -99,7 +106,11 @@ def optimize(
         "heldout": heldout,
         "val_fraction": val_fraction,
         "seed": seed,
+        "track": track,
+        "cases": cases,
+        "library": library,
         "tasks_path": tasks_path,
+        "cases_path": cases_path,
         "include_reference": include_reference,
         "name": name,
         "seed_prompt": seed_prompt,
@@ -139,11 +150,14 @@ def optimize(
     out = out or Path("runs") / "optimize" / settings.name
     prompt_out = prompt_out or Path("optimizers") / f"{settings.name}.json"
     stop = StopFlag()
-    with open_sandbox(allow_weak_isolation, executor=executor) as sandbox, ExitStack() as stack:
-        sets = problems_for(["code"], settings.tasks_path, DEFAULT_CASES, sandbox)
-        tasks = sets.by_track["code"]
+    with (
+        open_sandbox(allow_weak_isolation, tracks=[settings.track], executor=executor) as sandbox,
+        ExitStack() as stack,
+    ):
+        sets = problems_for([settings.track], settings.tasks_path, settings.cases_path, sandbox)
+        tasks = sets.by_track[settings.track]
         try:
-            split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed)
+            split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed, settings.tasks)
             total = resolve_budget(settings.budget, len(split.val)).max_metric_calls
             response_cache = ResponseCache(cache) if cache else None
             task_client = stack.enter_context(open_client(settings.model, settings.params, cache=response_cache))
@@ -278,14 +292,34 @@ def _show(result: Any, settings: Any, judged: bool = False) -> None:
             ]
         )
         console.print(
-            f"optimized prompt: {result.prompt_path}\nnext, on the held-out tasks:\n"
-            f"  fembench-agents compare --models {settings.model} "
-            f"--agents {'fembench-paper' if settings.scaffold == 'fembench_paper' else 'single-shot'},"
-            f"prompt:{result.prompt_path} --tasks {','.join(result.split.heldout)} "
-            f"--repeats {settings.heldout_repeats} --tasks-path {settings.tasks_path}{sampling}",
+            f"optimized prompt: {result.prompt_path}\n{_next_commands(result, settings, sampling)}",
             markup=False,
             highlight=False,
             soft_wrap=True,
         )
     if result.leak.leaked:
         raise typer.Exit(3)
+
+
+def _next_commands(result: Any, settings: Any, sampling: str) -> str:
+    """What judges the prompt by hand. `compare` for the default track, as it always
+    was; `run`, which takes any registered track, once per agent for the others."""
+    from fembench_agents.optimize.judgement import baseline_agent
+    from fembench_agents.runs.run import DEFAULT_TRACK
+
+    heldout = ",".join(result.split.heldout)
+    if settings.track == DEFAULT_TRACK:
+        return (
+            "next, on the held-out tasks:\n"
+            f"  fembench-agents compare --models {settings.model} "
+            f"--agents {baseline_agent(settings)},"
+            f"prompt:{result.prompt_path} --tasks {heldout} "
+            f"--repeats {settings.heldout_repeats} --tasks-path {settings.tasks_path}{sampling}"
+        )
+    runs = [
+        f"  fembench-agents run --model {settings.model} --agent {agent} --track {settings.track} "
+        f"--tasks {heldout} --repeats {settings.heldout_repeats} --tasks-path {settings.tasks_path} "
+        f"--cases-path {settings.cases_path}{sampling}"
+        for agent in (baseline_agent(settings), f"prompt:{result.prompt_path}")
+    ]
+    return "next, on the held-out problems (one run per agent):\n" + "\n".join(runs)

@@ -1,11 +1,14 @@
 """GEPA prompt optimization (docs/optimize.md): a single-shot agent's system
-prompt tuned on training tasks, scored on validation tasks, never shown the
-held-out tasks it is later judged on.
+prompt tuned on training problems of one track (function code or tests, a PDE
+library), scored on validation problems, never shown the held-out problems it
+is later judged on. What differs per kind comes from the registry
+(`kind_for(track)`); nothing here imports a kind.
 
 Modules: settings (what an optimization is), split, budget (light/medium/heavy
-and DSPy's auto budgets), evaluate (a candidate on tasks, through run logs),
-adapter (the GEPA adapter), reflection (the reflection LM through our client),
-leak (the leak guard), artifacts, progress, runner (start to finish),
+and DSPy's auto budgets), candidates (a candidate on problems, through
+`execute_run`), adapter (the GEPA adapter), dspy_engine (`--engine dspy`),
+reflection (the reflection LM through our client), heldout (the leak guard,
+with what the kind hides), artifacts, progress, search (start to finish),
 judgement (the held-out comparison run after optimizing)."""
 
 from fembench_agents.optimize.budget import Budget, dspy_auto_budget, resolve_budget

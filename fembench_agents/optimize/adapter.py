@@ -1,11 +1,13 @@
 """The GEPA adapter: a candidate is `{"system_prompt": text}`; a data instance
-is a task id. `evaluate` runs the candidate on the tasks (see `evaluate.py`)
-and scores each by the feedback builder's score; `make_reflective_dataset`
-gives the reflection LM, per task, the prompt, the generated code and the
-feedback text, plus the task's reference implementation for training tasks
-when `include_reference` is set. Validation and held-out tasks never carry a
-reference: a validation task only reaches the reflection LM through scores
-(GEPA reflects on training minibatches), and a held-out task never reaches
+is a problem id. `evaluate` runs the candidate on the problems (see
+`candidates.py`) and scores each by the feedback builder's score;
+`make_reflective_dataset` gives the reflection LM, per problem, the prompt,
+the generated code and the feedback text, plus, for training problems when
+`include_reference` is set, the worked answer the problem's kind shows
+(`TaskKind.hidden.reference_answer`: a function task's reference
+implementation; a PDE case shows none). Validation and held-out problems never
+carry one: a validation problem only reaches the reflection LM through scores
+(GEPA reflects on training minibatches), and a held-out problem never reaches
 `evaluate` at all."""
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from typing import Any
 from gepa.core.adapter import EvaluationBatch
 
 from fembench_agents.agents.prompts import excerpt
+from fembench_agents.contracts import Problem
+from fembench_agents.kinds import kind_for
 from fembench_agents.optimize.candidates import EpisodeResult, PromptEvaluations
 from fembench_agents.optimize.loop import LoopThread
-from fembench_agents.suite.model import Task
-from fembench_agents.suite.validation import ideal_answer
 
 COMPONENT = "system_prompt"
 
@@ -31,7 +33,7 @@ class PromptAdapter:
         self,
         evaluations: PromptEvaluations,
         loop: LoopThread,
-        tasks: dict[str, Task],
+        tasks: Mapping[str, Problem],
         train: frozenset[str],
         include_reference: bool,
     ) -> None:
@@ -66,5 +68,8 @@ class PromptAdapter:
             "Feedback": f"Score {result.score:.2f} ({verdict}). {result.feedback}",
         }
         if self.include_reference and result.task_id in self.train:
-            rec["Reference implementation"] = ideal_answer(self.tasks[result.task_id])
+            track = self.evaluations.track
+            answer = kind_for(track).hidden.reference_answer(self.tasks[result.task_id], track)
+            if answer is not None:
+                rec["Reference implementation"] = answer
         return rec

@@ -1,6 +1,7 @@
-"""Evaluating a candidate system prompt on tasks: the single-shot prompt agent
-with that system prompt, each episode run through the shared evaluator into a
-run log, exactly as `fembench-agents run --agent prompt:FILE` would.
+"""Evaluating a candidate system prompt on problems of one track: the
+single-shot prompt agent with that system prompt, its episodes run by
+`runs.run.execute_run` into a run directory, exactly as
+`fembench-agents run --agent prompt:FILE` would.
 
 Layout under the optimization's out directory:
   candidates/<id>.json   {"system_prompt": ...}: the candidate, usable as `--agent prompt:FILE`
@@ -19,28 +20,18 @@ import asyncio
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from fembench_agents.agents import make_agent
-from fembench_agents.contracts import FeedbackBuilder, ModelClient
+from fembench_agents.contracts import FeedbackBuilder, ModelClient, Problem
 from fembench_agents.messages import ModelParams
-from fembench_agents.optimize.environment import environment
 from fembench_agents.optimize.split import HeldOutViolation
-from fembench_agents.runs.log import (
-    AttemptRecord,
-    RunLog,
-    RunManifest,
-    episode_key,
-    read_log,
-    write_manifest,
-)
-from fembench_agents.runs.reader import finished_episodes
-from fembench_agents.runs.run import RunConfig, run_episode
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, episode_key, read_log
+from fembench_agents.runs.run import DEFAULT_TRACK, RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.extraction import parse_code
-from fembench_agents.suite.model import Task
 
 REPEAT = 0  # one episode per (candidate, task): params.seed = 0
 
@@ -70,13 +61,14 @@ class EpisodeResult:
 
 
 class PromptEvaluations:
-    """Runs candidates on tasks. Refuses any task outside `allowed` (the
-    training and validation tasks): held-out tasks never reach a model here."""
+    """Runs candidates on the problems of `track`. Refuses any problem outside
+    `allowed` (the training and validation problems): held-out problems never
+    reach a model here."""
 
     def __init__(
         self,
         root: Path,
-        tasks: dict[str, Task],
+        tasks: Mapping[str, Problem],
         allowed: frozenset[str],
         model: ModelClient,
         evaluator: Evaluator,
@@ -84,12 +76,14 @@ class PromptEvaluations:
         params: ModelParams,
         concurrency: int,
         scaffold: str = "single_shot",
+        track: str = DEFAULT_TRACK,
     ) -> None:
         self.root = root
         self.tasks, self.allowed = tasks, allowed
         self.model, self.evaluator, self.feedback, self.params = model, evaluator, feedback, params
         self.concurrency = concurrency
         self.scaffold = scaffold
+        self.track = track
         self.new_episodes = 0
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -120,52 +114,39 @@ class PromptEvaluations:
         spec = f"prompt:{self.candidate_file(system_prompt).resolve()}"
         agent = make_agent(spec)
         out = self.run_dir(system_prompt)
-        out.mkdir(parents=True, exist_ok=True)
-        key = {t: episode_key(self.model.model, agent.name, "code", t, REPEAT) for t in task_ids}
-        records = read_log(out)
-        done = finished_episodes(records)
-        todo = [t for t in dict.fromkeys(task_ids) if key[t] not in done]
-        attempted = {r.task_id for r in records if isinstance(r, AttemptRecord)}
-        config = self._config(spec, sorted({*attempted, *task_ids}))
-        self._write_manifest(out, config)
-        gate = asyncio.Semaphore(self.concurrency)
+        key = {t: episode_key(self.model.model, agent.name, self.track, t, REPEAT) for t in task_ids}
+        # the run's selection grows with every task attempted in it, so that `replay` re-runs exactly those
+        attempted = {r.task_id for r in read_log(out) if isinstance(r, AttemptRecord)}
+        ran: set[str] = set()
 
-        async def one(task_id: str) -> None:
-            async with gate:
-                await run_episode(
-                    agent, self.tasks[task_id], config, self.model, self.evaluator, self.feedback, log, REPEAT
-                )
+        def finished(record: EpisodeRecord) -> None:
+            ran.add(record.task_id)
 
-        with RunLog(out) as log:
-            await asyncio.gather(*(one(t) for t in todo))
-        self.new_episodes += len(todo)
+        await execute_run(
+            self._config(spec, sorted({*attempted, *task_ids})),
+            list(self.tasks.values()),
+            out,
+            self.model,
+            self.evaluator,
+            agent,
+            self.feedback,
+            on_episode=finished,
+            stop_after=None,  # a failed model call scores 0 and is retried when GEPA asks again
+            batch=task_ids,
+        )
+        self.new_episodes += len(ran)
         attempts = _last_attempts(read_log(out))
-        return [self._result(t, attempts.get(key[t]), reused=t not in todo) for t in task_ids]
+        return [self._result(t, attempts.get(key[t]), reused=t not in ran) for t in task_ids]
 
     def _config(self, spec: str, task_ids: list[str]) -> RunConfig:
         return RunConfig(
             model=self.model.model,
             agent=spec,
             tasks=",".join(task_ids),
-            track="code",
+            track=self.track,
             repeats=1,
             concurrency=self.concurrency,
             params=self.params,
-        )
-
-    def _write_manifest(self, out: Path, config: RunConfig) -> None:
-        """The manifest names every task attempted in this directory, so that
-        `replay` re-runs exactly those."""
-        ids = config.tasks.split(",")
-        write_manifest(
-            out,
-            RunManifest(
-                run_id=out.name,
-                config=config.identity(),
-                task_hashes={t: self.tasks[t].content_hash for t in ids},
-                versions=environment()["versions"],
-                git_commit=environment()["git_commit"],
-            ),
         )
 
     def _result(self, task_id: str, attempt: AttemptRecord | None, reused: bool) -> EpisodeResult:

@@ -24,9 +24,9 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -38,6 +38,8 @@ from dspy.lm15 import Request, Response, TextPart, Usage
 from gepa.core.result import GEPAResult
 
 from fembench_agents.agents.prompts import PromptRenderer
+from fembench_agents.contracts import Problem
+from fembench_agents.kinds import kind_for
 from fembench_agents.optimize.adapter import COMPONENT
 from fembench_agents.optimize.budget import AUTO_CANDIDATES, Budget
 from fembench_agents.optimize.candidates import EpisodeResult, PromptEvaluations
@@ -45,8 +47,7 @@ from fembench_agents.optimize.loop import LoopThread
 from fembench_agents.optimize.reflection import ReflectionModel
 from fembench_agents.optimize.settings import OptimizeSettings
 from fembench_agents.optimize.split import Split
-from fembench_agents.suite.model import Task
-from fembench_agents.suite.validation import ideal_answer
+from fembench_agents.runs.run import DEFAULT_TRACK
 
 NO_REPLY = "(no reply: the model call failed)"
 
@@ -195,17 +196,23 @@ class _FinalState:
         self.state = event["final_state"]
 
 
-def metric_with_feedback(tasks: dict[str, Task], train: frozenset[str], include_reference: bool) -> Any:
-    """The metric DSPy's GEPA consumes: our evaluator's score and the feedback text; a
-    training task's reference implementation joins the feedback when `include_reference`."""
+def metric_with_feedback(
+    tasks: Mapping[str, Problem], train: frozenset[str], include_reference: bool, track: str = DEFAULT_TRACK
+) -> Any:
+    """The metric DSPy's GEPA consumes: our evaluator's score and the feedback text; the
+    worked answer a training problem's kind shows joins the feedback when `include_reference`."""
+    hidden = kind_for(track).hidden
 
     def metric(
         gold: dspy.Example, pred: dspy.Prediction, trace: Any = None, pred_name: Any = None, pred_trace: Any = None
     ) -> dspy.Prediction:
         verdict = "correct" if pred.passed else "not correct"
         feedback = f"Score {pred.score:.2f} ({verdict}). {pred.feedback}"
+        answer = None
         if include_reference and gold.task_id in train:
-            feedback += f"\n\nReference implementation:\n{ideal_answer(tasks[gold.task_id])}"
+            answer = hidden.reference_answer(tasks[gold.task_id], track)
+        if answer is not None:
+            feedback += f"\n\nReference implementation:\n{answer}"
         return dspy.Prediction(score=pred.score, feedback=feedback)
 
     return metric
@@ -215,7 +222,7 @@ def run_dspy_gepa(
     settings: OptimizeSettings,
     split: Split,
     budget: Budget,
-    tasks: dict[str, Task],
+    tasks: Mapping[str, Problem],
     evaluations: PromptEvaluations,
     reflection: ReflectionModel,
     loop: LoopThread,
@@ -227,7 +234,8 @@ def run_dspy_gepa(
     if not settings.seed_prompt.strip():
         raise ValueError("the dspy engine needs a seed prompt: DSPy replaces empty instructions with its own text")
     renderer = PromptRenderer()
-    prompts = {t: renderer.task_prompt(tasks[t], "code", settings.scaffold) for t in split.seen}
+    # the renderer is typed for the built-in kinds' problems; any kind's problem is rendered
+    prompts = {t: renderer.task_prompt(cast(Any, tasks[t]), settings.track, settings.scaffold) for t in split.seen}
     engine = EpisodeEngine(evaluations, loop, prompts)
     solver_lm = dspy.LM(f"fembench/{settings.model}", engine=engine, cache=False, num_retries=0)
     reflection_lm = dspy.LM(
@@ -239,7 +247,7 @@ def run_dspy_gepa(
         {"auto": budget.name} if budget.name in AUTO_CANDIDATES else {"max_metric_calls": budget.max_metric_calls}
     )
     optimizer = dspy.GEPA(
-        metric=metric_with_feedback(tasks, frozenset(split.train), settings.include_reference),
+        metric=metric_with_feedback(tasks, frozenset(split.train), settings.include_reference, settings.track),
         reflection_lm=reflection_lm,
         reflection_minibatch_size=settings.reflection_minibatch_size,
         use_merge=settings.use_merge,

@@ -1,24 +1,29 @@
-"""The leak guard. Three checks, each reported, none silent:
+"""The leak guard. Four checks, each reported, none silent:
 
-1. Held-out tasks are never evaluated while optimizing: the split is checked
-   disjoint before the run starts, `PromptEvaluations` refuses held-out tasks,
+1. Held-out problems are never evaluated while optimizing: the split is checked
+   disjoint before the run starts, `PromptEvaluations` refuses held-out problems,
    and after the run every record of every candidate's run log, and every
-   reflection request, is searched for a held-out task id (`logged_heldout`).
-2. The optimized prompt holds no held-out reference source: each line of the
-   held-out reference and its helpers is normalized (comments dropped,
-   lower-cased, split into identifier, number and punctuation tokens); a line
-   of at least `MIN_TOKENS` tokens (`MIN_WORDS` of them identifiers or
-   numbers) found inside the normalized prompt is a hit.
-3. The optimized prompt holds no number from the held-out reference outputs
-   (the evaluator's `reference_outputs`): every distinctive output value
-   (>= 4 significant digits) is compared with every number written in the
+   reflection request, is searched for a held-out problem id (`logged_heldout`).
+2. The optimized prompt holds no held-out hidden source (a function task's
+   reference and its helpers, a PDE case's manufactured solution): each line is
+   normalized (comments dropped, lower-cased, split into identifier, number and
+   punctuation tokens); a line of at least `MIN_TOKENS` tokens (`MIN_WORDS` of
+   them identifiers or numbers) found inside the normalized prompt is a hit.
+3. The optimized prompt holds no hidden number of a held-out problem (a function
+   task's reference outputs; a PDE case's reference values, thresholds and
+   calibration figures): every distinctive value (>= 4 significant digits, or
+   more where the kind asks) is compared with every number written in the
    prompt, whatever its format (plain, scientific, with thousands separators,
-   `a x 10^k`), at the precision the prompt wrote it, when that is >= 4 digits.
+   `a x 10^k`), at the precision the prompt wrote it.
+4. The optimized prompt names no hidden name of a held-out problem (a function
+   task's expected failures), as a whole identifier.
 
-A hit whose line (anywhere in a line) or number also appears in a training or
-validation task's source is an *overlap*: material the optimizer was allowed to see (tasks share
-helpers; with `include_reference` the reflection step sees training
-references), reported but not counted as a leak. Anything else is a *leak*.
+What is hidden comes from the problems' kind (`TaskKind.hidden`). A hit that
+also appears in a training or validation problem's visible text (a line:
+anywhere in a line) is an *overlap*: material the optimizer was allowed to see
+(function tasks share helpers; with `include_reference` the reflection step
+sees training references), reported but not counted as a leak. Anything else
+is a *leak*.
 """
 
 from __future__ import annotations
@@ -26,17 +31,16 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from fembench_agents.contracts import AttemptScorer, HiddenNumbers, KindHidden, Problem
 from fembench_agents.runs.log import AttemptRecord, ModelCallRecord, read_log
-from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.suite.model import Task
-from fembench_agents.suite.scoring import FunctionScorer, ReferenceFailure, ReferenceOutput
 
 MIN_TOKENS = 6  # a held-out line shorter than this is too generic to mean anything
 MIN_WORDS = 4  # ... and so is one made mostly of punctuation
@@ -54,7 +58,7 @@ _NUMBER = re.compile(
 
 class LeakHit(BaseModel):
     model_config = ConfigDict(frozen=True)
-    kind: Literal["evaluated", "reflection_prompt", "source_line", "number"]
+    kind: Literal["evaluated", "reflection_prompt", "source_line", "number", "name"]
     task_id: str  # the held-out task the material belongs to
     text: str  # what was found
     detail: str
@@ -144,13 +148,6 @@ def normalize(line: str) -> str:
     return " ".join(_TOKEN.findall(_drop_comment(line).lower()))
 
 
-def reference_material(task: Task) -> str:
-    """The held-out task's reference and every helper it relies on, given or not."""
-    skip = {"task_info", *task.test_names, *task.expected_failure_names}
-    parts = [task.main_source, *(s for n, s in task.module_functions.items() if n not in skip and n != task.main_name)]
-    return "\n".join(parts)
-
-
 def _distinctive(line: str) -> bool:
     tokens = line.split()
     return len(tokens) >= MIN_TOKENS and sum(t[0].isalnum() or t[0] == "_" for t in tokens) >= MIN_WORDS
@@ -165,22 +162,22 @@ def normalized_text(text: str) -> str:
     return " " + " \n ".join(normalize(x) for x in text.splitlines()) + " "
 
 
-def source_hits(prompt: str, heldout: list[Task], seen: list[Task]) -> tuple[list[LeakHit], int]:
+def source_hits(prompt: str, heldout: Sequence[Guarded], seen: Mapping[str, str]) -> tuple[list[LeakHit], int]:
     text = normalized_text(prompt)
-    seen_texts = {t.task_id: normalized_text(t.module_source) for t in seen}
+    seen_texts = {task_id: normalized_text(visible) for task_id, visible in seen.items()}
     hits, checked = [], 0
-    for task in heldout:
-        for line in sorted(_lines(reference_material(task))):
+    for guarded in heldout:
+        for line in sorted(_lines(guarded.source)):
             checked += 1
             if f" {line} " in text:
                 also = tuple(sorted(tid for tid, src in seen_texts.items() if f" {line} " in src))
                 hits.append(
                     LeakHit(
                         kind="source_line",
-                        task_id=task.task_id,
+                        task_id=guarded.task_id,
                         text=line,
                         also_in=also,
-                        detail="a line of the held-out reference or its helpers",
+                        detail=f"a line of the held-out {guarded.source_label}",
                     )
                 )
     return hits, checked
@@ -210,15 +207,65 @@ def significant_digits(x: float) -> int:
     return len(mantissa)
 
 
-def distinctive_values(outputs: Iterable[ReferenceOutput]) -> list[float]:
-    values = {
+def distinctive_values(values: Any) -> list[float]:
+    """The absolute values (to 13 significant digits) worth looking for: finite, above round-off,
+    with 4 or more significant digits."""
+    found = {
         round(abs(x), 12 - int(math.floor(math.log10(abs(x)))))
-        for o in outputs
-        if o.raises is None
-        for x in _walk(o.value)
+        for x in _walk(values)
         if math.isfinite(x) and abs(x) >= NOISE_FLOOR
     }
-    return sorted(v for v in values if significant_digits(v) >= MIN_DIGITS)
+    return sorted(v for v in found if significant_digits(v) >= MIN_DIGITS)
+
+
+@dataclass(frozen=True)
+class HiddenValue:
+    """One distinctive hidden number, what it is, and the digits a written number needs to match it."""
+
+    value: float
+    what: str
+    min_digits: int
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """What the guard looks for of one held-out problem, from its kind's hidden material."""
+
+    task_id: str
+    source: str = ""
+    source_label: str = "reference"
+    values: tuple[HiddenValue, ...] = ()  # sorted by value
+    names: tuple[str, ...] = ()
+
+
+def guarded(heldout: Sequence[Problem], hidden: KindHidden, scorer: AttemptScorer) -> tuple[list[Guarded], list[str]]:
+    """Each held-out problem's hidden material as the guard looks for it, and the notes
+    on what could not be gathered."""
+    found: list[Guarded] = []
+    notes: list[str] = []
+    for problem in heldout:
+        material = hidden.material(problem, scorer)
+        notes += material.notes
+        found.append(
+            Guarded(
+                task_id=problem.task_id,
+                source=material.source,
+                source_label=material.source_label,
+                values=_hidden_values(material.numbers),
+                names=tuple(dict.fromkeys(material.names)),
+            )
+        )
+    return found, notes
+
+
+def _hidden_values(numbers: Iterable[HiddenNumbers]) -> tuple[HiddenValue, ...]:
+    by_value: dict[float, HiddenValue] = {}
+    for group in numbers:
+        for v in distinctive_values(group.values):
+            known = by_value.get(v)
+            if known is None or group.min_digits < known.min_digits:  # the group that asks least decides
+                by_value[v] = HiddenValue(v, group.what, group.min_digits)
+    return tuple(sorted(by_value.values(), key=lambda h: h.value))
 
 
 class Written(BaseModel):
@@ -260,37 +307,55 @@ def _matches(w: Written, values: list[float]) -> float | None:
     return values[i] if i < len(values) and values[i] <= w.value + slack else None
 
 
-def number_hits(prompt: str, heldout_values: dict[str, list[float]], seen: list[Task]) -> tuple[list[LeakHit], int]:
+def _matching(w: Written, hidden: tuple[HiddenValue, ...]) -> HiddenValue | None:
+    """The first hidden value `w` writes, at no fewer digits than that value asks."""
+    slack = w.tolerance * (1 + 1e-9) + 1e-15 * w.value
+    i = bisect.bisect_left([h.value for h in hidden], w.value - slack)
+    while i < len(hidden) and hidden[i].value <= w.value + slack:
+        if w.digits >= hidden[i].min_digits:
+            return hidden[i]
+        i += 1
+    return None
+
+
+def number_hits(prompt: str, heldout: Sequence[Guarded], seen: Mapping[str, str]) -> tuple[list[LeakHit], int]:
     written = [w for w in written_numbers(prompt) if w.digits >= MIN_DIGITS]
-    seen_numbers = {t.task_id: sorted({x.value for x in written_numbers(t.module_source)}) for t in seen}
+    seen_numbers = {tid: sorted({x.value for x in written_numbers(text)}) for tid, text in seen.items()}
     hits = []
-    for task_id, values in heldout_values.items():
+    for guarded in heldout:
         for w in written:
-            value = _matches(w, values)
-            if value is None:
+            hidden = _matching(w, guarded.values)
+            if hidden is None:
                 continue
             also = tuple(sorted(tid for tid, nums in seen_numbers.items() if _matches(w, nums) is not None))
             hits.append(
                 LeakHit(
                     kind="number",
-                    task_id=task_id,
+                    task_id=guarded.task_id,
                     text=w.text,
                     also_in=also,
-                    detail=f"matches the held-out reference output value {value!r}",
+                    detail=f"matches the held-out {hidden.what} value {hidden.value!r}",
                 )
             )
-    return hits, sum(len(v) for v in heldout_values.values())
+    return hits, sum(len(g.values) for g in heldout)
 
 
-def heldout_values(heldout: list[Task], evaluator: Evaluator) -> tuple[dict[str, list[float]], list[str]]:
-    values, notes = {}, []
-    references = cast(FunctionScorer, evaluator.scorer_for("code"))  # the optimizer tunes the code track
-    for task in heldout:
-        try:
-            values[task.task_id] = distinctive_values(references.reference_outputs(task))
-        except ReferenceFailure as exc:
-            notes.append(f"no reference outputs for {task.task_id}: {exc}")
-    return values, notes
+def name_hits(prompt: str, heldout: Sequence[Guarded], seen: Mapping[str, str]) -> list[LeakHit]:
+    """Hidden names written in the prompt as whole identifiers."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", prompt))
+    seen_words = {tid: set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)) for tid, text in seen.items()}
+    return [
+        LeakHit(
+            kind="name",
+            task_id=guarded.task_id,
+            text=name,
+            also_in=tuple(sorted(tid for tid, found in seen_words.items() if name in found)),
+            detail="a name the held-out problem hides from attempts",
+        )
+        for guarded in heldout
+        for name in guarded.names
+        if name in words
+    ]
 
 
 # ----------------------------------------------------------------- the report
@@ -298,15 +363,15 @@ def heldout_values(heldout: list[Task], evaluator: Evaluator) -> tuple[dict[str,
 
 def scan_prompt(
     prompt: str,
-    heldout: list[Task],
-    seen: list[Task],
-    values: dict[str, list[float]],
+    heldout: Sequence[Guarded],
+    seen: Mapping[str, str],
     logged: list[LeakHit] | None = None,
     notes: list[str] | None = None,
 ) -> LeakReport:
+    """`seen`: each training and validation problem's visible text, by id."""
     lines, n_lines = source_hits(prompt, heldout, seen)
-    numbers, n_numbers = number_hits(prompt, values, seen)
-    found = [*(logged or []), *lines, *numbers]
+    numbers, n_numbers = number_hits(prompt, heldout, seen)
+    found = [*(logged or []), *lines, *numbers, *name_hits(prompt, heldout, seen)]
     hits = [h for h in found if not h.also_in]
     return LeakReport(
         leaked=bool(hits),

@@ -9,17 +9,17 @@ score over metric calls, from history.json) into the optimization's directory.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from fembench_agents.contracts import ModelClient
+from fembench_agents.contracts import ModelClient, Problem
 from fembench_agents.optimize.settings import OptimizeSettings
 from fembench_agents.runs.log import MANIFEST_NAME, AttemptRecord, read_log, read_manifest
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.suite.model import Task
 
 if TYPE_CHECKING:  # the search module imports gepa; `report` reads judgements without it
     from fembench_agents.optimize.search import OptimizeResult
@@ -69,7 +69,7 @@ def validation_curve(out: Path) -> list[tuple[int, float]]:
 async def judge_heldout(
     result: OptimizeResult,
     settings: OptimizeSettings,
-    tasks: list[Task],
+    tasks: Sequence[Problem],
     evaluator: Evaluator,
     model: ModelClient,
 ) -> HeldoutJudgement:
@@ -103,6 +103,7 @@ async def judge_heldout(
             model=settings.model,
             agent=agent,
             tasks=",".join(result.split.heldout),
+            track=settings.track,
             repeats=settings.heldout_repeats,
             concurrency=settings.concurrency,
             params=settings.params,

@@ -17,7 +17,7 @@ import contextlib
 import json
 import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -27,7 +27,8 @@ from gepa.core.result import GEPAResult
 from gepa.core.state import GEPAState
 from pydantic import BaseModel
 
-from fembench_agents.contracts import ModelClient
+from fembench_agents.contracts import ModelClient, Problem
+from fembench_agents.kinds import kind_for
 from fembench_agents.optimize.adapter import COMPONENT, PromptAdapter
 from fembench_agents.optimize.artifacts import (
     RESULT_SCHEMA_VERSION,
@@ -38,13 +39,7 @@ from fembench_agents.optimize.artifacts import (
 from fembench_agents.optimize.budget import Budget, resolve_budget
 from fembench_agents.optimize.candidates import PromptEvaluations, candidate_id, prompt_file_data
 from fembench_agents.optimize.environment import environment
-from fembench_agents.optimize.heldout import (
-    LeakReport,
-    evaluated_tasks,
-    heldout_values,
-    logged_heldout,
-    scan_prompt,
-)
+from fembench_agents.optimize.heldout import LeakReport, evaluated_tasks, guarded, logged_heldout, scan_prompt
 from fembench_agents.optimize.loop import LoopThread
 from fembench_agents.optimize.reflection import ReflectionModel
 from fembench_agents.optimize.settings import OptimizeSettings
@@ -52,7 +47,6 @@ from fembench_agents.optimize.split import HeldOutViolation, Split, split_tasks
 from fembench_agents.runs.log import RunLog, now
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
-from fembench_agents.suite.model import Task
 
 GEPA_DIR = "gepa"
 STOP_FILE = "gepa.stop"
@@ -123,7 +117,7 @@ class _FileLogger:
             fh.write(f"{message}\n")
 
 
-def check_out_dir(out: Path, settings: OptimizeSettings, split: Split, tasks: dict[str, Task]) -> bool:
+def check_out_dir(out: Path, settings: OptimizeSettings, split: Split, tasks: Mapping[str, Problem]) -> bool:
     """Writes `optimize.json`, or checks that `out` holds this same optimization.
     Returns True when resuming."""
     identity = {
@@ -161,7 +155,7 @@ def _checkpoint_calls(gepa_dir: Path) -> int:
 
 def optimize_prompt(
     settings: OptimizeSettings,
-    tasks: Sequence[Task],
+    tasks: Sequence[Problem],
     evaluator: Evaluator,
     out: Path,
     models: Models,
@@ -172,9 +166,9 @@ def optimize_prompt(
 ) -> OptimizeResult:
     """Runs (or resumes) the optimization described by `settings` in `out`.
     `prompt_out` receives the optimized prompt with its provenance once the
-    run completes (not when stopped early)."""
+    run completes (not when stopped early). `tasks`: the problems of `settings.track`."""
     by_id = {t.task_id: t for t in tasks}
-    split = split_tasks(list(tasks), settings.heldout, settings.val_fraction, settings.seed)
+    split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed, settings.tasks)
     split.check_disjoint()
     budget = resolve_budget(settings.budget, len(split.val))
     out.mkdir(parents=True, exist_ok=True)
@@ -198,6 +192,7 @@ def optimize_prompt(
             settings.params,
             settings.concurrency,
             settings.scaffold,
+            settings.track,
         )
         adapter = PromptAdapter(evaluations, loop, by_id, frozenset(split.train), settings.include_reference)
         reflection = ReflectionModel(models.reflection, settings.reflection_params, reflection_log, loop)
@@ -254,7 +249,7 @@ def optimize_prompt(
         reflection_calls = reflection.calls - reflection_before
         reflection_cost = None if reflection.unpriced else reflection.total_cost
 
-    leak = check_leaks(out, best[COMPONENT], split, by_id, evaluator)
+    leak = check_leaks(out, best[COMPONENT], split, by_id, evaluator, settings.track)
     total = int(result.total_metric_calls or 0)
     outcome = OptimizeResult(
         name=settings.name,
@@ -292,13 +287,17 @@ def optimize_prompt(
     return outcome
 
 
-def check_leaks(out: Path, prompt: str, split: Split, tasks: dict[str, Task], evaluator: Evaluator) -> LeakReport:
+def check_leaks(
+    out: Path, prompt: str, split: Split, tasks: Mapping[str, Problem], evaluator: Evaluator, track: str
+) -> LeakReport:
+    """The leak guard (heldout.py) on the optimized `prompt`, with what the track's kind hides."""
     logged = logged_heldout(out, split.heldout)
     strays = sorted(evaluated_tasks(out) - split.seen)
     notes = [f"tasks outside the split were evaluated: {', '.join(strays)}"] if strays else []
-    heldout = [tasks[t] for t in split.heldout]
-    values, value_notes = heldout_values(heldout, evaluator)
-    report = scan_prompt(prompt, heldout, [tasks[t] for t in sorted(split.seen)], values, logged, notes + value_notes)
+    hidden = kind_for(track).hidden
+    heldout, material_notes = guarded([tasks[t] for t in split.heldout], hidden, evaluator.scorer_for(track))
+    seen = {t: hidden.visible(tasks[t]) for t in sorted(split.seen)}
+    report = scan_prompt(prompt, heldout, seen, logged, notes + material_notes)
     if strays:
         report = report.model_copy(update={"leaked": True})
     return report
@@ -326,6 +325,7 @@ def provenance(settings: OptimizeSettings, result: OptimizeResult) -> dict[str, 
             "seed": settings.seed,
         },
         "include_reference": settings.include_reference,
+        **settings.later(),  # the track and the problems taking part, when not the code track's all
         "seed_prompt": settings.seed_prompt,
         "scaffold": settings.scaffold,
         "split": result.split.model_dump(mode="json"),

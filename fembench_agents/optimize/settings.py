@@ -9,15 +9,23 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from fembench_agents.kinds import tracks
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.experiments import known_model_params, read_experiment_file
+from fembench_agents.runs.run import DEFAULT_TRACK
 
 DEFAULT_SEED_PROMPT = (
     "You are an expert in computational mechanics and scientific Python. "
     "Write correct, self-contained code that follows the requested signature and docstring exactly."
 )
+DEFAULT_LIBRARY = "numpy-scipy"  # the library track of `--cases` without `--library`, as in `run`
 # Settings that may change when a run is resumed; everything else must match.
-RESUMABLE = frozenset({"name", "budget", "concurrency", "tasks_path", "heldout_repeats", "final_train_eval"})
+RESUMABLE = frozenset(
+    {"name", "budget", "concurrency", "tasks_path", "cases_path", "heldout_repeats", "final_train_eval"}
+)
+# Settings added since the first optimizations: in their identity only when not at their default,
+# so that an optimization begun before them resumes.
+LATER = ("track", "tasks")
 
 
 class OptimizeSettings(BaseModel):
@@ -33,7 +41,11 @@ class OptimizeSettings(BaseModel):
     heldout: str = Field(min_length=1)
     val_fraction: float = 0.3
     seed: int = 0
+    # the track optimized on: code, tests, or a PDE library (`library`, with `cases`)
+    track: str = DEFAULT_TRACK
+    tasks: str = "all"  # the problems taking part (ids or patterns; `cases` for PDE cases)
     tasks_path: str = "tasks"
+    cases_path: str = "cases"
     include_reference: bool = True
     use_merge: bool = True
     max_merge_invocations: int = Field(default=5, ge=0)
@@ -54,14 +66,26 @@ class OptimizeSettings(BaseModel):
     def _known_params(cls, value: Any) -> Any:
         return known_model_params(value)
 
+    @field_validator("track")
+    @classmethod
+    def _known_track(cls, value: str) -> str:
+        if value not in tracks():
+            raise ValueError(f"unknown track {value!r}; known: {', '.join(tracks())}")
+        return value
+
     @field_validator("budget", mode="before")
     @classmethod
     def _budget_text(cls, v: Any) -> str:
         return str(v)
 
+    def later(self) -> dict[str, Any]:
+        """The settings added since the first optimizations, where they are not at their default."""
+        return {k: getattr(self, k) for k in LATER if getattr(self, k) != type(self).model_fields[k].default}
+
     def identity(self) -> dict[str, Any]:
         """What must match for an out directory to be resumed with these settings."""
-        data = self.model_dump(mode="json", exclude=set(RESUMABLE))
+        data = self.model_dump(mode="json", exclude={*RESUMABLE, *LATER})
+        data.update(self.later())
         for key in ("params", "reflection_params"):
             data[key] = {k: v for k, v in data[key].items() if k not in ("timeout", "api_base")}
         return data
@@ -89,6 +113,11 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any]) -> Optimiz
             data[key] = {**data[key], **{k: v for k, v in value.items() if v is not None}}
         else:
             data[key] = value
+    source = f"{path}: " if path is not None else ""
+    try:
+        _cases_on_a_library(data)
+    except ValueError as exc:
+        raise ValueError(f"{source}{exc}") from None
     if "name" not in data and data.get("model"):
         data["name"] = default_name(str(data["model"]), str(data.get("budget", "light")))
     try:
@@ -101,6 +130,21 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any]) -> Optimiz
             "reflection_model": " (--reflection-model)",
             "heldout": " (--heldout)",
             "name": " (--name)",
+            "track": " (--track, --library)",
+            "tasks": " (--cases)",
         }.get(where, "")
-        source = f"{path}: " if path is not None else ""
         raise ValueError(f"{source}{where}{option}: {first['msg']}") from None
+
+
+def _cases_on_a_library(data: dict[str, Any]) -> None:
+    """`cases` and `library` (file keys and options, as `run` spells them) are the
+    problems taking part and the track: PDE cases on a library track."""
+    cases, library = data.pop("cases", None), data.pop("library", None)
+    if cases is None and library is None:
+        return
+    library = library or DEFAULT_LIBRARY
+    if data.get("track", library) != library:
+        raise ValueError(f"track {data['track']!r} and library {library!r}: give one of them")
+    data["track"] = library
+    if cases is not None:
+        data["tasks"] = cases

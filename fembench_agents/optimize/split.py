@@ -1,14 +1,16 @@
-"""The task split of an optimization: held-out tasks (never evaluated while
-optimizing), and the rest shuffled by a seed into training and validation."""
+"""The split of an optimization's problems (function tasks, PDE cases, any
+kind's): held-out problems (never evaluated while optimizing), and the rest
+shuffled by a seed into training and validation."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from fembench_agents.contracts import Problem
 from fembench_agents.runs.run import select_tasks
-from fembench_agents.suite.model import Task
 
 
 class Split(BaseModel):
@@ -39,14 +41,16 @@ class HeldOutViolation(RuntimeError):
     """A held-out task was (or was about to be) used during optimization."""
 
 
-def split_tasks(tasks: list[Task], heldout: str, val_fraction: float, seed: int) -> Split:
-    """`heldout` selects tasks as `run --tasks` does (ids or fnmatch patterns);
+def split_tasks(tasks: Sequence[Problem], heldout: str, val_fraction: float, seed: int, among: str = "all") -> Split:
+    """`among` selects the problems taking part as `run --tasks` does (ids or
+    fnmatch patterns, `all`); `heldout` selects the held-out ones among them;
     of the others, round(val_fraction * n) go to validation, chosen by
     random.Random(seed) over the sorted ids, so the split depends on nothing else."""
     if not heldout.strip() or heldout.strip() in ("all", "*"):
         raise ValueError(f"--heldout must name the held-out tasks (ids or patterns), got {heldout!r}")
     if not 0.0 < val_fraction < 1.0:
         raise ValueError(f"val_fraction must be between 0 and 1 (exclusive), got {val_fraction}")
+    tasks = select_tasks(list(tasks), among)
     held = {t.task_id for t in select_tasks(tasks, heldout)}
     rest = sorted(t.task_id for t in tasks if t.task_id not in held)
     if len(rest) < 2:

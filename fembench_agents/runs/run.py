@@ -35,13 +35,15 @@ from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.sandbox import IsolationReport
 
+DEFAULT_TRACK: Track = "code"  # the function tasks' code track, unless a command names another
+
 
 @dataclass(frozen=True)
 class RunConfig:
     model: str
     agent: str
     tasks: str = "all"
-    track: Track = "code"
+    track: Track = DEFAULT_TRACK
     repeats: int = 1
     concurrency: int = 2  # episodes at once
     params: ModelParams = field(default_factory=ModelParams)
@@ -123,18 +125,26 @@ def prepare_run_dir(
     isolation: IsolationReport | None = None,
     limits: dict[str, int] | None = None,
     calibration: str | None = None,
+    grow: bool = False,
 ) -> None:
     """Write the manifest, or check that an existing run directory holds the
     same run. A resumed run that scores under weaker isolation than before
-    records the weaker one: the run's scores are only as confined as that."""
+    records the weaker one: the run's scores are only as confined as that.
+    `grow`: the run's selection may have grown since (`config.tasks` naming
+    more problems than the manifest), as an optimizer's candidate run does."""
     if (out / "manifest.json").exists():
         old = read_manifest(out)
-        if old.config != config.identity():
+        identity = config.identity()
+        grown = grow and {**old.config, "tasks": identity["tasks"]} == identity
+        if old.config != identity and not grown:
             raise ValueError(f"{out} holds a different run (config {old.config}); choose another --out")
         drift = [t.task_id for t in tasks if old.task_hashes.get(t.task_id, t.content_hash) != t.content_hash]
         if drift:
             raise ValueError(f"{out}: tasks changed since the run started: {', '.join(drift)}")
         update: dict[str, object] = {}
+        if old.config != identity:
+            update["config"] = identity
+            update["task_hashes"] = {**old.task_hashes, **{t.task_id: t.content_hash for t in tasks}}
         if isolation is not None and not isolation.confined and (old.isolation is None or old.isolation.confined):
             update["isolation"] = isolation
         if limits is not None and limits != old.limits:
@@ -215,10 +225,13 @@ async def execute_run(
     feedback: FeedbackBuilder | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     stop_after: int | None = STOP_AFTER,
+    batch: Sequence[str] | None = None,
 ) -> list[EpisodeRecord]:
     """Run every unfinished episode of `config` into `out`; returns all finished episodes.
     Raises RunStopped once `stop_after` episodes in a row fail with the same error
-    that retrying cannot fix (None: never stop early)."""
+    that retrying cannot fix (None: never stop early). `batch`: run only these
+    problems' episodes now, in this order, and let the run's selection grow to
+    `config.tasks` (an optimizer evaluates a candidate one batch of problems at a time)."""
     selected: list[Problem] = select_tasks(list(tasks), config.tasks)
     agent = agent or make_agent(config.agent)
     feedback = feedback if feedback is not None else TemplateFeedback()
@@ -229,12 +242,15 @@ async def execute_run(
         evaluator.sandbox.isolation(),
         run_limits(config, evaluator),
         evaluator.calibration_id(config.track),
+        grow=batch is not None,
     )
     done = finished_episodes(read_log(out))
+    by_id = {t.task_id: t for t in selected}
+    now = selected if batch is None else [by_id[t] for t in dict.fromkeys(batch) if t in by_id]
     todo = [
         (t, r)
         for r in range(config.repeats)
-        for t in selected
+        for t in now
         if episode_key(config.model, agent.name, config.track, t.task_id, r) not in done
     ]
     gate = asyncio.Semaphore(config.concurrency)

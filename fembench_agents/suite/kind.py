@@ -12,6 +12,7 @@ from fembench_agents.kinds import register_kind
 from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.feedback import FunctionFeedback
+from fembench_agents.suite.hidden import FunctionHidden
 from fembench_agents.suite.loader import load_each
 from fembench_agents.suite.report_view import CODE_REPORT, TESTS_REPORT, FunctionReport
 from fembench_agents.suite.scoring import FunctionScorer
@@ -32,6 +33,7 @@ class FunctionKind:
     preload: tuple[str, ...] = ()
     scorer_key: str = "function"  # code and tests share the reference outputs one scorer caches
     feedback: FunctionFeedback = field(default_factory=FunctionFeedback)
+    hidden: FunctionHidden = field(default_factory=FunctionHidden)
     solver: FunctionSolverView = field(init=False)  # follows from the track
 
     def __post_init__(self) -> None:
