@@ -11,10 +11,12 @@ from typing import Any
 from fembench_agents.cases import timing
 from fembench_agents.cases.compat import REWRITES
 from fembench_agents.cases.feedback import CaseFeedback
+from fembench_agents.cases.folder import CaseFolder
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.store import CaseStoreError
 from fembench_agents.cases.tracks import TRACKS, get_track
+from fembench_agents.cases.validation import CaseValidator
 from fembench_agents.contracts import LoadedProblems, ProblemsUnavailable, ScoringOptions
 from fembench_agents.kinds import register_kind
 from fembench_agents.scoring.outcomes import CaseOutcome
@@ -34,6 +36,8 @@ class LibraryKind:
     outcome_type: type[CaseOutcome] = CaseOutcome
     scorer_key: str = "pde"  # one scorer: the cases' hidden records and the calibration, loaded once
     feedback: CaseFeedback = field(default_factory=CaseFeedback)
+    folder: CaseFolder = field(default_factory=CaseFolder)
+    validator: CaseValidator = field(default_factory=CaseValidator)
 
     def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         """The built cases at `path` each library of `tracks` offers, and a scorer
