@@ -91,7 +91,12 @@ class SkippedTask(BaseModel):
 
 class ProblemsUnavailable(ValueError):
     """A kind cannot offer its problems here: a missing folder, an uninstalled
-    library, no machine calibration. The message says what to do."""
+    library, no machine calibration. The message says what to do; `skipped`
+    names the sources that did not load, each with its reason."""
+
+    def __init__(self, message: str, skipped: Sequence[SkippedTask] = ()) -> None:
+        super().__init__(message)
+        self.skipped = list(skipped)
 
 
 @dataclass(frozen=True)

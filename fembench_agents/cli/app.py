@@ -128,8 +128,15 @@ def problem_paths(tasks_path: str, cases_path: str) -> dict[str, str]:
     return {"tasks": tasks_path, "cases": cases_path}
 
 
+def say_skipped(skip: SkippedTask) -> None:
+    """One source left out, with its reason, on stderr."""
+    err.print(f"skipped task {skip.name}: {skip.reason}", markup=False, highlight=False, soft_wrap=True)
+
+
 def fail_unavailable(exc: ProblemsUnavailable) -> NoReturn:
-    """Exit 2 with each line of why a track's problems cannot be had here."""
+    """Exit 2 with each source that did not load, and each line of why a track's problems cannot be had here."""
+    for skip in exc.skipped:
+        say_skipped(skip)
     for line in str(exc).splitlines():
         err.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
@@ -153,7 +160,7 @@ def problems_for(
     except ProblemsUnavailable as exc:
         fail_unavailable(exc)
     for skip in sets.skipped:
-        err.print(f"skipped task {skip.name}: {skip.reason}", markup=False, highlight=False, soft_wrap=True)
+        say_skipped(skip)
     if skipped is not None:
         skipped.extend(sets.skipped)
     return sets

@@ -81,7 +81,7 @@ class _ValidationBar:
             self.progress.advance(self.bar)
 
     def note(self, line: str) -> None:
-        err.print(line, markup=False, highlight=False, soft_wrap=True)
+        err.print(line, markup=False, highlight=False, soft_wrap=True)  # as `say_skipped` prints
 
 
 @tasks_app.command("validate")

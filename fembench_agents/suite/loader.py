@@ -149,7 +149,7 @@ def load_offered(path: str, sandbox: Sandbox) -> LoadedSuite:
     except FileNotFoundError as exc:
         raise ProblemsUnavailable(str(exc)) from None
     if loaded.skipped and not loaded.tasks:
-        raise ProblemsUnavailable(f"no task in {path} could be loaded")
+        raise ProblemsUnavailable(f"no task in {path} could be loaded", loaded.skipped)
     return loaded
 
 
