@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
@@ -67,17 +68,20 @@ def tasks_show(task_id: str, tasks: TasksOpt = DEFAULT_TASKS) -> None:
 
 
 class _ValidationBar:
-    """`ValidationProgress` on the command's progress bar; notes go to stderr."""
+    """`ValidationProgress` on a progress bar shown once the tasks have loaded (a
+    suite that does not load leaves no bar behind); notes go to stderr."""
 
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
+    def __init__(self, stack: ExitStack) -> None:
+        self.stack = stack
+        self.progress: Progress | None = None
         self.bar: TaskID | None = None
 
     def start(self, total: int) -> None:
+        self.progress = self.stack.enter_context(progress_bar())
         self.bar = self.progress.add_task("validating", total=total)
 
     def advance(self) -> None:
-        if self.bar is not None:
+        if self.progress is not None and self.bar is not None:
             self.progress.advance(self.bar)
 
     def note(self, line: str) -> None:
@@ -92,8 +96,8 @@ def tasks_validate(
     """Prove every task internally consistent; a table of problems and exit 1 otherwise
     (exit 3 when every loaded task is valid but some modules did not load)."""
     try:
-        with progress_bar() as progress:
-            found = kind_for(DEFAULT_TRACK).validator.validate(path, ValidationOptions(), _ValidationBar(progress))
+        with ExitStack() as stack:
+            found = kind_for(DEFAULT_TRACK).validator.validate(path, ValidationOptions(), _ValidationBar(stack))
     except ProblemsUnavailable as exc:
         fail_unavailable(exc)
     if json_out:
