@@ -47,9 +47,15 @@ def _load_builtins() -> None:
 
 
 def tracks() -> tuple[str, ...]:
-    """Every registered track, built-in ones first, in registration order."""
+    """Every registered track, built-in ones first (in BUILTIN_KINDS' order, whichever
+    module was imported first), then in registration order."""
     _load_builtins()
-    return tuple(_KINDS)
+    return tuple(sorted(_KINDS, key=lambda track: _builtin_rank(_KINDS[track])))
+
+
+def _builtin_rank(kind: TaskKind) -> int:
+    module = type(kind).__module__
+    return BUILTIN_KINDS.index(module) if module in BUILTIN_KINDS else len(BUILTIN_KINDS)
 
 
 def kind_for(track: str) -> TaskKind:

@@ -33,6 +33,7 @@ from fembench_agents.contracts import (
     ValidationProgress,
 )
 from fembench_agents.kinds import register_kind, unregister_kind
+from fembench_agents.kinds import tracks as kinds_tracks
 from fembench_agents.messages import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, ModelParams
 from fembench_agents.runs.defaults import DEFAULT_CONCURRENCY, DEFAULT_REPEATS, DEFAULT_SELECTION, DEFAULT_TRACK
 from fembench_agents.runs.experiments import Experiment
@@ -249,3 +250,13 @@ def test_each_run_default_is_the_one_in_runs_defaults() -> None:
     for fn in (cli_runs.run, cli_runs.compare):
         assert _default(fn, "temperature") == DEFAULT_TEMPERATURE == ModelParams().temperature == 0.0
         assert _default(fn, "max_tokens") == DEFAULT_MAX_TOKENS == ModelParams().max_tokens == 2048
+
+
+def test_the_built_in_tracks_come_first_in_one_order_whichever_kind_was_imported_first(words: WordKind) -> None:
+    import subprocess
+    import sys
+
+    assert kinds_tracks()[-1] == "words"
+    code = "import fembench_agents.cases.kind\nfrom fembench_agents.kinds import tracks\nprint(','.join(tracks()))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "code,tests,numpy-scipy,scikit-fem,dolfinx,ngsolve", done.stderr
