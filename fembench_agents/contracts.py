@@ -195,7 +195,8 @@ class KindFolder(Protocol):
         ...
 
     def find(self, folder: Path, path: str, by_track: dict[str, list[Any]]) -> SavedAttempts:
-        """Each saved attempt in `folder` at the problems loaded for `by_track`."""
+        """The attempts saved in `folder` at the problems `by_track` holds (loaded for
+        `tracks`), the problems their names were read against, and the files holding none."""
         ...
 
     def summary(
