@@ -129,8 +129,8 @@ def _call_all(fn: Any, arguments: list[list[Any]]) -> list[tuple[bool, Any]]:
 def score_in_process(folder: Path, tasks_path: Path) -> dict[str, dict[str, float]]:
     """FEM-Bench's way: everything in this process. Returns label -> task -> score."""
     from fembench_agents.scoring.extraction import parse_code
-    from fembench_agents.scoring.folder import find_completions
     from fembench_agents.suite.comparison import compare_outputs
+    from fembench_agents.suite.folder import find_completions
     from fembench_agents.suite.references import attempt_preamble
 
     tasks = _load_in_process(tasks_path)

@@ -6,6 +6,7 @@ these pieces; a notebook can call them directly.
     tasks = fb.load_tasks("tasks")
     run_dir = fb.run("local", "feedback-loop:3", tasks="FEM_1D_*", out="runs/demo")
     pde_dir = fb.run("local", "single-shot", cases="poisson_*", library="numpy-scipy")
+    grid = fb.compare(["local"], ["single-shot", "feedback-loop:3"], tasks="FEM_1D_*")
     episodes = fb.open_run(run_dir).episode_rows()     # list of dicts
     # pandas.DataFrame(episodes), if pandas is installed
     report = fb.build_report([run_dir])
@@ -15,18 +16,40 @@ from __future__ import annotations
 
 import asyncio
 import os
+from contextlib import ExitStack
 from pathlib import Path
 
+from fembench_agents.agents import make_agent
+from fembench_agents.contracts import FolderSummary, ScoringOptions
+from fembench_agents.kinds import kind_for
 from fembench_agents.messages import ModelParams
 from fembench_agents.report import Report
 from fembench_agents.report import build_report as _build_report
+from fembench_agents.runs.defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_LIBRARY,
+    DEFAULT_REPEATS,
+    DEFAULT_SELECTION,
+    DEFAULT_TRACK,
+)
+from fembench_agents.runs.experiments import Experiment
+from fembench_agents.runs.grid import (
+    PlannedRun,
+    episode_total,
+    execute_grid,
+    experiment_dir,
+    experiment_runs,
+    grid_tracks,
+    library_list,
+    open_clients,
+    problem_selection,
+    single_run,
+)
 from fembench_agents.runs.problems import load_problems, preload_for
 from fembench_agents.runs.reader import RunRecords
 from fembench_agents.runs.reader import open_run as _open_run
-from fembench_agents.runs.run import RunConfig, execute_run
-from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.folder import FolderScore
-from fembench_agents.scoring.folder import score_folder as _score_folder
+from fembench_agents.runs.run import RunConfig
+from fembench_agents.scoring.folder import score_saved
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.loader import load_tasks as _load_tasks
 from fembench_agents.suite.model import Task
@@ -45,26 +68,22 @@ def run(
     model: str,
     agent: str,
     *,
-    tasks: str = "all",
+    tasks: str = DEFAULT_SELECTION,
     tasks_path: PathLike = "tasks",
-    track: Track = "code",
+    track: Track = DEFAULT_TRACK,
     cases: str | None = None,
     library: str | None = None,
     cases_path: PathLike = "cases",
-    repeats: int = 1,
+    repeats: int = DEFAULT_REPEATS,
     out: PathLike | None = None,
     params: ModelParams | None = None,
-    concurrency: int = 2,
+    concurrency: int = DEFAULT_CONCURRENCY,
     allow_weak_isolation: bool = False,
 ) -> Path:
     """One model x one agent x a task selection (or PDE `cases` on one `library`)
     into a run directory (resumed if it exists); returns the directory. `model`
-    is a litellm name or `local`."""
-    from fembench_agents.models import ClientOptions, open_client, provider_of
-
-    if cases is not None or library is not None:
-        tasks, track = cases or "all", library or "numpy-scipy"
-
+    is a litellm name or `local`. A run stopped early raises RunStopped."""
+    tasks, track = problem_selection(tasks, track, cases, library)
     config = RunConfig(
         model=model,
         agent=agent,
@@ -74,33 +93,95 @@ def run(
         concurrency=concurrency,
         params=params or ModelParams(),
     )
-    target = Path(out) if out is not None else Path("runs") / f"{model}__{agent}__{track}".replace("/", "-")
-    options = ClientOptions(concurrency=config.model_calls_at_once, concurrency_group=provider_of(model))
+    return _execute(
+        [single_run(config, Path(out) if out is not None else None)], tasks_path, cases_path, allow_weak_isolation
+    )[0]
+
+
+def compare(
+    models: list[str],
+    agents: list[str],
+    *,
+    tasks: str = DEFAULT_SELECTION,
+    tasks_path: PathLike = "tasks",
+    track: Track = DEFAULT_TRACK,
+    cases: str | None = None,
+    libraries: list[str] | None = None,
+    cases_path: PathLike = "cases",
+    repeats: int = DEFAULT_REPEATS,
+    out: PathLike | None = None,
+    params: ModelParams | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    allow_weak_isolation: bool = False,
+) -> list[Path]:
+    """Models x agents on a task selection (or PDE `cases` on each of `libraries`),
+    each run in its own directory under `out` (runs/compare by default), as
+    `fembench-agents compare` makes them; returns the run directories."""
+    exp = Experiment(
+        name="compare",
+        models=models,
+        agents=agents,
+        tasks=tasks,
+        tasks_path=str(tasks_path),
+        track=track,  # type: ignore[arg-type]
+        cases=cases or DEFAULT_SELECTION,
+        cases_path=str(cases_path),
+        libraries=libraries or library_list(None, cases),  # type: ignore[arg-type]
+        repeats=repeats,
+        concurrency=concurrency,
+        params=params or ModelParams(),
+    )
+    runs = experiment_runs(exp, experiment_dir(exp, Path(out) if out is not None else None))
+    return _execute(runs, tasks_path, cases_path, allow_weak_isolation)
+
+
+def _execute(
+    runs: list[PlannedRun], tasks_path: PathLike, cases_path: PathLike, allow_weak_isolation: bool
+) -> list[Path]:
+    """The runs' grid, as the command line executes it (without a response cache); the first early stop is raised."""
+    for r in runs:
+        make_agent(r.config.agent)  # an unknown agent fails before any sandbox or model starts
+    tracks = grid_tracks(runs)
     paths = {"tasks": str(tasks_path), "cases": str(cases_path)}
     with (
-        Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for([track])) as sandbox,
-        open_client(model, config.params, options=options) as client,
+        Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for(tracks)) as sandbox,
+        ExitStack() as stack,
     ):
         sandbox.require_isolation()
-        sets = load_problems([track], sandbox, paths)
+        sets = load_problems(tracks, sandbox, paths)
         try:
-            asyncio.run(execute_run(config, sets.by_track[track], target, client, sets.evaluator))
+            episode_total(runs, sets)  # a selection matching nothing fails before any model starts
+            stops = asyncio.run(execute_grid(runs, sets, open_clients(runs, stack)))
         finally:
             sets.evaluator.close()
-    return target
+    if stops:
+        raise stops[0]
+    return [r.out for r in runs]
 
 
 def score_folder(
-    folder: PathLike, tasks_path: PathLike = "tasks", *, allow_weak_isolation: bool = False
-) -> FolderScore:
-    """Saved completions `{task_id}_code_{label}.py` / `_test_` in `folder`, scored."""
-    with Sandbox(allow_weak_isolation=allow_weak_isolation) as sandbox:
+    folder: PathLike,
+    tasks_path: PathLike = "tasks",
+    *,
+    cases_path: PathLike | None = None,
+    compat: tuple[str, ...] = (),
+    allow_weak_isolation: bool = False,
+) -> FolderSummary:
+    """Saved completions `{task_id}_code_{label}.py` / `_test_` in `folder`, scored;
+    with `cases_path`, PDE solver programs `{case_id}_{library}_{label}.py` (and
+    the compatibility rewrites `compat` names)."""
+    kind = kind_for(DEFAULT_TRACK if cases_path is None else DEFAULT_LIBRARY)
+    paths = {"tasks": str(tasks_path), "cases": str(cases_path or "cases")}
+    path = paths[kind.default_path]
+    tracks = kind.folder.tracks(Path(folder), path)
+    with Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for(tracks)) as sandbox:
         sandbox.require_isolation()
-        evaluator = Evaluator(sandbox)
+        sets = load_problems(tracks, sandbox, paths, ScoringOptions(compat))
         try:
-            return _score_folder(Path(folder), _load_tasks(str(tasks_path), sandbox), evaluator)
+            found = kind.folder.find(Path(folder), path, sets.by_track)
+            return score_saved(found, kind.folder, sets.evaluator, skipped=sets.skipped)
         finally:
-            evaluator.close()
+            sets.evaluator.close()
 
 
 RunView = RunRecords

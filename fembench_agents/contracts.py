@@ -23,15 +23,21 @@ __all__ = [
     "AttemptScorer",
     "Feedback",
     "FeedbackBuilder",
+    "FolderSummary",
+    "FolderTable",
     "HiddenMaterial",
     "HiddenNumbers",
     "KindFeedback",
+    "KindFolder",
     "KindHidden",
     "KindReport",
+    "KindValidator",
     "LoadedProblems",
     "ModelClient",
     "Problem",
     "ProblemsUnavailable",
+    "SavedAttempt",
+    "SavedAttempts",
     "ScoringOptions",
     "SkippedTask",
     "SolveSession",
@@ -40,6 +46,10 @@ __all__ = [
     "TaskKind",
     "Templates",
     "Track",
+    "Validation",
+    "ValidationOptions",
+    "ValidationProblem",
+    "ValidationProgress",
     "WorkspaceFiles",
 ]
 
@@ -48,7 +58,7 @@ if TYPE_CHECKING:
     from fembench_agents.report.schema import Report, ReportSettings, TaskInfo
     from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
     from fembench_agents.scoring.outcomes import AnyOutcome
-    from fembench_agents.scoring.sandbox import Sandbox
+    from fembench_agents.scoring.sandbox import IsolationReport, Sandbox
 
 
 class Problem(Protocol):
@@ -91,12 +101,12 @@ class SkippedTask(BaseModel):
 
 class ProblemsUnavailable(ValueError):
     """A kind cannot offer its problems here: a missing folder, an uninstalled
-    library, no machine calibration, no source that loads (`skipped` says why
-    each did not). The message says what to do."""
+    library, no machine calibration. The message says what to do; `skipped`
+    names the sources that did not load, each with its reason."""
 
-    def __init__(self, message: str, skipped: list[SkippedTask] | None = None) -> None:
+    def __init__(self, message: str, skipped: Sequence[SkippedTask] = ()) -> None:
         super().__init__(message)
-        self.skipped = list(skipped or [])
+        self.skipped = list(skipped)
 
 
 @dataclass(frozen=True)
@@ -275,6 +285,126 @@ class KindHidden(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class SavedAttempt:
+    """One attempt saved in a folder (`score DIR`): the problem it answers, the
+    track it is scored on, the label it was saved under, and its file."""
+
+    task_id: str
+    track: str
+    label: str
+    path: Path
+
+
+@dataclass
+class SavedAttempts:
+    """What a kind reads from a folder: the problems the file names were matched
+    against, each saved attempt, and the files that hold none (by name)."""
+
+    problems: list[Any]
+    attempts: list[SavedAttempt]
+    unmatched: list[str]
+
+
+@dataclass(frozen=True)
+class FolderTable:
+    """What `score DIR` prints of a kind's summary: the title counts the problems
+    as `noun`, and a file matching none is said to match no `unmatched`."""
+
+    noun: str
+    columns: tuple[str, ...]
+    rows: Sequence[tuple[str, ...]]
+    unmatched: str
+
+
+class FolderSummary(Protocol):
+    """A kind's summary of a scored folder: what `score --json` writes."""
+
+    @property
+    def unmatched_files(self) -> list[str]: ...
+
+    @property
+    def isolation(self) -> IsolationReport: ...
+
+    def model_dump_json(self, *, indent: int | None = None) -> str: ...
+
+
+class KindFolder(Protocol):
+    """`score DIR` for a kind: which of its tracks a folder's saved attempts need,
+    which attempt each file holds, and the summary written and printed."""
+
+    def tracks(self, folder: Path, path: str) -> list[str]:
+        """The tracks the attempts in `folder` are scored on (their problems are
+        loaded and their modules preloaded), read before any sandbox opens;
+        raises ProblemsUnavailable when `path` holds no problems."""
+        ...
+
+    def find(self, folder: Path, path: str, by_track: dict[str, list[Any]]) -> SavedAttempts:
+        """The attempts saved in `folder` at the problems `by_track` holds (loaded for
+        `tracks`), the problems their names were read against, and the files holding none."""
+        ...
+
+    def summary(
+        self,
+        found: SavedAttempts,
+        scored: list[tuple[SavedAttempt, Any]],
+        isolation: IsolationReport,
+        skipped: list[SkippedTask],
+    ) -> FolderSummary:
+        """The outcomes of `found`'s attempts (in its order), summed up per label."""
+        ...
+
+    def table(self, summary: Any, found: SavedAttempts) -> FolderTable:
+        """What the command prints of `summary` (one this part made)."""
+        ...
+
+
+class ValidationProblem(BaseModel):
+    """One way a problem, or its source as a whole (`task_id` None), fails its kind's own checks."""
+
+    model_config = ConfigDict(frozen=True)
+    task_id: str | None
+    check: str
+    message: str
+
+
+class Validation(BaseModel):
+    """What a kind's validator found at a path: the problems that passed every
+    check, each problem found, the sources left out, and what a clean run says."""
+
+    valid: list[str] = []
+    problems: list[ValidationProblem] = []
+    skipped: list[SkippedTask] = []
+    summary: str
+
+
+@dataclass(frozen=True)
+class ValidationOptions:
+    """What a command may ask of a kind's validator beyond its defaults."""
+
+    rebuild: bool = True  # rebuild each problem from its definition and compare (PDE cases)
+    calibration: bool = True  # score the kind's own solvers against their gates (PDE cases)
+
+
+class ValidationProgress(Protocol):
+    """How a validator tells the command how far it is, and what it left unchecked."""
+
+    def start(self, total: int) -> None: ...
+
+    def advance(self) -> None: ...
+
+    def note(self, line: str) -> None: ...
+
+
+class KindValidator(Protocol):
+    """Proves a kind's problems internally consistent (`tasks validate`, `cases validate`)."""
+
+    def validate(self, path: str, options: ValidationOptions, progress: ValidationProgress) -> Validation:
+        """Every check on the problems at `path`, each in a sandbox the validator
+        opens; raises ProblemsUnavailable when none can be had there."""
+        ...
+
+
 class TaskKind(Protocol):
     """One registered track: its problems, how attempts at them are scored and
     explained, and what a solver sees of them."""
@@ -322,6 +452,14 @@ class TaskKind(Protocol):
     def hidden(self) -> KindHidden:
         """What of its problems stays hidden from attempts (the optimizer's leak guard checks it)."""
         ...
+
+    @property
+    def folder(self) -> KindFolder:
+        """How `score DIR` reads and sums up a folder of saved attempts at its problems."""
+        ...
+
+    @property
+    def validator(self) -> KindValidator: ...
 
     def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         """The problems at `path` each of `tracks` (this kind's and those sharing its

@@ -47,13 +47,10 @@ def _load_builtins() -> None:
 
 
 def tracks() -> tuple[str, ...]:
-    """Every registered track: the built-in kinds' in BUILTIN_KINDS order, then the others,
-    each in registration order (whichever module happened to be imported first)."""
+    """Every registered track, built-in ones first (in BUILTIN_KINDS' order, whichever
+    module was imported first), then in registration order."""
     _load_builtins()
-    with _lock:
-        kinds = list(_KINDS.values())
-    ranked = sorted(range(len(kinds)), key=lambda i: (_builtin_rank(kinds[i]), i))
-    return tuple(kinds[i].track for i in ranked)
+    return tuple(sorted(_KINDS, key=lambda track: _builtin_rank(_KINDS[track])))
 
 
 def _builtin_rank(kind: TaskKind) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,13 +15,17 @@ class Message(BaseModel):
     content: str
 
 
+DEFAULT_TEMPERATURE: Final = 0.0
+DEFAULT_MAX_TOKENS: Final = 2048
+
+
 class ModelParams(BaseModel):
     """Sampling and transport options. `timeout` and `api_base` do not change
     the answer, so they are not part of the request hash."""
 
     model_config = ConfigDict(frozen=True)
-    temperature: float | None = 0.0
-    max_tokens: int | None = 2048
+    temperature: float | None = DEFAULT_TEMPERATURE
+    max_tokens: int | None = DEFAULT_MAX_TOKENS
     reasoning_effort: Literal["low", "medium", "high"] | None = None
     seed: int | None = None
     timeout: float = Field(default=300.0, gt=0)

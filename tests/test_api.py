@@ -53,3 +53,26 @@ def test_importing_a_part_loads_only_that_part() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_compare_from_python_runs_the_grid_the_command_line_runs(tmp_path: Path) -> None:
+    tasks_dir = tmp_path / "tasks"
+    tasks_dir.mkdir()
+    write_module(tasks_dir, "scale_api_CC0_H0_T0.py", scale_source("scale_api_CC0_H0_T0"))
+    name = f"api{uuid.uuid4().hex[:8]}"
+    register_script(name, lambda messages: f"```python\n{CORRECT_SCALE.strip()}\n```")
+    try:
+        run_dirs = fb.compare(
+            [f"scripted/{name}"], ["single-shot", "feedback-loop:2"], tasks_path=tasks_dir, out=tmp_path / "grid"
+        )
+    finally:
+        unregister_script(name)
+    assert run_dirs == [
+        tmp_path / "grid" / f"scripted-{name}__single-shot",
+        tmp_path / "grid" / f"scripted-{name}__feedback-loop-2",
+    ]
+    report = fb.build_report(run_dirs)
+    assert sorted((g.agent, g.passed, g.episodes) for g in report.groups) == [
+        ("feedback-loop:2", 1, 1),
+        ("single-shot", 1, 1),
+    ]

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from conftest import FEM_1D, GOOD_SCALE_TESTS, scale_source, write_module
 
-from fembench_agents.scoring.folder import Completion, find_completions
+from fembench_agents.contracts import SavedAttempt
 from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite.folder import find_completions
 from fembench_agents.suite.loader import load_tasks
 from fembench_agents.suite.validation import ideal_answer
 
@@ -145,9 +146,9 @@ def test_a_completion_belongs_to_the_longest_task_id_its_name_starts_with(tmp_pa
     tasks: list[Any] = [SimpleNamespace(task_id="bar", leak=None), SimpleNamespace(task_id="bar_test", leak=None)]
     found, unmatched = find_completions(tmp_path, tasks)
     assert found == [
-        Completion("bar", "code", "gpt", tmp_path / "bar_code_gpt.py"),
-        Completion("bar_test", "code", "gpt", tmp_path / "bar_test_code_gpt.py"),
-        Completion("bar_test", "test", "x_y", tmp_path / "bar_test_test_x_y.py"),
+        SavedAttempt("bar", "code", "gpt", tmp_path / "bar_code_gpt.py"),
+        SavedAttempt("bar_test", "code", "gpt", tmp_path / "bar_test_code_gpt.py"),
+        SavedAttempt("bar_test", "tests", "x_y", tmp_path / "bar_test_test_x_y.py"),
     ]
     assert unmatched == ["bar_code_.py", "barn_code_a.py"]
 

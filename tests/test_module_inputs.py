@@ -142,7 +142,7 @@ def test_the_reference_is_computed_on_the_built_inputs(evaluator: Evaluator, loa
 
 
 def test_the_task_validates_with_functions_through_the_proxy(evaluator: Evaluator, loads_task) -> None:  # type: ignore[no-untyped-def]
-    assert validate_task(loads_task, evaluator.scorer_for("code")) == []
+    assert validate_task(loads_task, evaluator.scorer_for("code")) == []  # type: ignore[arg-type]
     suite = evaluator.score(loads_task, "tests", "\n\n".join(t.source for t in loads_task.tests))
     assert [(t.name, t.passes_reference, t.detected) for t in suite.tests] == [
         ("test_total_of_a_uniform_load", True, {"fail_quarter_share": True}),
@@ -354,7 +354,8 @@ def test_a_reference_whose_outputs_differ_between_runs_by_any_amount_is_not_dete
 ) -> None:
     task = load_task(write_module(tmp_path, "jittery_scale.py", JITTERY), sandbox)
     # within the task's own tolerance, and still a problem: a reference must give the same bits twice
-    assert [(p.check, p.message) for p in validate_task(task, evaluator.scorer_for("code"))] == [
+    scorer = evaluator.scorer_for("code")
+    assert [(p.check, p.message) for p in validate_task(task, scorer)] == [  # type: ignore[arg-type]
         ("deterministic", "the reference gives different outputs on input 0 in two runs")
     ]
 

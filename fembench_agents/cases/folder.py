@@ -1,30 +1,22 @@
-"""Scores a folder of saved solver programs for PDE cases, named
-`{case_id}_{library}_{label}.py` (library: a track name such as numpy-scipy
-or scikit-fem), like `score DIR` does for function tasks."""
+"""The PDE cases' saved solver programs (`score DIR --cases`): named
+`{case_id}_{library}_{label}.py` (library: a track name such as numpy-scipy or
+scikit-fem), counted per label and library at each gate."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any
 
 from pydantic import BaseModel
 
-from fembench_agents.cases.problem import SolverCase
-from fembench_agents.scoring.evaluator import Evaluator
+from fembench_agents.cases.problem import SolverCase, load_cases
+from fembench_agents.cases.store import CaseStoreError
+from fembench_agents.contracts import FolderTable, ProblemsUnavailable, SavedAttempt, SavedAttempts, SkippedTask
 from fembench_agents.scoring.outcomes import CaseOutcome
 from fembench_agents.scoring.sandbox import IsolationReport
-from fembench_agents.vocabulary import LIBRARY_TRACKS, LibraryTrack
+from fembench_agents.vocabulary import LIBRARY_TRACKS
 
-
-@dataclass(frozen=True)
-class CaseProgram:
-    case_id: str
-    library: LibraryTrack
-    label: str
-    path: Path
+_COLUMNS = ("label", "library", "programs", "executes", "accurate", "fast (pass)")
 
 
 class StageCounts(BaseModel):
@@ -45,13 +37,13 @@ class CaseFolderScore(BaseModel):
     isolation: IsolationReport
 
 
-def find_programs(folder: Path, cases: list[SolverCase]) -> tuple[list[CaseProgram], list[str]]:
+def find_programs(folder: Path, cases: list[SolverCase]) -> tuple[list[SavedAttempt], list[str]]:
     ids = sorted((c.task_id for c in cases), key=len, reverse=True)  # longest id wins a prefix tie
     found, unmatched = [], []
     for path in sorted(folder.glob("*.py")):
         hit = next(
             (
-                CaseProgram(cid, lib, path.stem[len(f"{cid}_{lib}_") :], path)
+                SavedAttempt(cid, lib, path.stem[len(f"{cid}_{lib}_") :], path)
                 for cid in ids
                 for lib in LIBRARY_TRACKS
                 if path.stem.startswith(f"{cid}_{lib}_") and len(path.stem) > len(f"{cid}_{lib}_")
@@ -69,44 +61,60 @@ def passed_stage(outcome: CaseOutcome, stage: str) -> bool:
     return any(s.stage == stage and s.passed for s in outcome.stages)
 
 
-def score_case_folder(
-    folder: Path,
-    cases: list[SolverCase],
-    evaluator: Evaluator,
-    progress: Callable[[CaseProgram], None] | None = None,
-) -> CaseFolderScore:
-    by_id = {c.task_id: c for c in cases}
-    programs, unmatched = find_programs(folder, cases)
-    offered = [p for p in programs if p.library in by_id[p.case_id].spec.libraries]
-    unmatched += [p.path.name for p in programs if p not in offered]
+def _cases(path: str) -> list[SolverCase]:
+    try:
+        return load_cases(Path(path))
+    except CaseStoreError as exc:
+        raise ProblemsUnavailable(str(exc)) from None
 
-    def score(p: CaseProgram) -> tuple[CaseProgram, CaseOutcome]:
-        outcome = cast(CaseOutcome, evaluator.score(by_id[p.case_id], p.library, p.path.read_text(errors="replace")))
-        if progress:
-            progress(p)
-        return p, outcome
 
-    outcomes: dict[str, dict[str, CaseOutcome]] = {}
-    with ThreadPoolExecutor(max_workers=evaluator.sandbox.size) as pool:
-        for p, outcome in pool.map(score, offered):
-            outcomes.setdefault(f"{p.label}/{p.library}", {})[p.case_id] = outcome
-    summaries = []
-    for key in sorted(outcomes):
-        label, library = key.rsplit("/", 1)
-        got = list(outcomes[key].values())
-        summaries.append(
-            StageCounts(
-                label=label,
-                library=library,
-                attempts=len(got),
-                executes=sum(passed_stage(o, "executes") for o in got),
-                accurate=sum(passed_stage(o, "accurate") for o in got),
-                fast=sum(passed_stage(o, "fast") for o in got),
+class CaseFolder:
+    """`score DIR --cases` (`KindFolder`): the library tracks the programs name, stage counts per label and library."""
+
+    def tracks(self, folder: Path, path: str) -> list[str]:
+        programs, _ = find_programs(folder, _cases(path))
+        return sorted({p.track for p in programs})
+
+    def find(self, folder: Path, path: str, by_track: dict[str, list[Any]]) -> SavedAttempts:
+        """A program for a library its case is not offered on matches nothing."""
+        cases = _cases(path)
+        by_id = {c.task_id: c for c in cases}
+        programs, unmatched = find_programs(folder, cases)
+        offered = [p for p in programs if p.track in by_id[p.task_id].spec.libraries]
+        unmatched += [p.path.name for p in programs if p not in offered]
+        return SavedAttempts(cases, offered, sorted(unmatched))
+
+    def summary(
+        self,
+        found: SavedAttempts,
+        scored: list[tuple[SavedAttempt, Any]],
+        isolation: IsolationReport,
+        skipped: list[SkippedTask],
+    ) -> CaseFolderScore:
+        outcomes: dict[str, dict[str, CaseOutcome]] = {}
+        for program, outcome in scored:
+            outcomes.setdefault(f"{program.label}/{program.track}", {})[program.task_id] = outcome
+        summaries = []
+        for key in sorted(outcomes):
+            label, library = key.rsplit("/", 1)
+            got = list(outcomes[key].values())
+            summaries.append(
+                StageCounts(
+                    label=label,
+                    library=library,
+                    attempts=len(got),
+                    executes=sum(passed_stage(o, "executes") for o in got),
+                    accurate=sum(passed_stage(o, "accurate") for o in got),
+                    fast=sum(passed_stage(o, "fast") for o in got),
+                )
             )
+        return CaseFolderScore(
+            summaries=summaries, outcomes=outcomes, unmatched_files=found.unmatched, isolation=isolation
         )
-    return CaseFolderScore(
-        summaries=summaries,
-        outcomes=outcomes,
-        unmatched_files=sorted(unmatched),
-        isolation=evaluator.sandbox.isolation(),
-    )
+
+    def table(self, summary: CaseFolderScore, found: SavedAttempts) -> FolderTable:
+        rows = [
+            (s.label, s.library, str(s.attempts), str(s.executes), str(s.accurate), str(s.fast))
+            for s in summary.summaries
+        ]
+        return FolderTable(noun="cases", columns=_COLUMNS, rows=rows, unmatched="case and library")

@@ -11,6 +11,7 @@ from typing import Any
 from fembench_agents.cases import timing
 from fembench_agents.cases.compat import REWRITES
 from fembench_agents.cases.feedback import CaseFeedback
+from fembench_agents.cases.folder import CaseFolder
 from fembench_agents.cases.hidden import CaseHidden
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.report_view import CASE_REPORT, CaseReport
@@ -18,6 +19,7 @@ from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.solver_view import CaseSolverView
 from fembench_agents.cases.store import CaseStoreError
 from fembench_agents.cases.tracks import TRACKS, get_track
+from fembench_agents.cases.validation import CaseValidator
 from fembench_agents.contracts import LoadedProblems, ProblemsUnavailable, ScoringOptions
 from fembench_agents.kinds import register_kind
 from fembench_agents.scoring.outcomes import CaseOutcome
@@ -39,6 +41,8 @@ class LibraryKind:
     feedback: CaseFeedback = field(default_factory=CaseFeedback)
     hidden: CaseHidden = field(default_factory=CaseHidden)
     report: CaseReport = CASE_REPORT  # one for every library: its tables span them
+    folder: CaseFolder = field(default_factory=CaseFolder)
+    validator: CaseValidator = field(default_factory=CaseValidator)
     solver: CaseSolverView = field(init=False)  # follows from the library track
 
     def __post_init__(self) -> None:

@@ -14,6 +14,7 @@ from fembench_agents.cases.builder import build_case, same_record
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.problem import PUBLISHED_FILE
+from fembench_agents.contracts import Validation, ValidationOptions, ValidationProblem, ValidationProgress
 
 MIN_CASES = 110
 
@@ -104,3 +105,22 @@ def calibration_problems(cases_dir: Path, skip: Callable[[str, str], None]) -> t
                     f"({outcome.reason}; error {outcome.relative_l2_error}, time {outcome.solve_seconds})"
                 )
     return out, len(pairs)
+
+
+class CaseValidator:
+    """`cases validate` (`KindValidator`): the records, then (when they hold and
+    `options.calibration`) our calibration solvers against their own gates."""
+
+    def validate(self, path: str, options: ValidationOptions, progress: ValidationProgress) -> Validation:
+        cases_dir = Path(path)
+        found = [
+            ValidationProblem(task_id=None, check="records", message=p) for p in problems(cases_dir, options.rebuild)
+        ]
+        checked = 0
+        if options.calibration and not found:
+            more, checked = calibration_problems(
+                cases_dir, lambda what, why: progress.note(f"not checked: {what}: {why}")
+            )
+            found += [ValidationProblem(task_id=None, check="calibration", message=p) for p in more]
+        gated = f"; {checked} calibration solves pass their own gates" if options.calibration else ""
+        return Validation(problems=found, summary=f"cases valid: leak-free, reproducible, coverage met{gated}")

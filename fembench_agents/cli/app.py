@@ -128,8 +128,15 @@ def problem_paths(tasks_path: str, cases_path: str) -> dict[str, str]:
     return {"tasks": tasks_path, "cases": cases_path}
 
 
+def say_skipped(skip: SkippedTask) -> None:
+    """One source left out, with its reason, on stderr."""
+    err.print(f"skipped task {skip.name}: {skip.reason}", markup=False, highlight=False, soft_wrap=True)
+
+
 def fail_unavailable(exc: ProblemsUnavailable) -> NoReturn:
-    """Exit 2 with each line of why a track's problems cannot be had here."""
+    """Exit 2 with each source that did not load, and each line of why a track's problems cannot be had here."""
+    for skip in exc.skipped:
+        say_skipped(skip)
     for line in str(exc).splitlines():
         err.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(2)
@@ -151,17 +158,12 @@ def problems_for(
     try:
         sets = load_problems(tracks, sandbox, problem_paths(tasks_path, cases_path), options)
     except ProblemsUnavailable as exc:
-        _warn_skipped(exc.skipped)
         fail_unavailable(exc)
-    _warn_skipped(sets.skipped)
+    for skip in sets.skipped:
+        say_skipped(skip)
     if skipped is not None:
         skipped.extend(sets.skipped)
     return sets
-
-
-def _warn_skipped(skipped: list[SkippedTask]) -> None:
-    for skip in skipped:
-        err.print(f"skipped task {skip.name}: {skip.reason}", markup=False, highlight=False, soft_wrap=True)
 
 
 def exit_if_skipped(skipped: list[SkippedTask]) -> None:

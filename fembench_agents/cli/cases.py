@@ -15,6 +15,9 @@ from fembench_agents.cases import coverage, store, timing
 from fembench_agents.cases.model import DOMAINS, CaseFile
 from fembench_agents.cases.tracks import TRACKS, TrackUnavailable, get_track
 from fembench_agents.cli.app import app
+from fembench_agents.contracts import ValidationOptions
+from fembench_agents.kinds import kind_for, tracks
+from fembench_agents.runs.defaults import DEFAULT_LIBRARY
 
 cases_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Browse, build and check the PDE cases.")
 app.add_typer(cases_app, name="cases")
@@ -39,8 +42,8 @@ def list_cases(
         defs = store.load_definitions(cases)
     except store.CaseStoreError as exc:
         _fail(str(exc))
-    if library is not None and library not in TRACKS:
-        _fail(f"unknown library track {library!r}; known: {', '.join(sorted(TRACKS))}")
+    if library is not None and not _is_library(library):
+        _fail(f"unknown library track {library!r}; known: {', '.join(sorted(_library_tracks()))}")
     chosen = [d for d in defs if (family is None or d.family == family) and (library is None or library in d.libraries)]
     table = Table("id", "family", "domain", "grid", "libraries")
     for d in chosen:
@@ -55,6 +58,17 @@ def list_cases(
                 track.unsupported_families
             )
             console.print(f"track {name}: {'available' if ok else 'unavailable (' + why + ')'}{gaps}")
+
+
+def _library_tracks() -> list[str]:
+    """The registered tracks of the PDE kind (the function tracks are registered too, and offer no case)."""
+    from fembench_agents.cases.kind import LIBRARY_KINDS  # here: the registry loads it on first use anyway
+
+    return [track for track in tracks() if kind_for(track) in LIBRARY_KINDS]
+
+
+def _is_library(track: str) -> bool:
+    return track in _library_tracks()
 
 
 def _coverage(chosen: list[CaseFile]) -> None:
@@ -155,18 +169,23 @@ def validate(
     ] = True,
 ) -> None:
     """Check the records: leak test, reproducibility, coverage, and our calibration solvers against their own gates."""
-    from fembench_agents.cases.validation import calibration_problems, problems
-
-    found = problems(cases, rebuild)
-    checked = 0
-    if calibration and not found:
-        more, checked = calibration_problems(
-            cases, lambda what, why: typer.echo(f"not checked: {what}: {why}", err=True)
-        )
-        found += more
-    for p in found:
-        typer.echo(f"problem: {p}", err=True)
-    if found:
+    checks = ValidationOptions(rebuild=rebuild, calibration=calibration)
+    found = kind_for(DEFAULT_LIBRARY).validator.validate(str(cases), checks, _Notes())
+    for p in found.problems:
+        typer.echo(f"problem: {p.message}", err=True)
+    if found.problems:
         raise typer.Exit(1)
-    gated = f"; {checked} calibration solves pass their own gates" if calibration else ""
-    typer.echo(f"cases valid: leak-free, reproducible, coverage met{gated}")
+    typer.echo(found.summary)
+
+
+class _Notes:
+    """`ValidationProgress` for `cases validate`: no bar; what is not checked goes to stderr."""
+
+    def start(self, total: int) -> None:
+        pass
+
+    def advance(self) -> None:
+        pass
+
+    def note(self, line: str) -> None:
+        typer.echo(line, err=True)

@@ -305,7 +305,7 @@ def _next_commands(result: Any, settings: Any, sampling: str) -> str:
     """What judges the prompt by hand. `compare` for the default track, as it always
     was; `run`, which takes any registered track, once per agent for the others."""
     from fembench_agents.optimize.judgement import baseline_agent
-    from fembench_agents.runs.run import DEFAULT_TRACK
+    from fembench_agents.runs.defaults import DEFAULT_TRACK
 
     heldout = ",".join(result.split.heldout)
     if settings.track == DEFAULT_TRACK:

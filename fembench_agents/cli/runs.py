@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import re
-from collections.abc import Coroutine
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -25,9 +23,28 @@ from fembench_agents.cli.app import (
 )
 from fembench_agents.contracts import SkippedTask
 from fembench_agents.messages import ModelParams
+from fembench_agents.runs.defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_REPEATS,
+    DEFAULT_SELECTION,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TRACK,
+)
+from fembench_agents.runs.grid import (
+    PlannedRun,
+    episode_total,
+    execute_grid,
+    experiment_dir,
+    experiment_runs,
+    grid_tracks,
+    library_list,
+    open_clients,
+    problem_selection,
+    single_run,
+)
 from fembench_agents.runs.health import RunStopped, error_summary
-from fembench_agents.runs.run import RunConfig, execute_run, record_skipped_tasks, select_tasks
-from fembench_agents.vocabulary import Track
+from fembench_agents.runs.run import RunConfig
 
 CACHE_DIR = Path(".fembench-cache")
 CacheOpt = Annotated[Path | None, typer.Option(help="response cache directory")]
@@ -39,10 +56,6 @@ SandboxWorkersOpt = Annotated[
     int | None, typer.Option(min=1, help="sandbox workers: attempts scored at once [default: one per CPU]")
 ]
 CasesPathOpt = Annotated[str, typer.Option("--cases-path", help="the PDE cases folder")]
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-")
 
 
 def _params(temperature: float, max_tokens: int, reasoning: str | None, api_base: str | None) -> ModelParams:
@@ -59,7 +72,7 @@ def _params(temperature: float, max_tokens: int, reasoning: str | None, api_base
 
 
 async def _run_grid(
-    configs: list[tuple[RunConfig, Path]],
+    runs: list[PlannedRun],
     tasks_path: str,
     cache: Path | None,
     allow_weak_isolation: bool = False,
@@ -67,41 +80,23 @@ async def _run_grid(
     cases_path: str = DEFAULT_CASES,
     skipped: list[SkippedTask] | None = None,
     executor: str = "local",
-) -> tuple[list[Path], list[RunStopped]]:
+) -> list[RunStopped]:
     """Every run of the grid to its end, or to its early stop (returned, not
     raised). Task modules that did not load go into `skipped` and into each
     run's manifest."""
-    from fembench_agents.models import (  # lazy: litellm import
-        ClientOptions,
-        ModelCallError,  # noqa: F401
-        ResponseCache,
-        is_local,
-        open_client,
-        provider_of,
-    )
+    from fembench_agents.models import ResponseCache, is_local  # lazy: litellm import
 
-    _require_credentials(configs)
+    _require_credentials(runs)
     response_cache = ResponseCache(cache) if cache else None
-    tracks = [c.track for c, _ in configs]
+    tracks = grid_tracks(runs)
     with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:
-        skipped = [] if skipped is None else skipped
         sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped)
-        problems, evaluator = sets.by_track, sets.evaluator
-        for config, _ in configs:
-            select_tasks(problems[config.track], config.tasks)  # fail before starting any model server
-        clients = {}
-        for config, _ in configs:
-            if config.model not in clients:
-                options = ClientOptions(
-                    concurrency=config.model_calls_at_once, concurrency_group=provider_of(config.model, config.params)
-                )
-                clients[config.model] = stack.enter_context(
-                    open_client(config.model, config.params, options=options, cache=response_cache)
-                )
-        first = configs[0][0]
+        total = episode_total(runs, sets)  # a selection matching nothing fails before any model server starts
+        clients = open_clients(runs, stack, response_cache)
+        first = runs[0].config
         local = (
             " (1 for the embedded model, which answers one at a time)"
-            if any(is_local(c.model) for c, _ in configs)
+            if any(is_local(r.config.model) for r in runs)
             else ""
         )
         where = "" if executor == "local" else f" on {executor}"
@@ -110,39 +105,24 @@ async def _run_grid(
             f"at once per provider{local}, {sandbox.size} sandbox workers{where}",
             highlight=False,
         )
-        total = sum(len(select_tasks(problems[c.track], c.tasks)) * c.repeats for c, _ in configs)
         with progress_bar() as progress:
             bar = progress.add_task("episodes", total=total)
 
             def tick(_: object) -> None:
                 progress.advance(bar)
 
-            stops = await asyncio.gather(
-                *(
-                    _until_stopped(execute_run(c, problems[c.track], out, clients[c.model], evaluator, on_episode=tick))
-                    for c, out in configs
-                )
-            )
-        evaluator.close()
-    for config, out in configs:
-        record_skipped_tasks(out, sets.skipped_by_track.get(config.track, []))
-    return [out for _, out in configs], [s for s in stops if s is not None]
+            stops = await execute_grid(runs, sets, clients, on_episode=tick)
+        sets.evaluator.close()
+    return stops
 
 
-async def _until_stopped(run: Coroutine[Any, Any, object]) -> RunStopped | None:
-    """One run stopping early leaves the other runs of a grid going."""
-    try:
-        await run
-    except RunStopped as stop:
-        return stop
-    return None
-
-
-def _require_credentials(configs: list[tuple[RunConfig, Path]]) -> None:
+def _require_credentials(runs: list[PlannedRun]) -> None:
     """Before any episode: exit 2 with one line per model whose provider key is missing."""
     from fembench_agents.models.credentials import credential_problems
 
-    problems = list(dict.fromkeys(p for c, _ in configs for p in credential_problems([c.model], c.params.api_base)))
+    problems = list(
+        dict.fromkeys(p for r in runs for p in credential_problems([r.config.model], r.config.params.api_base))
+    )
     for problem in problems:
         err.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
     if problems:
@@ -176,9 +156,9 @@ def run(
     ] = "single-shot",
     tasks: Annotated[
         str, typer.Option("--tasks", help="task ids or fnmatch patterns, comma-separated, or all")
-    ] = "all",
+    ] = DEFAULT_SELECTION,
     tasks_path: Annotated[str, typer.Option("--tasks-path", help="task file or directory")] = DEFAULT_TASKS,
-    track: Annotated[str, typer.Option(help="code | tests")] = "code",
+    track: Annotated[str, typer.Option(help="code | tests")] = DEFAULT_TRACK,
     cases: Annotated[
         str | None, typer.Option("--cases", help="PDE case ids or fnmatch patterns (instead of --tasks)")
     ] = None,
@@ -186,13 +166,13 @@ def run(
         str | None, typer.Option(help="PDE library track: numpy-scipy | scikit-fem | ... (with --cases)")
     ] = None,
     cases_path: CasesPathOpt = DEFAULT_CASES,
-    repeats: Annotated[int, typer.Option(min=1)] = 1,
+    repeats: Annotated[int, typer.Option(min=1)] = DEFAULT_REPEATS,
     out: Annotated[Path | None, typer.Option(help="run directory (resumed if it exists)")] = None,
-    temperature: float = 0.0,
-    max_tokens: int = 2048,
+    temperature: float = DEFAULT_TEMPERATURE,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     reasoning_effort: Annotated[str | None, typer.Option(help="low | medium | high")] = None,
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server URL")] = None,
-    concurrency: ConcurrencyOpt = 2,
+    concurrency: ConcurrencyOpt = DEFAULT_CONCURRENCY,
     model_concurrency: ModelConcurrencyOpt = None,
     sandbox_workers: SandboxWorkersOpt = None,
     cache: CacheOpt = CACHE_DIR,
@@ -200,8 +180,7 @@ def run(
     executor: ExecutorOpt = "local",
 ) -> None:
     """One model x one agent x a task selection (or PDE cases on one library) -> a resumable run directory."""
-    if cases is not None or library is not None:
-        tasks, track = cases or "all", library or "numpy-scipy"
+    tasks, track = problem_selection(tasks, track, cases, library)
     try:
         config = RunConfig(
             model=model,
@@ -219,12 +198,13 @@ def run(
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    out = out or Path("runs") / f"{_safe(model)}__{_safe(agent)}__{track}"
+    planned = single_run(config, out)
+    out = planned.out
     skipped: list[SkippedTask] = []
     try:
-        _, stops = asyncio.run(
+        stops = asyncio.run(
             _run_grid(
-                [(config, out)], tasks_path, cache, allow_weak_isolation, sandbox_workers, cases_path, skipped, executor
+                [planned], tasks_path, cache, allow_weak_isolation, sandbox_workers, cases_path, skipped, executor
             )
         )
     except ValueError as exc:
@@ -243,20 +223,20 @@ def compare(
         str | None, typer.Option(help="comma-separated model names (with --experiment: replace the file's)")
     ] = None,
     agents: Annotated[str | None, typer.Option(help="comma-separated agent specs")] = None,
-    tasks: Annotated[str, typer.Option("--tasks")] = "all",
+    tasks: Annotated[str, typer.Option("--tasks")] = DEFAULT_SELECTION,
     tasks_path: Annotated[str, typer.Option("--tasks-path")] = DEFAULT_TASKS,
-    track: str = "code",
+    track: str = DEFAULT_TRACK,
     cases: Annotated[str | None, typer.Option("--cases", help="PDE case ids or patterns (with --libraries)")] = None,
     libraries: Annotated[
         str | None, typer.Option(help="comma-separated PDE library tracks, e.g. numpy-scipy,scikit-fem")
     ] = None,
     cases_path: CasesPathOpt = DEFAULT_CASES,
-    repeats: Annotated[int, typer.Option(min=1)] = 1,
+    repeats: Annotated[int, typer.Option(min=1)] = DEFAULT_REPEATS,
     experiment: Annotated[Path | None, typer.Option(help="experiment file (TOML) in experiments/")] = None,
     out: Annotated[Path | None, typer.Option(help="directory for the grid's run directories")] = None,
-    temperature: float = 0.0,
-    max_tokens: int = 2048,
-    concurrency: ConcurrencyOpt = 2,
+    temperature: float = DEFAULT_TEMPERATURE,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    concurrency: ConcurrencyOpt = DEFAULT_CONCURRENCY,
     model_concurrency: ModelConcurrencyOpt = None,
     sandbox_workers: SandboxWorkersOpt = None,
     cache: CacheOpt = CACHE_DIR,
@@ -278,9 +258,9 @@ def compare(
                 tasks=tasks,
                 tasks_path=tasks_path,
                 track=track,  # type: ignore[arg-type]
-                cases=cases or "all",
+                cases=cases or DEFAULT_SELECTION,
                 cases_path=cases_path,
-                libraries=(libraries or ("numpy-scipy" if cases else "")).split(",") if (libraries or cases) else [],  # type: ignore[arg-type]
+                libraries=library_list(libraries, cases),  # type: ignore[arg-type]
                 repeats=repeats,
                 concurrency=concurrency,
                 model_concurrency=model_concurrency,
@@ -294,33 +274,13 @@ def compare(
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    out = out or Path("runs") / _safe(exp.name)
-    # A PDE experiment runs each agent on each library track it names, over its cases.
-    grid: list[tuple[Track, str, str]] = [(lib, exp.cases, f"__{lib}") for lib in exp.libraries]
-    grid = grid or [(t, exp.tasks, f"__{t}") for t in exp.tracks] or [(exp.track, exp.tasks, "")]
-    configs = [
-        (
-            RunConfig(
-                model=m,
-                agent=a,
-                tasks=selection,
-                track=track,
-                repeats=exp.repeats,
-                concurrency=exp.concurrency,
-                model_concurrency=exp.model_concurrency,
-                params=exp.params,
-            ),
-            out / f"{_safe(m)}__{_safe(a)}{suffix}",
-        )
-        for m in exp.models
-        for a in exp.agents
-        for track, selection, suffix in grid
-    ]
+    out = experiment_dir(exp, out)
+    runs = experiment_runs(exp, out)
     skipped: list[SkippedTask] = []
     try:
-        run_dirs, stops = asyncio.run(
+        stops = asyncio.run(
             _run_grid(
-                configs,
+                runs,
                 exp.tasks_path,
                 cache,
                 allow_weak_isolation,
@@ -335,6 +295,7 @@ def compare(
         raise typer.Exit(2) from None
     from fembench_agents.cli.report import show_report
 
+    run_dirs = [r.out for r in runs]
     show_report(run_dirs, out / "report")
     _exit_on_model_errors(run_dirs, stops)
     exit_if_skipped(skipped)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.progress import Progress, TaskID
 from rich.table import Table
 
 from fembench_agents.cli.app import (
@@ -18,11 +19,14 @@ from fembench_agents.cli.app import (
     console,
     err,
     exit_if_skipped,
+    fail_unavailable,
     problems_for,
     progress_bar,
 )
+from fembench_agents.contracts import ProblemsUnavailable, ValidationOptions
+from fembench_agents.kinds import kind_for
+from fembench_agents.runs.defaults import DEFAULT_TRACK
 from fembench_agents.scoring.sandbox import Sandbox
-from fembench_agents.suite.scoring import FunctionScorer
 
 tasks_app = typer.Typer(no_args_is_help=True, help="Browse and check the function-task suite.")
 app.add_typer(tasks_app, name="tasks")
@@ -63,6 +67,27 @@ def tasks_show(task_id: str, tasks: TasksOpt = DEFAULT_TASKS) -> None:
     console.print(task_card(loaded[task_id]), markup=False, highlight=False, soft_wrap=True)
 
 
+class _ValidationBar:
+    """`ValidationProgress` on a progress bar shown once the tasks have loaded (a
+    suite that does not load leaves no bar behind); notes go to stderr."""
+
+    def __init__(self, stack: ExitStack) -> None:
+        self.stack = stack
+        self.progress: Progress | None = None
+        self.bar: TaskID | None = None
+
+    def start(self, total: int) -> None:
+        self.progress = self.stack.enter_context(progress_bar())
+        self.bar = self.progress.add_task("validating", total=total)
+
+    def advance(self) -> None:
+        if self.progress is not None and self.bar is not None:
+            self.progress.advance(self.bar)
+
+    def note(self, line: str) -> None:
+        err.print(line, markup=False, highlight=False, soft_wrap=True)  # as `say_skipped` prints
+
+
 @tasks_app.command("validate")
 def tasks_validate(
     path: Annotated[str, typer.Argument(help="task file or directory")] = DEFAULT_TASKS,
@@ -70,35 +95,25 @@ def tasks_validate(
 ) -> None:
     """Prove every task internally consistent; a table of problems and exit 1 otherwise
     (exit 3 when every loaded task is valid but some modules did not load)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from fembench_agents.suite.validation import validate_task
-
-    with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
-        suite = problems_for(["code"], path, DEFAULT_CASES, sandbox)
-        loaded = suite.by_track["code"]
-        evaluator = FunctionScorer(sandbox)
-        with progress_bar() as progress, ThreadPoolExecutor(max_workers=sandbox.size) as pool:
-            bar = progress.add_task("validating", total=len(loaded))
-            problems = []
-            for found in pool.map(lambda t: validate_task(t, evaluator), loaded):
-                problems += found
-                progress.advance(bar)
-        evaluator.close()
+    try:
+        with ExitStack() as stack:
+            found = kind_for(DEFAULT_TRACK).validator.validate(path, ValidationOptions(), _ValidationBar(stack))
+    except ProblemsUnavailable as exc:
+        fail_unavailable(exc)
     if json_out:
         data = {
-            "valid": sorted({t.task_id for t in loaded} - {p.task_id for p in problems}),
-            "problems": [asdict(p) for p in problems],
-            "skipped": [s.model_dump() for s in suite.skipped],
+            "valid": found.valid,
+            "problems": [p.model_dump() for p in found.problems],
+            "skipped": [s.model_dump() for s in found.skipped],
         }
         json_out.write_text(json.dumps(data, indent=1))
-    if problems:
-        table = Table(title=f"{len(problems)} problems")
+    if found.problems:
+        table = Table(title=f"{len(found.problems)} problems")
         for col in ("task id", "check", "problem"):
             table.add_column(col)
-        for p in problems:
+        for p in found.problems:
             table.add_row(p.task_id, p.check, p.message)
         console.print(table)
         raise typer.Exit(1)
-    console.print(f"[green]{len(loaded)} tasks valid[/green]")
-    exit_if_skipped(suite.skipped)
+    console.print(f"[green]{found.summary}[/green]")
+    exit_if_skipped(found.skipped)

@@ -28,8 +28,9 @@ from fembench_agents.agents import make_agent
 from fembench_agents.contracts import FeedbackBuilder, ModelClient, Problem
 from fembench_agents.messages import ModelParams
 from fembench_agents.optimize.split import HeldOutViolation
+from fembench_agents.runs.defaults import DEFAULT_TRACK
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, episode_key, read_log
-from fembench_agents.runs.run import DEFAULT_TRACK, RunConfig, execute_run
+from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.extraction import parse_code
 

@@ -47,7 +47,7 @@ from fembench_agents.optimize.loop import LoopThread
 from fembench_agents.optimize.reflection import ReflectionModel
 from fembench_agents.optimize.settings import OptimizeSettings
 from fembench_agents.optimize.split import Split
-from fembench_agents.runs.run import DEFAULT_TRACK
+from fembench_agents.runs.defaults import DEFAULT_TRACK
 
 NO_REPLY = "(no reply: the model call failed)"
 

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from fembench_agents.kinds import tracks
 from fembench_agents.messages import ModelParams
+from fembench_agents.runs.defaults import DEFAULT_TRACK
 from fembench_agents.runs.experiments import known_model_params, read_experiment_file
-from fembench_agents.runs.run import DEFAULT_TRACK
 
 DEFAULT_SEED_PROMPT = (
     "You are an expert in computational mechanics and scientific Python. "
@@ -55,7 +55,7 @@ class OptimizeSettings(BaseModel):
     scaffold: Literal["single_shot", "fembench_paper"] = "single_shot"
     # direct: the gepa package with our adapter; dspy: dspy.GEPA on a DSPy program (docs/optimize.md)
     engine: Literal["direct", "dspy"] = "direct"
-    params: ModelParams = ModelParams(temperature=0.0, max_tokens=2048)
+    params: ModelParams = ModelParams()  # the run defaults (messages.py)
     reflection_params: ModelParams = ModelParams(temperature=1.0, max_tokens=8192)
     concurrency: int = Field(default=4, ge=1)
     final_train_eval: bool = True

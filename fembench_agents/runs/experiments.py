@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fembench_agents.messages import ModelParams
+from fembench_agents.runs.defaults import DEFAULT_CONCURRENCY, DEFAULT_REPEATS, DEFAULT_SELECTION, DEFAULT_TRACK
 from fembench_agents.vocabulary import FunctionTrack, LibraryTrack
 
 
@@ -17,16 +18,16 @@ class Experiment(BaseModel):
     name: str
     models: list[str] = Field(min_length=1)
     agents: list[str] = Field(min_length=1)
-    tasks: str = "all"
+    tasks: str = DEFAULT_SELECTION
     tasks_path: str = "tasks"
-    track: FunctionTrack = "code"
+    track: FunctionTrack = DEFAULT_TRACK
     tracks: list[FunctionTrack] = []  # several function tracks, each its own run (overrides `track`)
     # PDE cases: each agent runs on each library track named here, over `cases`
     libraries: list[LibraryTrack] = []
-    cases: str = "all"
+    cases: str = DEFAULT_SELECTION
     cases_path: str = "cases"
-    repeats: int = Field(default=1, ge=1)
-    concurrency: int = Field(default=2, ge=1)  # episodes at once
+    repeats: int = Field(default=DEFAULT_REPEATS, ge=1)
+    concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)  # episodes at once
     model_concurrency: int | None = Field(default=None, ge=1)  # model calls at once per provider
     sandbox_workers: int | None = Field(default=None, ge=1)  # default: one per CPU
     params: ModelParams = ModelParams()

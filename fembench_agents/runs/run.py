@@ -18,6 +18,7 @@ from fembench_agents.agents import make_agent
 from fembench_agents.contracts import FeedbackBuilder, ModelClient, Problem, SkippedTask, SolverAgent, Track
 from fembench_agents.kinds import tracks
 from fembench_agents.messages import ModelParams
+from fembench_agents.runs.defaults import DEFAULT_CONCURRENCY, DEFAULT_REPEATS, DEFAULT_SELECTION, DEFAULT_TRACK
 from fembench_agents.runs.health import STOP_AFTER, FailureStreak, RunStopped
 from fembench_agents.runs.log import (
     EpisodeRecord,
@@ -35,17 +36,15 @@ from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.sandbox import IsolationReport
 
-DEFAULT_TRACK: Track = "code"  # the function tasks' code track, unless a command names another
-
 
 @dataclass(frozen=True)
 class RunConfig:
     model: str
     agent: str
-    tasks: str = "all"
+    tasks: str = DEFAULT_SELECTION
     track: Track = DEFAULT_TRACK
-    repeats: int = 1
-    concurrency: int = 2  # episodes at once
+    repeats: int = DEFAULT_REPEATS
+    concurrency: int = DEFAULT_CONCURRENCY  # episodes at once
     params: ModelParams = field(default_factory=ModelParams)
     model_concurrency: int | None = None  # model calls at once per provider; None: `concurrency`
 
@@ -76,7 +75,7 @@ def select_tasks[P: Problem](tasks: list[P], selector: str) -> list[P]:
     """Comma-separated task (or case) ids or fnmatch patterns; `all` selects
     everything, except problems marked as leaking (`Problem.leak`), which only
     their own id selects."""
-    if selector.strip() in ("all", "*", ""):
+    if selector.strip() in (DEFAULT_SELECTION, "*", ""):
         return [t for t in tasks if not t.leak]
     chosen: dict[str, P] = {}
     for pattern in (p.strip() for p in selector.split(",") if p.strip()):

@@ -7,16 +7,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fembench_agents.contracts import LoadedProblems, ProblemsUnavailable, ScoringOptions
+from fembench_agents.contracts import LoadedProblems, ScoringOptions
 from fembench_agents.kinds import register_kind
 from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.feedback import FunctionFeedback
+from fembench_agents.suite.folder import FunctionFolder
 from fembench_agents.suite.hidden import FunctionHidden
-from fembench_agents.suite.loader import load_each
+from fembench_agents.suite.loader import load_offered
 from fembench_agents.suite.report_view import CODE_REPORT, TESTS_REPORT, FunctionReport
 from fembench_agents.suite.scoring import FunctionScorer
 from fembench_agents.suite.solver_view import FunctionSolverView
+from fembench_agents.suite.validation import FunctionValidator
 
 DEFAULT_PATH = "tasks"
 
@@ -34,6 +36,8 @@ class FunctionKind:
     scorer_key: str = "function"  # code and tests share the reference outputs one scorer caches
     feedback: FunctionFeedback = field(default_factory=FunctionFeedback)
     hidden: FunctionHidden = field(default_factory=FunctionHidden)
+    folder: FunctionFolder = field(default_factory=FunctionFolder)
+    validator: FunctionValidator = field(default_factory=FunctionValidator)
     solver: FunctionSolverView = field(init=False)  # follows from the track
 
     def __post_init__(self) -> None:
@@ -41,12 +45,7 @@ class FunctionKind:
 
     def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         """Every task module under `path` that loads, on each track; each other is skipped with its reason."""
-        try:
-            loaded = load_each(path, sandbox)
-        except FileNotFoundError as exc:
-            raise ProblemsUnavailable(str(exc)) from None
-        if loaded.skipped and not loaded.tasks:
-            raise ProblemsUnavailable(f"no task in {path} could be loaded", loaded.skipped)
+        loaded = load_offered(path, sandbox)
         by_track: dict[str, list[Any]] = {track: list(loaded.tasks) for track in tracks}
         return LoadedProblems(by_track, self.scorer(sandbox, options), list(loaded.skipped))
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fembench_agents.contracts import SkippedTask
+from fembench_agents.contracts import ProblemsUnavailable, SkippedTask
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
 from fembench_agents.suite.model import Comparison, SourceFunction, Task, TestCase, Tier
@@ -139,6 +139,18 @@ def load_each(path: str | os.PathLike[str], sandbox: Sandbox) -> LoadedSuite:
             continue
         tasks[task.task_id] = task
     return LoadedSuite(sorted(tasks.values(), key=lambda t: t.task_id), skipped)
+
+
+def load_offered(path: str, sandbox: Sandbox) -> LoadedSuite:
+    """`load_each`, for a command: ProblemsUnavailable when there is no task
+    module at `path` or none of them loads."""
+    try:
+        loaded = load_each(path, sandbox)
+    except FileNotFoundError as exc:
+        raise ProblemsUnavailable(str(exc)) from None
+    if loaded.skipped and not loaded.tasks:
+        raise ProblemsUnavailable(f"no task in {path} could be loaded", loaded.skipped)
+    return loaded
 
 
 def load_tasks(path: str | os.PathLike[str], sandbox: Sandbox) -> list[Task]:

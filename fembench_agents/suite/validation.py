@@ -11,20 +11,16 @@ test.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 
+from fembench_agents.contracts import Validation, ValidationOptions, ValidationProblem, ValidationProgress
+from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.comparison import compare_outputs
+from fembench_agents.suite.loader import load_offered
 from fembench_agents.suite.model import Comparison, Task
 from fembench_agents.suite.scoring import FunctionScorer, ReferenceFailure
 
 _EXACT = Comparison(rtol=0.0, atol=0.0)
-
-
-@dataclass(frozen=True)
-class Problem:
-    task_id: str
-    check: str
-    message: str
 
 
 def ideal_answer(task: Task) -> str:
@@ -32,11 +28,11 @@ def ideal_answer(task: Task) -> str:
     return "\n".join(parts)
 
 
-def validate_task(task: Task, evaluator: FunctionScorer) -> list[Problem]:
-    problems: list[Problem] = []
+def validate_task(task: Task, evaluator: FunctionScorer) -> list[ValidationProblem]:
+    problems: list[ValidationProblem] = []
 
     def problem(check: str, message: str) -> None:
-        problems.append(Problem(task.task_id, check, message))
+        problems.append(ValidationProblem(task_id=task.task_id, check=check, message=message))
 
     if not task.tests:
         problem("tests", "the task has no test cases")
@@ -91,3 +87,27 @@ def validate_task(task: Task, evaluator: FunctionScorer) -> list[Problem]:
         ):
             problem("expected_failures", f"{name} matches the reference on every input and no test catches it")
     return problems
+
+
+class FunctionValidator:
+    """`tasks validate` (`KindValidator`): every task module that loads, each task checked in the sandbox."""
+
+    def validate(self, path: str, options: ValidationOptions, progress: ValidationProgress) -> Validation:
+        with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
+            suite = load_offered(path, sandbox)
+            for skip in suite.skipped:
+                progress.note(f"skipped task {skip.name}: {skip.reason}")
+            scorer = FunctionScorer(sandbox)
+            progress.start(len(suite.tasks))
+            problems: list[ValidationProblem] = []
+            with ThreadPoolExecutor(max_workers=sandbox.size) as pool:
+                for found in pool.map(lambda t: validate_task(t, scorer), suite.tasks):
+                    problems += found
+                    progress.advance()
+            scorer.close()
+        return Validation(
+            valid=sorted({t.task_id for t in suite.tasks} - {p.task_id for p in problems if p.task_id}),
+            problems=problems,
+            skipped=suite.skipped,
+            summary=f"{len(suite.tasks)} tasks valid",
+        )
