@@ -20,8 +20,9 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from fembench_agents.agents import make_agent
-from fembench_agents.contracts import FolderSummary, ScoringOptions
 from fembench_agents.kinds import kind_for
+from fembench_agents.kinds.contract import ScoringOptions
+from fembench_agents.kinds.review import FolderSummary
 from fembench_agents.messages import ModelParams
 from fembench_agents.report import Report
 from fembench_agents.report import build_report as _build_report

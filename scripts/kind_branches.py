@@ -30,7 +30,7 @@ from fembench_agents import kinds  # noqa: E402
 from fembench_agents.scoring.outcomes import OutcomeBase  # noqa: E402
 
 PACKAGE = ROOT / "fembench_agents"
-EXEMPT = ("suite/", "cases/", "scoring/sandbox/", "kinds.py")
+EXEMPT = ("suite/", "cases/", "scoring/sandbox/", "kinds/")
 TRACK_TUPLES = {"FUNCTION_TRACKS", "LIBRARY_TRACKS", "TRACKS"}
 
 

@@ -26,8 +26,8 @@ from fembench_agents.cases.kind import LibraryKind
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.tracks import TRACKS, Track
-from fembench_agents.contracts import ProblemsUnavailable, ScoringOptions
 from fembench_agents.kinds import kind_for
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.outcomes import CaseOutcome

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import FEM_1D, GOOD_SCALE_TESTS, scale_source, write_module
 
-from fembench_agents.contracts import SavedAttempt
+from fembench_agents.kinds.review import SavedAttempt
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.folder import find_completions
 from fembench_agents.suite.loader import load_tasks

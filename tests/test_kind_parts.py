@@ -20,20 +20,18 @@ import fembench_agents.api as api
 from fembench_agents.cli import app
 from fembench_agents.cli import runs as cli_runs
 from fembench_agents.cli import tasks as cli_tasks
-from fembench_agents.contracts import (
+from fembench_agents.kinds import register_kind, unregister_kind
+from fembench_agents.kinds import tracks as kinds_tracks
+from fembench_agents.kinds.contract import LoadedProblems, ScoringOptions, SkippedTask
+from fembench_agents.kinds.review import (
     FolderTable,
-    LoadedProblems,
     SavedAttempt,
     SavedAttempts,
-    ScoringOptions,
-    SkippedTask,
     Validation,
     ValidationOptions,
     ValidationProblem,
     ValidationProgress,
 )
-from fembench_agents.kinds import register_kind, unregister_kind
-from fembench_agents.kinds import tracks as kinds_tracks
 from fembench_agents.messages import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, ModelParams
 from fembench_agents.runs.defaults import DEFAULT_CONCURRENCY, DEFAULT_REPEATS, DEFAULT_SELECTION, DEFAULT_TRACK
 from fembench_agents.runs.experiments import Experiment

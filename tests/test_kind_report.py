@@ -15,8 +15,9 @@ from matplotlib.figure import Figure
 from run_builders import MODEL, attempt, episode, make_run
 from viewer_runs import read_js_call
 
-from fembench_agents.contracts import KindReport, LoadedProblems, ScoringOptions
 from fembench_agents.kinds import kind_for, register_kind, unregister_kind
+from fembench_agents.kinds.contract import LoadedProblems, ScoringOptions
+from fembench_agents.kinds.review import KindReport
 from fembench_agents.report import Report, build_report, render_markdown, write_report
 from fembench_agents.report.export import report_sections
 from fembench_agents.report.kind_parts import (

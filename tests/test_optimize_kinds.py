@@ -23,8 +23,8 @@ from test_optimize import KEYWORD, proposals
 from test_optimize_dspy import new_instructions
 
 from fembench_agents.cases import timing
-from fembench_agents.contracts import HiddenMaterial, HiddenNumbers
 from fembench_agents.kinds import kind_for, register_kind, unregister_kind
+from fembench_agents.kinds.contract import HiddenMaterial, HiddenNumbers
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import make_client, register_script, unregister_script
 from fembench_agents.optimize import Models, OptimizeSettings, load_settings, optimize_prompt, scan_prompt

@@ -22,8 +22,9 @@ from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT, create_workspa
 from fembench_agents.agents.prompted import PromptAgent
 from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.cases.problem import load_cases
-from fembench_agents.contracts import Feedback, Templates, WorkspaceFiles
+from fembench_agents.contracts import Feedback
 from fembench_agents.kinds import kind_for, register_kind, unregister_kind
+from fembench_agents.kinds.contract import Templates, WorkspaceFiles
 from fembench_agents.messages import Message
 from fembench_agents.suite.model import Task
 

@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.store import CaseStoreError
-from fembench_agents.contracts import FolderTable, ProblemsUnavailable, SavedAttempt, SavedAttempts, SkippedTask
+from fembench_agents.kinds.contract import ProblemsUnavailable, SkippedTask
+from fembench_agents.kinds.review import FolderTable, SavedAttempt, SavedAttempts
 from fembench_agents.scoring.outcomes import CaseOutcome
 from fembench_agents.scoring.sandbox import IsolationReport
 from fembench_agents.vocabulary import LIBRARY_TRACKS

@@ -12,7 +12,7 @@ import json
 from fembench_agents.cases.problem import SolverCase
 from fembench_agents.cases.scorer import CaseScorer
 from fembench_agents.cases.store import CaseStoreError
-from fembench_agents.contracts import AttemptScorer, HiddenMaterial, HiddenNumbers
+from fembench_agents.kinds.contract import AttemptScorer, HiddenMaterial, HiddenNumbers
 
 SOURCE_LABEL = "manufactured solution"
 # A reference field holds thousands of values: a number matching one of them to

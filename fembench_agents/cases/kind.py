@@ -20,8 +20,8 @@ from fembench_agents.cases.solver_view import CaseSolverView
 from fembench_agents.cases.store import CaseStoreError
 from fembench_agents.cases.tracks import TRACKS, get_track
 from fembench_agents.cases.validation import CaseValidator
-from fembench_agents.contracts import LoadedProblems, ProblemsUnavailable, ScoringOptions
 from fembench_agents.kinds import register_kind
+from fembench_agents.kinds.contract import LoadedProblems, ProblemsUnavailable, ScoringOptions
 from fembench_agents.scoring.outcomes import CaseOutcome
 from fembench_agents.scoring.sandbox import Sandbox
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from fembench_agents.cases.problem import SolverCase
 from fembench_agents.cases.tracks import Track
-from fembench_agents.contracts import Templates, WorkspaceFiles
+from fembench_agents.kinds.contract import Templates, WorkspaceFiles
 from fembench_agents.scoring.extraction import parse_code
 
 SOLUTION_FILE = "solver.py"  # on every library track

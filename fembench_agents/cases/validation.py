@@ -14,7 +14,7 @@ from fembench_agents.cases.builder import build_case, same_record
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.problem import PUBLISHED_FILE
-from fembench_agents.contracts import Validation, ValidationOptions, ValidationProblem, ValidationProgress
+from fembench_agents.kinds.review import Validation, ValidationOptions, ValidationProblem, ValidationProgress
 
 MIN_CASES = 110
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fembench_agents.contracts import ProblemsUnavailable, ScoringOptions, SkippedTask
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions, SkippedTask
 from fembench_agents.scoring.sandbox import Sandbox, WeakIsolationRefused
 from fembench_agents.scoring.sandbox.executor import ExecutorChoice, JobExecutor
 

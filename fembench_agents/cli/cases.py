@@ -15,8 +15,8 @@ from fembench_agents.cases import coverage, store, timing
 from fembench_agents.cases.model import DOMAINS, CaseFile
 from fembench_agents.cases.tracks import TRACKS, TrackUnavailable, get_track
 from fembench_agents.cli.app import app
-from fembench_agents.contracts import ValidationOptions
 from fembench_agents.kinds import kind_for, tracks
+from fembench_agents.kinds.review import ValidationOptions
 from fembench_agents.runs.defaults import DEFAULT_LIBRARY
 
 cases_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Browse, build and check the PDE cases.")

@@ -21,7 +21,7 @@ from fembench_agents.cli.app import (
     problems_for,
     progress_bar,
 )
-from fembench_agents.contracts import SkippedTask
+from fembench_agents.kinds.contract import SkippedTask
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.defaults import (
     DEFAULT_CONCURRENCY,

@@ -24,8 +24,8 @@ from fembench_agents.cli.app import (
     problems_for,
     progress_bar,
 )
-from fembench_agents.contracts import ProblemsUnavailable, ScoringOptions
 from fembench_agents.kinds import kind_for
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
 from fembench_agents.runs.defaults import DEFAULT_LIBRARY, DEFAULT_TRACK
 
 

@@ -23,8 +23,9 @@ from fembench_agents.cli.app import (
     problems_for,
     progress_bar,
 )
-from fembench_agents.contracts import ProblemsUnavailable, ValidationOptions
 from fembench_agents.kinds import kind_for
+from fembench_agents.kinds.contract import ProblemsUnavailable
+from fembench_agents.kinds.review import ValidationOptions
 from fembench_agents.runs.defaults import DEFAULT_TRACK
 from fembench_agents.scoring.sandbox import Sandbox
 

@@ -39,7 +39,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from fembench_agents.contracts import AttemptScorer, HiddenNumbers, KindHidden, Problem
+from fembench_agents.contracts import Problem
+from fembench_agents.kinds.contract import AttemptScorer, HiddenNumbers, KindHidden
 from fembench_agents.runs.log import AttemptRecord, ModelCallRecord, read_log
 
 MIN_TOKENS = 6  # a held-out line shorter than this is too generic to mean anything

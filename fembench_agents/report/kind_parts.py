@@ -15,7 +15,7 @@ from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from fembench_agents.contracts import KindReport
+    from fembench_agents.kinds.review import KindReport
 
 Rows = tuple[list[str], list[list[str]]]  # headers, body: every rendering reads these
 Filter = dict[str, str]  # an episode field -> the value the viewer's list is filtered to

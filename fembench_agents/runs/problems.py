@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fembench_agents.contracts import ScoringOptions, SkippedTask
 from fembench_agents.kinds import kind_for
+from fembench_agents.kinds.contract import ScoringOptions, SkippedTask
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
 

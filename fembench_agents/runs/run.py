@@ -15,8 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fembench_agents.agents import make_agent
-from fembench_agents.contracts import FeedbackBuilder, ModelClient, Problem, SkippedTask, SolverAgent, Track
+from fembench_agents.contracts import FeedbackBuilder, ModelClient, Problem, SolverAgent, Track
 from fembench_agents.kinds import tracks
+from fembench_agents.kinds.contract import SkippedTask
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.defaults import DEFAULT_CONCURRENCY, DEFAULT_REPEATS, DEFAULT_SELECTION, DEFAULT_TRACK
 from fembench_agents.runs.health import STOP_AFTER, FailureStreak, RunStopped

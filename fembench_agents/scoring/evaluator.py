@@ -9,8 +9,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from fembench_agents.contracts import AttemptScorer, ScoringOptions
 from fembench_agents.kinds import kind_for
+from fembench_agents.kinds.contract import AttemptScorer, ScoringOptions
 from fembench_agents.scoring.outcomes import AnyOutcome
 from fembench_agents.scoring.sandbox import Sandbox
 

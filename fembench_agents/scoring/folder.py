@@ -9,7 +9,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from fembench_agents.contracts import FolderSummary, KindFolder, SavedAttempt, SavedAttempts, SkippedTask
+from fembench_agents.kinds.contract import SkippedTask
+from fembench_agents.kinds.review import FolderSummary, KindFolder, SavedAttempt, SavedAttempts
 from fembench_agents.scoring.evaluator import Evaluator
 
 

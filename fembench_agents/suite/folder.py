@@ -9,7 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from fembench_agents.contracts import FolderTable, SavedAttempt, SavedAttempts, SkippedTask
+from fembench_agents.kinds.contract import SkippedTask
+from fembench_agents.kinds.review import FolderTable, SavedAttempt, SavedAttempts
 from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.scoring.sandbox import IsolationReport
 

@@ -6,7 +6,7 @@ reference tests (tests track)."""
 
 from __future__ import annotations
 
-from fembench_agents.contracts import AttemptScorer, HiddenMaterial, HiddenNumbers
+from fembench_agents.kinds.contract import AttemptScorer, HiddenMaterial, HiddenNumbers
 from fembench_agents.suite.model import Task
 from fembench_agents.suite.scoring import FunctionScorer, ReferenceFailure
 from fembench_agents.suite.validation import ideal_answer

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fembench_agents.contracts import LoadedProblems, ScoringOptions
 from fembench_agents.kinds import register_kind
+from fembench_agents.kinds.contract import LoadedProblems, ScoringOptions
 from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.feedback import FunctionFeedback

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fembench_agents.contracts import ProblemsUnavailable, SkippedTask
+from fembench_agents.kinds.contract import ProblemsUnavailable, SkippedTask
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
 from fembench_agents.suite.model import Comparison, SourceFunction, Task, TestCase, Tier

@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from fembench_agents.contracts import Templates, WorkspaceFiles
+from fembench_agents.kinds.contract import Templates, WorkspaceFiles
 from fembench_agents.scoring.extraction import allowed_modules, parse_code
 from fembench_agents.suite.environment import environment
 from fembench_agents.suite.model import Task

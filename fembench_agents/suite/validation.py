@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from fembench_agents.contracts import Validation, ValidationOptions, ValidationProblem, ValidationProgress
+from fembench_agents.kinds.review import Validation, ValidationOptions, ValidationProblem, ValidationProgress
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.comparison import compare_outputs
 from fembench_agents.suite.loader import load_offered

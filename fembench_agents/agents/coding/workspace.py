@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fembench_agents.agents.prompts import PromptRenderer
-from fembench_agents.contracts import Problem, Templates, Track, WorkspaceFiles
+from fembench_agents.contracts import Problem, Track
 from fembench_agents.kinds import kind_for
+from fembench_agents.kinds.contract import Templates, WorkspaceFiles
 
 VIRTUAL_ROOT = "/tmp/workspace"  # where the agent sees its workspace (see confine.py)
 TASK_FILE = "TASK.md"

@@ -11,7 +11,7 @@ import importlib
 import threading
 from typing import Any
 
-from fembench_agents.contracts import TaskKind
+from fembench_agents.kinds.contract import TaskKind
 
 # One entry per built-in kind package: importing the module registers its tracks.
 BUILTIN_KINDS = ("fembench_agents.suite.kind", "fembench_agents.cases.kind")
