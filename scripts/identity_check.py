@@ -204,8 +204,8 @@ def code_attempts(task: Any) -> dict[str, str]:
         "load_error": fenced(f"VALUE = [1, 2, 3][7]\n\ndef {m}(*args, **kwargs):\n    return VALUE\n"),
         "missing": fenced("def something_else():\n    return 1\n"),
         "empty": "",
-        # not numpy.ctypeslib (tests/test_feedback.py's): whether the child can import it depends on what
-        # the warm worker imported before, so the same reply is "crashed" or "runtime_error" by worker history
+        # not numpy.ctypeslib (tests/test_feedback.py's): a child imports it only where the task's own
+        # imports brought it in, so that reply is "crashed" on some tasks and "runtime_error" on others
         "crash": fenced(
             f"import numpy as np\n\ndef {m}(*args, **kwargs):\n"
             "    return np.lib.stride_tricks.as_strided(np.zeros(1), shape=(10**9,), strides=(10**7,)).sum()\n"
@@ -557,6 +557,16 @@ class Differences:
         print(f"noted {where}: {what}", flush=True)
 
 
+def contrast(u: Any, v: Any, label_u: str = "before", label_v: str = "after") -> str:
+    """Two values as shown in a mismatch line; two texts from a little before where they part."""
+    if isinstance(u, str) and isinstance(v, str):
+        at = next((i for i, (a, b) in enumerate(zip(u, v, strict=False)) if a != b), min(len(u), len(v)))
+        start = max(0, at - 40)
+        cut = "..." if start else ""
+        return f"{label_u} {cut}{u[start : at + 80]!r} {label_v} {cut}{v[start : at + 80]!r} (from char {at})"
+    return f"{label_u} {short(u)} {label_v} {short(v)}"
+
+
 def short(value: Any, limit: int = 240) -> str:
     text = json.dumps(value, sort_keys=True, default=str) if not isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
@@ -619,10 +629,12 @@ def latest(records: list[dict[str, Any]], kind: str) -> dict[tuple[str, int], di
     return found
 
 
-def compare_replay(name: str, out: Path, original: Path, replayed: Path, d: Differences) -> int:
-    """Attempts and episodes of a full replay against the recorded log; returns the attempts compared."""
+def compare_replay(name: str, out: Path, original: Path, replayed: Path, d: Differences, stopped: bool) -> int:
+    """Attempts and episodes of a full replay against the recorded log; returns the attempts compared.
+    `stopped`: the replay ended early (diverged), so the records it never reached are one difference."""
     before, after = raw_log(original), raw_log(replayed)
     n = 0
+    unreached = 0
     for kind, fields in (
         ("attempt", ("messages", "reply", "request_hash", "model_error", "outcome", "feedback")),
         ("episode", None),
@@ -630,6 +642,9 @@ def compare_replay(name: str, out: Path, original: Path, replayed: Path, d: Diff
         a, b = latest(before, kind), latest(after, kind)
         for key in sorted(set(a) | set(b)):
             where = f"{name} {kind} {key[0]}" + (f" #{key[1]}" if kind == "attempt" else "")
+            if stopped and key in a and key not in b:
+                unreached += 1
+                continue
             if key not in a or key not in b:
                 d.diff(where, f"{'absent' if key not in a else 'present'} before, "
                        f"{'absent' if key not in b else 'present'} after")  # fmt: skip
@@ -649,7 +664,9 @@ def compare_replay(name: str, out: Path, original: Path, replayed: Path, d: Diff
                     if v == stated_tau_acc(out, task, library):
                         d.note(where, f"{path}: {u!r} -> {v!r} (the value the case record states)")
                         continue
-                d.diff(where, f"{path}: before {short(u)} after {short(v)}")
+                d.diff(where, f"{path}: {contrast(u, v)}")
+    if unreached:
+        d.diff(f"{name} replay", f"{unreached} recorded attempts and episodes not reached: the replay stopped")
     return n
 
 
@@ -664,14 +681,14 @@ def compare_feedback(name: str, run_dir: Path, recorded: Path, d: Differences) -
         rendered = new[key]["rendered"]
         if rendered != old[key]["rendered"]:
             for path, u, v in walk_diff(old[key]["rendered"], rendered):
-                d.diff(where, f"rendered{path}: old code {short(u)} new code {short(v)}")
+                d.diff(where, f"rendered{path}: {contrast(u, v, 'old code', 'new code')}")
         logged = old[key]["logged"]
         if logged is not None and rendered != logged:
             for path, u, v in walk_diff(logged, rendered):
                 # the fixture logged by an older commit: the old code's rendering is the baseline
                 if old[key]["rendered"] == rendered:
                     continue
-                d.diff(where, f"logged{path}: logged {short(u)} new code {short(v)}")
+                d.diff(where, f"logged{path}: {contrast(u, v, 'logged', 'new code')}")
         if new[key]["logged"] != logged:
             d.diff(where, f"the logged feedback reads back as {short(new[key]['logged'])}, was {short(logged)}")
     return len(new)
@@ -685,7 +702,7 @@ def compare_file(where: str, before: Path, after: Path, d: Differences) -> None:
     if before.suffix == ".json":
         try:
             for path, u, v in walk_diff(json.loads(x), json.loads(y))[:20]:
-                d.diff(where, f"{path}: before {short(u)} after {short(v)}")
+                d.diff(where, f"{path}: {contrast(u, v)}")
             return
         except ValueError:
             pass
@@ -757,7 +774,7 @@ def check(out: Path) -> int:
             if res.returncode != 0 or "every attempt's outcome is identical" not in res.stdout:
                 d.diff(f"{name} replay", f"exit {res.returncode}: {(res.stdout + res.stderr).strip()[-3000:]}")
             if (copy / "replay" / "log.jsonl").exists():
-                attempts += compare_replay(name, out, run_dir, copy / "replay", d)
+                attempts += compare_replay(name, out, run_dir, copy / "replay", d, stopped=res.returncode == 2)
             else:
                 d.diff(f"{name} replay", "no replay log written")
             steps[f"{name}: replay"] = time.perf_counter() - t1
