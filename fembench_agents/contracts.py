@@ -16,7 +16,7 @@ from fembench_agents.vocabulary import Track
 __all__ = ["Feedback", "FeedbackBuilder", "ModelClient", "Problem", "SolveSession", "SolverAgent", "Track"]
 
 if TYPE_CHECKING:
-    from fembench_agents.scoring.outcomes import AnyOutcome
+    from fembench_agents.scoring.outcomes import OutcomeBase
 
 
 class Problem(Protocol):
@@ -65,7 +65,7 @@ class ModelClient(Protocol):
 
 
 class FeedbackBuilder(Protocol):
-    def __call__(self, outcome: AnyOutcome) -> Feedback: ...
+    def __call__(self, outcome: OutcomeBase) -> Feedback: ...
 
 
 class SolverAgent(Protocol):
@@ -92,10 +92,10 @@ class SolveSession(Protocol):
         """A model call, recorded in the run log; raises ModelUnavailable on failure."""
         ...
 
-    async def attempt(self, messages: list[Message]) -> tuple[AnyOutcome, Feedback]: ...
+    async def attempt(self, messages: list[Message]) -> tuple[OutcomeBase, Feedback]: ...
 
     async def submit(
         self, text: str, messages: list[Message], response: ModelResponse | None
-    ) -> tuple[AnyOutcome, Feedback]: ...
+    ) -> tuple[OutcomeBase, Feedback]: ...
 
     def last_reply(self) -> str: ...

@@ -11,10 +11,6 @@ from typing import Literal, get_args
 # (write its tests), a PDE case on the track of the library the solver must
 # use; a kind of your own registers its own.
 Track = str
-FunctionTrack = Literal["code", "tests"]
-LibraryTrack = Literal["numpy-scipy", "scikit-fem", "dolfinx", "ngsolve"]
-FUNCTION_TRACKS: tuple[FunctionTrack, ...] = get_args(FunctionTrack)
-LIBRARY_TRACKS: tuple[LibraryTrack, ...] = get_args(LibraryTrack)
 
 # Stages an attempt goes through (function track: parse -> imports -> execute
 # -> correct; test track: parse -> imports -> tests; PDE cases: executes ->

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fembench_agents.cases.outcomes import CaseOutcome, CaseThresholds
 from fembench_agents.contracts import Feedback
 from fembench_agents.messages import Message
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunLog, RunManifest, episode_key, write_manifest
-from fembench_agents.scoring.outcomes import (
-    AnyOutcome,
-    CaseOutcome,
-    CaseThresholds,
-    FunctionOutcome,
-    InputResult,
-    StageResult,
-    TestResult,
-    TestSuiteOutcome,
-)
+from fembench_agents.scoring.outcomes import OutcomeBase, StageResult
+from fembench_agents.suite.outcomes import FunctionOutcome, InputResult, TestResult, TestSuiteOutcome
 
 MODEL = "mock/model"
 TASK_1D = "FEM_1D_bar_CC0_H0_T0"
@@ -81,7 +74,7 @@ def case_outcome(
 
 
 def attempt(
-    ep: EpisodeRecord, index: int, outcome: AnyOutcome | None, *, code: str = "def f():\n    return 1\n"
+    ep: EpisodeRecord, index: int, outcome: OutcomeBase | None, *, code: str = "def f():\n    return 1\n"
 ) -> AttemptRecord:
     messages = (
         Message(role="system", content="You write finite-element code."),

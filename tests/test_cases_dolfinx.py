@@ -16,11 +16,11 @@ import dolfinx_solvers as ds
 import pytest
 
 from fembench_agents.cases import calibrate, compat, dolfinx_env, timing
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.tracks import get_track
 from fembench_agents.scoring.extraction import parse_code
-from fembench_agents.scoring.outcomes import CaseOutcome
 from fembench_agents.scoring.sandbox import Sandbox
 
 CASES = Path(__file__).resolve().parent.parent / "cases"

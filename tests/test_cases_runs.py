@@ -19,6 +19,7 @@ import pytest
 from conftest import ROOT
 
 from fembench_agents.cases import timing
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.scorer import CaseScorer
 from fembench_agents.cases.sensitivity import curves, passes
@@ -29,7 +30,7 @@ from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log, rea
 from fembench_agents.runs.replay import compare_runs
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.outcomes import CaseOutcome, StageResult
+from fembench_agents.scoring.outcomes import StageResult
 from fembench_agents.scoring.sandbox import Sandbox
 
 CLI = str(Path(os.sys.executable).parent / "fembench-agents")  # type: ignore[attr-defined]

@@ -23,6 +23,7 @@ from conftest import ROOT
 from fembench_agents.cases import store, timing
 from fembench_agents.cases.calibrate import calibration_sandbox
 from fembench_agents.cases.kind import LibraryKind
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.tracks import TRACKS, Track
@@ -30,7 +31,6 @@ from fembench_agents.kinds import kind_for
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
-from fembench_agents.scoring.outcomes import CaseOutcome
 from fembench_agents.scoring.sandbox import Sandbox
 
 CASES = ROOT / "cases"

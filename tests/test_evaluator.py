@@ -9,10 +9,10 @@ from collections.abc import Callable
 import pytest
 from conftest import CORRECT_SCALE, GOOD_SCALE_TESTS, strip_timings
 
-from fembench_agents.scoring import outcomes as oc
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.outcomes import FunctionOutcome
+from fembench_agents.suite import outcomes as oc
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.outcomes import FunctionOutcome
 
 
 def stages(outcome: FunctionOutcome | oc.TestSuiteOutcome) -> list[tuple[str, bool, str | None]]:
@@ -320,14 +320,12 @@ def test_joint_score_arithmetic() -> None:
 
 
 def test_outcomes_round_trip_through_json(evaluator: Evaluator, scale_task: Task) -> None:
-    from pydantic import TypeAdapter
+    from fembench_agents.kinds import outcome_types
 
-    from fembench_agents.scoring.outcomes import Outcome
-
-    adapter = TypeAdapter(Outcome)
     for outcome in (
         evaluator.score(scale_task, "code", CORRECT_SCALE),
         evaluator.score(scale_task, "tests", GOOD_SCALE_TESTS),
     ):
-        again = adapter.validate_json(outcome.model_dump_json())
-        assert again == outcome
+        data = json.loads(outcome.model_dump_json())  # as a log holds it: read back by its kind tag
+        again = outcome_types()[data["kind"]].model_validate(data)
+        assert again == outcome and type(again) is type(outcome)

@@ -19,6 +19,7 @@ import pytest
 from conftest import ROOT
 
 from fembench_agents.agents.prompts import PromptRenderer
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import (
     FEEDBACK_DIR,
@@ -26,15 +27,14 @@ from fembench_agents.scoring.feedback import (
     magnitude,
     outcome_score,
 )
-from fembench_agents.scoring.outcomes import CaseOutcome, FunctionOutcome, InputResult, StageResult
-from fembench_agents.scoring.outcomes import (
-    TestResult as CaseResult,  # aliased: pytest would collect Test*
-)
-from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
+from fembench_agents.scoring.outcomes import StageResult
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.feedback import describe_mismatch
 from fembench_agents.suite.loader import load_tasks
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.outcomes import FunctionOutcome, InputResult
+from fembench_agents.suite.outcomes import TestResult as CaseResult  # aliased: pytest would collect Test*
+from fembench_agents.suite.outcomes import TestSuiteOutcome as SuiteOutcome
 from fembench_agents.suite.scoring import DEFAULT_CALL_SECONDS, TEST_SECONDS, FunctionScorer, FunctionScoringConfig
 from fembench_agents.suite.solver_view import function_stub
 

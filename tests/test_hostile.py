@@ -26,9 +26,9 @@ import pytest
 from conftest import CORRECT_SCALE, FEM_1D, FRAME_STACK, GOOD_SCALE_TESTS, ROOT, scale_source, write_module
 
 from fembench_agents.scoring import codec
-from fembench_agents.scoring import outcomes as oc
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.suite import outcomes as oc
 from fembench_agents.suite.loader import load_task
 from fembench_agents.suite.model import Task
 from fembench_agents.suite.scoring import FunctionScorer

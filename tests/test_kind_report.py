@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from run_builders import MODEL, attempt, episode, make_run
 from viewer_runs import read_js_call
 
+from fembench_agents.cases.tracks import TRACKS as LIBRARY_TRACKS
 from fembench_agents.kinds import kind_for, register_kind, unregister_kind
 from fembench_agents.kinds.contract import LoadedProblems, ScoringOptions
 from fembench_agents.kinds.review import KindReport
@@ -35,7 +36,6 @@ from fembench_agents.report.schema import ReportSettings, TaskCell, TaskInfo
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
 from fembench_agents.scoring.outcomes import OutcomeBase, StageResult
 from fembench_agents.viewer import write_site
-from fembench_agents.vocabulary import LIBRARY_TRACKS
 
 
 class ToyOutcome(OutcomeBase):

@@ -25,6 +25,7 @@ from run_builders import (
 )
 
 from fembench_agents.cases import sensitivity
+from fembench_agents.cases.outcomes import CaseOutcome, CaseThresholds
 from fembench_agents.cases.report_rows import case_margins, case_rows, case_stage_rows, margin_rows
 from fembench_agents.report import Report, build_report, render_markdown, write_report
 from fembench_agents.report.export import report_sections
@@ -43,7 +44,7 @@ from fembench_agents.report.schema import (
     TaskInfo,
 )
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunManifest, write_manifest
-from fembench_agents.scoring.outcomes import CaseOutcome, CaseThresholds, StageResult
+from fembench_agents.scoring.outcomes import StageResult
 from fembench_agents.scoring.sandbox import IsolationReport
 from fembench_agents.suite import paper
 from fembench_agents.suite.paper import diagnostics, last_attempts, paper_tables, task_info

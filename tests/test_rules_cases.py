@@ -369,7 +369,8 @@ def test_a_case_is_scored_only_on_its_libraries(case: SolverCase) -> None:
 
 def _outcome(*stages: tuple[str, bool, str | None, str | None], **kw: Any) -> Any:
     """An outcome judged against hidden thresholds, as the scorer records them: feedback never shows them."""
-    from fembench_agents.scoring.outcomes import CaseOutcome, CaseThresholds, StageResult
+    from fembench_agents.cases.outcomes import CaseOutcome, CaseThresholds
+    from fembench_agents.scoring.outcomes import StageResult
 
     kw.setdefault(
         "thresholds",

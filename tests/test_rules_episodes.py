@@ -43,13 +43,12 @@ from fembench_agents.runs.reader import expand_run_dirs, finished_episodes, open
 from fembench_agents.runs.run import RunConfig, execute_run, prepare_run_dir, record_skipped_tasks, select_tasks
 from fembench_agents.runs.session import EpisodeSession, ModelUnavailable
 from fembench_agents.scoring.feedback import TemplateFeedback
-from fembench_agents.scoring.outcomes import ErrorInfo, FunctionOutcome, InputResult, StageResult
-from fembench_agents.scoring.outcomes import (
-    TestResult as CaseResult,  # aliased: pytest would collect Test*
-)
-from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
+from fembench_agents.scoring.outcomes import ErrorInfo, StageResult
 from fembench_agents.scoring.sandbox import IsolationReport
 from fembench_agents.suite.loader import SkippedTask
+from fembench_agents.suite.outcomes import FunctionOutcome, InputResult
+from fembench_agents.suite.outcomes import TestResult as CaseResult  # aliased: pytest would collect Test*
+from fembench_agents.suite.outcomes import TestSuiteOutcome as SuiteOutcome
 
 MODEL = "mock/model"
 PROMPT = [Message(role="user", content="write f")]

@@ -20,11 +20,11 @@ from fembench_agents.cases.scorer import CaseScoringConfig
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
-from fembench_agents.scoring.outcomes import FunctionOutcome
-from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 from fembench_agents.suite.loader import load_task, load_tasks
 from fembench_agents.suite.model import SourceFunction, Task
+from fembench_agents.suite.outcomes import FunctionOutcome
+from fembench_agents.suite.outcomes import TestSuiteOutcome as SuiteOutcome
 from fembench_agents.suite.paper import worst_error
 from fembench_agents.suite.references import implementation_source, task_implementation
 from fembench_agents.suite.scoring import FunctionScorer, FunctionScoringConfig, ReferenceFailure

@@ -15,12 +15,11 @@ from fembench_agents.scoring.feedback import (
     magnitude,
     outcome_score,
 )
-from fembench_agents.scoring.outcomes import ErrorInfo, FunctionOutcome, InputResult, StageResult
-from fembench_agents.scoring.outcomes import (
-    TestResult as CaseResult,  # aliased: pytest would collect Test*
-)
-from fembench_agents.scoring.outcomes import TestSuiteOutcome as SuiteOutcome
+from fembench_agents.scoring.outcomes import ErrorInfo, StageResult
 from fembench_agents.suite.feedback import describe_mismatch
+from fembench_agents.suite.outcomes import FunctionOutcome, InputResult
+from fembench_agents.suite.outcomes import TestResult as CaseResult  # aliased: pytest would collect Test*
+from fembench_agents.suite.outcomes import TestSuiteOutcome as SuiteOutcome
 
 FIX = "Fix the error and return the complete corrected code."
 

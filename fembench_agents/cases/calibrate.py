@@ -7,10 +7,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Iterable
 
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import SolverCase
 from fembench_agents.cases.scorer import CaseScorer
 from fembench_agents.cases.tracks import get_track
-from fembench_agents.scoring.outcomes import CaseOutcome
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 
 

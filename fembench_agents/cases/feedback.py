@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.tracks import get_track
 from fembench_agents.scoring.feedback import stage_score
-from fembench_agents.scoring.outcomes import CaseOutcome, first_failed
+from fembench_agents.scoring.outcomes import first_failed
 
 
 class CaseFeedback:

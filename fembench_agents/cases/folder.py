@@ -9,13 +9,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.store import CaseStoreError
+from fembench_agents.cases.tracks import TRACKS
 from fembench_agents.kinds.contract import ProblemsUnavailable, SkippedTask
 from fembench_agents.kinds.review import FolderTable, SavedAttempt, SavedAttempts
-from fembench_agents.scoring.outcomes import CaseOutcome
 from fembench_agents.scoring.sandbox import IsolationReport
-from fembench_agents.vocabulary import LIBRARY_TRACKS
 
 _COLUMNS = ("label", "library", "programs", "executes", "accurate", "fast (pass)")
 
@@ -46,7 +46,7 @@ def find_programs(folder: Path, cases: list[SolverCase]) -> tuple[list[SavedAtte
             (
                 SavedAttempt(cid, lib, path.stem[len(f"{cid}_{lib}_") :], path)
                 for cid in ids
-                for lib in LIBRARY_TRACKS
+                for lib in TRACKS
                 if path.stem.startswith(f"{cid}_{lib}_") and len(path.stem) > len(f"{cid}_{lib}_")
             ),
             None,

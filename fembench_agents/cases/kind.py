@@ -13,6 +13,7 @@ from fembench_agents.cases.compat import REWRITES
 from fembench_agents.cases.feedback import CaseFeedback
 from fembench_agents.cases.folder import CaseFolder
 from fembench_agents.cases.hidden import CaseHidden
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.report_view import CASE_REPORT, CaseReport
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
@@ -22,7 +23,6 @@ from fembench_agents.cases.tracks import TRACKS, get_track
 from fembench_agents.cases.validation import CaseValidator
 from fembench_agents.kinds import register_kind
 from fembench_agents.kinds.contract import LoadedProblems, ProblemsUnavailable, ScoringOptions
-from fembench_agents.scoring.outcomes import CaseOutcome
 from fembench_agents.scoring.sandbox import Sandbox
 
 DEFAULT_PATH = "cases"

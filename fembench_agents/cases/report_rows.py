@@ -10,10 +10,10 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.report.kind_parts import Rows
 from fembench_agents.report.schema import CaseMargins, CaseStageRow, Report
 from fembench_agents.runs.log import AttemptRecord
-from fembench_agents.scoring.outcomes import CaseOutcome
 
 CaseKey = tuple[str, str, str, str]  # model, agent, library, family
 

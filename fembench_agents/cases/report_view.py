@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.report_rows import case_margins, case_rows, case_stage_rows, margin_rows
 from fembench_agents.report.kind_parts import KindFigure, PlainReport, ReportSection
 from fembench_agents.report.schema import Report, ReportSettings
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
-from fembench_agents.scoring.outcomes import CaseOutcome
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -24,13 +24,14 @@ import numpy as np
 from fembench_agents.cases import compat, gates, store
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.model import GateConfig, HiddenRecord
+from fembench_agents.cases.outcomes import CaseOutcome, CaseThresholds
 from fembench_agents.cases.problem import SOLVE, SolverCase
 from fembench_agents.cases.timing import CalibrationMissing, MachineCalibration
 from fembench_agents.cases.tracks import Track, get_track
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.extraction import parse_code
 from fembench_agents.scoring.job_results import ended_how, error_info
-from fembench_agents.scoring.outcomes import CaseOutcome, CaseThresholds, StageResult
+from fembench_agents.scoring.outcomes import StageResult
 from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
 from fembench_agents.scoring.sandbox.jobs import SolveJob
 

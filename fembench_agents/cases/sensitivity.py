@@ -19,8 +19,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from pydantic import BaseModel, ConfigDict
 
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.runs.reader import latest_attempts, open_run
-from fembench_agents.scoring.outcomes import CaseOutcome
 
 ALPHA_ACC = (1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 ALPHA_TIME = (1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
     from fembench_agents.kinds.review import KindFolder, KindReport, KindValidator
-    from fembench_agents.scoring.outcomes import AnyOutcome
+    from fembench_agents.scoring.outcomes import OutcomeBase
     from fembench_agents.scoring.sandbox import Sandbox
 
 
@@ -64,7 +64,7 @@ class AttemptScorer(Protocol):
         """The machine calibration its verdicts are measured against (a run's manifest keeps it)."""
         ...
 
-    def score(self, problem: Any, track: str, text: str) -> AnyOutcome: ...
+    def score(self, problem: Any, track: str, text: str) -> OutcomeBase: ...
 
     def close(self) -> None: ...
 

@@ -8,9 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from fembench_agents.kinds import kind_for
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.defaults import DEFAULT_CONCURRENCY, DEFAULT_REPEATS, DEFAULT_SELECTION, DEFAULT_TRACK
-from fembench_agents.vocabulary import FunctionTrack, LibraryTrack
+from fembench_agents.vocabulary import Track
 
 
 class Experiment(BaseModel):
@@ -20,10 +21,10 @@ class Experiment(BaseModel):
     agents: list[str] = Field(min_length=1)
     tasks: str = DEFAULT_SELECTION
     tasks_path: str = "tasks"
-    track: FunctionTrack = DEFAULT_TRACK
-    tracks: list[FunctionTrack] = []  # several function tracks, each its own run (overrides `track`)
+    track: Track = DEFAULT_TRACK
+    tracks: list[Track] = []  # several tracks over `tasks`, each its own run (overrides `track`)
     # PDE cases: each agent runs on each library track named here, over `cases`
-    libraries: list[LibraryTrack] = []
+    libraries: list[Track] = []
     cases: str = DEFAULT_SELECTION
     cases_path: str = "cases"
     repeats: int = Field(default=DEFAULT_REPEATS, ge=1)
@@ -31,6 +32,13 @@ class Experiment(BaseModel):
     model_concurrency: int | None = Field(default=None, ge=1)  # model calls at once per provider
     sandbox_workers: int | None = Field(default=None, ge=1)  # default: one per CPU
     params: ModelParams = ModelParams()
+
+    @field_validator("track", "tracks", "libraries")
+    @classmethod
+    def _registered(cls, value: str | list[str]) -> str | list[str]:
+        for track in [value] if isinstance(value, str) else value:
+            kind_for(track)  # a ValueError naming the registered tracks
+        return value
 
     @field_validator("params", mode="before")
     @classmethod

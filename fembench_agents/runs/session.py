@@ -11,7 +11,7 @@ from fembench_agents.messages import CallContext, Message, ModelParams, ModelRes
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunLog
 from fembench_agents.runs.recording import ModelUnavailable, recorded_call
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.outcomes import AnyOutcome
+from fembench_agents.scoring.outcomes import OutcomeBase
 
 
 class EpisodeSession:
@@ -39,10 +39,10 @@ class EpisodeSession:
     def last_reply(self) -> str:
         return self.attempts[-1].reply if self.attempts else ""
 
-    async def score(self, text: str) -> AnyOutcome:
+    async def score(self, text: str) -> OutcomeBase:
         return await asyncio.to_thread(self.evaluator.score, self.task, self.track, text)
 
-    async def attempt(self, messages: list[Message]) -> tuple[AnyOutcome, Feedback]:
+    async def attempt(self, messages: list[Message]) -> tuple[OutcomeBase, Feedback]:
         index = len(self.attempts)
         # Every attempt is a sample of its own, even when its prompt repeats
         # an earlier one word for word (a model that repeats its wrong code,
@@ -73,7 +73,7 @@ class EpisodeSession:
 
     async def submit(
         self, text: str, messages: list[Message], response: ModelResponse | None
-    ) -> tuple[AnyOutcome, Feedback]:
+    ) -> tuple[OutcomeBase, Feedback]:
         outcome = await self.score(text)
         feedback = self.feedback(outcome)
         self._record(len(self.attempts), messages, text, response, outcome, feedback)
@@ -85,7 +85,7 @@ class EpisodeSession:
         messages: list[Message],
         reply: str,
         response: ModelResponse | None,
-        outcome: AnyOutcome | None,
+        outcome: OutcomeBase | None,
         feedback: Feedback | None,
         model_error: str | None = None,
     ) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from fembench_agents.kinds import kind_for
 from fembench_agents.kinds.contract import AttemptScorer, ScoringOptions
-from fembench_agents.scoring.outcomes import AnyOutcome
+from fembench_agents.scoring.outcomes import OutcomeBase
 from fembench_agents.scoring.sandbox import Sandbox
 
 
@@ -45,7 +45,7 @@ class Evaluator:
                 scorer = self._scorers[kind.scorer_key] = kind.scorer(self.sandbox, self.options)
         return scorer
 
-    def score(self, task: Any, track: str, text: str) -> AnyOutcome:
+    def score(self, task: Any, track: str, text: str) -> OutcomeBase:
         """The attempt `text` at `task` on `track`, through that track's stages."""
         return self.scorer_for(track).score(task, track, text)
 

@@ -17,7 +17,7 @@ import jinja2
 
 from fembench_agents.contracts import Feedback
 from fembench_agents.kinds import kind_of_outcome
-from fembench_agents.scoring.outcomes import AnyOutcome
+from fembench_agents.scoring.outcomes import OutcomeBase
 
 FEEDBACK_DIR = Path(__file__).resolve().parents[2] / "feedback"
 
@@ -36,7 +36,7 @@ def magnitude(x: float | None) -> str:
     return f"1e{round(math.log10(x)):d}"
 
 
-def outcome_score(outcome: AnyOutcome) -> float:
+def outcome_score(outcome: OutcomeBase) -> float:
     """The graded score of `outcome`, as its kind grades it."""
     return kind_of_outcome(outcome).feedback.score(outcome)
 
@@ -58,10 +58,10 @@ class TemplateFeedback:
         )
         self.targets = {"code": target, "tests": tests_target}
 
-    def template_for(self, outcome: AnyOutcome) -> str:
+    def template_for(self, outcome: OutcomeBase) -> str:
         return kind_of_outcome(outcome).feedback.template(outcome)
 
-    def __call__(self, outcome: AnyOutcome) -> Feedback:
+    def __call__(self, outcome: OutcomeBase) -> Feedback:
         feedback = kind_of_outcome(outcome).feedback
         text = self.env.get_template(feedback.template(outcome)).render(**feedback.view(outcome, self.targets))
         return Feedback(score=feedback.score(outcome), text=text.strip())

@@ -3,19 +3,19 @@ logs read. They describe the attempt (its own errors, which input failed and
 how, the size of its error) and never carry reference values or sources.
 
 Every outcome is a sequence of stages; an attempt passes when every stage it
-reached passed. Function attempts go parse -> imports -> execute -> correct,
-test-suite attempts parse -> imports -> tests; a solver-writing track adds its
-own kind with its own stages (executes -> accurate -> fast) on the same base.
+reached passed. Each task kind brings its own outcome model on `OutcomeBase`,
+tagged by its `kind` field (the function tasks': suite/outcomes.py; the PDE
+cases': cases/outcomes.py), and registers it with the kind.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated, ClassVar, Literal
+from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-from fembench_agents.vocabulary import FailureReason, InputStatus, Stage
+from fembench_agents.vocabulary import FailureReason, Stage
 
 SCHEMA_VERSION = 1
 
@@ -49,17 +49,6 @@ class ErrorInfo(BaseModel):
     def summary(self) -> str:
         """`Type: message`, or the type alone when the message is empty or withheld."""
         return f"{self.type}: {self.message}" if self.message else self.type
-
-
-class InputResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    index: int
-    status: InputStatus
-    error: ErrorInfo | None = None
-    mismatch: str | None = None  # shape_mismatch, value_mismatch, non_finite, expected_exception, ...
-    where: str | None = None  # e.g. output[1] (a path into the output, never a value)
-    relative_error: float | None = None
-    seconds: float | None = None
 
 
 class OutcomeBase(BaseModel):
@@ -99,104 +88,3 @@ class OutcomeBase(BaseModel):
         for stage in data["stages"]:
             stage.pop("seconds", None)
         return data
-
-
-class FunctionOutcome(OutcomeBase):
-    kind: Literal["function"] = "function"
-    inputs: tuple[InputResult, ...] = ()
-
-    def verdict_data(self) -> dict[str, object]:
-        data = super().verdict_data()
-        for item in data["inputs"]:  # type: ignore[attr-defined]
-            item.pop("seconds", None)
-        return data
-
-
-class TestResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    name: str
-    present: bool
-    passes_reference: bool = False
-    reference_error: ErrorInfo | None = None  # type and own traceback lines; no message
-    detected: dict[str, bool] = {}  # expected-failure name -> the test failed on it
-
-    @property
-    def detects_all(self) -> bool:
-        return self.present and all(self.detected.values())
-
-    @property
-    def joint(self) -> bool:
-        return self.passes_reference and self.detects_all
-
-
-class TestSuiteOutcome(OutcomeBase):
-    kind: Literal["tests"] = "tests"
-    tests: tuple[TestResult, ...] = ()
-
-    @property
-    def joint_score(self) -> float:
-        return share(t.joint for t in self.tests)
-
-    @property
-    def episode_score(self) -> float:
-        return self.joint_score
-
-    @property
-    def reference_pass_share(self) -> float:
-        return share(t.passes_reference for t in self.tests)
-
-    @property
-    def detection_share(self) -> float:
-        return share(v for t in self.tests for v in t.detected.values())
-
-
-class CaseThresholds(BaseModel):
-    """What a PDE verdict was measured against. Evaluator-only: the log keeps it
-    (so pass rates can be recomputed for other alphas); feedback never reads it."""
-
-    model_config = ConfigDict(frozen=True)
-    e_base: float
-    tau_acc: float
-    t_base: float | None
-    tau_time: float | None
-    alpha_acc: float
-    tau_min: float
-    alpha_time: float
-    t_floor: float
-    calibration: str | None = None  # the machine calibration's id
-
-
-class CaseOutcome(OutcomeBase):
-    """A PDE solver attempt: executes -> accurate -> fast. Everything but
-    `thresholds` is the attempt's own: its error norms, its fastest solve time,
-    what it said about itself."""
-
-    kind: Literal["case"] = "case"
-    library: str
-    family: str
-    relative_l2_error: float | None = None
-    solve_seconds: float | None = None  # the fastest timed call (the fast gate's figure)
-    timings: tuple[float, ...] = ()
-    max_abs_error: float | None = None
-    rmse: float | None = None
-    solver_info: dict[str, str | int | float | bool | None] = {}
-    error: ErrorInfo | None = None  # the attempt's own exception, if solve raised
-    thresholds: CaseThresholds | None = None
-    substitutions: tuple[str, ...] = ()  # compatibility rewrites applied to the program (cases/compat.py)
-
-    # A PDE attempt's measured times (and the thresholds of a re-calibrated
-    # machine) vary between scorings; its verdict is what must not.
-    varying_fields: ClassVar[frozenset[str]] = frozenset(
-        {"seconds", "isolation", "timings", "solve_seconds", "thresholds"}
-    )
-
-    def verdict_data(self) -> dict[str, object]:
-        data = super().verdict_data()
-        for stage in data["stages"]:  # type: ignore[attr-defined]
-            if stage["stage"] == "fast":
-                stage.pop("detail", None)
-        return data
-
-
-Outcome = Annotated[FunctionOutcome | TestSuiteOutcome | CaseOutcome, Field(discriminator="kind")]
-AnyOutcome = FunctionOutcome | TestSuiteOutcome | CaseOutcome

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from fembench_agents.scoring.feedback import magnitude, stage_score
-from fembench_agents.scoring.outcomes import FunctionOutcome, InputResult, TestSuiteOutcome, first_failed
+from fembench_agents.scoring.outcomes import first_failed
+from fembench_agents.suite.outcomes import FunctionOutcome, InputResult, TestSuiteOutcome
 
 _MISMATCH_TEXT = {
     "shape_mismatch": "the output (or part of it) has the wrong shape",

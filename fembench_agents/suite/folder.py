@@ -11,8 +11,8 @@ from pydantic import BaseModel
 
 from fembench_agents.kinds.contract import SkippedTask
 from fembench_agents.kinds.review import FolderTable, SavedAttempt, SavedAttempts
-from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.scoring.sandbox import IsolationReport
+from fembench_agents.suite.outcomes import FunctionOutcome, TestSuiteOutcome
 
 # A file name's word -> the track it is scored on.
 _TRACKS = {"code": "code", "test": "tests"}

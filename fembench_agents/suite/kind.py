@@ -9,12 +9,12 @@ from typing import Any
 
 from fembench_agents.kinds import register_kind
 from fembench_agents.kinds.contract import LoadedProblems, ScoringOptions
-from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.feedback import FunctionFeedback
 from fembench_agents.suite.folder import FunctionFolder
 from fembench_agents.suite.hidden import FunctionHidden
 from fembench_agents.suite.loader import load_offered
+from fembench_agents.suite.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.suite.report_view import CODE_REPORT, TESTS_REPORT, FunctionReport
 from fembench_agents.suite.scoring import FunctionScorer
 from fembench_agents.suite.solver_view import FunctionSolverView

@@ -19,10 +19,10 @@ from fembench_agents.report.schema import (
     TaskInfo,
 )
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
-from fembench_agents.scoring.outcomes import FunctionOutcome, TestSuiteOutcome
 from fembench_agents.suite.model import Tier
-from fembench_agents.vocabulary import FUNCTION_TRACKS
+from fembench_agents.suite.outcomes import FunctionOutcome, TestSuiteOutcome
 
+FUNCTION_TRACKS = ("code", "tests")  # the function kind's tracks, in the papers' order
 DOMAINS = {"FEM_1D_": "FEM 1D", "FEM_2D_": "FEM 2D", "MSA_3D_": "MSA 3D"}
 DOMAIN_ORDER = (*DOMAINS.values(), "other")
 RAN = ("match", "mismatch")  # input statuses of code that ran to completion

@@ -11,8 +11,8 @@ from typing import Any
 from fembench_agents.report.kind_parts import CellLinks, Filter, KindFigure, PairedHeadline, ReportSection
 from fembench_agents.report.schema import Report, ReportSettings, TaskInfo
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
-from fembench_agents.scoring.outcomes import FunctionOutcome, InputResult, TestSuiteOutcome
 from fembench_agents.suite import paper
+from fembench_agents.suite.outcomes import FunctionOutcome, InputResult, TestSuiteOutcome
 from fembench_agents.suite.paper_render import breakdown_rows, diagnostic_rows, paper_rows, test_metric_rows
 
 BREAKDOWNS = (("tier", "By tier"), ("knowledge", "By knowledge class"), ("domain", "By domain"))

@@ -14,18 +14,12 @@ from fembench_agents.scoring import codec
 from fembench_agents.scoring.disclosure import NO_CODE, OwnCode, disclosed_error
 from fembench_agents.scoring.extraction import check_imports, parse_code
 from fembench_agents.scoring.job_results import ended_how
-from fembench_agents.scoring.outcomes import (
-    ErrorInfo,
-    FunctionOutcome,
-    InputResult,
-    StageResult,
-    TestResult,
-    TestSuiteOutcome,
-)
+from fembench_agents.scoring.outcomes import ErrorInfo, StageResult
 from fembench_agents.scoring.sandbox import JobResult, Sandbox, SandboxPolicy
 from fembench_agents.scoring.sandbox.jobs import Implementation, TestsJob, TestSource
 from fembench_agents.suite.comparison import compare_outputs
 from fembench_agents.suite.model import Task
+from fembench_agents.suite.outcomes import FunctionOutcome, InputResult, TestResult, TestSuiteOutcome
 from fembench_agents.suite.references import ReferenceFailure as ReferenceFailure
 from fembench_agents.suite.references import ReferenceOutput, attempt_preamble, call_job, task_implementation
 from fembench_agents.vocabulary import FailureReason
