@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -75,6 +76,7 @@ def run(
     cases: str | None = None,
     library: str | None = None,
     cases_path: PathLike = "cases",
+    paths: Mapping[str, PathLike] | None = None,
     repeats: int = DEFAULT_REPEATS,
     out: PathLike | None = None,
     params: ModelParams | None = None,
@@ -95,7 +97,9 @@ def run(
         params=params or ModelParams(),
     )
     return _execute(
-        [single_run(config, Path(out) if out is not None else None)], tasks_path, cases_path, allow_weak_isolation
+        [single_run(config, Path(out) if out is not None else None)],
+        _paths(tasks_path, cases_path, paths),
+        allow_weak_isolation,
     )[0]
 
 
@@ -109,6 +113,7 @@ def compare(
     cases: str | None = None,
     libraries: list[str] | None = None,
     cases_path: PathLike = "cases",
+    paths: Mapping[str, PathLike] | None = None,
     repeats: int = DEFAULT_REPEATS,
     out: PathLike | None = None,
     params: ModelParams | None = None,
@@ -133,17 +138,20 @@ def compare(
         params=params or ModelParams(),
     )
     runs = experiment_runs(exp, experiment_dir(exp, Path(out) if out is not None else None))
-    return _execute(runs, tasks_path, cases_path, allow_weak_isolation)
+    return _execute(runs, _paths(tasks_path, cases_path, paths), allow_weak_isolation)
 
 
-def _execute(
-    runs: list[PlannedRun], tasks_path: PathLike, cases_path: PathLike, allow_weak_isolation: bool
-) -> list[Path]:
+def _paths(tasks_path: PathLike, cases_path: PathLike, paths: Mapping[str, PathLike] | None) -> dict[str, str]:
+    """Where each problem source is, by its kind's `default_path`: the function tasks,
+    the PDE cases, and any other registered kind's (`paths`)."""
+    return {"tasks": str(tasks_path), "cases": str(cases_path), **{k: str(v) for k, v in (paths or {}).items()}}
+
+
+def _execute(runs: list[PlannedRun], paths: dict[str, str], allow_weak_isolation: bool) -> list[Path]:
     """The runs' grid, as the command line executes it (without a response cache); the first early stop is raised."""
     for r in runs:
         make_agent(r.config.agent)  # an unknown agent fails before any sandbox or model starts
     tracks = grid_tracks(runs)
-    paths = {"tasks": str(tasks_path), "cases": str(cases_path)}
     with (
         Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for(tracks)) as sandbox,
         ExitStack() as stack,

@@ -16,6 +16,8 @@ from fembench_agents.scoring.outcomes import first_failed
 class CaseFeedback:
     """The PDE library tracks' feedback (`KindFeedback`)."""
 
+    folder = None  # the templates of feedback/
+
     def template(self, outcome: CaseOutcome) -> str:
         return "passed.j2" if outcome.passed else "case.j2"
 

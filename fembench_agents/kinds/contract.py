@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -72,6 +73,11 @@ class AttemptScorer(Protocol):
 class KindFeedback(Protocol):
     """What a repairing agent may learn of an outcome: which template, rendered
     from which view (stage facts only, never hidden data), and a graded score."""
+
+    @property
+    def folder(self) -> Path | None:
+        """Where its templates are; None: the feedback builder's folder (`feedback/`)."""
+        ...
 
     def template(self, outcome: Any) -> str: ...
 

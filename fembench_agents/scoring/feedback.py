@@ -50,18 +50,30 @@ class TemplateFeedback:
         target: str = "the requested function",
         tests_target: str = "the requested test functions",
     ) -> None:
-        self.env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(str(template_dir)),
-            undefined=jinja2.StrictUndefined,
-            autoescape=False,
-            keep_trailing_newline=True,
-        )
+        self.env = _environment(Path(template_dir))
         self.targets = {"code": target, "tests": tests_target}
+        self._kind_envs: dict[Path, jinja2.Environment] = {}  # a kind with templates of its own
 
     def template_for(self, outcome: OutcomeBase) -> str:
         return kind_of_outcome(outcome).feedback.template(outcome)
 
     def __call__(self, outcome: OutcomeBase) -> Feedback:
         feedback = kind_of_outcome(outcome).feedback
-        text = self.env.get_template(feedback.template(outcome)).render(**feedback.view(outcome, self.targets))
+        env = self.env if feedback.folder is None else self._kind_env(feedback.folder)
+        text = env.get_template(feedback.template(outcome)).render(**feedback.view(outcome, self.targets))
         return Feedback(score=feedback.score(outcome), text=text.strip())
+
+    def _kind_env(self, folder: Path) -> jinja2.Environment:
+        env = self._kind_envs.get(folder)
+        if env is None:
+            env = self._kind_envs[folder] = _environment(folder)
+        return env
+
+
+def _environment(folder: Path) -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(folder)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+    )

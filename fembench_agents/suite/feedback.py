@@ -34,6 +34,8 @@ def describe_mismatch(r: InputResult) -> str:
 class FunctionFeedback:
     """The code and tests tracks' feedback (`KindFeedback`)."""
 
+    folder = None  # the templates of feedback/
+
     def template(self, outcome: FunctionOutcome | TestSuiteOutcome) -> str:
         if outcome.passed:
             return "passed.j2"
