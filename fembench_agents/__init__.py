@@ -1,6 +1,6 @@
 """Compare, repair and optimize LLM solver agents on computational-mechanics
 code generation. The Python API (`load_tasks`, `run`, `compare`, `score_folder`,
-`open_run`, `build_report`) lives in `fembench_agents.api` and is loaded on first
+`replay`, `open_run`, `build_report`) lives in `fembench_agents.api` and is loaded on first
 use, so that importing any part of the package (the sandbox's workers import
 it) loads nothing more than that part."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_API = ("load_tasks", "run", "compare", "score_folder", "open_run", "build_report", "RunView")
+_API = ("load_tasks", "run", "compare", "score_folder", "replay", "open_run", "build_report", "RunView")
 __all__ = list(_API)
 
 

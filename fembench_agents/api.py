@@ -7,6 +7,7 @@ these pieces; a notebook can call them directly.
     run_dir = fb.run("local", "feedback-loop:3", tasks="FEM_1D_*", out="runs/demo")
     pde_dir = fb.run("local", "single-shot", cases="poisson_*", library="numpy-scipy")
     grid = fb.compare(["local"], ["single-shot", "feedback-loop:3"], tasks="FEM_1D_*")
+    assert fb.replay(run_dir) == []                      # re-run from its log, no model call
     episodes = fb.open_run(run_dir).episode_rows()     # list of dicts
     # pandas.DataFrame(episodes), if pandas is installed
     report = fb.build_report([run_dir])
@@ -50,6 +51,8 @@ from fembench_agents.runs.grid import (
 from fembench_agents.runs.problems import load_problems, preload_for
 from fembench_agents.runs.reader import RunRecords
 from fembench_agents.runs.reader import open_run as _open_run
+from fembench_agents.runs.replay import Change, replay_run, run_track
+from fembench_agents.runs.replay import rescore as _rescore
 from fembench_agents.runs.run import RunConfig
 from fembench_agents.scoring.folder import score_saved
 from fembench_agents.scoring.sandbox import Sandbox
@@ -174,21 +177,52 @@ def score_folder(
     *,
     cases_path: PathLike | None = None,
     compat: tuple[str, ...] = (),
+    track: str | None = None,
+    paths: Mapping[str, PathLike] | None = None,
     allow_weak_isolation: bool = False,
 ) -> FolderSummary:
     """Saved completions `{task_id}_code_{label}.py` / `_test_` in `folder`, scored;
     with `cases_path`, PDE solver programs `{case_id}_{library}_{label}.py` (and
-    the compatibility rewrites `compat` names)."""
-    kind = kind_for(DEFAULT_TRACK if cases_path is None else DEFAULT_LIBRARY)
-    paths = {"tasks": str(tasks_path), "cases": str(cases_path or "cases")}
-    path = paths[kind.default_path]
+    the compatibility rewrites `compat` names); with `track`, the saved attempts
+    of that track's kind as it names them (any registered kind, its source in `paths`)."""
+    kind = kind_for(track or (DEFAULT_TRACK if cases_path is None else DEFAULT_LIBRARY))
+    all_paths = _paths(tasks_path, cases_path or "cases", paths)
+    path = all_paths.get(kind.default_path, kind.default_path)
     tracks = kind.folder.tracks(Path(folder), path)
     with Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for(tracks)) as sandbox:
         sandbox.require_isolation()
-        sets = load_problems(tracks, sandbox, paths, ScoringOptions(compat))
+        sets = load_problems(tracks, sandbox, all_paths, ScoringOptions(compat))
         try:
             found = kind.folder.find(Path(folder), path, sets.by_track)
             return score_saved(found, kind.folder, sets.evaluator, skipped=sets.skipped)
+        finally:
+            sets.evaluator.close()
+
+
+def replay(
+    run_dir: PathLike,
+    *,
+    rescore: bool = False,
+    tasks_path: PathLike = "tasks",
+    cases_path: PathLike = "cases",
+    paths: Mapping[str, PathLike] | None = None,
+    allow_weak_isolation: bool = False,
+) -> list[Change]:
+    """The attempts of the run at `run_dir` whose outcome differs now, for any
+    kind: with `rescore`, each stored reply scored again by the current
+    evaluator; otherwise the whole run re-run from its log with no model call
+    (into `run_dir/replay`), which raises UnrecordedRequestError where it
+    diverges from the recording. [] when everything is as recorded."""
+    run_path = Path(run_dir)
+    track = run_track(run_path)
+    with Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for([track])) as sandbox:
+        sandbox.require_isolation()
+        sets = load_problems([track], sandbox, _paths(tasks_path, cases_path, paths))
+        problems = sets.by_track[track]
+        try:
+            if rescore:
+                return _rescore(run_path, {p.task_id: p for p in problems}, sets.evaluator)
+            return replay_run(run_path, problems, sets.evaluator)
         finally:
             sets.evaluator.close()
 

@@ -5,7 +5,6 @@ change to the package."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import Iterator
@@ -20,14 +19,11 @@ import fembench_agents as fb
 from fembench_agents.kinds import kind_for, register_kind, tracks, unregister_kind
 from fembench_agents.kinds.review import ValidationOptions
 from fembench_agents.messages import Message, ModelParams
-from fembench_agents.models import ReplayModel, make_client, register_script, unregister_script
+from fembench_agents.models import make_client, register_script, unregister_script
 from fembench_agents.optimize import Models, OptimizeSettings, optimize_prompt
 from fembench_agents.report.export import write_report
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log
 from fembench_agents.runs.problems import load_problems
-from fembench_agents.runs.replay import compare_runs, rescore
-from fembench_agents.runs.run import RunConfig, execute_run
-from fembench_agents.scoring.folder import score_saved
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.viewer.site import write_site
 
@@ -114,18 +110,10 @@ def test_run_resume_report_replay_and_view(sums: SumKind, source: Path, model: s
     assert f"| {model} | feedback-loop:2 | {TRACK} |" in (tmp_path / "report" / "report.md").read_text()
 
     # replay: re-scored with the current evaluator, and re-run from the log with no model
-    with Sandbox() as sandbox:
-        sets = load_problems([TRACK], sandbox, {"sums": str(source)})
-        problems = {p.task_id: p for p in sets.by_track[TRACK]}
-        assert rescore(run_dir, problems, sets.evaluator) == []
-        config = RunConfig(model=model, agent="feedback-loop:2", track=TRACK)
-        replayed = tmp_path / "replayed"
-        asyncio.run(
-            execute_run(
-                config, list(problems.values()), replayed, ReplayModel.from_records(read_log(run_dir)), sets.evaluator
-            )
-        )
-    assert compare_runs(read_log(run_dir), read_log(replayed)) == []
+    assert fb.replay(run_dir, rescore=True, paths={"sums": source}) == []
+    assert fb.replay(run_dir, paths={"sums": source}) == []
+    replayed = {e.task_id: (e.passed, e.attempts) for e in episodes(run_dir / "replay").values()}
+    assert replayed == {"sum_a": (True, 1), "sum_b": (True, 2), "sum_c": (False, 2)}
 
     # view: one page per episode, the kind's feedback on the attempt that failed
     index = write_site([run_dir], tmp_path / "site")
@@ -140,10 +128,7 @@ def test_score_dir_and_validate_ask_the_kind(sums: SumKind, source: Path, tmp_pa
     (folder / "sum_a_mine.py").write_text(REFERENCE)
     (folder / "sum_b_mine.py").write_text("def solve(spec):\n    return {'total': -1.0}\n")
     (folder / "stray.py").write_text("")
-    with Sandbox() as sandbox:
-        sets = load_problems([TRACK], sandbox, {"sums": str(source)})
-        found = sums.folder.find(folder, str(source), sets.by_track)
-        summary = score_saved(found, sums.folder, sets.evaluator)
+    summary = fb.score_folder(folder, track=TRACK, paths={"sums": source})
     assert json.loads(summary.model_dump_json())["labels"] == {"mine": 1}
     assert summary.unmatched_files == ["stray.py"]
 

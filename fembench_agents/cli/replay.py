@@ -3,9 +3,8 @@ its attempts with the current evaluator, or print one task's feedback loop."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.panel import Panel
@@ -22,8 +21,10 @@ from fembench_agents.cli.app import (
     problems_for,
 )
 from fembench_agents.cli.runs import CasesPathOpt
-from fembench_agents.messages import ModelParams
-from fembench_agents.runs.run import RunConfig, execute_run
+
+if TYPE_CHECKING:
+    from fembench_agents.runs.replay import Change
+    from fembench_agents.scoring.evaluator import Evaluator
 
 
 @app.command("replay")
@@ -36,45 +37,29 @@ def replay(
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
     """Re-run a recorded run from its log with no model calls."""
-    from fembench_agents.runs.log import read_log, read_manifest
-    from fembench_agents.runs.replay import compare_runs, episode_turns
+    from fembench_agents.runs.log import read_manifest
+    from fembench_agents.runs.replay import episode_turns, run_track
     from fembench_agents.runs.replay import rescore as rescore_run
 
     try:
-        manifest = read_manifest(run_dir)
+        read_manifest(run_dir)
     except (FileNotFoundError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     if show:
         _print_turns(episode_turns(run_dir, show), show)
         return
-    track = str(manifest.config.get("track", "code"))
+    track = run_track(run_dir)
     with open_sandbox(allow_weak_isolation, tracks=[track]) as sandbox:
         sets = problems_for([track], tasks_path, cases_path, sandbox)
-        tasks, evaluator = sets.by_track[track], sets.evaluator
-        if rescore:
-            changes = rescore_run(run_dir, {t.task_id: t for t in tasks}, evaluator)
-        else:
-            from rich.markup import escape
-
-            from fembench_agents.models import ReplayModel, UnrecordedRequestError
-
-            config = RunConfig(**{**manifest.config, "params": ModelParams(**manifest.config["params"])})
-            records = read_log(run_dir)
-            model = ReplayModel.from_records(records)
-            target = run_dir / "replay"
-            if target.exists():
-                import shutil
-
-                shutil.rmtree(target)
-            try:
-                asyncio.run(execute_run(config, tasks, target, model, evaluator))
-            except UnrecordedRequestError as exc:
-                evaluator.close()
-                err.print(f"[red]error:[/red] the replay diverged from the recording: {escape(str(exc))}")
-                raise typer.Exit(2) from None
-            changes = compare_runs(records, read_log(target))
-        evaluator.close()
+        problems, evaluator = sets.by_track[track], sets.evaluator
+        try:
+            if rescore:
+                changes = rescore_run(run_dir, {t.task_id: t for t in problems}, evaluator)
+            else:
+                changes = _replayed(run_dir, problems, evaluator)
+        finally:
+            evaluator.close()
     what = "re-scored" if rescore else "replayed"
     if not changes:
         console.print(f"[green]{what}: every attempt's outcome is identical[/green]")
@@ -83,6 +68,20 @@ def replay(
     for c in changes[:50]:
         console.print(f"{c.episode} #{c.attempt_index}\n  before: {c.before}\n  after:  {c.after}", markup=False)
     raise typer.Exit(1)
+
+
+def _replayed(run_dir: Path, problems: list[Any], evaluator: Evaluator) -> list[Change]:
+    """The replay's changes, or exit 2 where it diverged from the recording."""
+    from rich.markup import escape
+
+    from fembench_agents.models import UnrecordedRequestError  # litellm's import: only for a replay
+    from fembench_agents.runs.replay import replay_run
+
+    try:
+        return replay_run(run_dir, problems, evaluator)
+    except UnrecordedRequestError as exc:
+        err.print(f"[red]error:[/red] the replay diverged from the recording: {escape(str(exc))}")
+        raise typer.Exit(2) from None
 
 
 def _print_turns(episodes: list, task_id: str) -> None:

@@ -3,14 +3,22 @@ attempts under the current evaluator, or show a feedback loop turn by turn."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from fembench_agents.contracts import Problem
-from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log
+from fembench_agents.messages import ModelParams
+from fembench_agents.runs.defaults import DEFAULT_TRACK
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log, read_manifest
 from fembench_agents.runs.reader import latest_attempts
+from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
+
+REPLAY_DIR = "replay"  # where a run is re-run from its log, inside its own directory
 
 
 class Change(BaseModel):
@@ -70,3 +78,25 @@ def episode_turns(run_dir: Path, task_id: str) -> list[tuple[EpisodeRecord | Non
             turns.append(r)
     ends = {r.episode: r for r in records if isinstance(r, EpisodeRecord)}
     return [(ends.get(k), v) for k, v in sorted(episodes.items())]
+
+
+def run_track(run_dir: Path) -> str:
+    """The track a run directory's manifest says it ran (runs before the field: code)."""
+    return str(read_manifest(run_dir).config.get("track", DEFAULT_TRACK))
+
+
+def replay_run(run_dir: Path, problems: Sequence[Problem], evaluator: Evaluator) -> list[Change]:
+    """Re-run the run at `run_dir` from its log with no model call (every reply
+    as recorded, every attempt scored again) into `run_dir/replay`, and the
+    attempts whose outcome differs. Raises UnrecordedRequestError where the
+    replay asks what the recording never answered (it diverged)."""
+    from fembench_agents.models import ReplayModel  # the model layer's litellm import, only when replaying
+
+    manifest = read_manifest(run_dir)
+    config = RunConfig(**{**manifest.config, "params": ModelParams(**manifest.config["params"])})
+    records = read_log(run_dir)
+    target = run_dir / REPLAY_DIR
+    if target.exists():
+        shutil.rmtree(target)
+    asyncio.run(execute_run(config, problems, target, ReplayModel.from_records(records), evaluator))
+    return compare_runs(records, read_log(target))
