@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
+import pde_solvers as ps
 import pytest
 from conftest import CORRECT_SCALE, ROOT, scale_source, write_module
 
 import fembench_agents as fb
+from fembench_agents.cases import timing
+from fembench_agents.kinds import unregister_kind
+from fembench_agents.messages import Message
 from fembench_agents.models import register_script, unregister_script
 
 
@@ -76,3 +83,64 @@ def test_compare_from_python_runs_the_grid_the_command_line_runs(tmp_path: Path)
         ("feedback-loop:2", 1, 1),
         ("single-shot", 1, 1),
     ]
+
+
+# ----------------------------------------------------------------- docs/python_api.md, one example per kind
+
+
+def documented_examples() -> dict[str, str]:
+    """The fenced Python blocks of docs/python_api.md that name themselves `# example: ...`."""
+    text = (ROOT / "docs" / "python_api.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    return {b.splitlines()[0].removeprefix("# example: "): b for b in blocks if b.startswith("# example: ")}
+
+
+def example_replies(messages: list[Message]) -> str:
+    """A right answer once the feedback loop repairs: the function, the tests, the solver, the sum."""
+    prompt = messages[-1].content
+    repairing = "Your previous" in prompt or "previous solver" in prompt
+    if "solve(spec)` returning {'total'" in prompt:
+        return "```python\ndef solve(spec):\n    return {'total': float(sum(spec['numbers']))}\n```"
+    if "case_spec" in prompt:
+        return f"```python\n{ps.CORRECT if repairing else ps.WRONG_BOUNDARY}\n```"
+    return "no code yet" if not repairing else "still no code"
+
+
+def test_the_documented_examples_run_for_each_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    examples = documented_examples()
+    assert sorted(examples) == ["PDE cases", "a kind of your own", "function tasks"]
+    cases = tmp_path / "cases"
+    shutil.copytree(ROOT / "cases", cases, ignore=shutil.ignore_patterns("calibration"))
+    calibration = {ps.CASE: {"numpy-scipy": 1.0}}
+    timing.save(
+        cases, timing.MachineCalibration(machine=timing.machine_name(), fingerprint={}, repeats=1, t_base=calibration)
+    )
+    shutil.copytree(ROOT / "tests", tmp_path / "tests", ignore=shutil.ignore_patterns("__pycache__", "fixtures"))
+    shutil.copytree(ROOT / "tests" / "fixtures" / "sums_feedback", tmp_path / "tests" / "fixtures" / "sums_feedback")
+    monkeypatch.chdir(tmp_path)
+    name = f"api-docs-{uuid.uuid4().hex[:8]}"
+    register_script(name, example_replies)
+    found: dict[str, dict[str, Any]] = {}
+    try:
+        for title, code in examples.items():
+            code = code.replace('MODEL = "local"', f'MODEL = "scripted/{name}"')
+            code = code.replace('TASKS = "tasks"', f"TASKS = {str(ROOT / 'tasks')!r}")
+            code = code.replace('CASES = "cases"', f"CASES = {str(cases)!r}")
+            namespace: dict[str, Any] = {}
+            exec(compile(code, f"docs/python_api.md ({title})", "exec"), namespace)
+            found[title] = namespace
+    finally:
+        unregister_script(name)
+        unregister_kind("sums")
+    function = found["function tasks"]
+    assert function["correct"] == {"code": 0.0, "tests": 0.0}  # a reply with no code passes nothing
+    assert [r["task_id"] for r in function["rows"]] == ["FEM_1D_uniform_mesh_CC0_H0_T0"]
+    assert sorted(p.name for p in (tmp_path / "runs" / "api" / "grid").iterdir() if p.is_dir()) == [
+        f"scripted-{name}__feedback-loop-2",
+        f"scripted-{name}__single-shot",
+    ]
+    pde = found["PDE cases"]
+    assert pde["stages"] == {} and pde["group"].passed == 1  # repaired on the accuracy feedback
+    assert (pde["episode"].passed, pde["episode"].attempts) == (True, 2)
+    sums = found["a kind of your own"]
+    assert (sums["group"].track, sums["group"].passed, sums["group"].episodes) == ("sums", 2, 2)
