@@ -29,11 +29,13 @@ from fembench_agents.messages import ModelParams
 from fembench_agents.report import Report
 from fembench_agents.report import build_report as _build_report
 from fembench_agents.runs.defaults import (
+    CASES_PATH,
     DEFAULT_CONCURRENCY,
     DEFAULT_LIBRARY,
     DEFAULT_REPEATS,
     DEFAULT_SELECTION,
     DEFAULT_TRACK,
+    TASKS_PATH,
 )
 from fembench_agents.runs.experiments import Experiment
 from fembench_agents.runs.grid import (
@@ -63,7 +65,7 @@ from fembench_agents.vocabulary import Track
 PathLike = str | os.PathLike[str]
 
 
-def load_tasks(path: PathLike = "tasks") -> list[Task]:
+def load_tasks(path: PathLike = TASKS_PATH) -> list[Task]:
     """Every task module under `path` (a file or a directory), validated."""
     with Sandbox(allow_weak_isolation=True) as sandbox:  # runs only the suite's own modules
         return _load_tasks(str(path), sandbox)
@@ -74,11 +76,11 @@ def run(
     agent: str,
     *,
     tasks: str = DEFAULT_SELECTION,
-    tasks_path: PathLike = "tasks",
+    tasks_path: PathLike = TASKS_PATH,
     track: Track = DEFAULT_TRACK,
     cases: str | None = None,
     library: str | None = None,
-    cases_path: PathLike = "cases",
+    cases_path: PathLike = CASES_PATH,
     paths: Mapping[str, PathLike] | None = None,
     repeats: int = DEFAULT_REPEATS,
     out: PathLike | None = None,
@@ -111,11 +113,11 @@ def compare(
     agents: list[str],
     *,
     tasks: str = DEFAULT_SELECTION,
-    tasks_path: PathLike = "tasks",
+    tasks_path: PathLike = TASKS_PATH,
     track: Track = DEFAULT_TRACK,
     cases: str | None = None,
     libraries: list[str] | None = None,
-    cases_path: PathLike = "cases",
+    cases_path: PathLike = CASES_PATH,
     paths: Mapping[str, PathLike] | None = None,
     repeats: int = DEFAULT_REPEATS,
     out: PathLike | None = None,
@@ -147,7 +149,7 @@ def compare(
 def _paths(tasks_path: PathLike, cases_path: PathLike, paths: Mapping[str, PathLike] | None) -> dict[str, str]:
     """Where each problem source is, by its kind's `default_path`: the function tasks,
     the PDE cases, and any other registered kind's (`paths`)."""
-    return {"tasks": str(tasks_path), "cases": str(cases_path), **{k: str(v) for k, v in (paths or {}).items()}}
+    return {TASKS_PATH: str(tasks_path), CASES_PATH: str(cases_path), **{k: str(v) for k, v in (paths or {}).items()}}
 
 
 def _execute(runs: list[PlannedRun], paths: dict[str, str], allow_weak_isolation: bool) -> list[Path]:
@@ -173,7 +175,7 @@ def _execute(runs: list[PlannedRun], paths: dict[str, str], allow_weak_isolation
 
 def score_folder(
     folder: PathLike,
-    tasks_path: PathLike = "tasks",
+    tasks_path: PathLike = TASKS_PATH,
     *,
     cases_path: PathLike | None = None,
     compat: tuple[str, ...] = (),
@@ -186,7 +188,7 @@ def score_folder(
     the compatibility rewrites `compat` names); with `track`, the saved attempts
     of that track's kind as it names them (any registered kind, its source in `paths`)."""
     kind = kind_for(track or (DEFAULT_TRACK if cases_path is None else DEFAULT_LIBRARY))
-    all_paths = _paths(tasks_path, cases_path or "cases", paths)
+    all_paths = _paths(tasks_path, cases_path or CASES_PATH, paths)
     path = all_paths.get(kind.default_path, kind.default_path)
     tracks = kind.folder.tracks(Path(folder), path)
     with Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for(tracks)) as sandbox:
@@ -203,8 +205,8 @@ def replay(
     run_dir: PathLike,
     *,
     rescore: bool = False,
-    tasks_path: PathLike = "tasks",
-    cases_path: PathLike = "cases",
+    tasks_path: PathLike = TASKS_PATH,
+    cases_path: PathLike = CASES_PATH,
     paths: Mapping[str, PathLike] | None = None,
     allow_weak_isolation: bool = False,
 ) -> list[Change]:

@@ -23,9 +23,8 @@ from fembench_agents.cases.tracks import TRACKS, get_track
 from fembench_agents.cases.validation import CaseValidator
 from fembench_agents.kinds import register_kind
 from fembench_agents.kinds.contract import LoadedProblems, ProblemsUnavailable, ScoringOptions
+from fembench_agents.runs.defaults import CASES_PATH
 from fembench_agents.scoring.sandbox import Sandbox
-
-DEFAULT_PATH = "cases"
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ class LibraryKind:
     track: str
     label: str
     preload: tuple[str, ...]
-    default_path: str = DEFAULT_PATH
+    default_path: str = CASES_PATH
     outcome_type: type[CaseOutcome] = CaseOutcome
     scorer_key: str = "pde"  # one scorer: the cases' hidden records and the calibration, loaded once
     feedback: CaseFeedback = field(default_factory=CaseFeedback)

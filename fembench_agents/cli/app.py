@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions, SkippedTask
+from fembench_agents.runs.defaults import CASES_PATH, TASKS_PATH
 from fembench_agents.scoring.sandbox import Sandbox, WeakIsolationRefused
 from fembench_agents.scoring.sandbox.executor import ExecutorChoice, JobExecutor
 
@@ -29,8 +30,8 @@ app = typer.Typer(
 console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
-DEFAULT_TASKS = os.environ.get("FEMBENCH_TASKS", "tasks")
-DEFAULT_CASES = os.environ.get("FEMBENCH_CASES", "cases")
+DEFAULT_TASKS = os.environ.get("FEMBENCH_TASKS", TASKS_PATH)
+DEFAULT_CASES = os.environ.get("FEMBENCH_CASES", CASES_PATH)
 TasksOpt = Annotated[str, typer.Option("--tasks", help="task file or directory")]
 AllowWeakOpt = Annotated[
     bool,
@@ -125,7 +126,7 @@ EXIT_SKIPPED = 3
 
 def problem_paths(tasks_path: str, cases_path: str) -> dict[str, str]:
     """Where each problem source is, as `--tasks-path` and `--cases-path` name them."""
-    return {"tasks": tasks_path, "cases": cases_path}
+    return {TASKS_PATH: tasks_path, CASES_PATH: cases_path}
 
 
 def say_skipped(skip: SkippedTask) -> None:

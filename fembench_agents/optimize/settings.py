@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from fembench_agents.kinds import tracks
 from fembench_agents.messages import ModelParams
-from fembench_agents.runs.defaults import DEFAULT_TRACK
+from fembench_agents.runs.defaults import CASES_PATH, DEFAULT_SELECTION, DEFAULT_TRACK, TASKS_PATH
 from fembench_agents.runs.experiments import known_model_params, read_experiment_file
 
 DEFAULT_SEED_PROMPT = (
@@ -43,9 +43,9 @@ class OptimizeSettings(BaseModel):
     seed: int = 0
     # the track optimized on: code, tests, or a PDE library (`library`, with `cases`)
     track: str = DEFAULT_TRACK
-    tasks: str = "all"  # the problems taking part (ids or patterns; `cases` for PDE cases)
-    tasks_path: str = "tasks"
-    cases_path: str = "cases"
+    tasks: str = DEFAULT_SELECTION  # the problems taking part (ids or patterns; `cases` for PDE cases)
+    tasks_path: str = TASKS_PATH
+    cases_path: str = CASES_PATH
     include_reference: bool = True
     use_merge: bool = True
     max_merge_invocations: int = Field(default=5, ge=0)

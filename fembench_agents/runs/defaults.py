@@ -16,6 +16,8 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TRACK",
     "RUNS_DIR",
+    "CASES_PATH",
+    "TASKS_PATH",
 ]
 
 DEFAULT_SELECTION: Final = "all"  # every problem (but those marked as leaking)
@@ -24,3 +26,7 @@ DEFAULT_LIBRARY: Final = "numpy-scipy"  # PDE cases asked for without a library
 DEFAULT_REPEATS: Final = 1
 DEFAULT_CONCURRENCY: Final = 2  # episodes at once, per run
 RUNS_DIR: Final = "runs"  # where a run directory goes when none is named
+# The built-in kinds' problem sources: their folders by default, and the names
+# (a kind's `default_path`) `--tasks-path` and `--cases-path` set.
+TASKS_PATH: Final = "tasks"
+CASES_PATH: Final = "cases"

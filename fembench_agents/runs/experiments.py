@@ -10,7 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from fembench_agents.kinds import kind_for
 from fembench_agents.messages import ModelParams
-from fembench_agents.runs.defaults import DEFAULT_CONCURRENCY, DEFAULT_REPEATS, DEFAULT_SELECTION, DEFAULT_TRACK
+from fembench_agents.runs.defaults import (
+    CASES_PATH,
+    DEFAULT_CONCURRENCY,
+    DEFAULT_REPEATS,
+    DEFAULT_SELECTION,
+    DEFAULT_TRACK,
+    TASKS_PATH,
+)
 from fembench_agents.vocabulary import Track
 
 
@@ -20,13 +27,13 @@ class Experiment(BaseModel):
     models: list[str] = Field(min_length=1)
     agents: list[str] = Field(min_length=1)
     tasks: str = DEFAULT_SELECTION
-    tasks_path: str = "tasks"
+    tasks_path: str = TASKS_PATH
     track: Track = DEFAULT_TRACK
     tracks: list[Track] = []  # several tracks over `tasks`, each its own run (overrides `track`)
     # PDE cases: each agent runs on each library track named here, over `cases`
     libraries: list[Track] = []
     cases: str = DEFAULT_SELECTION
-    cases_path: str = "cases"
+    cases_path: str = CASES_PATH
     repeats: int = Field(default=DEFAULT_REPEATS, ge=1)
     concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)  # episodes at once
     model_concurrency: int | None = Field(default=None, ge=1)  # model calls at once per provider

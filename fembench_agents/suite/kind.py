@@ -9,6 +9,7 @@ from typing import Any
 
 from fembench_agents.kinds import register_kind
 from fembench_agents.kinds.contract import LoadedProblems, ScoringOptions
+from fembench_agents.runs.defaults import TASKS_PATH
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.feedback import FunctionFeedback
 from fembench_agents.suite.folder import FunctionFolder
@@ -20,8 +21,6 @@ from fembench_agents.suite.scoring import FunctionScorer
 from fembench_agents.suite.solver_view import FunctionSolverView
 from fembench_agents.suite.validation import FunctionValidator
 
-DEFAULT_PATH = "tasks"
-
 
 @dataclass(frozen=True)
 class FunctionKind:
@@ -31,7 +30,7 @@ class FunctionKind:
     label: str
     outcome_type: type[FunctionOutcome] | type[TestSuiteOutcome]
     report: FunctionReport
-    default_path: str = DEFAULT_PATH
+    default_path: str = TASKS_PATH
     preload: tuple[str, ...] = ()
     scorer_key: str = "function"  # code and tests share the reference outputs one scorer caches
     feedback: FunctionFeedback = field(default_factory=FunctionFeedback)

@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from fembench_agents.runs.defaults import TASKS_PATH
 from fembench_agents.scoring.sandbox import JobResult, SandboxPolicy
 from fembench_agents.suite.loader import SkippedTask, load_each
 from fembench_agents.suite.model import Task
@@ -334,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "tasks_path",
         nargs="?",
-        default=os.environ.get("FEMBENCH_TASKS", "tasks"),
+        default=os.environ.get("FEMBENCH_TASKS", TASKS_PATH),
         help="task file or directory (default: tasks)",
     )
     parser.add_argument("--json", metavar="FILE", help="write the full report as JSON")
