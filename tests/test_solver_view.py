@@ -264,3 +264,24 @@ def test_agents_never_branch_on_kind_or_track() -> None:
     assert {"SolverCase", "Task", "CaseOutcome"} <= classes and {"code", "tests", "numpy-scipy"} <= words
     found = {str(p.relative_to(ROOT)): script.sites(p, classes, words) for p in sorted(AGENTS.rglob("*.py"))}
     assert {p: s for p, s in found.items() if s} == {}
+
+
+def test_each_kind_puts_its_own_checks_into_the_workspaces_check_script(scale_task: Task) -> None:
+    """scaffolds/workspace/check.py is every workspace's (parse, imports, import); what
+    the task asks comes from the kind's own checks, and no other kind's are in it."""
+    common = (ROOT / "scaffolds" / "workspace" / "check.py").read_text()
+    assert "__CHECKS__" in common and 'SPEC["track"]' not in common and "case_spec" not in common
+    case = next(c for c in load_cases(ROOT / "cases") if "numpy-scipy" in c.spec.libraries)
+    scripts = {
+        track: kind_for(track).solver.workspace(problem, PromptRenderer()).check
+        for track, problem in (("code", scale_task), ("tests", scale_task), ("numpy-scipy", case))
+    }
+    for script in scripts.values():
+        assert "__CHECKS__" not in script and "__SPEC__" not in script
+        compile(script, "check.py", "exec")
+    function_only, case_only = "defines no test function named", "must be a numpy array of shape"
+    assert [(function_only in s, case_only in s) for s in scripts.values()] == [
+        (True, False),
+        (True, False),
+        (False, True),
+    ]

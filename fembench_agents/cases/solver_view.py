@@ -10,12 +10,13 @@ from typing import Any
 
 from fembench_agents.cases.problem import SolverCase
 from fembench_agents.cases.tracks import Track
-from fembench_agents.kinds.contract import Templates, WorkspaceFiles
+from fembench_agents.kinds.contract import Templates, WorkspaceFiles, check_script
 from fembench_agents.scoring.extraction import parse_code
 
 SOLUTION_FILE = "solver.py"  # on every library track
 CASE_SPEC_FILE = "case_spec.json"
-CHECK_SCRIPT = "workspace/check.py"  # under scaffolds/, shared with the function tasks' workspace
+CHECK_SCRIPT = "workspace/check.py"  # under scaffolds/: the checks every workspace runs
+CHECKS = "workspace/check_case.py"  # what a solver must return
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class CaseSolverView:
         return WorkspaceFiles(
             solution=SOLUTION_FILE,
             stub=self.skeleton(problem, templates),
-            check=templates.read(CHECK_SCRIPT).replace("__SPEC__", spec),
+            check=check_script(templates.read(CHECK_SCRIPT), templates.read(CHECKS), spec),
             extra={CASE_SPEC_FILE: json.dumps(problem.spec_data(), indent=1, sort_keys=True)},
         )
 

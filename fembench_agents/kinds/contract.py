@@ -107,6 +107,13 @@ class WorkspaceFiles:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+def check_script(common: str, checks: str, spec: str) -> str:
+    """A workspace's public check script: the checks every workspace runs
+    (scaffolds/workspace/check.py: it parses, imports only what it may, imports)
+    with a kind's own `check(namespace, tree, path)` and the spec it reads."""
+    return common.replace("__CHECKS__", checks.rstrip("\n")).replace("__SPEC__", spec)
+
+
 class SolverView(Protocol):
     """What a solver sees of a problem on the kind's track, built from its
     prompt-facing parts only: never hidden inputs, references or thresholds."""

@@ -14,13 +14,14 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from fembench_agents.kinds.contract import Templates, WorkspaceFiles
+from fembench_agents.kinds.contract import Templates, WorkspaceFiles, check_script
 from fembench_agents.scoring.extraction import allowed_modules, parse_code
 from fembench_agents.suite.environment import environment
 from fembench_agents.suite.model import Task
 
 SOLUTION_FILE = {"code": "solution.py", "tests": "test_solution.py"}
-CHECK_SCRIPT = "workspace/check.py"  # under scaffolds/, shared with the PDE cases' workspace
+CHECK_SCRIPT = "workspace/check.py"  # under scaffolds/: the checks every workspace runs
+CHECKS = "workspace/check_function.py"  # what a function or a test suite must define
 
 
 def function_stub(task: Task) -> str:
@@ -77,7 +78,7 @@ class FunctionSolverView:
         return WorkspaceFiles(
             solution=SOLUTION_FILE[self.track],
             stub=self.solution_stub(problem),
-            check=templates.read(CHECK_SCRIPT).replace("__SPEC__", spec),
+            check=check_script(templates.read(CHECK_SCRIPT), templates.read(CHECKS), spec),
         )
 
     def solution_stub(self, task: Task) -> str:
