@@ -402,6 +402,14 @@ def test_templates_come_from_the_given_folder(tmp_path: Path) -> None:
     assert fb == Feedback(score=0.0, text="Unusable: bad; write f.")
 
 
+def test_a_template_may_name_the_kind_of_outcome(tmp_path: Path) -> None:
+    (tmp_path / "parse.j2").write_text("The {{ kind }} answer: {{ detail }}")
+    builder = TemplateFeedback(template_dir=tmp_path)
+    assert builder(function(("parse", "syntax_error", "bad"))).text == "The function answer: bad"
+    tests = SuiteOutcome(task_id="T", passed=False, stages=stages(("parse", "empty_reply", "no block")))
+    assert builder(tests).text == "The tests answer: no block"
+
+
 def test_an_outcome_that_reached_no_stage_scores_zero() -> None:
     assert outcome_score(FunctionOutcome(task_id="T", passed=False, stages=())) == 0.0
 
