@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import pytest
 
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.contracts import Feedback
 from fembench_agents.kinds import register_kind, unregister_kind
 from fembench_agents.scoring.feedback import (
@@ -412,6 +413,8 @@ def test_a_template_may_name_the_kind_of_outcome(tmp_path: Path) -> None:
 
 def test_an_outcome_that_reached_no_stage_scores_zero() -> None:
     assert outcome_score(FunctionOutcome(task_id="T", passed=False, stages=())) == 0.0
+    unstaged = CaseOutcome(task_id="T", passed=False, stages=(), library="numpy-scipy", family="poisson")
+    assert outcome_score(unstaged) == 0.0  # graded as a parse failure
 
 
 # ----------------------------------------------------------------- a kind with templates of its own
