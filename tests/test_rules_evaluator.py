@@ -1369,5 +1369,7 @@ def test_a_runs_problems_load_once_per_scorer_from_the_path_given_or_the_kinds_d
         ("others-default/broken.py", "broken for stub-c"),
     ]
     bare = load_problems(["stub-c"], "sb")  # type: ignore[arg-type]
+    # a track it did not load is scored by a scorer its kind builds on the same sandbox
+    assert bare.evaluator.scorer_for("stub-a").name == "built on sb with ()"  # type: ignore[attr-defined]
     assert bare.evaluator.scorer_for("stub-c").name == "loaded from others-default for ['stub-c'] on sb with ()"  # type: ignore[attr-defined]
     assert preload_for(["stub-b", "stub-a", "stub-c"]) == ("scipy", "json", "numpy")
