@@ -413,8 +413,11 @@ def test_a_template_may_name_the_kind_of_outcome(tmp_path: Path) -> None:
 
 def test_an_outcome_that_reached_no_stage_scores_zero() -> None:
     assert outcome_score(FunctionOutcome(task_id="T", passed=False, stages=())) == 0.0
+
+
+def test_a_pde_outcome_that_reached_no_stage_is_graded_as_a_parse_failure() -> None:
     unstaged = CaseOutcome(task_id="T", passed=False, stages=(), library="numpy-scipy", family="poisson")
-    assert outcome_score(unstaged) == 0.0  # graded as a parse failure
+    assert outcome_score(unstaged) == 0.0
 
 
 # ----------------------------------------------------------------- a kind with templates of its own
