@@ -736,6 +736,24 @@ def test_a_resumed_run_records_the_latest_sessions_limits_and_refuses_changed_ta
     assert str(err.value) == f"{tmp_path}: tasks changed since the run started: b, c"
 
 
+def test_a_resumed_run_grows_its_selection_only_when_asked_and_nothing_else_may_differ(tmp_path: Path) -> None:
+    """An optimizer's candidate run adds problems to its run directory batch by batch (`grow`)."""
+    a, b = fake_task("a"), fake_task("b")
+    prepare_run_dir(tmp_path, RunConfig(model=MODEL, agent="loop", tasks="a"), [a])
+    started = read_manifest(tmp_path).config
+    grown = RunConfig(model=MODEL, agent="loop", tasks="a,b")
+    refused = f"{tmp_path} holds a different run (config {started}); choose another --out"
+    with pytest.raises(ValueError) as err:
+        prepare_run_dir(tmp_path, grown, [a, b])  # not asked to grow
+    assert str(err.value) == refused
+    with pytest.raises(ValueError) as err:
+        prepare_run_dir(tmp_path, RunConfig(model=MODEL, agent="loop", tasks="a,b", repeats=2), [a, b], grow=True)
+    assert str(err.value) == refused
+    prepare_run_dir(tmp_path, grown, [a, b], grow=True)
+    manifest = read_manifest(tmp_path)
+    assert (manifest.config, manifest.task_hashes) == (grown.identity(), {"a": "h-a", "b": "h-b"})
+
+
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
