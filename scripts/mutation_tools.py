@@ -42,7 +42,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     "suite.comparison": ("*",),
     "report.stats": ("*",),
     "scoring.feedback": ("*",),
-    "scoring.outcomes": ("*",),
+    "scoring.outcomes": ("*",),  # the base every kind's outcome builds on
+    "suite.outcomes": ("*",),  # the function kind's outcomes (code and tests tracks)
+    "cases.outcomes": ("*",),  # the PDE kind's outcome
     "scoring.extraction": ("*",),
     "optimize.budget": ("*",),
     "scoring.sandbox.policy": ("*",),
@@ -71,9 +73,13 @@ MODULES: dict[str, tuple[str, ...]] = {
     "scoring.evaluator": ("*",),  # the dispatcher: track -> kind -> its scorer
     "kinds": ("*",),
     "runs.problems": ("*",),
+    "runs.grid": ("*",),  # a compare's grid: libraries, tracks, run-directory names, the grid's runs
     "suite.scoring": ("*",),  # the function kind's scorer (code and tests tracks)
     "suite.feedback": ("*",),
     "cases.feedback": ("*",),
+    # what of a problem stays hidden from attempts (the optimizer's leak guard)
+    "suite.hidden": ("*",),
+    "cases.hidden": ("*",),
     "suite.references": ("*",),
     "scoring.sandbox.runner": ("*",),
     "scoring.sandbox.implementation": ("*",),
@@ -209,6 +215,8 @@ def _mangled(mutant: str) -> str:
 def _meta(module: str) -> dict[str, int | None] | None:
     """Exit code by mutant of the module's scoring code; None if mutmut has not mutated it yet."""
     path = MUTANTS / "fembench_agents" / (module.replace(".", "/") + ".py.meta")
+    if not path.exists():  # a package: its __init__.py (mutmut names its mutants after the package)
+        path = MUTANTS / "fembench_agents" / module.replace(".", "/") / "__init__.py.meta"
     if not path.exists():
         return None
     codes: dict[str, int | None] = json.loads(path.read_text())["exit_code_by_key"]

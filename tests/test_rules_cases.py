@@ -343,6 +343,31 @@ def test_an_inaccurate_or_uncalibrated_attempt_is_never_retimed(case: SolverCase
     assert untimed.reason == "not_timed" and untimed.thresholds is not None and untimed.thresholds.t_base is None
 
 
+def test_the_scorer_judges_against_the_tau_acc_the_record_states_unless_given_gates_of_its_own(
+    case: SolverCase, reference: np.ndarray
+) -> None:
+    """One number, one source: a record stating tau_acc 0.02 (its e_base gives 2.3445e-04) passes an
+    error of 0.01; gates given to the scorer compute tau_acc again, from the record's e_base."""
+
+    def stating(scorer: CaseScorer, tau_acc: float) -> CaseScorer:
+        hidden = scorer.hidden(case)
+        stated = {**hidden.record.calibration}
+        stated["numpy-scipy"] = stated["numpy-scipy"].model_copy(update={"tau_acc": tau_acc})
+        record = hidden.record.model_copy(update={"calibration": stated})
+        scorer._hidden[case.content_hash] = type(hidden)(record=record, reference=hidden.reference, mask=hidden.mask)
+        return scorer
+
+    off = _solved(reference * 1.01, 0.05)  # relative L2 error 0.01
+    judged = stating(_scorer(), 0.02).judge(case, "numpy-scipy", off)
+    assert judged.thresholds is not None and judged.thresholds.tau_acc == 0.02
+    assert judged.passed and judged.relative_l2_error == pytest.approx(0.01)
+    cal = MachineCalibration(machine="m", fingerprint={}, repeats=1, t_base={CASE: {"numpy-scipy": 0.1}})
+    own = CaseScorer(sandbox=None, calibration=cal, config=CaseScoringConfig(gates=GateConfig()))  # type: ignore[arg-type]
+    recomputed = stating(own, 0.02).judge(case, "numpy-scipy", off)
+    assert recomputed.thresholds is not None and recomputed.thresholds.tau_acc == pytest.approx(2.3445e-04)
+    assert recomputed.reason == "too_inaccurate"
+
+
 def test_the_outcome_records_the_thresholds_it_was_judged_against(case: SolverCase, reference: np.ndarray) -> None:
     out = _scorer(t_base=0.02).judge(case, "numpy-scipy", _solved(reference, 0.1, info={"dofs": 7}))
     th = out.thresholds

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from fembench_agents.cases.outcomes import CaseOutcome, CaseThresholds
 from fembench_agents.contracts import Feedback
 from fembench_agents.messages import (
     CallContext,
@@ -385,6 +386,100 @@ def test_outcomes_survive_the_log(tmp_path: Path) -> None:
     assert outcomes == [outcome, HALF_RIGHT]
 
 
+def test_a_verdict_leaves_out_only_what_varies_between_scorings_of_the_same_attempt() -> None:
+    """What a rescore and a replay compare (replay.py): every field but the measured times, the
+    isolation, and for a PDE attempt its timings, thresholds and the fast stage's detail."""
+    function = FunctionOutcome(
+        task_id="T",
+        passed=False,
+        isolation="namespaces",
+        seconds=1.5,
+        stages=(
+            StageResult(stage="parse", passed=True, seconds=0.1),
+            StageResult(stage="execute", passed=False, reason="timeout", detail="input 1: timed out", seconds=2.0),
+        ),
+        inputs=(InputResult(index=0, status="match", seconds=0.3), InputResult(index=1, status="timeout")),
+    )
+    no_mismatch = {"error": None, "mismatch": None, "where": None, "relative_error": None}
+    assert function.verdict_data() == {
+        "schema_version": 1,
+        "task_id": "T",
+        "passed": False,
+        "kind": "function",
+        "stages": (
+            {"stage": "parse", "passed": True, "reason": None, "detail": None},
+            {"stage": "execute", "passed": False, "reason": "timeout", "detail": "input 1: timed out"},
+        ),
+        "inputs": ({"index": 0, "status": "match", **no_mismatch}, {"index": 1, "status": "timeout", **no_mismatch}),
+    }
+    suite = SuiteOutcome(
+        task_id="S",
+        passed=True,
+        seconds=3.0,
+        stages=(StageResult(stage="tests", passed=True, seconds=2.5),),
+        tests=(CaseResult(name="test_a", present=True, passes_reference=True, detected={"f": True}),),
+    )
+    assert suite.verdict_data() == {
+        "schema_version": 1,
+        "task_id": "S",
+        "passed": True,
+        "kind": "tests",
+        "stages": ({"stage": "tests", "passed": True, "reason": None, "detail": None},),
+        "tests": (
+            {
+                "name": "test_a",
+                "present": True,
+                "passes_reference": True,
+                "reference_error": None,
+                "detected": {"f": True},
+            },
+        ),
+    }
+    thresholds = CaseThresholds(
+        e_base=1e-3, tau_acc=1e-2, t_base=0.5, tau_time=1.5, alpha_acc=10, tau_min=1e-6, alpha_time=3, t_floor=0.01
+    )
+    case_outcome = CaseOutcome(
+        task_id="C",
+        passed=False,
+        isolation="namespaces",
+        seconds=9.0,
+        library="numpy-scipy",
+        family="poisson",
+        stages=(
+            StageResult(stage="executes", passed=True, detail="ran", seconds=1.0),
+            StageResult(stage="accurate", passed=True, detail="error 1e-4"),
+            StageResult(stage="fast", passed=False, reason="too_slow", detail="2.1 s against 1.5 s", seconds=6.3),
+        ),
+        relative_l2_error=1e-4,
+        solve_seconds=2.1,
+        timings=(2.1, 2.2, 2.3),
+        max_abs_error=2e-4,
+        rmse=5e-5,
+        solver_info={"dofs": 100},
+        thresholds=thresholds,
+        substitutions=("petsc4py",),
+    )
+    assert case_outcome.verdict_data() == {
+        "schema_version": 1,
+        "task_id": "C",
+        "passed": False,
+        "kind": "case",
+        "library": "numpy-scipy",
+        "family": "poisson",
+        "stages": (
+            {"stage": "executes", "passed": True, "reason": None, "detail": "ran"},
+            {"stage": "accurate", "passed": True, "reason": None, "detail": "error 1e-4"},
+            {"stage": "fast", "passed": False, "reason": "too_slow"},
+        ),
+        "relative_l2_error": 1e-4,
+        "max_abs_error": 2e-4,
+        "rmse": 5e-5,
+        "solver_info": {"dofs": 100},
+        "error": None,
+        "substitutions": ("petsc4py",),
+    }
+
+
 # ----------------------------------------------------------------- reading records
 
 
@@ -639,6 +734,24 @@ def test_a_resumed_run_records_the_latest_sessions_limits_and_refuses_changed_ta
     with pytest.raises(ValueError) as err:
         prepare_run_dir(tmp_path, config, changed)
     assert str(err.value) == f"{tmp_path}: tasks changed since the run started: b, c"
+
+
+def test_a_resumed_run_grows_its_selection_only_when_asked_and_nothing_else_may_differ(tmp_path: Path) -> None:
+    """An optimizer's candidate run adds problems to its run directory batch by batch (`grow`)."""
+    a, b = fake_task("a"), fake_task("b")
+    prepare_run_dir(tmp_path, RunConfig(model=MODEL, agent="loop", tasks="a"), [a])
+    started = read_manifest(tmp_path).config
+    grown = RunConfig(model=MODEL, agent="loop", tasks="a,b")
+    refused = f"{tmp_path} holds a different run (config {started}); choose another --out"
+    with pytest.raises(ValueError) as err:
+        prepare_run_dir(tmp_path, grown, [a, b])  # not asked to grow
+    assert str(err.value) == refused
+    with pytest.raises(ValueError) as err:
+        prepare_run_dir(tmp_path, RunConfig(model=MODEL, agent="loop", tasks="a,b", repeats=2), [a, b], grow=True)
+    assert str(err.value) == refused
+    prepare_run_dir(tmp_path, grown, [a, b], grow=True)
+    manifest = read_manifest(tmp_path)
+    assert (manifest.config, manifest.task_hashes) == (grown.identity(), {"a": "h-a", "b": "h-b"})
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import ast
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -17,9 +19,13 @@ from conftest import CORRECT_SCALE, FRAME_STACK, ROOT, scale_source, write_modul
 
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.scorer import CaseScoringConfig
+from fembench_agents.kinds import kind_for, kind_of_outcome, outcome_types, register_kind, tracks, unregister_kind
+from fembench_agents.kinds.contract import LoadedProblems, ScoringOptions, SkippedTask
+from fembench_agents.runs.problems import load_problems, preload_for
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
+from fembench_agents.scoring.outcomes import OutcomeBase
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 from fembench_agents.suite.loader import load_task, load_tasks
 from fembench_agents.suite.model import SourceFunction, Task
@@ -1226,3 +1232,144 @@ def test_a_pde_case_runs_in_the_evaluators_sandbox_when_no_case_scorer_is_given(
     outcome = Evaluator(sandbox).score(case, "numpy-scipy", "def solve(spec):\n    raise RuntimeError('boom')\n")  # type: ignore[arg-type]
     assert [job["kind"] for job in sandbox.jobs] == ["solve"]
     assert [(s.stage, s.passed, s.reason) for s in outcome.stages] == [("executes", False, "runtime_error")]
+
+
+# ----------------------------------------------------------------- the registry and the dispatch: track -> kind -> scorer
+# Kinds of the test's own, with no sandbox: which kind a track, an outcome or a log's tag names,
+# which scorer a track's attempts go to (kinds sharing a scorer_key share one), and what a run
+# loads for its tracks.
+
+BUILTIN_TRACKS = ("code", "tests", "numpy-scipy", "scikit-fem", "dolfinx", "ngsolve")
+
+
+class StubOutcome(OutcomeBase):
+    kind: Literal["stub"] = "stub"
+
+
+@dataclass
+class StubScorer:
+    name: str
+    calibration_id: str | None = None
+    closed: int = 0
+
+    def score(self, problem: Any, track: str, text: str) -> StubOutcome:
+        return StubOutcome(task_id=f"{self.name} | {problem} | {track} | {text}", passed=True, stages=())
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+@dataclass(frozen=True)
+class StubKind:
+    track: str
+    scorer_key: str = "stubs"
+    default_path: str = "stubs-default"
+    preload: tuple[str, ...] = ()
+    outcome_type: type[OutcomeBase] = StubOutcome
+
+    def load(self, path: str, sandbox: Any, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
+        skipped = [SkippedTask(name="broken", path=f"{path}/broken.py", reason=f"broken for {t}") for t in tracks]
+        scorer = StubScorer(f"loaded from {path} for {list(tracks)} on {sandbox} with {options.compat}")
+        return LoadedProblems({t: [f"{path}/{t}"] for t in tracks}, scorer, skipped)
+
+    def scorer(self, sandbox: Any, options: ScoringOptions) -> StubScorer:
+        return StubScorer(f"built on {sandbox} with {options.compat}", calibration_id=f"{self.scorer_key} calibration")
+
+
+@pytest.fixture
+def stub_kinds() -> Iterator[list[StubKind]]:
+    kinds = [
+        StubKind("stub-a", preload=("numpy", "scipy")),
+        StubKind("stub-b", preload=("scipy", "json")),
+        StubKind("stub-c", scorer_key="others", default_path="others-default"),
+    ]
+    for kind in kinds:
+        assert register_kind(kind) is kind
+    yield kinds
+    for kind in kinds:
+        unregister_kind(kind.track)
+
+
+def test_the_registry_imports_the_builtin_kinds_when_first_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fembench_agents.kinds as registry
+
+    monkeypatch.setattr(registry, "_loaded", False)  # as in a process that has not asked yet
+    assert tracks() == BUILTIN_TRACKS
+
+
+def test_a_track_is_registered_once_and_unregistered_by_name(stub_kinds: list[StubKind]) -> None:
+    assert register_kind(stub_kinds[0]) is stub_kinds[0]  # the same kind again: nothing changes
+    with pytest.raises(ValueError) as err:
+        register_kind(StubKind("stub-a", scorer_key="another"))
+    assert str(err.value) == "track 'stub-a' is already registered (by StubKind)"
+    assert kind_for("stub-a") is stub_kinds[0]
+    unregister_kind("stub-a")
+    unregister_kind("stub-a")  # a track not registered (any more): nothing to remove
+    assert tracks() == (*BUILTIN_TRACKS, "stub-b", "stub-c")
+    with pytest.raises(ValueError) as err:
+        kind_for("stub-a")
+    assert str(err.value) == f"unknown track 'stub-a'; known: {', '.join((*BUILTIN_TRACKS, 'stub-b', 'stub-c'))}"
+    assert register_kind(StubKind("stub-a", scorer_key="another")).scorer_key == "another"
+    assert tracks() == (*BUILTIN_TRACKS, "stub-b", "stub-c", "stub-a")
+
+
+def test_an_outcome_names_the_first_kind_registered_with_its_type(stub_kinds: list[StubKind]) -> None:
+    outcome = StubOutcome(task_id="t", passed=False, stages=())
+    assert kind_of_outcome(outcome) is stub_kinds[0]
+    assert outcome_types()["stub"] is StubOutcome
+    assert kind_of_outcome(FunctionOutcome(task_id="t", passed=True, stages=())) is kind_for("code")
+    with pytest.raises(ValueError) as err:
+        kind_of_outcome(OutcomeBase(task_id="t", passed=True, stages=()))
+    assert str(err.value) == "no registered kind scores to OutcomeBase"
+
+
+def test_kinds_sharing_a_scorer_key_share_one_scorer_built_on_first_use(stub_kinds: list[StubKind]) -> None:
+    ev = Evaluator("the sandbox", options=ScoringOptions(compat=("rewrite",)))  # type: ignore[arg-type]
+    shared = ev.scorer_for("stub-b")
+    assert shared is ev.scorer_for("stub-a")
+    assert shared.name == "built on the sandbox with ('rewrite',)"  # type: ignore[attr-defined]
+    assert ev.score("p1", "stub-a", "text").task_id == "built on the sandbox with ('rewrite',) | p1 | stub-a | text"
+    assert (ev.calibration_id("stub-a"), ev.calibration_id("stub-c")) == ("stubs calibration", "others calibration")
+    given = StubScorer("given")
+    ev.use("stub-b", given)  # replaces the scorer of every kind sharing stub-b's key, and no other
+    assert ev.score("p2", "stub-a", "x").task_id == "given | p2 | stub-a | x"
+    assert ev.scorer_for("stub-c").name == "built on the sandbox with ('rewrite',)"  # type: ignore[attr-defined]
+    ev.close()
+    assert (given.closed, ev.scorer_for("stub-c").closed, shared.closed) == (1, 1, 0)  # type: ignore[attr-defined]
+    assert Evaluator("bare").scorer_for("stub-a").name == "built on bare with ()"  # type: ignore[arg-type, attr-defined]
+    assert Evaluator("bare", {"stubs": given}).scorer_for("stub-b") is given  # type: ignore[arg-type]
+
+
+def test_a_runs_problems_load_once_per_scorer_from_the_path_given_or_the_kinds_default(
+    stub_kinds: list[StubKind],
+) -> None:
+    sets = load_problems(
+        ["stub-b", "stub-c", "stub-a", "stub-b"],
+        "sb",  # type: ignore[arg-type]
+        paths={"stubs-default": "here", "elsewhere": "not read"},
+        options=ScoringOptions(compat=("rewrite",)),
+    )
+    assert sets.by_track == {"stub-b": ["here/stub-b"], "stub-a": ["here/stub-a"], "stub-c": ["others-default/stub-c"]}
+    assert list(sets.by_track) == ["stub-b", "stub-a", "stub-c"]
+    loaded = "loaded from here for ['stub-b', 'stub-a'] on sb with ('rewrite',)"
+    assert sets.evaluator.scorer_for("stub-a").name == loaded  # type: ignore[attr-defined]
+    assert sets.evaluator.scorer_for("stub-b") is sets.evaluator.scorer_for("stub-a")
+    assert (
+        sets.evaluator.scorer_for("stub-c").name == "loaded from others-default for ['stub-c'] on sb with ('rewrite',)"
+    )  # type: ignore[attr-defined]
+    assert sets.evaluator.options == ScoringOptions(compat=("rewrite",))
+    assert {t: [s.reason for s in group] for t, group in sets.skipped_by_track.items()} == {
+        "stub-b": ["broken for stub-b", "broken for stub-a"],
+        "stub-a": ["broken for stub-b", "broken for stub-a"],
+        "stub-c": ["broken for stub-c"],
+    }
+    # every file left out once, the last reason given for it
+    assert [(s.path, s.reason) for s in sets.skipped] == [
+        ("here/broken.py", "broken for stub-a"),
+        ("others-default/broken.py", "broken for stub-c"),
+    ]
+    bare = load_problems(["stub-c"], "sb")  # type: ignore[arg-type]
+    # a track it did not load is scored by a scorer its kind builds on the same sandbox
+    assert bare.evaluator.scorer_for("stub-a").name == "built on sb with ()"  # type: ignore[attr-defined]
+    assert bare.evaluator.scorer_for("stub-c").name == "loaded from others-default for ['stub-c'] on sb with ()"  # type: ignore[attr-defined]
+    assert preload_for(["stub-b", "stub-a", "stub-c"]) == ("scipy", "json", "numpy")

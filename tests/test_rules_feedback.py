@@ -5,17 +5,21 @@ but not all, tests missing next to tests failing the reference."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
+from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.contracts import Feedback
+from fembench_agents.kinds import register_kind, unregister_kind
 from fembench_agents.scoring.feedback import (
     TemplateFeedback,
     magnitude,
     outcome_score,
 )
-from fembench_agents.scoring.outcomes import ErrorInfo, StageResult
+from fembench_agents.scoring.outcomes import ErrorInfo, OutcomeBase, StageResult
 from fembench_agents.suite.feedback import describe_mismatch
 from fembench_agents.suite.outcomes import FunctionOutcome, InputResult
 from fembench_agents.suite.outcomes import TestResult as CaseResult  # aliased: pytest would collect Test*
@@ -399,5 +403,69 @@ def test_templates_come_from_the_given_folder(tmp_path: Path) -> None:
     assert fb == Feedback(score=0.0, text="Unusable: bad; write f.")
 
 
+def test_a_template_may_name_the_kind_of_outcome(tmp_path: Path) -> None:
+    (tmp_path / "parse.j2").write_text("The {{ kind }} answer: {{ detail }}")
+    builder = TemplateFeedback(template_dir=tmp_path)
+    assert builder(function(("parse", "syntax_error", "bad"))).text == "The function answer: bad"
+    tests = SuiteOutcome(task_id="T", passed=False, stages=stages(("parse", "empty_reply", "no block")))
+    assert builder(tests).text == "The tests answer: no block"
+
+
 def test_an_outcome_that_reached_no_stage_scores_zero() -> None:
     assert outcome_score(FunctionOutcome(task_id="T", passed=False, stages=())) == 0.0
+
+
+def test_a_pde_outcome_that_reached_no_stage_is_graded_as_a_parse_failure() -> None:
+    unstaged = CaseOutcome(task_id="T", passed=False, stages=(), library="numpy-scipy", family="poisson")
+    assert outcome_score(unstaged) == 0.0
+
+
+# ----------------------------------------------------------------- a kind with templates of its own
+
+
+class CountOutcome(OutcomeBase):
+    kind: Literal["count"] = "count"
+
+
+@dataclass
+class CountFeedback:
+    folder: Path
+
+    def template(self, outcome: CountOutcome) -> str:
+        return "passed.j2" if outcome.passed else "failed.j2"
+
+    def view(self, outcome: CountOutcome, targets: dict[str, str]) -> dict[str, Any]:
+        failed = outcome.stages[-1]
+        return {"stage": failed.stage, "detail": failed.detail, "target": targets["code"]}
+
+    def score(self, outcome: CountOutcome) -> float:
+        return 1.0 if outcome.passed else 0.25
+
+
+@dataclass(frozen=True)
+class CountKind:
+    feedback: CountFeedback
+    track: str = "counts"
+    outcome_type: type[OutcomeBase] = CountOutcome
+
+
+def test_a_kind_with_templates_of_its_own_is_rendered_from_its_folder_every_time(tmp_path: Path) -> None:
+    (tmp_path / "failed.j2").write_text("{{ stage }} failed for {{ target }}: {{ detail }}\n")
+    (tmp_path / "passed.j2").write_text("all {{ stage }} done\n")
+    register_kind(CountKind(CountFeedback(tmp_path)))
+    try:
+        builder = TemplateFeedback(target="count()")
+        failed = CountOutcome(task_id="T", passed=False, stages=stages(("execute", "runtime_error", "boom")))
+        assert builder.template_for(failed) == "failed.j2"
+        assert builder(failed) == Feedback(score=0.25, text="execute failed for count(): boom")
+        assert builder(failed) == Feedback(score=0.25, text="execute failed for count(): boom")  # the kept templates
+        done = CountOutcome(task_id="T", passed=True, stages=stages(passed=("execute",)))
+        assert builder(done) == Feedback(score=1.0, text="all execute done")
+    finally:
+        unregister_kind("counts")
+
+
+def test_the_template_of_a_function_or_tests_outcome_is_named_by_its_stage() -> None:
+    builder = TemplateFeedback()
+    assert builder.template_for(function(("parse", "syntax_error", "bad"))) == "parse.j2"
+    assert builder.template_for(function(("execute", "timeout", None), passed=UP_TO_EXECUTE)) == "timeout.j2"
