@@ -134,10 +134,10 @@ def compare(
         agents=agents,
         tasks=tasks,
         tasks_path=str(tasks_path),
-        track=track,  # type: ignore[arg-type]
+        track=track,
         cases=cases or DEFAULT_SELECTION,
         cases_path=str(cases_path),
-        libraries=libraries or library_list(None, cases),  # type: ignore[arg-type]
+        libraries=libraries or library_list(None, cases),
         repeats=repeats,
         concurrency=concurrency,
         params=params or ModelParams(),

@@ -186,7 +186,7 @@ def run(
             model=model,
             agent=agent,
             tasks=tasks,
-            track=track,  # type: ignore[arg-type]
+            track=track,
             repeats=repeats,
             concurrency=concurrency,
             model_concurrency=model_concurrency,
@@ -257,10 +257,10 @@ def compare(
                 agents=agents.split(","),
                 tasks=tasks,
                 tasks_path=tasks_path,
-                track=track,  # type: ignore[arg-type]
+                track=track,
                 cases=cases or DEFAULT_SELECTION,
                 cases_path=cases_path,
-                libraries=library_list(libraries, cases),  # type: ignore[arg-type]
+                libraries=library_list(libraries, cases),
                 repeats=repeats,
                 concurrency=concurrency,
                 model_concurrency=model_concurrency,

@@ -26,7 +26,7 @@ import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -235,7 +235,7 @@ def run_dspy_gepa(
         raise ValueError("the dspy engine needs a seed prompt: DSPy replaces empty instructions with its own text")
     renderer = PromptRenderer()
     # the renderer is typed for the built-in kinds' problems; any kind's problem is rendered
-    prompts = {t: renderer.task_prompt(cast(Any, tasks[t]), settings.track, settings.scaffold) for t in split.seen}
+    prompts = {t: renderer.task_prompt(tasks[t], settings.track, settings.scaffold) for t in split.seen}
     engine = EpisodeEngine(evaluations, loop, prompts)
     solver_lm = dspy.LM(f"fembench/{settings.model}", engine=engine, cache=False, num_retries=0)
     reflection_lm = dspy.LM(
