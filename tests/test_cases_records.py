@@ -19,7 +19,7 @@ from fembench_agents.cases.expressions import ExpressionError, compile_expr
 from fembench_agents.cases.leak import leaks, probe
 from fembench_agents.cases.manufactured import CaseDefinitionError
 from fembench_agents.cases.model import DOMAINS as DOMAIN_NAMES
-from fembench_agents.cases.model import FAMILIES, CaseFile
+from fembench_agents.cases.model import FAMILIES, CaseFile, GridSpec
 from fembench_agents.cases.tracks import CONTRACT
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
@@ -235,6 +235,22 @@ def test_a_case_grid_must_put_every_domain_corner_on_a_grid_point() -> None:
     for nx, ny in ((33, 36), (36, 33)):
         with pytest.raises(ValueError, match=r"nx - 1 and ny - 1 must be multiples of 8"):
             _case(manufactured=u, grid={"nx": nx, "ny": ny})
+
+
+def test_a_grid_box_has_two_bounds_per_dimension_and_our_own_cases_keep_the_unit_square() -> None:
+    assert GridSpec(nx=50, ny=40, bbox=(-0.8, 0.8, -0.8, 0.8)).shape == (40, 50)
+    cube = GridSpec(nx=20, ny=21, nz=22, bbox=(0, 1, 0, 1, 0, 1))
+    assert (cube.dim, cube.shape) == (3, (22, 21, 20))
+    assert json.loads(GridSpec(nx=9, ny=9).model_dump_json()) == {"nx": 9, "ny": 9, "bbox": [0.0, 1.0, 0.0, 1.0]}
+    assert cube.model_dump()["nz"] == 22
+    with pytest.raises(ValueError, match=r"bbox must have 4 values for a 2D grid"):
+        GridSpec(nx=20, ny=20, bbox=(0, 1, 0, 1, 0, 1))
+    with pytest.raises(ValueError, match=r"bbox must have 6 values for a 3D grid"):
+        GridSpec(nx=20, ny=20, nz=20, bbox=(0, 1, 0, 1))
+    with pytest.raises(ValueError, match=r"each lower bound below its upper"):
+        GridSpec(nx=20, ny=20, bbox=(0, 1, 1, 1))
+    with pytest.raises(ValueError, match=r"bbox must be \[0, 1, 0, 1\] for the track's own domains"):
+        _case(manufactured={"u": "x*y"}, grid={"nx": 33, "ny": 33, "bbox": [0, 2, 0, 1]})
 
 
 def test_a_reference_file_depends_on_its_arrays_not_on_the_order_they_were_made_in() -> None:

@@ -53,15 +53,42 @@ class _Frozen(BaseModel):
 
 
 class GridSpec(_Frozen):
+    """The evaluation grid: x = linspace(bbox[0], bbox[1], nx), y = linspace(bbox[2], bbox[3], ny)
+    and, on a 3D grid, z = linspace(bbox[4], bbox[5], nz). A published record keeps its own box
+    (a disk of radius 0.8 about the origin is gridded on [-0.8, 0.8]^2)."""
+
     nx: int = Field(ge=9, le=257)
     ny: int = Field(ge=9, le=257)
-    bbox: tuple[float, float, float, float] = (0.0, 1.0, 0.0, 1.0)
+    nz: int | None = Field(default=None, ge=9, le=257)
+    bbox: tuple[float, ...] = (0.0, 1.0, 0.0, 1.0)
 
     @model_validator(mode="after")
-    def _unit_box(self) -> GridSpec:
-        if self.bbox != (0.0, 1.0, 0.0, 1.0):
-            raise ValueError("bbox must be [0, 1, 0, 1] for the domains of this track")
+    def _box(self) -> GridSpec:
+        want = 4 if self.nz is None else 6
+        if len(self.bbox) != want:
+            raise ValueError(f"bbox must have {want} values for a {want // 2}D grid (nz {self.nz}); got {self.bbox}")
+        if any(not self.bbox[k] < self.bbox[k + 1] for k in range(0, want, 2)):
+            raise ValueError(
+                f"bbox must be [x0, x1, y0, y1(, z0, z1)] with each lower bound below its upper; got {self.bbox}"
+            )
         return self
+
+    @model_serializer(mode="wrap")
+    def _nz_only_in_3d(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A 2D grid reads as it did before 3D grids existed (case_specs.jsonl byte for byte)."""
+        data: dict[str, Any] = handler(self)
+        if data.get("nz") is None:
+            data.pop("nz", None)
+        return data
+
+    @property
+    def dim(self) -> int:
+        return 2 if self.nz is None else 3
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of a scalar output on this grid: (ny, nx), or (nz, ny, nx) in 3D."""
+        return (self.ny, self.nx) if self.nz is None else (self.nz, self.ny, self.nx)
 
 
 def _aligned(grid: GridSpec) -> None:
@@ -70,6 +97,8 @@ def _aligned(grid: GridSpec) -> None:
     # grid (50 x 50, or 100 x 100 on the L-shape, whose re-entrant corner (0.5, 0.5) is no grid point).
     if (grid.nx - 1) % 8 or (grid.ny - 1) % 8:
         raise ValueError("nx - 1 and ny - 1 must be multiples of 8 (domain corners lie on the grid)")
+    if grid.bbox != (0.0, 1.0, 0.0, 1.0):
+        raise ValueError(f"bbox must be [0, 1, 0, 1] for the track's own domains; got {list(grid.bbox)}")
 
 
 class TimeSpec(_Frozen):
