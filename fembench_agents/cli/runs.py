@@ -151,7 +151,8 @@ def run(
     agent: Annotated[
         str,
         typer.Option(
-            help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH | openhands[:OPTIONS] | mini-swe-agent[:OPTIONS]"
+            help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH | openhands[:OPTIONS] | "
+            "mini-swe-agent[:OPTIONS] | plan-then-code[:N] | debug-and-refine[:D[:R]] | best-of:N"
         ),
     ] = "single-shot",
     tasks: Annotated[
