@@ -40,8 +40,20 @@ def score(
     cases_path: Annotated[str, typer.Option("--cases-path", help="the PDE cases folder")] = DEFAULT_CASES,
     compat: Annotated[
         list[str] | None,
-        typer.Option("--compat", help="with --cases: a recorded compatibility rewrite, e.g. hypre-as-gamg"),
+        typer.Option(
+            "--compat",
+            help="with --cases: a recorded compatibility option: hypre-as-gamg (a rewrite of the program), "
+            "published-v1 (u read in the first published contract's layout, (nx, ny))",
+        ),
     ] = None,
+    gates: Annotated[
+        str,
+        typer.Option(
+            "--gates",
+            help="with --cases: which gates judge: ours, or published (each imported case by its published "
+            "record's own thresholds, on our e_base and t_base)",
+        ),
+    ] = "ours",
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
 ) -> None:
@@ -59,7 +71,8 @@ def score(
     except ProblemsUnavailable as exc:
         fail_unavailable(exc)
     with open_sandbox(allow_weak_isolation, tracks=tracks, executor=executor) as sandbox:
-        sets = problems_for(tracks, tasks, cases_path, sandbox, options=ScoringOptions(tuple(compat or ())))
+        options = ScoringOptions(tuple(compat or ()), gates=gates)
+        sets = problems_for(tracks, tasks, cases_path, sandbox, options=options)
         found = kind.folder.find(folder, path, sets.by_track)
         with progress_bar() as progress:
             bar = progress.add_task("scoring", total=len(found.attempts))
@@ -74,6 +87,8 @@ def score(
     for row in shown.rows:
         table.add_row(*row)
     console.print(table)
+    for note in shown.notes:
+        console.print(note)
     if result.unmatched_files:
         err.print(
             f"[yellow]{len(result.unmatched_files)} files matched no {shown.unmatched}:[/yellow] "
