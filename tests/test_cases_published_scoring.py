@@ -148,3 +148,10 @@ def test_a_legacy_tolerance_record_is_judged_by_its_published_multiplier_and_the
     assert "gates: published (per record)" in shown.splitlines()
     bad = runner.invoke(app, ["score", str(folder), "--cases", "--cases-path", str(imported), "--gates", "strict"])
     assert bad.exit_code == 2 and "unknown gates 'strict'; known: ours, published" in bad.output
+
+
+def test_the_options_apply_to_pde_programs_only(tmp_path: Path) -> None:
+    for option in (["--gates", "published"], ["--compat", "published-v1"]):
+        res = runner.invoke(app, ["score", str(tmp_path), *option])
+        assert res.exit_code == 2
+        assert "error: --compat and --gates apply to PDE solver programs: add --cases" in res.output

@@ -64,6 +64,9 @@ def score(
     if not folder.is_dir():
         err.print(f"[red]error:[/red] {folder} is not a directory")
         raise typer.Exit(2)
+    if not cases and (compat or gates != "ours"):
+        err.print("[red]error:[/red] --compat and --gates apply to PDE solver programs: add --cases")
+        raise typer.Exit(2)
     kind = kind_for(DEFAULT_LIBRARY if cases else DEFAULT_TRACK)
     path = problem_paths(tasks, cases_path)[kind.default_path]
     try:
