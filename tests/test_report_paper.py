@@ -416,6 +416,10 @@ def test_report_over_a_compare_directory_prints_and_writes_the_paper_tables(tmp_
     titles = ("Functions correct per task", "Test-track metrics", "By knowledge class", "Executability")
     assert not any(title in result.output for title in titles)  # the terminal's short report
     assert f"the full report is in {out / 'report.md'}; every table: " in result.output
+    # the short report too names the gates that judged the PDE attempts
+    assert "PDE cases judged by the gates: ours (alpha_acc 10, tau_min 1e-06, alpha_time 2, t_floor 0.1 s)" in (
+        result.output.replace("\n", " ")
+    )
     full = CliRunner().invoke(app, ["report", str(tmp_path / "compare"), "--full"])
     assert full.exit_code == 0, full.output
     for title in titles:
@@ -562,12 +566,14 @@ def test_the_pde_sections_name_the_gates_that_judged_each_attempt(report: Report
     assert margins.note == "Judged by the gates: published (per record)."
     assert stages.note is not None and stages.note.endswith(" Judged by the gates: published (per record).")
     assert stages.terminal_title == "PDE cases: per stage (share in brackets; gates: published (per record))"
+    assert CASE_REPORT.notes(by_published) == ["PDE cases judged by the gates: published (per record)"]
     both = CASE_REPORT.sections(report.model_copy(update={"case_gates": labels}))[0]
     assert both.note == f"Judged by the gates: {labels[0]}; {labels[1]}."
     margins, stages = CASE_REPORT.sections(
         report.model_copy(update={"case_gates": []})
     )  # a report written before gates were named
     assert (margins.note, stages.terminal_title) == (None, "PDE cases: per stage (share in brackets)")
+    assert CASE_REPORT.notes(report.model_copy(update={"case_gates": []})) == []
 
 
 SENSITIVITY = CaseThresholds(

@@ -80,6 +80,10 @@ class CaseReport(PlainReport):
             return []
         return [KindFigure("PDE error and time against the thresholds", MARGINS_PNG, _draw_margins)]
 
+    def notes(self, report: Report) -> list[str]:
+        gates = gates_named(report)
+        return [f"PDE cases judged by the {gates}"] if gates else []
+
     def facts(self, outcome: Any) -> list[str]:
         assert isinstance(outcome, CaseOutcome)
         facts = [f"library {outcome.library}, family {outcome.family}"]

@@ -71,6 +71,11 @@ class KindReport(Protocol):
         """What one of its outcomes measured beyond its stages, a line each (the viewer's attempt facts)."""
         ...
 
+    def notes(self, report: Report) -> list[str]:
+        """Lines the terminal prints under its tables, short or full: what a reader must know to
+        read the figures beside others' (the gates that judged the PDE attempts)."""
+        ...
+
 
 @dataclass(frozen=True)
 class SavedAttempt:
