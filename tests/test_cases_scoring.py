@@ -20,8 +20,10 @@ import pde_solvers as ps
 import pytest
 from conftest import ROOT
 
+import fembench_agents as fb
 from fembench_agents.cases import store, timing
 from fembench_agents.cases.calibrate import calibration_sandbox
+from fembench_agents.cases.folder import CaseFolderScore
 from fembench_agents.cases.kind import LibraryKind
 from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import SolverCase, load_cases
@@ -373,3 +375,23 @@ def test_our_own_cases_refuse_the_published_gates_saying_why(cases_copy: Path, c
         published = kind.scorer(sandbox, ScoringOptions(gates="published"))
         with pytest.raises(NoPublishedThresholds, match=f"^case {case.task_id} has no published thresholds: "):
             published.score(case, "numpy-scipy", f"```python\n{ps.CORRECT}\n```")
+
+
+def test_the_score_output_records_its_options_and_scoring_with_them_again_reproduces_it(
+    cases_copy: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "programs"
+    folder.mkdir()
+    first = ps.finite_difference(2, after="out = out.T.copy()")  # the first published contract's layout
+    (folder / f"{ps.CASE}_numpy-scipy_first.py").write_text(f"```python\n{first}\n```\n")
+    scored = fb.score_folder(folder, cases_path=cases_copy, compat=("published-v1",))
+    assert isinstance(scored, CaseFolderScore)
+    written = CaseFolderScore.model_validate_json(scored.model_dump_json())  # what `score --json` wrote
+    assert written.options == ScoringOptions(compat=("published-v1",), gates="ours")
+    again = fb.score_folder(folder, cases_path=cases_copy, compat=written.options.compat, gates=written.options.gates)
+    assert isinstance(again, CaseFolderScore)
+    (before,), (after,) = (s.outcomes["first/numpy-scipy"].values() for s in (scored, again))
+    assert before.passed and before.verdict_data() == after.verdict_data()
+    assert after.substitutions == (
+        "published-v1: output['u'] read as u[ix, iy], shape (nx, ny) = (49, 49), transposed to (ny, nx)",
+    )
