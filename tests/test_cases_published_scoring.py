@@ -20,11 +20,10 @@ from typer.testing import CliRunner
 
 import fembench_agents as fb
 from fembench_agents.cases import store, timing
-from fembench_agents.cases.folder import CaseFolder, CaseFolderScore
+from fembench_agents.cases.folder import CaseFolder, CaseFolderScore, ScoredWith
 from fembench_agents.cases.model import PublishedThresholds
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cli import app
-from fembench_agents.kinds.contract import ScoringOptions
 from fembench_agents.kinds.review import SavedAttempts
 
 runner = CliRunner()
@@ -112,7 +111,7 @@ def test_both_options_through_the_python_api_judge_by_the_records_own_thresholds
     folder = programs(tmp_path / "api", poisson_smooth_dolfinx_first=pr.FIRST_CONTRACT)
     summary = fb.score_folder(folder, cases_path=imported, compat=("published-v1",), gates="published")
     assert isinstance(summary, CaseFolderScore)
-    assert summary.options == ScoringOptions(compat=("published-v1",), gates="published")
+    assert summary.options == ScoredWith(compat=("published-v1",), gates="published")
     assert summary.gates == ["published (per record)"]
     outcome = summary.outcomes["first/dolfinx"]["poisson_smooth"]
     assert outcome.passed and outcome.substitutions == (READ,)

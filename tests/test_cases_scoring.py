@@ -23,7 +23,7 @@ from conftest import ROOT
 import fembench_agents as fb
 from fembench_agents.cases import store, timing
 from fembench_agents.cases.calibrate import calibration_sandbox
-from fembench_agents.cases.folder import CaseFolderScore
+from fembench_agents.cases.folder import CaseFolderScore, ScoredWith
 from fembench_agents.cases.kind import LibraryKind
 from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import SolverCase, load_cases
@@ -387,7 +387,7 @@ def test_the_score_output_records_its_options_and_scoring_with_them_again_reprod
     scored = fb.score_folder(folder, cases_path=cases_copy, compat=("published-v1",))
     assert isinstance(scored, CaseFolderScore)
     written = CaseFolderScore.model_validate_json(scored.model_dump_json())  # what `score --json` wrote
-    assert written.options == ScoringOptions(compat=("published-v1",), gates="ours")
+    assert written.options == ScoredWith(compat=("published-v1",), gates="ours")
     again = fb.score_folder(folder, cases_path=cases_copy, compat=written.options.compat, gates=written.options.gates)
     assert isinstance(again, CaseFolderScore)
     (before,), (after,) = (s.outcomes["first/numpy-scipy"].values() for s in (scored, again))

@@ -33,12 +33,19 @@ class StageCounts(BaseModel):
     fast: int
 
 
+class ScoredWith(BaseModel):
+    """The scoring options the verdicts depend on, as asked: asking them again reproduces the verdicts."""
+
+    compat: tuple[str, ...] = ()
+    gates: str = "ours"
+
+
 class CaseFolderScore(BaseModel):
     summaries: list[StageCounts]
     outcomes: dict[str, dict[str, CaseOutcome]]  # "label/library" -> case id -> outcome
     unmatched_files: list[str]
     isolation: IsolationReport
-    options: ScoringOptions = ScoringOptions()  # as asked: `score --compat ... --gates ...` again reproduces it
+    options: ScoredWith = ScoredWith()  # `score --compat ... --gates ...`
     gates: list[str] = []  # the gates that judged the outcomes, as a report names them
 
 
@@ -119,7 +126,7 @@ class CaseFolder:
             outcomes=outcomes,
             unmatched_files=found.unmatched,
             isolation=isolation,
-            options=options,
+            options=ScoredWith(compat=options.compat, gates=options.gates),
             gates=gate_labels(o for by_case in outcomes.values() for o in by_case.values()),
         )
 

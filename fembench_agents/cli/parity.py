@@ -19,7 +19,7 @@ from fembench_agents.cli.app import (
     open_sandbox,
     problem_paths,
 )
-from fembench_agents.kinds.contract import ProblemsUnavailable
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
 
 
 @app.command("parity")
@@ -39,7 +39,7 @@ def parity(
     from fembench_agents.kinds import tracks as registered
     from fembench_agents.parity import AGENTS, parity_cell
     from fembench_agents.parity import sample as first
-    from fembench_agents.runs.problems import load_problems
+    from fembench_agents.runs.problems import load_problems, prepare_selected
 
     specs = [a.strip() for a in agents.split(",")] if agents else list(AGENTS)
     wanted = [t.strip() for t in tracks.split(",")] if tracks else list(registered())
@@ -50,12 +50,15 @@ def parity(
     with open_sandbox(allow_weak_isolation, tracks=wanted) as sandbox:
         problems, evaluators, unavailable = {}, {}, {}
         for track in wanted:
+            paths = problem_paths(tasks_path, cases_path)
             try:
-                sets = load_problems([track], sandbox, problem_paths(tasks_path, cases_path))
+                sets = load_problems([track], sandbox, paths, ScoringOptions(prepared_later=True))
+                chosen = first(sets.by_track[track], sample)
+                prepare_selected(sets, paths, [(track, ",".join(p.task_id for p in chosen))], _say)
             except ProblemsUnavailable as exc:
                 unavailable[track] = str(exc).splitlines()[0]
                 continue
-            problems[track], evaluators[track] = first(sets.by_track[track], sample), sets.evaluator
+            problems[track], evaluators[track] = chosen, sets.evaluator
         cells = []
         for spec in specs:
             for track in problems:
@@ -79,3 +82,8 @@ def parity(
         err.print(f"harness fault: {fault}", markup=False, highlight=False, soft_wrap=True)
     if faults:
         raise typer.Exit(1)
+
+
+def _say(what: str, done: int, total: int) -> None:
+    if done == total:
+        err.print(f"{what}: done", markup=False, highlight=False)
