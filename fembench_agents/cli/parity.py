@@ -18,6 +18,7 @@ from fembench_agents.cli.app import (
     err,
     open_sandbox,
     problem_paths,
+    say_done,
 )
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
 
@@ -54,7 +55,7 @@ def parity(
             try:
                 sets = load_problems([track], sandbox, paths, ScoringOptions(prepared_later=True))
                 chosen = first(sets.by_track[track], sample)
-                prepare_selected(sets, paths, [(track, ",".join(p.task_id for p in chosen))], _say)
+                prepare_selected(sets, paths, [(track, ",".join(p.task_id for p in chosen))], say_done)
             except ProblemsUnavailable as exc:
                 unavailable[track] = str(exc).splitlines()[0]
                 continue
@@ -82,8 +83,3 @@ def parity(
         err.print(f"harness fault: {fault}", markup=False, highlight=False, soft_wrap=True)
     if faults:
         raise typer.Exit(1)
-
-
-def _say(what: str, done: int, total: int) -> None:
-    if done == total:
-        err.print(f"{what}: done", markup=False, highlight=False)
