@@ -33,6 +33,7 @@ from fembench_agents.runs.defaults import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TRACK,
 )
+from fembench_agents.runs.episode_budget import EpisodeBudget
 from fembench_agents.runs.grid import (
     PlannedRun,
     episode_total,
@@ -54,6 +55,14 @@ if TYPE_CHECKING:
     from fembench_agents.runs.problems import ProblemSets
 
 CACHE_DIR = Path(".fembench-cache")
+EpisodeBudgetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--episode-budget",
+        help="the same caps on every agent's episode: calls=N,tokens=N,usd=X,seconds=S (any of them); "
+        "the episode records the cap that ended it",
+    ),
+]
 CacheOpt = Annotated[Path | None, typer.Option(help="response cache directory")]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="episodes at once (per run)")]
 ModelConcurrencyOpt = Annotated[
@@ -208,6 +217,7 @@ def run(
     cache: CacheOpt = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
+    episode_budget: EpisodeBudgetOpt = None,
 ) -> None:
     """One model x one agent x a task selection (or PDE cases on one library) -> a resumable run directory."""
     tasks, track = problem_selection(tasks, track, cases, library)
@@ -221,6 +231,7 @@ def run(
             concurrency=concurrency,
             model_concurrency=model_concurrency,
             params=_params(temperature, max_tokens, reasoning_effort, api_base),
+            episode_budget=EpisodeBudget.of(episode_budget),
         )
         from fembench_agents.agents import make_agent
 
@@ -272,6 +283,7 @@ def compare(
     cache: CacheOpt = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
+    episode_budget: EpisodeBudgetOpt = None,
 ) -> None:
     """Models x agents x tasks x repeats, concurrently; ends with the report."""
     from fembench_agents.agents import make_agent
@@ -299,6 +311,8 @@ def compare(
             )
         else:
             raise ValueError("give --experiment FILE, or both --models and --agents")
+        if episode_budget is not None:  # the command line's caps over the file's
+            exp = exp.model_copy(update={"episode_budget": EpisodeBudget.parse(episode_budget)})
         for spec in exp.agents:
             make_agent(spec)
     except ValueError as exc:

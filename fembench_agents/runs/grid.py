@@ -89,6 +89,7 @@ def experiment_runs(exp: Experiment, out: Path) -> list[PlannedRun]:
                 concurrency=exp.concurrency,
                 model_concurrency=exp.model_concurrency,
                 params=exp.params,
+                episode_budget=exp.episode_budget,
             ),
             out / run_dir_name(m, a, suffix),
         )
