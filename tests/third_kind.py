@@ -20,6 +20,7 @@ from fembench_agents.kinds.contract import (
     HiddenMaterial,
     HiddenNumbers,
     LoadedProblems,
+    PreviewedProblems,
     ProblemsUnavailable,
     ScoringOptions,
     SkippedTask,
@@ -249,3 +250,6 @@ class SumKind:
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> SumScorer:
         return SumScorer(sandbox)
+
+    def preview(self, path: str, tracks: Any) -> PreviewedProblems:
+        return PreviewedProblems({t: read_source(path) for t in tracks})

@@ -22,7 +22,7 @@ from fembench_agents.cases.store import CaseStoreError
 from fembench_agents.cases.tracks import TRACKS, get_track
 from fembench_agents.cases.validation import CaseValidator
 from fembench_agents.kinds import register_kind
-from fembench_agents.kinds.contract import LoadedProblems, ProblemsUnavailable, ScoringOptions
+from fembench_agents.kinds.contract import LoadedProblems, PreviewedProblems, ProblemsUnavailable, ScoringOptions
 from fembench_agents.runs.defaults import CASES_PATH
 from fembench_agents.scoring.sandbox import Sandbox
 
@@ -69,6 +69,15 @@ class LibraryKind:
         scorer = CaseScorer(sandbox, calibration, CaseScoringConfig(compat=options.compat))
         by_track: dict[str, list[Any]] = {lib: [c for c in cases if lib in c.spec.libraries] for lib in tracks}
         return LoadedProblems(by_track, scorer)
+
+    def preview(self, path: str, tracks: Sequence[str]) -> PreviewedProblems:
+        """The built cases at `path` each library of `tracks` offers: read from their
+        records, with no calibration or installed library needed."""
+        try:
+            cases = load_cases(Path(path))
+        except CaseStoreError as exc:
+            raise ProblemsUnavailable(str(exc)) from None
+        return PreviewedProblems({lib: [c for c in cases if lib in c.spec.libraries] for lib in tracks})
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> CaseScorer:
         """Without a calibration the fast gate is not judged (`not_timed`)."""
