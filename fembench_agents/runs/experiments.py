@@ -39,6 +39,8 @@ class Experiment(BaseModel):
     model_concurrency: int | None = Field(default=None, ge=1)  # model calls at once per provider
     sandbox_workers: int | None = Field(default=None, ge=1)  # default: one per CPU
     params: ModelParams = ModelParams()
+    # USD the whole grid may spend on model calls (`--max-cost`; runs/budget.py); None: no cap
+    max_cost: float | None = Field(default=None, ge=0)
 
     @field_validator("track", "tracks", "libraries")
     @classmethod

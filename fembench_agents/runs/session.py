@@ -8,6 +8,7 @@ import time
 
 from fembench_agents.contracts import Feedback, FeedbackBuilder, ModelClient, Problem, Track
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
+from fembench_agents.runs.budget import SpendCap
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunLog
 from fembench_agents.runs.recording import ModelUnavailable, recorded_call
 from fembench_agents.scoring.evaluator import Evaluator
@@ -28,10 +29,12 @@ class EpisodeSession:
         episode: str,
         agent: str,
         repeat: int,
+        budget: SpendCap | None = None,
     ) -> None:
         self.task, self.track, self.model, self.params = task, track, model, params
         self.evaluator, self.feedback, self.log = evaluator, feedback, log
         self.episode, self.agent, self.repeat = episode, agent, repeat
+        self.budget = budget  # --max-cost: no call starts once the spend reaches it
         self.attempts: list[AttemptRecord] = []
         # every call answered through call_model: a coding agent makes many per attempt
         self.calls: list[ModelResponse] = []
@@ -67,7 +70,11 @@ class EpisodeSession:
         context = CallContext(
             task_id=self.task.task_id, episode=self.episode, attempt_index=attempt_index, attempt=attempt, sample=sample
         )
+        if self.budget is not None:
+            self.budget.check()
         response = await recorded_call(self.model, self.log, messages, context, self.params)
+        if self.budget is not None:
+            self.budget.charge(response)
         self.calls.append(response)
         return response
 
