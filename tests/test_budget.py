@@ -161,6 +161,39 @@ def test_a_dry_run_of_a_resumed_run_counts_only_its_unstarted_episodes_and_notes
     )
 
 
+def test_optimize_dry_run_bounds_each_phase_from_the_budget_and_the_split(
+    priced: str, task_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_sandbox(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a dry run started the sandbox")
+
+    monkeypatch.setattr(Sandbox, "__init__", no_sandbox)
+    result = runner.invoke(
+        app,
+        ["optimize", "--model", priced, "--reflection-model", priced, "--heldout", "slow_*", "--budget", "20"]
+        + ["--tasks-path", str(task_dir), "--max-tokens", "100", "--reflection-max-tokens", "500"]
+        + ["--out", str(tmp_path / "opt"), "--dry-run"],
+    )
+    assert result.exit_code == 0, result.output
+    from fembench_agents.models.scripted import get_script
+
+    assert get_script(PRICED).calls == 0 and not (tmp_path / "opt").exists()
+    lines = result.stdout.splitlines()
+    assert lines[0] == "held out 1, train 3, validation 1; budget 20 = 20 metric calls (given)"
+    rows = [" ".join(line.strip("│┃ ").split()) for line in lines if "│" in line]
+    # max calls: GEPA 20 + V 1 + 2 x minibatch 3 = 27; the final training evaluation 2 x 3 train tasks;
+    # the held-out judgement 1 task x 5 repeats x 2 agents; reflections ceil((20 - 1) / 3) = 7.
+    # Prompts with the seed system prompt: 139 tokens (mode tasks), 156 (scale tasks), 31 of them the
+    # seed's; the mean over train and validation 143 (x 27 = 3,861), over train 145 (x 6 = 870), held out
+    # 156 (x 10 = 1,560); a reflection 31 + 3 x (143 + 100) = 760 (x 7 = 5,320). Completions: max_tokens x calls.
+    assert rows == [
+        f"GEPA metric calls │ {priced} │ 27 │ 3,861 │ 2,700 │ $0.9261",
+        f"final training evaluation │ {priced} │ 6 │ 870 │ 600 │ $0.2070",
+        f"held-out judgement │ {priced} │ 10 │ 1,560 │ 1,000 │ $0.3560",
+        f"reflection │ {priced} │ 7 │ 5,320 │ 3,500 │ $1.2320",
+    ]
+
+
 def test_an_unknown_model_is_refused_by_a_dry_run_too(two_tasks: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "--model", "foo/bar", "--tasks-path", str(two_tasks), "--dry-run"])
     assert result.exit_code == 2
