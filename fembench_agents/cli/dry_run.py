@@ -1,6 +1,6 @@
 """`run --dry-run`, `compare --dry-run` and `optimize --dry-run`: the grid, the most model calls it
 can make, its tokens and dollars (`runs/estimate.py`), with no model call and
-no sandbox job; and the spend cap's refusal of unpriced models."""
+no sandbox job."""
 
 from __future__ import annotations
 
@@ -117,20 +117,3 @@ def show_optimize_dry_run(settings: OptimizeSettings, evaluate: bool) -> None:
     for rule in RULES:
         console.print(f"  {rule}", markup=False, highlight=False, soft_wrap=True)
     _note_missing_keys(models)
-
-
-def refuse_unpriced(runs: Sequence[PlannedRun]) -> None:
-    """`--max-cost` cannot cap what has no price: exit 2 naming each such model."""
-    from fembench_agents.models import model_prices  # lazy: litellm's import
-
-    unpriced = [m for m in dict.fromkeys(r.config.model for r in runs) if model_prices(m) is None]
-    for model in unpriced:
-        err.print(
-            f"error: --max-cost cannot cap model {model!r}: litellm has no price for it, so its calls "
-            "would count $0; run it without --max-cost",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-    if unpriced:
-        raise typer.Exit(2)

@@ -38,6 +38,7 @@ from fembench_agents.runs.grid import (
     execute_grid,
     experiment_dir,
     experiment_runs,
+    grid_budget,
     grid_tracks,
     library_list,
     open_clients,
@@ -108,11 +109,12 @@ async def _run_grid(
 
     budget = None
     if max_cost is not None:
-        from fembench_agents.cli.dry_run import refuse_unpriced
-        from fembench_agents.runs.grid import grid_budget
-
-        refuse_unpriced(runs)
-        budget = grid_budget(runs, max_cost)
+        try:
+            budget = grid_budget(runs, max_cost)
+        except ValueError as exc:
+            for line in str(exc).splitlines():
+                err.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
     response_cache = ResponseCache(cache) if cache else None
     tracks = grid_tracks(runs)
     with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:

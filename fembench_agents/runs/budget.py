@@ -34,6 +34,13 @@ def usd(value: float, cap: float) -> str:
     return f"${value:.2f}" if cap >= 1 else f"${value:.4f}"
 
 
+def unpriced_refusal(model: str) -> str:
+    return (
+        f"--max-cost cannot cap model {model!r}: litellm has no price for it, so its calls would count $0; "
+        "run it without --max-cost"
+    )
+
+
 @dataclass
 class SpendCap:
     """The spend of a run or grid against its cap; `on_change` hears every new spend."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fembench_agents.contracts import ModelClient
-from fembench_agents.runs.budget import SpendCap
+from fembench_agents.runs.budget import SpendCap, unpriced_refusal
 from fembench_agents.runs.defaults import DEFAULT_LIBRARY, DEFAULT_SELECTION, RUNS_DIR
 from fembench_agents.runs.experiments import Experiment
 from fembench_agents.runs.health import RunStopped
@@ -160,7 +160,13 @@ async def execute_grid(
 
 
 def grid_budget(runs: Sequence[PlannedRun], max_cost: float) -> SpendCap:
-    """One cap for every run of a grid, starting from what their logs already spent."""
+    """One cap for every run of a grid, starting from what their logs already spent.
+    ValueError, one line per model, when a model has no price: its calls could not be capped."""
+    from fembench_agents.models import model_prices  # lazy: litellm import
+
+    unpriced = [m for m in dict.fromkeys(r.config.model for r in runs) if model_prices(m) is None]
+    if unpriced:
+        raise ValueError("\n".join(unpriced_refusal(m) for m in unpriced))
     budget = SpendCap(max_cost)
     budget.count_logged(r.out for r in runs)
     return budget
