@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from fembench_agents.messages import Message
 from fembench_agents.runs.grid import PlannedRun
-from fembench_agents.runs.log import episode_key, read_log
+from fembench_agents.runs.log import MANIFEST_NAME, episode_key, read_log, read_manifest
 from fembench_agents.runs.reader import finished_episodes
 from fembench_agents.runs.run import select_tasks
 
@@ -98,9 +98,14 @@ def litellm_tokens(messages: list[Message]) -> int:
 
 
 def unfinished(run: PlannedRun, agent_name: str, problems: Sequence[Any]) -> list[tuple[Any, int]]:
-    """(problem, repeat) of every episode of `run` a resume would start."""
-    done = finished_episodes(read_log(run.out)) if run.out.exists() else {}
+    """(problem, repeat) of every episode of `run` a resume would start; ValueError, as
+    the run itself would raise, when its directory holds another run."""
     c = run.config
+    if (run.out / MANIFEST_NAME).exists() and read_manifest(run.out).config != c.identity():
+        raise ValueError(
+            f"{run.out} holds a different run (config {read_manifest(run.out).config}); choose another --out"
+        )
+    done = finished_episodes(read_log(run.out)) if run.out.exists() else {}
     return [
         (p, r)
         for r in range(c.repeats)
