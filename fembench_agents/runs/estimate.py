@@ -4,8 +4,9 @@ and each agent's limit on model calls, with no model call and no sandbox job.
 The rule, per run (model x agent x track), as `RULES` prints it:
   episodes          = problems x repeats, less those a resume would skip (done in the run's log)
   max calls         = episodes x the agent's limit per episode (feedback-loop:N -> N,
-                      single-shot and template-guided -> 1, openhands -> attempts x iterations,
-                      mini-swe-agent -> attempts x steps)
+                      single-shot and template-guided -> 1, best-of:N -> N, plan-then-code:N ->
+                      1 + N, debug-and-refine:D:R -> 2 + D + R, openhands -> attempts x
+                      iterations, mini-swe-agent -> attempts x steps)
   prompt tokens     = sum over those episodes of (its first prompt's tokens x the agent's limit),
                       tokens as litellm counts them for gpt-4o-mini (repair prompts add the
                       feedback and the previous code, and a coding agent resends its growing
@@ -30,10 +31,11 @@ from fembench_agents.runs.run import select_tasks
 TOKENIZER = "gpt-4o-mini"  # whose tokenizer counts every model's prompts (documented in RULES)
 RULES = (
     "episodes: problems x repeats, less those a resume would skip",
-    "max calls: episodes x the agent's limit per episode (feedback-loop:N -> N, single-shot -> 1, "
-    "openhands -> attempts x iterations, mini-swe-agent -> attempts x steps)",
+    "max calls: episodes x the agent's limit per episode (feedback-loop:N -> N, single-shot -> 1, best-of:N -> N, "
+    "plan-then-code:N -> 1 + N, debug-and-refine:D:R -> 2 + D + R, openhands -> attempts x iterations, "
+    "mini-swe-agent -> attempts x steps)",
     f"prompt tokens: each episode's first prompt as rendered ({TOKENIZER}'s tokenizer, via litellm) x the "
-    "agent's limit; repair prompts and coding agents' growing conversations send more",
+    "agent's limit; repair prompts, a thinking agent's plan and coding agents' growing conversations send more",
     "completion tokens: max_tokens x max calls, an upper bound",
     "dollars: those tokens at litellm's prices for the model; unpriced where it has none; the embedded model is free",
 )

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fembench_agents.kinds import register_kind
-from fembench_agents.kinds.contract import LoadedProblems, PreviewedProblems, ProblemsUnavailable, ScoringOptions
+from fembench_agents.kinds.contract import (
+    AttemptScorer,
+    LoadedProblems,
+    PreviewedProblems,
+    ProblemsUnavailable,
+    Progress,
+    ScoringOptions,
+)
 from fembench_agents.runs.defaults import TASKS_PATH
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.feedback import FunctionFeedback
@@ -51,6 +58,9 @@ class FunctionKind:
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> FunctionScorer:
         return FunctionScorer(sandbox)
+
+    def prepare(self, path: str, problems: Sequence[Any], scorer: AttemptScorer, progress: Progress) -> None:
+        """A function task needs nothing of the machine beforehand."""
 
     def preview(self, path: str, tracks: Sequence[str]) -> PreviewedProblems:
         """Every task module under `path` read unrun (`preview.py`), on each track."""
