@@ -303,6 +303,40 @@ def test_max_cost_stops_the_run_and_a_resume_with_a_higher_cap_finishes_it_witho
     assert final[(SCALE, 0)].reused_calls == 1  # its first attempt, served from the cache
 
 
+def test_the_cap_of_a_compare_is_the_whole_grid_s_and_its_stop_is_one_line(
+    priced: str, two_tasks: Path, tmp_path: Path
+) -> None:
+    from fembench_agents.models.scripted import get_script
+
+    # Both runs start their first episode together (the cap is not reached yet: the two calls are
+    # in flight at once and both count); then the grid's spend is past the cap and neither run
+    # starts its second episode.
+    result = runner.invoke(
+        app,
+        ["compare", "--models", priced, "--agents", "single-shot,feedback-loop:2", "--tasks", MODE]
+        + ["--tasks-path", str(two_tasks), "--repeats", "2", "--concurrency", "1", "--sandbox-workers", "1"]
+        + ["--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "grid"), "--max-cost", "0.000001"],
+    )
+    assert result.exit_code == 1, result.output
+    assert get_script(PRICED).calls == 2
+    spent = sum(
+        r.response.cost_usd or 0.0
+        for run in ("single-shot", "feedback-loop-2")
+        for r in read_log(tmp_path / "grid" / f"scripted-{PRICED}__{run}")
+        if isinstance(r, ModelCallRecord) and r.response
+    )
+    assert [line for line in result.stderr.splitlines() if line.startswith("budget reached")] == [
+        f"budget reached: spent ${spent:.4f} of $0.0000; 0 episodes stopped, 2 not started"
+    ]
+
+
+def test_the_progress_line_shows_the_spend_against_the_cap() -> None:
+    from fembench_agents.cli.runs import _progress_text
+
+    assert _progress_text(None) == "episodes"
+    assert _progress_text(SpendCap(0.05, spent=0.0123)) == "episodes $0.0123 of $0.0500"
+
+
 def test_max_cost_refuses_a_model_without_a_price_before_anything_starts(two_tasks: Path, tmp_path: Path) -> None:
     result = runner.invoke(
         app,
