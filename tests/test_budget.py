@@ -351,6 +351,25 @@ def test_max_cost_refuses_a_model_without_a_price_before_anything_starts(two_tas
     assert not (tmp_path / "r").exists()
 
 
+def test_max_cost_refuses_a_model_litellm_prices_at_zero_but_not_the_free_embedded_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fembench_agents.models import factory
+    from fembench_agents.runs.grid import PlannedRun, grid_budget
+    from fembench_agents.runs.run import RunConfig
+
+    # litellm's map lists some models with no prices and get_model_info answers 0 for them
+    monkeypatch.setattr(factory, "prices_per_million", lambda model, options=None: (0.0, 0.0))
+    runs = [PlannedRun(RunConfig(model=m, agent="single-shot"), tmp_path / m) for m in ("openai/gpt-4o-mini", "local")]
+    with pytest.raises(ValueError) as info:
+        grid_budget(runs, 1.0)
+    assert str(info.value) == (
+        "--max-cost cannot cap model 'openai/gpt-4o-mini': litellm prices it at $0 per token, so its calls would "
+        "count $0; run it without --max-cost"
+    )
+    assert grid_budget(runs[1:], 1.0).line() == "$0.00 of $1.00"
+
+
 def test_max_cost_in_an_experiment_file_is_read_and_checked(tmp_path: Path) -> None:
     path = tmp_path / "grid.toml"
     base = 'name = "grid"\nmodels = ["scripted/a"]\nagents = ["single-shot"]\n'

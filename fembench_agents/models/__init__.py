@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         make_client,
         model_prices,
         open_client,
+        priced_by_litellm,
         provider_of,
     )
     from fembench_agents.models.keys import load_env, redact
@@ -46,6 +47,7 @@ _HOME = {
     "is_local": "factory",
     "make_client": "factory",
     "model_prices": "factory",
+    "priced_by_litellm": "factory",
     "open_client": "factory",
     "provider_of": "factory",
     "load_env": "keys",
@@ -75,6 +77,7 @@ __all__ = [
     "load_env",
     "make_client",
     "model_prices",
+    "priced_by_litellm",
     "open_client",
     "provider_of",
     "redact",

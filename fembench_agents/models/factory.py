@@ -134,6 +134,12 @@ def model_prices(model_name: str, options: ClientOptions | None = None) -> tuple
     return prices_per_million(name, options)
 
 
+def priced_by_litellm(model_name: str) -> bool:
+    """Whether `model_name`'s price comes from litellm's price map (no model source prices it)."""
+    source = _source_of(model_name.strip())
+    return source is None or source.token_prices is None
+
+
 def provider_of(model_name: str, params: ModelParams | None = None) -> str:
     """The provider that serves `model_name` (`local`, `scripted`, `openai`, ...),
     which a run's model-call limit is shared by."""

@@ -12,7 +12,9 @@ episode not started stays unstarted, and both are run again by a resume with a
 higher cap. Calls already in flight when the cap is reached finish and are
 counted, so the spend can pass the cap by those calls. A call whose price is
 unknown counts $0: the commands refuse `--max-cost` for a model litellm has no
-price for, so that only happens when a provider returns no token usage."""
+price for (or prices at $0, as its map does for models it lists without
+prices; the embedded model is free and not refused), so that only happens
+when a provider returns no token usage."""
 
 from __future__ import annotations
 
@@ -34,11 +36,10 @@ def usd(value: float, cap: float) -> str:
     return f"${value:.2f}" if cap >= 1 else f"${value:.4f}"
 
 
-def unpriced_refusal(model: str) -> str:
-    return (
-        f"--max-cost cannot cap model {model!r}: litellm has no price for it, so its calls would count $0; "
-        "run it without --max-cost"
-    )
+def unpriced_refusal(model: str, zero: bool = False) -> str:
+    """Why `--max-cost` refuses `model`: no price, or (`zero`) $0 from litellm's price map."""
+    why = "litellm prices it at $0 per token" if zero else "litellm has no price for it"
+    return f"--max-cost cannot cap model {model!r}: {why}, so its calls would count $0; run it without --max-cost"
 
 
 @dataclass

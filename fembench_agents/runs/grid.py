@@ -164,12 +164,17 @@ async def execute_grid(
 
 def grid_budget(runs: Sequence[PlannedRun], max_cost: float) -> SpendCap:
     """One cap for every run of a grid, starting from what their logs already spent.
-    ValueError, one line per model, when a model has no price: its calls could not be capped."""
-    from fembench_agents.models import model_prices  # lazy: litellm import
+    ValueError, one line per model, when a model has no price, or $0 from litellm's
+    price map (a model it lists without prices): its calls could not be capped."""
+    from fembench_agents.models import model_prices, priced_by_litellm  # lazy: litellm import
 
-    unpriced = [m for m in dict.fromkeys(r.config.model for r in runs) if model_prices(m) is None]
-    if unpriced:
-        raise ValueError("\n".join(unpriced_refusal(m) for m in unpriced))
+    refusals = []
+    for model in dict.fromkeys(r.config.model for r in runs):
+        price = model_prices(model)
+        if price is None or (price == (0.0, 0.0) and priced_by_litellm(model)):
+            refusals.append(unpriced_refusal(model, price is not None))
+    if refusals:
+        raise ValueError("\n".join(refusals))
     budget = SpendCap(max_cost)
     budget.count_logged(r.out for r in runs)
     return budget
