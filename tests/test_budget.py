@@ -422,3 +422,33 @@ def test_a_task_whose_prompt_facing_keys_are_computed_is_skipped_with_the_key(tm
             "without running the module",
         )
     ]
+
+
+def test_each_agent_states_its_most_model_calls_and_what_it_opens_with(task_dir: Path) -> None:
+    from fembench_agents.agents import make_agent
+    from fembench_agents.runs.estimate import PlannedAgent
+    from fembench_agents.suite.preview import preview_task
+
+    task = preview_task(task_dir / f"{SCALE}.py")
+    limits = {
+        "single-shot": 1,
+        "feedback-loop": 3,
+        "feedback-loop:5": 5,
+        "template-guided": 1,
+        "fembench-paper:2": 2,
+        "best-of:3": 3,
+        "plan-then-code:2": 3,
+        "debug-and-refine:2:1": 5,
+        "openhands:attempts=2,iterations=5": 10,
+        "mini-swe-agent:steps=7": 7,
+    }
+    opening: dict[str, list[str]] = {}
+    for spec, calls in limits.items():
+        agent = make_agent(spec)
+        assert isinstance(agent, PlannedAgent) and agent.max_model_calls == calls, spec
+        opening[spec] = [m.role for m in agent.first_messages(task, "code")]
+        assert "def scale_vector(x, factor):" in agent.first_messages(task, "code")[-1].content, spec
+    assert opening["openhands:attempts=2,iterations=5"] == opening["mini-swe-agent:steps=7"] == ["system", "user"]
+    assert opening["single-shot"] == opening["plan-then-code:2"] == ["user"]
+    system = make_agent("mini-swe-agent").first_messages(task, "code")[0].content  # type: ignore[attr-defined]
+    assert "/tmp/workspace: TASK.md (the task), solution.py (your answer: edit it) and check.py" in system
