@@ -145,6 +145,21 @@ def test_best_of_hands_in_one_sample_chosen_by_the_public_check(
     assert attempt.response is not None and attempt.response.usage.prompt_tokens == sum(
         c.response.usage.prompt_tokens or 0 for c in ran.calls
     )  # the attempt stands for all three calls
+    assert episode.oracle_passed is True
+
+
+def test_best_of_records_the_oracle_choice_it_did_not_make(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
+    """Both samples pass the public check; the first is handed in and is wrong, the second
+    would pass: the episode fails, its oracle choice passes (an upper bound, in the log only)."""
+    replies = iter([fenced(WRONG_SCALE), fenced(CORRECT_SCALE)])
+    ran = run_agent(evaluator, [scale_task], "best-of:2", script_name, lambda _: next(replies), tmp_path / "r")
+    (episode,) = ran.episodes
+    assert (episode.passed, episode.oracle_passed, episode.attempts) == (False, True, 1)
+    (attempt,) = ran.attempts
+    assert "+ 1.0" in attempt.reply
+    assert '"oracle_passed":true' in (tmp_path / "r" / "log.jsonl").read_text()
 
 
 def check(passed: bool, ran: bool, u: list[float] | None = None) -> PublicCheck:
