@@ -70,9 +70,9 @@ def test_the_script_and_python_m_list_the_same_commands(tmp_path: Path) -> None:
             "replay",
             "score",
             "view",
+            "parity",  # a command; the groups follow
             "cases",
             "models",
-            "parity",
             "sandbox",
             "tasks",
         ]

@@ -244,3 +244,4 @@ class Report(_Frozen):
     breakdowns: list[BreakdownRow] = []
     diagnostics: list[Diagnostics] = []
     case_margins: list[CaseMargins] = []
+    case_gates: list[str] = []  # the gates that judged the PDE attempts, as named ("ours (alpha_acc 10, ...)")
