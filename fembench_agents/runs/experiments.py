@@ -48,6 +48,9 @@ class Experiment(BaseModel):
     def _budget(cls, value: Any) -> EpisodeBudget | None:
         return EpisodeBudget.of(value)
 
+    # USD the whole grid may spend on model calls (`--max-cost`; runs/budget.py); None: no cap
+    max_cost: float | None = Field(default=None, ge=0)
+
     @field_validator("track", "tracks", "libraries")
     @classmethod
     def _registered(cls, value: str | list[str]) -> str | list[str]:
