@@ -14,12 +14,13 @@ from typing import Any
 
 import numpy as np
 
+from fembench_agents.scoring.error_text import MESSAGE_LIMIT, shortened
+
 ATTEMPT_FILE = "<attempt>"
 TEST_FILE = "<test>"
 GIVEN_FILE = "<given>"
 _GIVEN_PREFIX = "<given:"  # the file name of each given source, numbered (`exec_given`)
 TASK_FILE = "<task>"
-MESSAGE_LIMIT = 600
 
 
 class FrameWriter:
@@ -93,7 +94,7 @@ def error_frame(exc: BaseException, own_files: tuple[str, ...]) -> dict[str, Any
     ]
     mro = [c.__name__ for c in type(exc).__mro__]
     try:
-        message = str(exc)[:MESSAGE_LIMIT]
+        message = shortened(str(exc), MESSAGE_LIMIT)
     except BaseException:  # a hostile __str__
         message = "<unprintable message>"
     return {"error_type": type(exc).__name__, "error_mro": mro, "message": message, "traceback": lines[-8:]}
