@@ -41,7 +41,7 @@ import numpy.random  # noqa: F401 - every job seeds it
 import numpy.testing  # noqa: F401 - assert_allclose in generated tests (100 ms to import in each job)
 import pytest  # noqa: F401
 
-from fembench_agents.scoring.sandbox import confine, describe, runner  # noqa: F401 - with what they import
+from fembench_agents.scoring.sandbox import confine, describe, fresh_view, runner  # noqa: F401 - with what they import
 from fembench_agents.scoring.sandbox import pairs as pair_jobs
 
 STDERR_TAIL = 8192
@@ -55,6 +55,7 @@ def _job_process(
     pipes: dict[str, int],
     keep: set[int],
     scratch: str,
+    view: fresh_view.FreshView,
 ) -> None:
     """The job process B (PID 1 of the job's PID namespace): confines itself,
     then runs the job."""
@@ -77,7 +78,7 @@ def _job_process(
         out.emit({"event": "isolation", "level": level, "detail": detail})
         if bool(request.get("require_namespaces", True)) and level != "namespaced":
             os._exit(0)  # never run the job weaker than asked: the parent reports the refusal
-        runner.run_job(request["job"], out, policy, namespaced=level == "namespaced")
+        runner.run_job(request["job"], out, policy, namespaced=level == "namespaced", view=view)
     except BaseException as exc:  # the job itself reports its errors; this is our own failure
         try:
             os.write(2, f"sandbox child error: {type(exc).__name__}: {exc}\n".encode())
@@ -114,7 +115,13 @@ def _output_cap(request: dict[str, Any]) -> int:
     return count * (6 * (pair_jobs.pair_output_cap(cap, count) + pair_jobs.STDERR_TAIL) + 1024)
 
 
-def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root: str) -> dict[str, Any]:
+def serve(
+    request: dict[str, Any],
+    exposed: list[str],
+    env: dict[str, str],
+    root: str,
+    view: fresh_view.FreshView | None = None,
+) -> dict[str, Any]:
     """Runs in a fresh fork of the worker, which it may change at will: it
     enters the job's namespaces itself (`confine.enter_namespaces`), forks
     the job process B, then collects what B wrote under the job's limits."""
@@ -136,7 +143,8 @@ def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root
     if pid == 0:
         os.close(result_r)
         os.close(err_r)
-        _job_process(request, namespaces, exposed, env, {"result_w": result_w, "err_w": err_w}, keep, scratch)
+        pipes = {"result_w": result_w, "err_w": err_w}
+        _job_process(request, namespaces, exposed, env, pipes, keep, scratch, view or fresh_view.FreshView())
     for fd in (result_w, err_w, *(fd for fd in keep if fd != result_w)):
         os.close(fd)
     reply = _collect(pid, result_r, err_r, start + policy["wall_seconds"], _output_cap(request))
@@ -212,15 +220,15 @@ def _read_request(fd: int) -> bytes | None:
     return bytes(data)
 
 
-def _serve_one(exposed: list[str], env: dict[str, str], root: str) -> int:
+def _serve_one(exposed: list[str], env: dict[str, str], root: str, view: fresh_view.FreshView) -> int:
     """In a fresh fork of the worker: read, serve and answer one request."""
     line = _read_request(0)
     if line is None:
         return 1
-    reply = (json.dumps(serve(json.loads(line), exposed, env, root)) + "\n").encode()
-    view = memoryview(reply)
-    while view:
-        view = view[os.write(1, view) :]
+    reply = (json.dumps(serve(json.loads(line), exposed, env, root, view)) + "\n").encode()
+    rest = memoryview(reply)
+    while rest:
+        rest = rest[os.write(1, rest) :]
     return 0
 
 
@@ -258,12 +266,29 @@ def _settle() -> None:
     confine.use_huge_pages()
 
 
-def main(preload: list[str] | None = None) -> None:
+def prepare(preload: list[str]) -> None:
+    """The worker's state before its first fork (`fresh_probe` measures it too)."""
     import importlib
 
-    for name in preload or ():
+    for name in preload:
         importlib.import_module(name)  # before fork, as the warm imports above
     _warm_up()
+
+
+def _read_view(path: str) -> fresh_view.FreshView:
+    """The fresh view the parent measured for this preload (`pool`), from a file only this worker reads."""
+    if not path:
+        return fresh_view.FreshView()
+    try:
+        with open(path) as fh:
+            return fresh_view.FreshView.from_data(json.load(fh))
+    finally:
+        os.unlink(path)
+
+
+def main(preload: list[str] | None = None, view_file: str = "") -> None:
+    view = _read_view(view_file)
+    prepare(list(preload or ()))
     _settle()
     exposed = confine.python_paths()
     env = dict(os.environ)
@@ -276,7 +301,7 @@ def main(preload: list[str] | None = None) -> None:
             if pid == 0:
                 code = 70
                 try:
-                    code = _serve_one(exposed, env, root)
+                    code = _serve_one(exposed, env, root, view)
                 finally:
                     os._exit(code)
             _, status = os.waitpid(pid, 0)
