@@ -108,8 +108,9 @@ def run_solve(job: dict[str, Any], out: FrameWriter, view: FreshView) -> None:
     if "setup" in job:
         importlib.import_module(job["setup"]).prepare_job()  # our module, before any attempt code
     if "calibration" in job:
-        solver = sys.modules[job["calibration"]].solve  # preloaded by the worker: nothing new is imported
-        hide(view)
+        # Preloaded by the worker: nothing new is imported, and what it imported when it was
+        # preloaded stays as it left it (hiding concerns attempts: their imports happen in the job).
+        solver = sys.modules[job["calibration"]].solve
     else:
         hide(view)
         try:
