@@ -57,7 +57,8 @@ def shown_type(error_type: Any, mro: Any) -> str:
 
 
 def shown_message(message: Any) -> str:
-    return shortened(_NUMBER.sub("#", str(message)), MESSAGE_SHOWN)
+    # Cut first: the cut's marker counts characters, a number the attempt chose like any other.
+    return _NUMBER.sub("#", shortened(str(message), MESSAGE_SHOWN))
 
 
 @dataclass(frozen=True)
