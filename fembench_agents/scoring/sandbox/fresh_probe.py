@@ -148,6 +148,16 @@ def _fresh_top(
     return None
 
 
+def _probe_order(tops: list[str], preload: list[str], bound: set[str]) -> list[str]:
+    """The preloaded packages first, in their order, then the others by how many
+    submodules the worker holds bound under them: the imports most likely to
+    bind everything come first, so that the probe can stop early."""
+    first = list(dict.fromkeys(name.partition(".")[0] for name in preload))
+    weight = {top: sum(1 for name in bound if name.partition(".")[0] == top) for top in tops}
+    rest = sorted((t for t in tops if t not in first), key=lambda t: (-weight[t], t))
+    return [t for t in first if t in weight] + rest
+
+
 def _depth_first(names: set[str]) -> list[str]:
     return sorted(names, key=lambda n: (n.count("."), n))
 
@@ -160,7 +170,9 @@ def probe(package_parent: str, preload: list[str]) -> dict[str, Any]:
     fresh_bound: set[str] = set()
     loaded: set[str] = set()
     prefixes: dict[str, int] = {}
-    for top in worker["tops"]:  # every top-level package an attempt may import
+    for top in _probe_order(worker["tops"], preload, bound_in_worker):  # each package an attempt may import
+        if not bound_in_worker - fresh_bound:
+            break  # every submodule bound in the worker is bound by a fresh import: no other import changes that
         found = _fresh_top(top, preload, [])
         if found is None:  # it never imports fresh: its submodules stay as the worker has them
             fresh_bound.update(n for n in bound_in_worker if n.partition(".")[0] == top)

@@ -5,8 +5,8 @@ The warm worker imports a library's submodules before any job (dolfinx.fem.petsc
 among them) and the import system binds each to its parent package, so without
 this an attempt that only did `import dolfinx` could use `dolfinx.fem.petsc`,
 which raises AttributeError in a fresh interpreter. Preloading stays for speed;
-in each job process, before the attempt's code runs, `hide` undoes what a fresh
-interpreter would not have:
+once the worker has preloaded and warmed up, before its first fork, `hide` undoes
+what a fresh interpreter would not have, and every job inherits that state:
 
 - every preloaded submodule that no fresh import of a preloaded top-level
   package binds to its parent (`FreshView.detached`, measured once per preload
@@ -18,7 +18,9 @@ interpreter would not have:
   what a fresh import of it binds (`FreshView.detached[name]`): the module
   object is the preloaded one, so nothing is executed again.
 
-Each job is a fresh fork of the worker, so nothing of this outlives its job.
+A module an attempt imports is handed back in its own job process only: each
+job is a fresh fork of the worker, so nothing of it reaches the next job. Our own
+preloaded code (a calibration solver) gets everything back first (`reveal`).
 Standard library only: the worker imports it.
 """
 
@@ -66,28 +68,31 @@ class _HiddenModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds a hidden module and loads it as it is (see the module docstring)."""
 
     def __init__(self, hidden: dict[str, types.ModuleType], binds: Mapping[str, Sequence[str]]) -> None:
-        self._hidden = hidden
+        self.hidden = hidden
+        self.unbound: list[tuple[str, types.ModuleType]] = []  # what `hide` unbound, for `reveal`
         self._binds = binds
-        self._specs = {name: module.__spec__ for name, module in hidden.items()}
+        self._specs: dict[str, Any] = {}
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        module = self._hidden.get(fullname)
+        module = self.hidden.get(fullname)
         if module is None:
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=hasattr(module, "__path__"))
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        return self._hidden[spec.name]
+        module = self.hidden[spec.name]
+        self._specs[spec.name] = module.__spec__  # before the import system sets ours
+        return module
 
     def exec_module(self, module: types.ModuleType) -> None:
         name = module.__spec__.name if module.__spec__ is not None else module.__name__
-        module.__spec__ = self._specs[name]  # the import system set ours; the module keeps its own
-        self._hidden.pop(name, None)
+        module.__spec__ = self._specs.pop(name)  # the module keeps its own
+        self.hidden.pop(name, None)
         # What a fresh import of it binds besides itself (the import system binds it once this returns).
         for other in self._binds.get(name, ()):
             if other == name:
                 continue
-            found = self._hidden.pop(other, None)
+            found = self.hidden.pop(other, None)
             if found is not None:
                 sys.modules[other] = found
             found = found or sys.modules.get(other)
@@ -96,17 +101,29 @@ class _HiddenModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def hide(view: FreshView) -> None:
-    """In the job process, before the attempt's code runs (module docstring)."""
-    hidden: dict[str, types.ModuleType] = {}
+    """In the warm worker, once, after its preload (module docstring)."""
+    finder = _HiddenModules({}, view.detached)
     for name in view.detached:
-        module = sys.modules.get(name)
-        if module is None:
+        preloaded = sys.modules.get(name)
+        if not isinstance(preloaded, types.ModuleType):
             continue
         parent_name, _, child = name.rpartition(".")
         parent = sys.modules.get(parent_name)
-        if parent is not None and vars(parent).get(child) is module:  # a binding the import made, nothing else
+        bound = vars(parent).get(child) if parent is not None else None
+        if parent is not None and bound is not None and bound is preloaded:  # a binding the import made, nothing else
             delattr(parent, child)
+            finder.unbound.append((name, bound))
         if name not in view.loaded:
-            hidden[name] = sys.modules.pop(name)
-    if hidden:
-        sys.meta_path.insert(0, _HiddenModules(hidden, view.detached))
+            finder.hidden[name] = sys.modules.pop(name)
+    if finder.hidden or finder.unbound:
+        sys.meta_path.insert(0, finder)
+
+
+def reveal() -> None:
+    """Undo `hide` in this process: for our own preloaded code (a calibration
+    solver), whose imports all happened in the worker."""
+    for finder in [f for f in sys.meta_path if isinstance(f, _HiddenModules)]:
+        sys.meta_path.remove(finder)
+        sys.modules.update(finder.hidden)
+        for name, module in sorted(finder.unbound, key=lambda bound: bound[0].count(".")):
+            _bind(name, module)

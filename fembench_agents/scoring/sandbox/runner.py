@@ -21,7 +21,7 @@ import time
 from typing import Any
 
 from fembench_agents.scoring import codec
-from fembench_agents.scoring.sandbox.fresh_view import FreshView, hide
+from fembench_agents.scoring.sandbox.fresh_view import reveal
 from fembench_agents.scoring.sandbox.implementation import (
     ATTEMPT_FILE,
     GIVEN_FILE,
@@ -104,15 +104,15 @@ def run_call(job: dict[str, Any], out: FrameWriter) -> None:
         out.emit(frame)
 
 
-def run_solve(job: dict[str, Any], out: FrameWriter, view: FreshView) -> None:
+def run_solve(job: dict[str, Any], out: FrameWriter) -> None:
     if "setup" in job:
         importlib.import_module(job["setup"]).prepare_job()  # our module, before any attempt code
     if "calibration" in job:
-        # Preloaded by the worker: nothing new is imported, and what it imported when it was
-        # preloaded stays as it left it (hiding concerns attempts: their imports happen in the job).
+        # Preloaded by the worker: nothing new is imported, and what it imported then is given back
+        # as it left it (hiding concerns attempts, whose imports happen in the job).
+        reveal()
         solver = sys.modules[job["calibration"]].solve
     else:
-        hide(view)
         try:
             solver = build_implementation(job["implementation"])
         except BaseException as exc:
@@ -151,23 +151,12 @@ def run_probe(job: dict[str, Any], out: FrameWriter) -> None:
     """An empty job: its isolation frame says what confinement this machine gives."""
 
 
-RUNNERS = {"call": run_call, "describe": run_describe, "probe": run_probe}
+RUNNERS = {"call": run_call, "solve": run_solve, "describe": run_describe, "probe": run_probe}
 
 
-def run_job(
-    job: dict[str, Any], out: FrameWriter, policy: dict[str, Any], namespaced: bool, view: FreshView | None = None
-) -> None:
-    """`view`: what of the worker's preloaded modules code of the job may reach
-    (`fresh_view`), hidden once our own setup is done and before any code of
-    the job runs."""
-    view = view or FreshView()
+def run_job(job: dict[str, Any], out: FrameWriter, policy: dict[str, Any], namespaced: bool) -> None:
     if job["kind"] == "tests":
-        hide(view)
         run_pairs(job, out, policy, namespaced)  # runs nothing of the attempt in this process
         return
     seed_default_rng()
-    if job["kind"] == "solve":
-        run_solve(job, out, view)
-        return
-    hide(view)
     RUNNERS[job["kind"]](job, out)

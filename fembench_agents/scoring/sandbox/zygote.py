@@ -55,7 +55,6 @@ def _job_process(
     pipes: dict[str, int],
     keep: set[int],
     scratch: str,
-    view: fresh_view.FreshView,
 ) -> None:
     """The job process B (PID 1 of the job's PID namespace): confines itself,
     then runs the job."""
@@ -78,7 +77,7 @@ def _job_process(
         out.emit({"event": "isolation", "level": level, "detail": detail})
         if bool(request.get("require_namespaces", True)) and level != "namespaced":
             os._exit(0)  # never run the job weaker than asked: the parent reports the refusal
-        runner.run_job(request["job"], out, policy, namespaced=level == "namespaced", view=view)
+        runner.run_job(request["job"], out, policy, namespaced=level == "namespaced")
     except BaseException as exc:  # the job itself reports its errors; this is our own failure
         try:
             os.write(2, f"sandbox child error: {type(exc).__name__}: {exc}\n".encode())
@@ -115,13 +114,7 @@ def _output_cap(request: dict[str, Any]) -> int:
     return count * (6 * (pair_jobs.pair_output_cap(cap, count) + pair_jobs.STDERR_TAIL) + 1024)
 
 
-def serve(
-    request: dict[str, Any],
-    exposed: list[str],
-    env: dict[str, str],
-    root: str,
-    view: fresh_view.FreshView | None = None,
-) -> dict[str, Any]:
+def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root: str) -> dict[str, Any]:
     """Runs in a fresh fork of the worker, which it may change at will: it
     enters the job's namespaces itself (`confine.enter_namespaces`), forks
     the job process B, then collects what B wrote under the job's limits."""
@@ -143,8 +136,7 @@ def serve(
     if pid == 0:
         os.close(result_r)
         os.close(err_r)
-        pipes = {"result_w": result_w, "err_w": err_w}
-        _job_process(request, namespaces, exposed, env, pipes, keep, scratch, view or fresh_view.FreshView())
+        _job_process(request, namespaces, exposed, env, {"result_w": result_w, "err_w": err_w}, keep, scratch)
     for fd in (result_w, err_w, *(fd for fd in keep if fd != result_w)):
         os.close(fd)
     reply = _collect(pid, result_r, err_r, start + policy["wall_seconds"], _output_cap(request))
@@ -220,15 +212,15 @@ def _read_request(fd: int) -> bytes | None:
     return bytes(data)
 
 
-def _serve_one(exposed: list[str], env: dict[str, str], root: str, view: fresh_view.FreshView) -> int:
+def _serve_one(exposed: list[str], env: dict[str, str], root: str) -> int:
     """In a fresh fork of the worker: read, serve and answer one request."""
     line = _read_request(0)
     if line is None:
         return 1
-    reply = (json.dumps(serve(json.loads(line), exposed, env, root, view)) + "\n").encode()
-    rest = memoryview(reply)
-    while rest:
-        rest = rest[os.write(1, rest) :]
+    reply = (json.dumps(serve(json.loads(line), exposed, env, root)) + "\n").encode()
+    view = memoryview(reply)
+    while view:
+        view = view[os.write(1, view) :]
     return 0
 
 
@@ -267,7 +259,7 @@ def _settle() -> None:
 
 
 def prepare(preload: list[str]) -> None:
-    """The worker's state before its first fork (`fresh_probe` measures it too)."""
+    """The worker's state before it hides anything (`fresh_probe` measures it too)."""
     import importlib
 
     for name in preload:
@@ -289,6 +281,9 @@ def _read_view(path: str) -> fresh_view.FreshView:
 def main(preload: list[str] | None = None, view_file: str = "") -> None:
     view = _read_view(view_file)
     prepare(list(preload or ()))
+    # Hidden here, once, not in each job: every job inherits it with its fork, and the pages that
+    # hiding writes are written in the worker only (in a job, each would be a copy-on-write fault).
+    fresh_view.hide(view)
     _settle()
     exposed = confine.python_paths()
     env = dict(os.environ)
@@ -301,7 +296,7 @@ def main(preload: list[str] | None = None, view_file: str = "") -> None:
             if pid == 0:
                 code = 70
                 try:
-                    code = _serve_one(exposed, env, root, view)
+                    code = _serve_one(exposed, env, root)
                 finally:
                     os._exit(code)
             _, status = os.waitpid(pid, 0)
