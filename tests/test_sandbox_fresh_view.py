@@ -20,13 +20,17 @@ import pytest
 from fembench_agents.cases import dolfinx_env
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
+from fembench_agents.scoring.sandbox.fresh_probe import fresh_view_data
 from fembench_agents.scoring.sandbox.fresh_view import FreshView
+from fembench_agents.scoring.sandbox.policy import sandbox_env
+from fembench_agents.scoring.sandbox.pool import _PACKAGE_PARENT as PACKAGE_PARENT
 
 USES_CPARSER = "import cffi\n\n\ndef f(x):\n    return cffi.cparser.__name__\n"
 NO_CPARSER = "module 'cffi' has no attribute 'cparser'"
 MPI_FIRST = "from mpi4py import MPI\n"  # this install's dolfinx needs it loaded first (dolfinx_env)
 USES_PETSC = MPI_FIRST + "from dolfinx import fem, mesh\n\n\ndef f(x):\n    return fem.petsc.LinearProblem.__name__\n"
 NO_PETSC = "module 'dolfinx.fem' has no attribute 'petsc'"
+ENV = tuple(sorted(sandbox_env().items()))  # the key the pool measures under
 
 
 def call(sandbox: Sandbox, code: str) -> dict[str, Any]:
@@ -103,6 +107,22 @@ def test_a_package_s_own_lazy_attribute_still_imports_its_submodule(cffi_sandbox
 def test_one_job_s_import_does_not_reach_the_next_job(cffi_sandbox: Sandbox) -> None:
     call(cffi_sandbox, "import cffi.cparser\n\n\ndef f(x):\n    return 1\n")
     assert outcome(call(cffi_sandbox, USES_CPARSER)) == f"AttributeError: {NO_CPARSER}"
+
+
+def test_the_probe_measures_what_a_fresh_import_of_each_hidden_submodule_binds(cffi_sandbox: Sandbox) -> None:
+    # The pool's own measurement for this preload (cached per process): cffi.cparser imports
+    # cffi.commontypes; numpy loads fft, random, testing... on first use, so they are hidden too.
+    view = FreshView.from_data(json.loads(fresh_view_data(("cffi.cparser",), PACKAGE_PARENT, ENV)))
+    assert view.detached["cffi.cparser"] == ("cffi.commontypes", "cffi.cparser")
+    assert view.detached["cffi.commontypes"] == ("cffi.commontypes",)
+    assert view.detached["numpy.fft"] == (
+        "numpy.fft",
+        "numpy.fft._helper",
+        "numpy.fft._pocketfft",
+        "numpy.fft._pocketfft_umath",
+    )
+    assert {name.partition(".")[0] for name in view.detached} == {"cffi", "numpy"} and view.loaded == frozenset()
+    assert not [name for name in view.detached if name.startswith(("numpy.linalg", "numpy._core"))]
 
 
 def test_a_fresh_view_that_is_not_an_object_is_refused_by_name() -> None:
