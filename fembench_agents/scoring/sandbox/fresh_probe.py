@@ -5,11 +5,15 @@ interpreter (`fresh_view_data`, cached per process), which
 1. in a fork, imports what a warm worker imports (`zygote.prepare`) and lists
    the submodules the worker holds bound to their parents (in scope: not the
    standard library's, not ours, made by the import system);
-2. for each top-level package of those, in a fork of the clean interpreter,
-   imports it (after the preload's first modules when it does not import alone:
-   dolfinx and petsc4py need mpi4py.MPI loaded first) and lists what is bound
-   and loaded; then, for each of its submodules that import left unbound, in a
-   fork of that one, imports the submodule and lists what that bound.
+2. for each top-level package the worker holds (the preloaded ones first), in
+   a fork of the clean interpreter, imports it (after the preload's first
+   modules when it does not import alone: dolfinx and petsc4py need mpi4py.MPI
+   loaded first) and lists what is bound and loaded, until every submodule the
+   worker holds bound is accounted for or the packages run out; what no such
+   import binds is hidden;
+3. for each package with hidden submodules, imports it fresh again and, in a
+   fork of that for each hidden submodule, imports the submodule and lists
+   what that bound.
 
 Every figure comes from a real import in a process that had imported nothing
 else, so the view is exact for an attempt that imports a package and then its
