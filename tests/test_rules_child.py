@@ -1,6 +1,6 @@
 """What the sandbox child reports of an attempt's failure, as the outcome
-shows it: its own traceback lines only, the last eight; messages cut at 600
-characters; an exception whose message cannot be printed; an output that
+shows it: its own traceback lines only, the last eight; messages cut to 600
+characters, their start and their end kept; an exception whose message cannot be printed; an output that
 cannot be sent back. And what `disclosed_error` makes of a frame whatever the
 child put in it: every field of the frame is the attempt's to choose."""
 
