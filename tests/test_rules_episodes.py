@@ -999,7 +999,8 @@ def test_every_model_call_is_logged_with_its_attempt_request_and_outcome(tmp_pat
         (1, second, second.request_hash(), False),
     ]
     assert first.request_hash() != second.request_hash()
-    assert calls[1].error == ("RuntimeError: " + long)[:2000]
+    recorded = "RuntimeError: " + "x" * 972 + " … [1041 characters cut] … " + "x" * 987  # 2000: both ends kept
+    assert calls[1].error == recorded
     assert calls[0].response is not None and calls[0].response.usage.prompt_tokens == 10
     # a run read back gives them apart from the attempts
     write_manifest(tmp_path, RunManifest(run_id="r", config={}, task_hashes={}, versions={}))
@@ -1007,7 +1008,7 @@ def test_every_model_call_is_logged_with_its_attempt_request_and_outcome(tmp_pat
     attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
     assert (run.model_calls(), run.attempts()) == (calls, attempts) and len(attempts) == 2
     attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
-    assert [(a.attempt_index, a.model_error) for a in attempts] == [(0, None), (1, ("RuntimeError: " + long)[:2000])]
+    assert [(a.attempt_index, a.model_error) for a in attempts] == [(0, None), (1, recorded)]
     assert [a.episode for a in attempts] == [episode_key(MODEL, "loop", "code", "T", 0)] * 2
     assert (attempts[0].agent, attempts[0].model, attempts[0].repeat, attempts[0].track) == ("loop", MODEL, 0, "code")
     assert attempts[0].messages == tuple(PROMPT)
