@@ -5,15 +5,21 @@ optimization's held-out judgement."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fembench_agents.cli.app import app, console, err
+from fembench_agents.cli.app import SkipBadLinesOpt, app, bad_input, console, err, open_runs
+from fembench_agents.errors import BadInput
+
+if TYPE_CHECKING:
+    from fembench_agents.runs.reader import RunRecords
 
 
-def show_report(run_dirs: list[Path], out: Path | None) -> None:
+def show_report(run_dirs: Sequence[Path | RunRecords], out: Path | None) -> None:
+    """The report of runs (directories, or runs already read) on the terminal, and under `out`."""
     from fembench_agents.report import build_report, isolation_warnings, rich_tables, write_report
 
     report = build_report(run_dirs)
@@ -35,6 +41,7 @@ def report(
     sensitivity: Annotated[
         bool, typer.Option(help="PDE pass rates recomputed over a grid of alpha_acc and alpha_time (no solver runs)")
     ] = False,
+    skip_bad_lines: SkipBadLinesOpt = False,
 ) -> None:
     """Tables, confidence intervals, paired tests and plots for finished runs."""
     from fembench_agents.runs.reader import expand_run_dirs
@@ -43,12 +50,12 @@ def report(
     runs = expand_run_dirs(runs)
     for r in runs:
         if not (r / "manifest.json").exists():
-            err.print(f"[red]error:[/red] {r} is not a run directory (no manifest.json)")
-            raise typer.Exit(2)
+            bad_input(BadInput(f"{r} is not a run directory (no manifest.json)"))
+    opened = open_runs(runs, skip_bad_lines)  # a damaged log is named before any table
     if sensitivity:
         _show_sensitivity(runs, out)
         return
-    show_report(runs, out)
+    show_report(opened, out)
 
 
 def _show_sensitivity(runs: list[Path], out: Path | None) -> None:
@@ -74,7 +81,15 @@ def _heldout_judgement(path: Path) -> Path:
 
     if not (path / JUDGEMENT_JSON).is_file():
         return path
-    from fembench_agents.cli.optimize import show_judgement
+    from pydantic import ValidationError
 
-    show_judgement(HeldoutJudgement.model_validate_json((path / JUDGEMENT_JSON).read_text()), path)
+    from fembench_agents.cli.optimize import show_judgement
+    from fembench_agents.errors import first_error, read_text_file
+
+    file = path / JUDGEMENT_JSON
+    try:
+        judgement = HeldoutJudgement.model_validate_json(read_text_file(str(file), "held-out judgement"))
+    except ValidationError as exc:
+        bad_input(BadInput(f"{file}: not a held-out judgement: {first_error(exc)}"))
+    show_judgement(judgement, path)
     return path / "heldout"

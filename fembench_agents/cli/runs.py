@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from fembench_agents.cli.app import (
     DEFAULT_CASES,
@@ -15,12 +16,14 @@ from fembench_agents.cli.app import (
     AllowWeakOpt,
     ExecutorOpt,
     app,
+    bad_input,
     err,
     exit_if_skipped,
     open_sandbox,
     problems_for,
     progress_bar,
 )
+from fembench_agents.errors import BadInput, first_error
 from fembench_agents.kinds.contract import SkippedTask
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.defaults import (
@@ -66,9 +69,8 @@ def _params(temperature: float, max_tokens: int, reasoning: str | None, api_base
             reasoning_effort=reasoning,  # type: ignore[arg-type]
             api_base=api_base,
         )
-    except ValueError as exc:
-        err.print(f"[red]error:[/red] bad model parameters: {exc}")
-        raise typer.Exit(2) from None
+    except ValidationError as exc:
+        bad_input(BadInput(f"bad model parameters: {first_error(exc)}"))
 
 
 async def _run_grid(
@@ -114,6 +116,28 @@ async def _run_grid(
             stops = await execute_grid(runs, sets, clients, on_episode=tick)
         sets.evaluator.close()
     return stops
+
+
+RESUME_HINT = (
+    "a run resumes only from a log it can read entirely, and nothing was appended: repair or delete the bad "
+    "lines (`report --skip-bad-lines` shows what the rest holds), or run into a new --out"
+)
+
+
+def _refuse_damaged_runs(runs: list[PlannedRun]) -> None:
+    """Before anything starts: exit 2 where a run to resume has a manifest or a log
+    line this build cannot read (a resume appends to a log it read entirely, or not at all)."""
+    from fembench_agents.runs.log import MANIFEST_NAME, DamagedLog, read_manifest, scan_log
+
+    for r in runs:
+        try:
+            if (r.out / MANIFEST_NAME).exists():
+                read_manifest(r.out)
+            faults = scan_log(r.out).faults
+        except BadInput as exc:
+            bad_input(exc, RESUME_HINT)
+        if faults:
+            bad_input(DamagedLog(faults), RESUME_HINT)
 
 
 def _require_credentials(runs: list[PlannedRun]) -> None:
@@ -200,6 +224,7 @@ def run(
         raise typer.Exit(2) from None
     planned = single_run(config, out)
     out = planned.out
+    _refuse_damaged_runs([planned])
     skipped: list[SkippedTask] = []
     try:
         stops = asyncio.run(
@@ -276,6 +301,7 @@ def compare(
         raise typer.Exit(2) from None
     out = experiment_dir(exp, out)
     runs = experiment_runs(exp, out)
+    _refuse_damaged_runs(runs)
     skipped: list[SkippedTask] = []
     try:
         stops = asyncio.run(
