@@ -8,21 +8,19 @@ with a traceback; each exits 0 or 2, and 2 names the file and the line; with
 
 from __future__ import annotations
 
-import io
 import json
 import random
 import shutil
 import uuid
 from collections.abc import Iterator
-from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_in_process import Called, cli
 from conftest import CORRECT_SCALE, eigen_source, scale_source, write_module
 from viewer_runs import read_js_call
 
-from fembench_agents.cli import main
 from fembench_agents.messages import Message
 from fembench_agents.models import register_script, unregister_script
 from fembench_agents.runs.log import LOG_NAME, EpisodeRecord, read_log
@@ -43,30 +41,6 @@ def reply(messages: list[Message]) -> str:
     if "smallest_mode" in prompt:
         return f"```python\n{CORRECT_MODE}```\n"
     return f"```python\n{CORRECT_SCALE if 'returned wrong results' in prompt else WRONG_SCALE}```\n"
-
-
-@dataclass(frozen=True)
-class Called:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out + self.err
-
-
-def cli(*args: str | Path) -> Called:
-    """The command line in this process (the scripted model lives here), as `fembench-agents` runs it."""
-    out, err = io.StringIO(), io.StringIO()
-    code: int | str | None = 0
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-        except SystemExit as exc:
-            code = exc.code
-    assert isinstance(code, int), code
-    return Called(code, out.getvalue(), err.getvalue())
 
 
 @dataclass(frozen=True)
@@ -270,3 +244,29 @@ def test_report_view_and_replay_answer_a_damaged_log_in_one_line(
         assert show.code == (0 if whole_scale else show.code)
         assert shown_episodes(show) >= len(whole_scale)
     assert show.code in (0, EXIT_BAD_INPUT)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_resume_refuses_a_damaged_log_and_appends_nothing(
+    name: str, recorded: Recorded, cases: dict[str, Variant], tmp_path: Path
+) -> None:
+    variant = cases[name]
+    run = damaged_copy(recorded, variant, tmp_path)
+    log = run / LOG_NAME
+    resumed = cli(*recorded.run_args(run))
+    assert_answered(resumed, log, variant)
+    after = log.read_bytes()
+    if resumed.code == EXIT_BAD_INPUT:
+        assert after == variant.data  # not even a torn tail cut
+        assert "resumes only from a log it can read entirely" in resumed.err
+        return
+    # read whole: resumed; what was finished stays as it was and is not done again
+    original = (recorded.run / LOG_NAME).read_bytes()
+    whole = variant.data[: variant.data.rfind(b"\n") + 1]  # a resume cuts a torn last line, nothing else
+    assert after.startswith(whole)
+    everything = intact_episodes(original, original)
+    finished = [r.episode for r in read_log(run) if isinstance(r, EpisodeRecord)]  # the resumed log reads whole
+    assert sorted(finished) == sorted(everything)  # each episode finished once
+    appended = [json.loads(line) for line in _lines(after[len(whole) :])]
+    redone = {r["episode"] for r in appended if r["type"] == "episode"}
+    assert redone == everything - intact_episodes(original, variant.data)

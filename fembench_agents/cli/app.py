@@ -76,6 +76,11 @@ def bad_input(exc: BadInput, hint: str | None = None) -> NoReturn:
     raise typer.Exit(2)
 
 
+def fail(message: str, hint: str | None = None) -> NoReturn:
+    """Exit 2 with `message` on one line (never wrapped, never read as markup)."""
+    bad_input(BadInput(message), hint)
+
+
 def open_runs(run_dirs: Sequence[os.PathLike[str] | str], skip_bad_lines: bool) -> list[RunRecords]:
     """Each run read back. A log line that is not a record exits 2 naming it,
     or with `skip_bad_lines` is left out, and stderr says how many were."""

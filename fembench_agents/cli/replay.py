@@ -18,7 +18,7 @@ from fembench_agents.cli.app import (
     app,
     bad_input,
     console,
-    err,
+    fail,
     open_runs,
     open_sandbox,
     problems_for,
@@ -76,22 +76,18 @@ def replay(
 
 def _replayed(run_dir: Path, problems: list[Any], evaluator: Evaluator, records: list[Any]) -> list[Change]:
     """The replay's changes, or exit 2 where it diverged from the recording."""
-    from rich.markup import escape
-
     from fembench_agents.models import UnrecordedRequestError  # litellm's import: only for a replay
     from fembench_agents.runs.replay import replay_run
 
     try:
         return replay_run(run_dir, problems, evaluator, records)
     except UnrecordedRequestError as exc:
-        err.print(f"[red]error:[/red] the replay diverged from the recording: {escape(str(exc))}")
-        raise typer.Exit(2) from None
+        fail(f"the replay diverged from the recording: {exc}")
 
 
 def _print_turns(episodes: list, task_id: str) -> None:
     if not episodes:
-        err.print(f"[red]error:[/red] no attempts at {task_id!r} in this run")
-        raise typer.Exit(2)
+        fail(f"no attempts at {task_id!r} in this run")
     for end, turns in episodes:
         console.rule(turns[0].episode)
         for a in turns:

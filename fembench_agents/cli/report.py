@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fembench_agents.cli.app import SkipBadLinesOpt, app, bad_input, console, err, open_runs
+from fembench_agents.cli.app import SkipBadLinesOpt, app, bad_input, console, err, fail, open_runs
 from fembench_agents.errors import BadInput
 
 if TYPE_CHECKING:
@@ -63,8 +63,7 @@ def _show_sensitivity(runs: list[Path], out: Path | None) -> None:
 
     found = curves(runs)
     if not found:
-        err.print("[red]error:[/red] no scored PDE case attempts in these runs")
-        raise typer.Exit(2)
+        fail("no scored PDE case attempts in these runs")
     for c in found:
         rates = "  ".join(f"{a:g}:{r:.2f}" for a, r in zip(c.alphas, c.pass_rates, strict=True))
         console.print(f"{c.model} / {c.agent} / {c.library} (n={c.attempts}) pass rate by {c.varied}: {rates}")

@@ -19,6 +19,7 @@ from fembench_agents.cli.app import (
     bad_input,
     err,
     exit_if_skipped,
+    fail,
     open_sandbox,
     problems_for,
     progress_bar,
@@ -220,8 +221,7 @@ def run(
 
         make_agent(agent)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     planned = single_run(config, out)
     out = planned.out
     _refuse_damaged_runs([planned])
@@ -233,8 +233,7 @@ def run(
             )
         )
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     from fembench_agents.cli.report import show_report  # here: `run` and `compare` register before `report`
 
     show_report([out], out / "report")
@@ -297,8 +296,7 @@ def compare(
         for spec in exp.agents:
             make_agent(spec)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     out = experiment_dir(exp, out)
     runs = experiment_runs(exp, out)
     _refuse_damaged_runs(runs)
@@ -317,8 +315,7 @@ def compare(
             )
         )
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     from fembench_agents.cli.report import show_report
 
     run_dirs = [r.out for r in runs]
