@@ -139,7 +139,7 @@ def test_a_damaged_log_is_refused_whole_or_read_past_when_asked(run: Path) -> No
         read_log(run)
     assert (
         str(refused.value)
-        == f"{log}:2: not JSON (Expecting property name enclosed in double quotes, column 2) (and 1 more bad lines)"
+        == f"{log}:2: not JSON (Expecting property name enclosed in double quotes, column 2) (and 1 more bad line)"
     )
     assert isinstance(refused.value, BadInput) and isinstance(refused.value, ValueError)
     with pytest.raises(DamagedLog):
@@ -173,3 +173,13 @@ def test_a_log_that_cannot_be_read_is_bad_input(tmp_path: Path) -> None:
     (tmp_path / LOG_NAME).mkdir()
     with pytest.raises(BadInput, match=rf"^{tmp_path / LOG_NAME} is a directory, not a run log$"):
         scan_log(tmp_path)
+
+
+def test_json_past_what_the_reader_takes_is_a_fault_not_a_crash(run: Path) -> None:
+    good = lines_of(run)
+    assert faults_after(run, [*good, "7" * 5000, "[" * 100_000]) == [
+        "6: not JSON this reader takes (Exceeds the limit (4300 digits) for integer string conversion: value has "
+        "5000 digits; use sys.set_int_max_str_digits() to increase the limit)",
+        "7: not JSON this reader takes (maximum recursion depth exceeded while decoding a JSON array from a unicode "
+        "string)",
+    ]

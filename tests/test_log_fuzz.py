@@ -23,6 +23,7 @@ from viewer_runs import read_js_call
 
 from fembench_agents.messages import Message
 from fembench_agents.models import register_script, unregister_script
+from fembench_agents.runs.grid import run_dir_name
 from fembench_agents.runs.log import LOG_NAME, EpisodeRecord, read_log
 
 SCALE = "scale_vector_CC0_H0_T0"
@@ -132,7 +133,8 @@ def variants(log: bytes, seed: int = SEED) -> list[Variant]:
         Variant("schema_version_0_first", _join(at(0, json.dumps({**first, "schema_version": 0}).encode())), 1),
         Variant("foreign_object", _join(insert(mid, b'{"hello": "world"}')), mid + 1),
         Variant("foreign_array", _join(insert(mid, b"[1, 2, 3]")), mid + 1),
-        Variant("foreign_scalars", _join([*lines, b"42", b'"text"', b"null", b"true"]), n + 1),
+        Variant("foreign_scalars", _join([*lines, b"42", b'"text"', b"null", b"true", b"7" * 5000]), n + 1),
+        Variant("nested_too_deep", _join(insert(mid, b"[" * 100_000)), mid + 1),
         Variant("a_manifest_as_a_line", _join(insert(mid, manifest.encode())), mid + 1),
         Variant("wrong_record_type", _join(at(episode_at, json.dumps(wrong_type).encode())), episode_at + 1),
         Variant("reversed", _join(lines[::-1]), 2, ordered=False),  # an episode's end, then its attempts
@@ -270,3 +272,20 @@ def test_a_resume_refuses_a_damaged_log_and_appends_nothing(
     appended = [json.loads(line) for line in _lines(after[len(whole) :])]
     redone = {r["episode"] for r in appended if r["type"] == "episode"}
     assert redone == everything - intact_episodes(original, variant.data)
+
+
+def test_compare_refuses_to_resume_a_grid_holding_a_damaged_run(
+    recorded: Recorded, cases: dict[str, Variant], tmp_path: Path
+) -> None:
+    variant = cases["garbage_line"]
+    grid = tmp_path / "grid"
+    grid.mkdir()
+    run = damaged_copy(recorded, variant, tmp_path)
+    run.rename(grid / run_dir_name(f"scripted/{recorded.script}", "feedback-loop:3"))
+    log = grid / run_dir_name(f"scripted/{recorded.script}", "feedback-loop:3") / LOG_NAME
+    again = cli(
+        "compare", "--models", f"scripted/{recorded.script}", "--agents", "feedback-loop:3", "--tasks", f"{SCALE},{MODE}",
+        "--tasks-path", recorded.tasks, "--repeats", "2", "--out", grid, "--cache", recorded.cache,
+    )  # fmt: skip
+    assert_answered(again, log, variant)
+    assert log.read_bytes() == variant.data

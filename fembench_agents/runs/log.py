@@ -205,8 +205,9 @@ class DamagedLog(BadInput):
     message, every one in `faults` (in line order)."""
 
     def __init__(self, faults: Sequence[LogFault], hint: str | None = None) -> None:
-        more = f" (and {len(faults) - 1} more bad lines)" if len(faults) > 1 else ""
-        super().__init__(f"{faults[0]}{more}", hint)
+        more = len(faults) - 1
+        more_text = f" (and {more} more bad line{'s' if more > 1 else ''})" if more else ""
+        super().__init__(f"{faults[0]}{more_text}", hint)
         self.faults = tuple(faults)
 
 
@@ -236,8 +237,8 @@ def _parse_line(raw: bytes) -> LogRecord:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _Fault(f"not JSON ({exc.msg}, column {exc.colno})") from None
-    except RecursionError:
-        raise _Fault("not JSON this reader takes (nested too deeply)") from None
+    except (ValueError, RecursionError) as exc:  # a number of more digits than int() takes, nesting too deep
+        raise _Fault(f"not JSON this reader takes ({exc})") from None
     known = ", ".join(RECORD_TYPES)
     if not isinstance(value, dict):
         raise _Fault(f"a JSON {_json_kind(value)}, not a log record (a JSON object of type {known})")
@@ -247,7 +248,9 @@ def _parse_line(raw: bytes) -> LogRecord:
         raise _Fault(f"a JSON object with {what}, not a log record (type {known})")
     version = value.get("schema_version", LOG_SCHEMA_VERSION)
     if version != LOG_SCHEMA_VERSION or isinstance(version, bool):
-        newer = " (written by a newer fembench-agents)" if isinstance(version, int) and version > 1 else ""
+        newer = (
+            " (written by a newer fembench-agents)" if isinstance(version, int) and version > LOG_SCHEMA_VERSION else ""
+        )
         raise _Fault(f"schema_version {version!r}; this build reads log schema {LOG_SCHEMA_VERSION}{newer}")
     try:
         return RECORD_TYPES[kind].model_validate(value)
@@ -352,6 +355,8 @@ def read_manifest(directory: str | os.PathLike[str]) -> RunManifest:
         value = json.loads(read_text_file(str(path), "the run manifest"))
     except json.JSONDecodeError as exc:
         raise BadInput(f"{path}:{exc.lineno}: not JSON ({exc.msg}, column {exc.colno})") from None
+    except (ValueError, RecursionError) as exc:
+        raise BadInput(f"{path}: not JSON this reader takes ({exc})") from None
     if not isinstance(value, dict):
         raise BadInput(f"{path}: a JSON {_json_kind(value)}, not a run manifest (a JSON object)")
     version = value.get("schema_version", LOG_SCHEMA_VERSION)
