@@ -142,3 +142,8 @@ def test_a_bug_keeps_its_traceback(run: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr("fembench_agents.cli.report.show_report", lost)
     with pytest.raises(OSError, match="no file the user named"):
         cli("report", run)
+
+
+def test_a_port_out_of_range_is_one_line(run: Path, tmp_path: Path) -> None:
+    called = cli("view", run, "--out", tmp_path / "site", "--serve", "--port", "99999")
+    assert one_line(called) == "error: cannot serve on 127.0.0.1:99999: bind(): port must be 0-65535."

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from fembench_agents.cli.app import SkipBadLinesOpt, app, bad_input, err, open_runs
+from fembench_agents.cli.app import SkipBadLinesOpt, app, bad_input, err, fail, open_runs
 from fembench_agents.errors import BadInput
 
 
@@ -36,7 +36,10 @@ def view(
         bad_input(BadInput(str(exc)))
     err.print(f"site written to {index} (open it in a browser)")
     if serve:
-        server = site_server(out, port)
+        try:
+            server = site_server(out, port)
+        except (OSError, OverflowError) as exc:  # the port is taken, or no port at all
+            fail(f"cannot serve on 127.0.0.1:{port}: {exc}")
         err.print(f"serving http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
         try:
             server.serve_forever()
