@@ -18,18 +18,22 @@ if TYPE_CHECKING:
     from fembench_agents.runs.reader import RunRecords
 
 
-def show_report(run_dirs: Sequence[Path | RunRecords], out: Path | None) -> None:
-    """The report of runs (directories, or runs already read) on the terminal, and under `out`."""
-    from fembench_agents.report import build_report, isolation_warnings, rich_tables, write_report
+def show_report(run_dirs: Sequence[Path | RunRecords], out: Path | None, full: bool = False) -> None:
+    """The terminal's tables (the short set unless `full`) of runs (directories, or runs
+    already read), isolation warnings, and one line saying where everything else is;
+    report.md under `out` holds every table."""
+    from fembench_agents.report import build_report, isolation_warnings, write_report
+    from fembench_agents.report.terminal import pointer, terminal_tables
 
     report = build_report(run_dirs)
-    for table in rich_tables(report):
+    for table in terminal_tables(report, console.width, full=full):
         console.print(table)
     for warning in isolation_warnings(report):
         err.print(f"[yellow]warning:[/yellow] {warning}", markup=True, highlight=False)
+    written = None
     if out is not None:
-        paths = write_report(report, out)
-        err.print(f"report written to {paths['markdown']}")
+        written = str(write_report(report, out)["markdown"])
+    err.print(pointer([str(r) for r in run_dirs], full, written), markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("report")
@@ -40,6 +44,9 @@ def report(
     ] = None,
     sensitivity: Annotated[
         bool, typer.Option(help="PDE pass rates recomputed over a grid of alpha_acc and alpha_time (no solver runs)")
+    ] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="every table (default: summary, per-task tables, paired tests)")
     ] = False,
     skip_bad_lines: SkipBadLinesOpt = False,
 ) -> None:
@@ -55,7 +62,7 @@ def report(
     if sensitivity:
         _show_sensitivity(runs, out)
         return
-    show_report(opened, out)
+    show_report(opened, out, full=full)
 
 
 def _show_sensitivity(runs: list[Path], out: Path | None) -> None:
