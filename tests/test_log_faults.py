@@ -120,7 +120,7 @@ def test_what_the_writer_does_on_resume_is_no_fault(tmp_path: Path) -> None:
         fh.write("\n  \n")  # empty lines are passed over
         fh.write(lines_of(run)[0][:40])  # a torn last line: a killed writer, no newline yet
     reading = scan_log(run)
-    assert (len(reading.records), reading.faults) == (7, ())
+    assert (len(reading.records), reading.faults, reading.torn_line) == (7, (), 10)
     assert [r.status for r in open_run(run).episodes()] == ["done"]
 
 

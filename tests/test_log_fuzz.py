@@ -232,6 +232,14 @@ def test_report_view_and_replay_answer_a_damaged_log_in_one_line(
         assert said.startswith("skipped ") and f" (first: {log}:{variant.bad_line}: " in said, said
     elif variant.certain:
         assert skipped == []
+    torn = [line for line in report.err.splitlines() if line.startswith("note: ")]
+    if name == "torn_tail":
+        assert torn == [
+            f"note: {log}:{len(_lines(variant.data)) + 1}: incomplete last line (a writer stopped mid-record) "
+            "left out; a resume redoes its episode"
+        ]
+    else:
+        assert torn == []
     view = cli("view", run, "--out", tmp_path / "skipped", "--skip-bad-lines")
     no_traceback(view)
     assert view.code == 0, view.text

@@ -84,7 +84,7 @@ def fail(message: str, hint: str | None = None) -> NoReturn:
 def open_runs(run_dirs: Sequence[os.PathLike[str] | str], skip_bad_lines: bool) -> list[RunRecords]:
     """Each run read back. A log line that is not a record exits 2 naming it,
     or with `skip_bad_lines` is left out, and stderr says how many were."""
-    from fembench_agents.runs.log import DamagedLog
+    from fembench_agents.runs.log import LOG_NAME, DamagedLog
     from fembench_agents.runs.reader import open_run
 
     runs = []
@@ -99,6 +99,14 @@ def open_runs(run_dirs: Sequence[os.PathLike[str] | str], skip_bad_lines: bool) 
             n = len(run.skipped)
             err.print(
                 f"skipped {n} bad line{'s' if n != 1 else ''} (first: {run.skipped[0]})",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+        if run.torn_line is not None:
+            err.print(
+                f"note: {run.path / LOG_NAME}:{run.torn_line}: incomplete last line (a writer stopped "
+                "mid-record) left out; a resume redoes its episode",
                 markup=False,
                 highlight=False,
                 soft_wrap=True,

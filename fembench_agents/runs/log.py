@@ -217,6 +217,7 @@ class LogReading:
 
     records: list[LogRecord]
     faults: tuple[LogFault, ...] = ()
+    torn_line: int | None = None  # the number of an incomplete last line (no newline yet), left out
 
 
 class _Fault(Exception):
@@ -318,7 +319,10 @@ def scan_log(directory: str | os.PathLike[str]) -> LogReading:
     faults: list[LogFault] = []
     # split on the newline byte only: a record's text may hold U+2028 and the like, which
     # str.splitlines would take for line ends
-    for n, raw in enumerate(_complete_lines(_log_bytes(path)).split(b"\n")[:-1], 1):
+    data = _log_bytes(path)
+    complete = _complete_lines(data)
+    lines = complete.split(b"\n")[:-1]
+    for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         try:
@@ -328,7 +332,8 @@ def scan_log(directory: str | os.PathLike[str]) -> LogReading:
             faults.append(LogFault(path, n, str(fault)))
             continue
         records.append(record)
-    return LogReading(records, tuple(faults))
+    torn = len(lines) + 1 if data[len(complete) :].strip() else None
+    return LogReading(records, tuple(faults), torn)
 
 
 def read_log(directory: str | os.PathLike[str]) -> list[LogRecord]:

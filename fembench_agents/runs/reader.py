@@ -51,6 +51,7 @@ class RunRecords:
     manifest: RunManifest
     records: list[Any]
     skipped: tuple[LogFault, ...] = ()  # bad log lines left out (only when asked to skip them)
+    torn_line: int | None = None  # an incomplete last line (a writer stopped mid-record), left out
 
     def episodes(self) -> list[EpisodeRecord]:
         """One record per episode (see `chosen_episodes`), in model, agent,
@@ -91,4 +92,4 @@ def open_run(path: str | os.PathLike[str], skip_bad_lines: bool = False) -> RunR
     reading = scan_log(path)
     if reading.faults and not skip_bad_lines:
         raise DamagedLog(reading.faults)
-    return RunRecords(Path(path), manifest, reading.records, reading.faults)
+    return RunRecords(Path(path), manifest, reading.records, reading.faults, reading.torn_line)
