@@ -59,6 +59,7 @@ def test_skipping_bad_lines_says_how_many_and_the_first(run: Path) -> None:
         "(a JSON object of type model_call, attempt, episode))"
     ) in called.err.splitlines()
     assert "1/1" in called.out  # the episode before the bad lines is reported
+    assert called.err.splitlines()[-1].startswith(f"`fembench-agents report {run} --out DIR` writes report.md")
 
 
 def test_a_damaged_manifest_is_one_line(run: Path) -> None:

@@ -33,7 +33,8 @@ def show_report(run_dirs: Sequence[Path | RunRecords], out: Path | None, full: b
     written = None
     if out is not None:
         written = str(write_report(report, out)["markdown"])
-    err.print(pointer([str(r) for r in run_dirs], full, written), markup=False, highlight=False, soft_wrap=True)
+    paths = [str(r if isinstance(r, Path) else r.path) for r in run_dirs]
+    err.print(pointer(paths, full, written), markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("report")
