@@ -148,3 +148,11 @@ def test_a_bug_keeps_its_traceback(run: Path, monkeypatch: pytest.MonkeyPatch) -
 def test_a_port_out_of_range_is_one_line(run: Path, tmp_path: Path) -> None:
     called = cli("view", run, "--out", tmp_path / "site", "--serve", "--port", "99999")
     assert one_line(called) == "error: cannot serve on 127.0.0.1:99999: bind(): port must be 0-65535."
+
+
+def test_sensitivity_reads_every_line_and_says_it_cannot_skip(run: Path) -> None:
+    with open(run / LOG_NAME, "ab") as fh:
+        fh.write(b"[]\n")
+    assert one_line(cli("report", run, "--sensitivity", "--skip-bad-lines")) == (
+        "error: --sensitivity reads every line of a log and cannot skip bad ones; without it, report can"
+    )

@@ -61,6 +61,8 @@ def report(
             bad_input(BadInput(f"{r} is not a run directory (no manifest.json)"))
     opened = open_runs(runs, skip_bad_lines)  # a damaged log is named before any table
     if sensitivity:
+        if any(r.skipped for r in opened):  # its curves read each log whole (cases.sensitivity)
+            fail("--sensitivity reads every line of a log and cannot skip bad ones; without it, report can")
         _show_sensitivity(runs, out)
         return
     show_report(opened, out, full=full)
