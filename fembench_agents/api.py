@@ -184,13 +184,15 @@ def score_folder(
     *,
     cases_path: PathLike | None = None,
     compat: tuple[str, ...] = (),
+    gates: str = "ours",
     track: str | None = None,
     paths: Mapping[str, PathLike] | None = None,
     allow_weak_isolation: bool = False,
 ) -> FolderSummary:
     """Saved completions `{task_id}_code_{label}.py` / `_test_` in `folder`, scored;
     with `cases_path`, PDE solver programs `{case_id}_{library}_{label}.py` (and
-    the compatibility rewrites `compat` names); with `track`, the saved attempts
+    the compatibility options `compat` names; `gates="published"` judges each imported
+    case by its published record's thresholds); with `track`, the saved attempts
     of that track's kind as it names them (any registered kind, its source in `paths`)."""
     kind = kind_for(track or (DEFAULT_TRACK if cases_path is None else DEFAULT_LIBRARY))
     all_paths = _paths(tasks_path, cases_path or CASES_PATH, paths)
@@ -198,7 +200,7 @@ def score_folder(
     tracks = kind.folder.tracks(Path(folder), path)
     with Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for(tracks)) as sandbox:
         sandbox.require_isolation()
-        sets = load_problems(tracks, sandbox, all_paths, ScoringOptions(compat))
+        sets = load_problems(tracks, sandbox, all_paths, ScoringOptions(tuple(compat), gates=gates))
         try:
             found = kind.folder.find(Path(folder), path, sets.by_track)
             return score_saved(found, kind.folder, sets.evaluator, skipped=sets.skipped)

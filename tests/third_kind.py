@@ -205,6 +205,7 @@ class SumFolder:
         scored: list[tuple[SavedAttempt, Any]],
         isolation: IsolationReport,
         skipped: list[SkippedTask],
+        options: ScoringOptions,
     ) -> SumFolderSummary:
         labels: dict[str, int] = {}
         for attempt, outcome in scored:

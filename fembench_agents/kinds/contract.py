@@ -44,7 +44,10 @@ class ProblemsUnavailable(ValueError):
 class ScoringOptions:
     """What a command may ask of a kind's scorer beyond its defaults."""
 
-    compat: tuple[str, ...] = ()  # compatibility rewrites a kind offers (PDE: cases/compat.py)
+    compat: tuple[str, ...] = ()  # compatibility options a kind offers (PDE: cases/compat.py)
+    # which gates judge: the kind's own ("ours"), or another set it offers (PDE: "published",
+    # each imported case by its published record's thresholds)
+    gates: str = "ours"
     # The caller will `prepare` the problems it selects before scoring them (a run does): a
     # kind need not refuse to load for want of what `prepare` makes (a machine calibration).
     prepared_later: bool = False

@@ -114,6 +114,19 @@ def cost_rows(report: Report) -> Rows:
     return headers, rows
 
 
+def scaling_rows(report: Report) -> Rows:
+    """Test-time scaling: the sample a scaffold chose beside the oracle choice among the same
+    samples (chosen by the hidden verdict: an upper bound no agent can reach by itself)."""
+    conf = round(report.settings.confidence * 100)
+    headers = ["Model", "Agent", "Track", f"Chosen: correct [{conf}% CI]", f"Oracle choice, upper bound [{conf}% CI]"]
+    rows = [
+        [g.model, g.agent, g.track, fmt_estimate(g.correct), fmt_estimate(g.oracle)]
+        for g in report.groups
+        if g.oracle is not None
+    ]
+    return headers, rows
+
+
 def stage_columns(report: Report) -> list[str]:
     present = {s for g in report.groups for s in g.stage_failures}
     return [s for s in STAGE_ORDER if s in present] + sorted(present - set(STAGE_ORDER))
@@ -231,6 +244,16 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
         "",
     ]
     out += md_table(*cost_rows(report))
+    if any(g.oracle is not None for g in report.groups):
+        out += [
+            "## Test-time scaling",
+            "",
+            "Each best-of-N episode hands in one of its samples, chosen from what an agent may see. "
+            "The oracle choice takes a passing sample whenever there is one (the hidden verdict "
+            "decides): an upper bound, not a score any agent earned.",
+            "",
+        ]
+        out += md_table(*scaling_rows(report))
     own = kind_sections(report)
     for section in (s for s in own if not s.after_tasks):
         out += _md_section(section)
@@ -272,6 +295,8 @@ def rich_tables(report: Report) -> list[Table]:
     """Per-task results, summary, stage failures and paired tests, for `Console.print`."""
     tables = [_rich_table(task_table_title(t), task_rows(t)) for t in report.task_tables]
     tables += [_rich_table("Summary", summary_rows(report)), _rich_table("Cost", cost_rows(report))]
+    if any(g.oracle is not None for g in report.groups):
+        tables.append(_rich_table("Test-time scaling (oracle choice: an upper bound)", scaling_rows(report)))
     tables.append(_rich_table("Stage failures", stage_rows(report)))
     own = kind_sections(report)
     tables += [_rich_table(s.terminal_title or s.title, s.rows) for s in own if not s.after_tasks]

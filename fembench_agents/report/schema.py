@@ -65,6 +65,9 @@ class GroupSummary(_Frozen):
     tasks_solved: int  # tasks a strict majority of whose repeats passed
     correct: Estimate  # mean over tasks of the share of repeats that passed
     joint_tests: Estimate | None = None  # tests track: mean over tasks of the joint test score
+    # best-of-N: mean over tasks of the share of repeats any of whose samples passes (the oracle
+    # choice: what a choice by the hidden verdict would give, an upper bound on the scaffold's)
+    oracle: Estimate | None = None
     pass_at_k: dict[int, float]  # k = 1 .. repeats_min
     k_of_n: dict[int, int]  # k -> tasks passed in at least k repeats
     stage_failures: dict[str, int]  # failed stage -> failed episodes
@@ -241,3 +244,4 @@ class Report(_Frozen):
     breakdowns: list[BreakdownRow] = []
     diagnostics: list[Diagnostics] = []
     case_margins: list[CaseMargins] = []
+    case_gates: list[str] = []  # the gates that judged the PDE attempts, as named ("ours (alpha_acc 10, ...)")

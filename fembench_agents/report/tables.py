@@ -136,6 +136,11 @@ def summarize_group(
             if report_part(track).graded
             else None
         ),
+        oracle=(
+            _estimate([float(np.mean([bool(e.oracle_passed) for e in t])) for t in tasks.values()], settings)
+            if all(e.oracle_passed is not None for e in eps)
+            else None
+        ),
         pass_at_k={k: mean_pass_at_k(counts, k) for k in range(1, repeats_min + 1)},
         k_of_n=k_of_n(counts),
         stage_failures=dict(sorted(stages.items())),

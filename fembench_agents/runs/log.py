@@ -14,7 +14,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 
 from fembench_agents.contracts import Feedback, Track
 from fembench_agents.errors import BadInput, first_error, read_text_file
@@ -105,6 +114,17 @@ class EpisodeRecord(_Record):
     model_calls: int = 0  # answered calls, one per sample
     reused_calls: int = 0  # of those, served by the response cache or a recording, not asked this time
     error_kind: str | None = None  # the kind of an error retrying cannot fix ("authentication", ...)
+    # best-of-N: whether any of its samples passes the hidden verdict, which chose none of them
+    # (the oracle choice, an upper bound on the scaffold's); absent for every other agent
+    oracle_passed: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _oracle_only_when_judged(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """An episode of any other agent reads as before the field existed."""
+        data: dict[str, Any] = handler(self)
+        if data.get("oracle_passed") is None:
+            data.pop("oracle_passed", None)
+        return data
 
     @field_validator("failed_stage", mode="before")
     @classmethod

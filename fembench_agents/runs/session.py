@@ -33,11 +33,20 @@ class EpisodeSession:
         self.evaluator, self.feedback, self.log = evaluator, feedback, log
         self.episode, self.agent, self.repeat = episode, agent, repeat
         self.attempts: list[AttemptRecord] = []
+        self.oracle_passed: bool | None = None  # best-of-N's oracle choice (upper_bound)
         # every call answered through call_model: a coding agent makes many per attempt
         self.calls: list[ModelResponse] = []
 
     def last_reply(self) -> str:
         return self.attempts[-1].reply if self.attempts else ""
+
+    async def upper_bound(self, others: list[str], chosen_passed: bool) -> None:
+        passed = chosen_passed
+        for text in others:
+            if passed:
+                break
+            passed = (await self.score(text)).passed
+        self.oracle_passed = passed
 
     async def score(self, text: str) -> OutcomeBase:
         return await asyncio.to_thread(self.evaluator.score, self.task, self.track, text)
@@ -140,6 +149,7 @@ class EpisodeSession:
             seconds=time.perf_counter() - started,
             error=error,
             error_kind=error_kind,
+            oracle_passed=self.oracle_passed,
             model_calls=len(self.calls),
             reused_calls=sum(r.cached or r.replayed for r in self.calls),
         )
