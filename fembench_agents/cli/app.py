@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
@@ -113,6 +114,28 @@ def open_runs(run_dirs: Sequence[os.PathLike[str] | str], skip_bad_lines: bool) 
             )
         runs.append(run)
     return runs
+
+
+RESUME_HINT = (
+    "a run resumes only from a log it can read entirely, and nothing was appended: repair or delete the bad "
+    "lines (`report --skip-bad-lines` shows what the rest holds), or run into a new --out"
+)
+
+
+def refuse_damaged_runs(run_dirs: Sequence[Path]) -> None:
+    """Before anything starts: exit 2 where a run to resume has a manifest or a log
+    line this build cannot read (a resume appends to a log it read entirely, or not at all)."""
+    from fembench_agents.runs.log import MANIFEST_NAME, DamagedLog, read_manifest, scan_log
+
+    for directory in run_dirs:
+        try:
+            if (directory / MANIFEST_NAME).exists():
+                read_manifest(directory)
+            faults = scan_log(directory).faults
+        except BadInput as exc:
+            bad_input(exc, RESUME_HINT)
+        if faults:
+            bad_input(DamagedLog(faults), RESUME_HINT)
 
 
 def open_sandbox(

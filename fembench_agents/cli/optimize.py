@@ -86,6 +86,14 @@ def optimize(
     ] = True,
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="print the most model calls, tokens and dollars of each phase (the rule is printed with it); "
+            "no model call, no sandbox job, no key needed",
+        ),
+    ] = False,
 ) -> None:
     """GEPA on a training split: tune a single-shot agent's system prompt, never touching held-out tasks."""
     from fembench_agents.models.credentials import credential_problems
@@ -117,6 +125,11 @@ def optimize(
         resolve_budget(settings.budget, 1)
     except ValueError as exc:
         fail(str(exc))
+    if dry_run:
+        from fembench_agents.cli.dry_run import show_optimize_dry_run
+
+        show_optimize_dry_run(settings, evaluate)
+        return
     problems = list(
         dict.fromkeys(
             credential_problems([settings.model], settings.params.api_base)

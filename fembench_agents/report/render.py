@@ -191,6 +191,29 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
     return [line(headers), "|" + "---|" * len(headers), *(line(r) for r in rows), ""]
 
 
+def budget_lines(report: Report) -> list[str]:
+    """The runs' episode budgets, said once when they agree and flagged when they differ (the
+    agents compared then did not work under the same caps), then the episodes each cap ended."""
+    budgets = {r.run_id: r.episode_budget or "none" for r in report.runs}
+    if set(budgets.values()) == {"none"}:
+        return []
+    if len(set(budgets.values())) == 1:
+        out = [f"Episode budget: {next(iter(budgets.values()))} (every run)."]
+    else:
+        each = "; ".join(f"{run}: {b}" for run, b in budgets.items())
+        out = [
+            f"**Warning**: the runs' episode budgets differ ({each}): their agents did not work under the same caps."
+        ]
+    out += [
+        f"{g.model} / {g.agent} / {g.track}: "
+        + ", ".join(f"{n} episode(s) ended by {cap}" for cap, n in g.budget_stops.items())
+        + "."
+        for g in report.groups
+        if g.budget_stops
+    ]
+    return out
+
+
 def isolation_warnings(report: Report) -> list[str]:
     """One line per run whose generated code ran with less than namespaced isolation."""
     return [
@@ -236,6 +259,7 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
         "",
     ]
     out += md_table(*summary_rows(report))
+    out += [f"{line}\n" for line in budget_lines(report)]
     out += [
         "## Cost",
         "",

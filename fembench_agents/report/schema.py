@@ -46,6 +46,7 @@ class RunInfo(_Frozen):
     git_commit: str | None = None
     episodes: int
     isolation: IsolationReport | None = None  # None: recorded before isolation was kept
+    episode_budget: str | None = None  # its agents' caps (calls=..,usd=..); None: uncapped
 
 
 class GroupSummary(_Frozen):
@@ -77,6 +78,7 @@ class GroupSummary(_Frozen):
     cost_usd: float | None  # None when any episode's cost is unknown
     seconds: float  # summed over episodes (not wall clock when episodes overlap)
     model_seconds: float
+    budget_stops: dict[str, int] = {}  # episode budget cap -> episodes it ended
     model_calls: int = 0  # one per model sample
     reused_calls: int = 0  # of those, served by the response cache or a recording
 

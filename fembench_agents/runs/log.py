@@ -117,13 +117,15 @@ class EpisodeRecord(_Record):
     # best-of-N: whether any of its samples passes the hidden verdict, which chose none of them
     # (the oracle choice, an upper bound on the scaffold's); absent for every other agent
     oracle_passed: bool | None = None
+    budget_stop: str | None = None  # the episode budget's cap that ended it (calls, tokens, usd, seconds)
 
     @model_serializer(mode="wrap")
-    def _oracle_only_when_judged(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """An episode of any other agent reads as before the field existed."""
+    def _optional_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """An episode without an oracle choice or a budget stop reads as before those fields existed."""
         data: dict[str, Any] = handler(self)
-        if data.get("oracle_passed") is None:
-            data.pop("oracle_passed", None)
+        for name in ("oracle_passed", "budget_stop"):
+            if data.get(name) is None:
+                data.pop(name, None)
         return data
 
     @field_validator("failed_stage", mode="before")
