@@ -595,7 +595,7 @@ def test_a_line_torn_inside_a_character_is_skipped_and_a_complete_bad_last_line_
         pass
     with open(tmp_path / "log.jsonl", "a") as fh:
         fh.write('{"type": "episode", "episode": "x"}\n')  # complete, not a record: a resume keeps it
-    with pytest.raises(ValueError, match=r"log.jsonl:2: not a valid log record: Field required"):
+    with pytest.raises(ValueError, match=r"log.jsonl:2: episode record: field task_id: Field required \(and 8 more\)$"):
         read_log(tmp_path)
 
 
@@ -606,7 +606,7 @@ def test_a_bad_line_inside_the_log_names_its_line(tmp_path: Path) -> None:
         fh.write('{"type": "nonsense"}\n')
     with RunLog(tmp_path) as log:
         log.append(episode("b", "done", False, 0.0))
-    with pytest.raises(ValueError, match=r"log.jsonl:2: not a valid log record"):
+    with pytest.raises(ValueError, match=r"log.jsonl:2: a JSON object with type 'nonsense', not a log record"):
         read_log(tmp_path)
     assert read_log(tmp_path / "absent") == []
     # of a line's several faults, the first in the record's field order is named
@@ -614,7 +614,9 @@ def test_a_bad_line_inside_the_log_names_its_line(tmp_path: Path) -> None:
     (tmp_path / "log.jsonl").write_text("\n".join([lines[0], '{"type": "episode", "episode": 5}', lines[2]]) + "\n")
     with pytest.raises(ValueError) as err:
         read_log(tmp_path)
-    assert str(err.value) == f"{tmp_path / 'log.jsonl'}:2: not a valid log record: Input should be a valid string"
+    assert str(err.value) == (
+        f"{tmp_path / 'log.jsonl'}:2: episode record: field episode: Input should be a valid string (and 9 more)"
+    )
 
 
 # ----------------------------------------------------------------- resume
