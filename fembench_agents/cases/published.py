@@ -57,8 +57,9 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fembench_agents.cases.blends import blend
 from fembench_agents.cases.builder import LAYOUT
-from fembench_agents.cases.domains import DOMAINS, grid_mask, grid_points
+from fembench_agents.cases.domains import Domain, grid_mask, grid_points, spec_domain
 from fembench_agents.cases.expressions import ExpressionError, check_expr, compile_expr
 from fembench_agents.cases.leak import best_multiple_error
 from fembench_agents.cases.manufactured import EQUATIONS
@@ -71,10 +72,10 @@ from fembench_agents.cases.model import (
     TimeSpec,
 )
 from fembench_agents.cases.published_domains import (
-    BLENDS,
     DOMAIN_REASON,
     EDGES,
     Excluded,
+    T,
     X,
     Y,
     as_list,
@@ -84,6 +85,14 @@ from fembench_agents.cases.published_domains import (
     restricted,
     sym,
     track_domain,
+)
+from fembench_agents.cases.published_periodic import (
+    EDGE_OF,
+    PAIRS,
+    check_periodic,
+    directions,
+    dirichlet_sides,
+    partners,
 )
 
 LIBRARY = "dolfinx"
@@ -236,7 +245,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     if published_family not in FAMILIES:
         raise Excluded(f"family not in this track yet: {published_family}")
     family = FAMILIES[published_family]
-    name = track_domain(oc.get("domain") or {})
+    domain = track_domain(oc.get("domain") or {})
     if family in STEADY_HERE and pde.get("time"):
         raise Excluded(f"transient {published_family}: the track's family is steady")
     if family == "biharmonic":
@@ -252,26 +261,49 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     manufactured = pde.get("manufactured_solution") or {}
     solution = manufactured.get("u")
     bc = oc.get("bc") or {}
+    box = _domain_box(domain, grid)
+    periodic = partners(directions(bc, box)) if "periodic" in bc else {}
+    if periodic and domain.name != "rectangle":
+        raise Excluded(f"boundary condition not read: periodic sides on a {domain.name}")
     dirichlet = bc.get("dirichlet")
-    if set(bc) != {"dirichlet"} or not isinstance(dirichlet, dict | list) or not dirichlet:
+    if set(bc) - {"dirichlet", "periodic"} or (
+        not periodic and (not isinstance(dirichlet, dict | list) or not dirichlet)
+    ):
         raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
-    entries = dirichlet_entries(dirichlet)
     shown: dict[str, list[str]] = {}
-    domain = DOMAINS[name]
-    if solution and name not in BLENDS:
-        raise Excluded(f"published boundary value not built: no leak-free blend for the {name} yet")
-    if entries is None:
-        # Without a manufactured solution the published Dirichlet value is data, not the answer:
-        # each boundary piece gets it restricted there, and the reference is a checked fine solve.
-        whole = dirichlet if isinstance(dirichlet, dict) else dirichlet[0]
-        u = [sym(e) for e in as_list(solution or whole.get("value", "0"))]
-        traces = {piece: [restricted(c, a, b) for c in u] for piece, a, b in domain.pieces}
-    else:  # per-edge data on the whole square: each piece gets its edge's value (data, no solution), as written
-        traces = edge_values(entries, name, solution)
-        shown = {EDGES[e["on"]]: [_checked(str(v)) for v in as_list(e.get("value", "0"))] for e in entries}
-        u = next(iter(traces.values()))
-        if len({len(v) for v in traces.values()}) != 1:
-            raise Excluded("boundary condition not read: per-edge values of different lengths")
+    if periodic:
+        # the record's own Dirichlet sides, valued by their data; the published view keeps bc as
+        # published (per-edge traces and periodic pairs: data, not the answer)
+        sides = dirichlet_sides(dirichlet, periodic, domain)
+        u = [sym(e) for e in as_list(solution)] if solution else None
+        if u is None:
+            given = next(iter(sides.values())) if sides else [sym(e) for e in as_list(pde.get("source_term", "0"))]
+            u = [sp.Integer(0)] * len(given)
+        traces = {n: [restricted(c, a, b) for c in u] for n, a, b in domain.pieces if n not in periodic}
+        for n, values in (sides or {}).items():
+            if solution and not _same_on(values, traces[n], domain, n):
+                raise Excluded(
+                    f"record defect: the Dirichlet data on {EDGE_OF[n]} is not the manufactured solution there"
+                )
+            if not solution:
+                traces[n] = values
+        if solution:
+            data = {"solution": u, "forcing": [sym(e) for e in as_list(pde.get("source_term", "0"))]}
+            check_periodic(data, box, tuple(sorted(d for d, (a, _) in PAIRS.items() if a in periodic)), _t_end(pde))
+    else:
+        entries = dirichlet_entries(dirichlet)
+        if entries is None:
+            # Without a manufactured solution the published Dirichlet value is data, not the answer:
+            # each boundary piece gets it restricted there, and the reference is a checked fine solve.
+            whole: Any = dirichlet if isinstance(dirichlet, dict) else (dirichlet or [{}])[0]
+            u = [sym(e) for e in as_list(solution or whole.get("value", "0"))]
+            traces = {piece: [restricted(c, a, b) for c in u] for piece, a, b in domain.pieces}
+        else:  # per-edge data on the whole square: each piece gets its edge's value (data, no solution), as written
+            traces = edge_values(entries, domain.name, solution)
+            shown = {EDGES[e["on"]]: [_checked(str(v)) for v in as_list(e.get("value", "0"))] for e in entries}
+            u = next(iter(traces.values()))
+            if len({len(v) for v in traces.values()}) != 1:
+                raise Excluded("boundary condition not read: per-edge values of different lengths")
     field = (oc.get("output") or {}).get("field")
     vector = family in MAGNITUDES
     if len(u) != (2 if vector else 1) or (field == MAGNITUDES.get(family)) != vector:
@@ -303,7 +335,9 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             raise Excluded("initial data not stated: a wave record needs initial_condition and initial_velocity")
         initial = [_show(sym(pde["initial_condition"])), _show(sym(pde["initial_velocity"]))]
     pieces = [
-        BoundaryPiece(
+        BoundaryPiece(name=piece, kind="periodic", segment=(a, b), partner=periodic[piece])
+        if piece in periodic
+        else BoundaryPiece(
             name=piece,
             segment=(a, b),
             value=_one(shown[piece] if shown else [_show(c) for c in traces[piece]]),
@@ -311,8 +345,14 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         for piece, a, b in domain.pieces
     ]
     # The published view: a manufactured record's boundary value becomes the blend of its traces
-    # (the solution itself would be the answer); a record without one keeps its data as published.
-    published_bc = {"dirichlet": {"on": "all", "value": _one([_show(BLENDS[name](c)) for c in u])}} if solution else bc
+    # (the solution itself would be the answer); a record without one, or with periodic sides (its
+    # Dirichlet sides given per edge), keeps its data as published.
+    dirichlet_pieces = [(n, a, b) for n, a, b in domain.pieces if n not in periodic]
+    published_bc = bc
+    if solution and not periodic:
+        published_bc = {
+            "dirichlet": {"on": "all", "value": _one([_show(blend(c, domain, dirichlet_pieces)) for c in u])}
+        }
     try:
         shape = (int(grid["ny"]), int(grid["nx"]))
         fields = {"u": FieldSpec(shape=shape)}
@@ -346,6 +386,40 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     return spec, view, [*u, *pressure] if solution else []
 
 
+def _domain_box(domain: Domain, grid: dict[str, Any]) -> tuple[float, float, float, float]:
+    """The domain's bounding box, which must lie in the output grid's box: our calibration meshes
+    that box (a domain beyond it would be cut off)."""
+    pts = np.asarray(domain.outer, dtype=float)
+    box = (float(pts[:, 0].min()), float(pts[:, 0].max()), float(pts[:, 1].min()), float(pts[:, 1].max()))
+    try:
+        gx0, gx1, gy0, gy1 = (float(v) for v in grid["bbox"][:4])
+    except (KeyError, TypeError, ValueError):
+        raise Excluded(f"record not read: output grid {grid!r} without a bbox") from None
+    if box[0] < gx0 - 1e-12 or box[1] > gx1 + 1e-12 or box[2] < gy0 - 1e-12 or box[3] > gy1 + 1e-12:
+        raise Excluded(f"domain beyond the output grid: the domain spans {list(box)}, the grid {grid['bbox']}")
+    return box
+
+
+def _same_on(values: list[sp.Expr], traces: list[sp.Expr], domain: Domain, piece: str) -> bool:
+    """Whether published per-edge data equals the solution's trace along the piece (sampled)."""
+    (a, b) = next((a, b) for n, a, b in domain.pieces if n == piece)
+    s = np.linspace(0.0, 1.0, 11)
+    px, py = a[0] + s * (b[0] - a[0]), a[1] + s * (b[1] - a[1])
+    if len(values) != len(traces):
+        return False
+    for v, w in zip(values, traces, strict=True):
+        for t in (0.0, 0.5, 1.0):
+            fv = np.broadcast_to(sp.lambdify((X, Y, T), v, "numpy")(px, py, t), s.shape)
+            fw = np.broadcast_to(sp.lambdify((X, Y, T), w, "numpy")(px, py, t), s.shape)
+            if not np.allclose(fv, fw, rtol=1e-9, atol=1e-9):
+                return False
+    return True
+
+
+def _t_end(pde: dict[str, Any]) -> float:
+    return float((pde.get("time") or {}).get("t_end", 1.0))
+
+
 def _output_words(family: str, pressure: bool) -> str:
     if family == "elasticity":
         return "; the output is |u|, the displacement magnitude"
@@ -358,7 +432,7 @@ def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[dict[str, np.ndarray], 
     """The manufactured solution on the grid, per output field: `u` (a vector family's
     magnitude) and, for a flow record with a non-constant pressure, `p`."""
     Xg, Yg = grid_points(spec.grid)
-    mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
+    mask = grid_mask(spec_domain(spec.domain, spec.boundary), spec.grid)
     t = spec.time.t_end if spec.time else 0.0
     values = np.stack([compile_expr(str(c))(x=Xg, y=Yg, t=t) * np.ones_like(Xg) for c in u])
     vector = spec.family in MAGNITUDES
@@ -373,7 +447,9 @@ def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[dict[str, np.ndarray], 
 def published_values(view: dict[str, Any]) -> list[list[Any]]:
     """The published view's Dirichlet values, each a list of components: one (the blend, or a
     record's own data on `all`), or one per edge entry."""
-    dirichlet = view["bc"]["dirichlet"]
+    dirichlet = view["bc"].get("dirichlet")
+    if dirichlet is None:  # periodic sides only: no boundary value at all
+        return []
     return [as_list(e.get("value", "0")) for e in (dirichlet if isinstance(dirichlet, list) else [dirichlet])]
 
 
@@ -388,4 +464,4 @@ def blend_error(view: dict[str, Any], spec: CaseSpec, ref: np.ndarray, mask: np.
         guess = np.sqrt(sum(c**2 for c in comps)) if len(comps) > 1 else comps[0]
         candidates = [guess, *comps] if len(comps) > 1 else [guess]
         errors += [best_multiple_error(c[mask], ref[mask]) for c in candidates]
-    return min(errors)
+    return min(errors, default=float("inf"))
