@@ -224,10 +224,14 @@ def test_a_newton_family_with_periodic_pieces_names_the_calibration_s_limit() ->
 def test_a_published_program_for_the_t_junction_scores_unchanged_on_the_imported_case(tmp_path: Path) -> None:
     u = sp.exp(pr.x) * pr.y**2 + pr.x**2 * sp.sin(2 * pr.y)
     source = tmp_path / "benchmark_v2.jsonl"
-    source.write_text(json.dumps(pr.poisson("poisson_t", u, domain=ar.T_JUNCTION, grid=ar.GRID_T)) + "\n")
+    records = [pr.poisson("poisson_t", u, domain=ar.T_JUNCTION, grid=ar.GRID_T), ar.burgers_periodic("burgers_p")]
+    source.write_text("".join(json.dumps(r) + "\n" for r in records))
     cases = tmp_path / "cases"
     res = runner.invoke(app, ["cases", "import", str(source), "--out", str(cases)])
-    assert res.exit_code == 0 and "imported 1 (1 leak-free" in res.output, res.output
+    assert res.exit_code == 0 and "imported 2 (2 leak-free" in res.output, res.output
+    # the leak checks of `cases validate` on the folder: the T-junction's blend, the periodic case's data
+    res = runner.invoke(app, ["cases", "validate", "--cases", str(cases), "--no-calibration"])
+    assert res.exit_code == 0, res.output
     calibration = timing.MachineCalibration(
         machine=timing.machine_name(), fingerprint={}, repeats=1, t_base={"poisson_t": {"dolfinx": 60.0}}
     )

@@ -2,17 +2,19 @@
 its public repository; the user supplies the file, nothing is downloaded)
 into cases of this track, on the DOLFINx track only.
 
-A record becomes a case when it is 2D on one of our domains exactly (the unit
-square, or our l_shape: the corners (0,0) (1,0) (1,1/2) (1/2,1/2) (1/2,1) (0,1), or
-outer_bbox [0,1,0,1] with cutout_bbox [1/2,1,1/2,1]), of a family we have (steady
-where ours is steady), with Dirichlet data on the whole boundary: one value on
-`all`, or on the unit square a list of per-edge entries (x0, x1, y0, y1) that
-covers all four edges, each of our square's pieces then taking its edge's value
-as written. Every other record is excluded with its reason: any other domain with
-what differs ("domain not in the track: circle (curved boundary)", "... l_shape
-with re-entrant corner (0.4, 0.4) ...", periodic, hole sizes), counted per kind;
-a list that leaves edges out as a natural (do-nothing/traction-free) boundary,
-which our Dirichlet-only pieces cannot state. Without a manufactured solution, the
+A record becomes a case when it is 2D on a domain built from its published geometry
+exactly (published_domains.track_domain: ours where it is ours, else any axis-parallel
+region: an L-shape anywhere, a rectangular hole of any size, the T-junction, a
+rectangle in its own box), of a family we have (steady where ours is steady), with
+its boundary conditions as it states them: Dirichlet data on the whole boundary (one
+value on `all`, or on the unit square a list of per-edge entries (x0, x1, y0, y1)
+that covers all four edges, each of our square's pieces then taking its edge's value
+as written), or periodic sides with Dirichlet data on the others
+(published_periodic.py). Every other record is excluded with its reason: a curved or
+slanted domain with what differs ("domain not in the track: circle (curved
+boundary)"), counted per kind; a periodic record whose solution is not periodic for
+that defect of its own; a list that leaves edges out as a natural
+(do-nothing/traction-free) boundary, which our Dirichlet-only pieces cannot state. Without a manufactured solution, the
 reference is a fine solve with our DOLFINx calibration solver, kept only after
 the coarse-to-fine check of cases/numerical.py (its error estimate at most 1/20
 of the case's accuracy threshold). An imported case keeps the published id,
@@ -24,8 +26,8 @@ so that programs written for the published contract run unchanged.
 Leak-freedom: the published Dirichlet value is the exact solution on the
 whole boundary. Here each boundary piece gets the solution restricted to it,
 simplified, and the published `bc.dirichlet.value` becomes a blend of those
-restrictions: on the unit square their transfinite (Coons) blend, on the
-L-shape that blend plus a correction on the notch lines (l_shape_blend); equal
+restrictions (blends.py: Gordon's transfinite interpolation on the pieces' lines,
+the Coons blend on the unit square); equal
 to the solution on the boundary, determined by the boundary data alone. A record
 without a manufactured solution keeps its published bc (data, not the answer). The leak probe of cases/leak.py runs on every agent-
 visible expression, the blend included; a case that still leaks (its forcing a
@@ -59,7 +61,7 @@ import sympy as sp
 
 from fembench_agents.cases.blends import blend
 from fembench_agents.cases.builder import LAYOUT
-from fembench_agents.cases.domains import Domain, grid_mask, grid_points, spec_domain
+from fembench_agents.cases.domains import grid_mask, grid_points, spec_domain
 from fembench_agents.cases.expressions import ExpressionError, check_expr, compile_expr
 from fembench_agents.cases.leak import best_multiple_error
 from fembench_agents.cases.manufactured import EQUATIONS
@@ -75,25 +77,18 @@ from fembench_agents.cases.published_domains import (
     DOMAIN_REASON,
     EDGES,
     Excluded,
-    T,
     X,
     Y,
     as_list,
     corner_jumps,
     dirichlet_entries,
+    domain_box,
     edge_values,
     restricted,
     sym,
     track_domain,
 )
-from fembench_agents.cases.published_periodic import (
-    EDGE_OF,
-    PAIRS,
-    check_periodic,
-    directions,
-    dirichlet_sides,
-    partners,
-)
+from fembench_agents.cases.published_periodic import directions, partners, periodic_traces
 
 LIBRARY = "dolfinx"
 MAX_CALIBRATION_ERROR = 0.05
@@ -261,7 +256,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     manufactured = pde.get("manufactured_solution") or {}
     solution = manufactured.get("u")
     bc = oc.get("bc") or {}
-    box = _domain_box(domain, grid)
+    box = domain_box(domain, grid)
     periodic = partners(directions(bc, box)) if "periodic" in bc else {}
     if periodic and domain.name != "rectangle":
         raise Excluded(f"boundary condition not read: periodic sides on a {domain.name}")
@@ -274,22 +269,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     if periodic:
         # the record's own Dirichlet sides, valued by their data; the published view keeps bc as
         # published (per-edge traces and periodic pairs: data, not the answer)
-        sides = dirichlet_sides(dirichlet, periodic, domain)
-        u = [sym(e) for e in as_list(solution)] if solution else None
-        if u is None:
-            given = next(iter(sides.values())) if sides else [sym(e) for e in as_list(pde.get("source_term", "0"))]
-            u = [sp.Integer(0)] * len(given)
-        traces = {n: [restricted(c, a, b) for c in u] for n, a, b in domain.pieces if n not in periodic}
-        for n, values in (sides or {}).items():
-            if solution and not _same_on(values, traces[n], domain, n):
-                raise Excluded(
-                    f"record defect: the Dirichlet data on {EDGE_OF[n]} is not the manufactured solution there"
-                )
-            if not solution:
-                traces[n] = values
-        if solution:
-            data = {"solution": u, "forcing": [sym(e) for e in as_list(pde.get("source_term", "0"))]}
-            check_periodic(data, box, tuple(sorted(d for d, (a, _) in PAIRS.items() if a in periodic)), _t_end(pde))
+        u, traces = periodic_traces(pde, solution, dirichlet, periodic, domain, box)
     else:
         entries = dirichlet_entries(dirichlet)
         if entries is None:
@@ -384,40 +364,6 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         "agent_knobs": [k for k in record.get("agent_knobs", []) if k.get("name") not in HIDDEN_KEYS],
     }
     return spec, view, [*u, *pressure] if solution else []
-
-
-def _domain_box(domain: Domain, grid: dict[str, Any]) -> tuple[float, float, float, float]:
-    """The domain's bounding box, which must lie in the output grid's box: our calibration meshes
-    that box (a domain beyond it would be cut off)."""
-    pts = np.asarray(domain.outer, dtype=float)
-    box = (float(pts[:, 0].min()), float(pts[:, 0].max()), float(pts[:, 1].min()), float(pts[:, 1].max()))
-    try:
-        gx0, gx1, gy0, gy1 = (float(v) for v in grid["bbox"][:4])
-    except (KeyError, TypeError, ValueError):
-        raise Excluded(f"record not read: output grid {grid!r} without a bbox") from None
-    if box[0] < gx0 - 1e-12 or box[1] > gx1 + 1e-12 or box[2] < gy0 - 1e-12 or box[3] > gy1 + 1e-12:
-        raise Excluded(f"domain beyond the output grid: the domain spans {list(box)}, the grid {grid['bbox']}")
-    return box
-
-
-def _same_on(values: list[sp.Expr], traces: list[sp.Expr], domain: Domain, piece: str) -> bool:
-    """Whether published per-edge data equals the solution's trace along the piece (sampled)."""
-    (a, b) = next((a, b) for n, a, b in domain.pieces if n == piece)
-    s = np.linspace(0.0, 1.0, 11)
-    px, py = a[0] + s * (b[0] - a[0]), a[1] + s * (b[1] - a[1])
-    if len(values) != len(traces):
-        return False
-    for v, w in zip(values, traces, strict=True):
-        for t in (0.0, 0.5, 1.0):
-            fv = np.broadcast_to(sp.lambdify((X, Y, T), v, "numpy")(px, py, t), s.shape)
-            fw = np.broadcast_to(sp.lambdify((X, Y, T), w, "numpy")(px, py, t), s.shape)
-            if not np.allclose(fv, fw, rtol=1e-9, atol=1e-9):
-                return False
-    return True
-
-
-def _t_end(pde: dict[str, Any]) -> float:
-    return float((pde.get("time") or {}).get("t_end", 1.0))
 
 
 def _output_words(family: str, pressure: bool) -> str:

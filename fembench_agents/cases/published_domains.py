@@ -202,6 +202,20 @@ def track_domain(domain: dict[str, Any]) -> Domain:
     raise Excluded(f"{DOMAIN_REASON}{kind} (not one of the track's domains)")
 
 
+def domain_box(domain: Domain, grid: dict[str, Any]) -> tuple[float, float, float, float]:
+    """The domain's bounding box, which must lie in the output grid's box: our calibration meshes
+    that box (a domain beyond it would be cut off)."""
+    pts = np.asarray(domain.outer, dtype=float)
+    box = (float(pts[:, 0].min()), float(pts[:, 0].max()), float(pts[:, 1].min()), float(pts[:, 1].max()))
+    try:
+        gx0, gx1, gy0, gy1 = (float(v) for v in grid["bbox"][:4])
+    except (KeyError, TypeError, ValueError):
+        raise Excluded(f"record not read: output grid {grid!r} without a bbox") from None
+    if box[0] < gx0 - 1e-12 or box[1] > gx1 + 1e-12 or box[2] < gy0 - 1e-12 or box[3] > gy1 + 1e-12:
+        raise Excluded(f"domain beyond the output grid: the domain spans {list(box)}, the grid {grid['bbox']}")
+    return box
+
+
 def restricted(u: sp.Expr, a: tuple[float, float], b: tuple[float, float]) -> sp.Expr:
     """u on the axis-parallel segment from a to b, as a function of the coordinate along it."""
     if a[1] == b[1]:

@@ -17,7 +17,7 @@ import numpy as np
 import sympy as sp
 
 from fembench_agents.cases.domains import Domain
-from fembench_agents.cases.published_domains import Excluded, T, X, Y, as_list, sym
+from fembench_agents.cases.published_domains import Excluded, T, X, Y, as_list, restricted, sym
 
 # each direction's pair of sides: (the side that is an image, its partner), and the published edge names
 PAIRS = {"x": ("right", "left"), "y": ("top", "bottom")}
@@ -96,3 +96,49 @@ def check_periodic(
                                 f"record defect: the {what}{derivative} is not periodic in {d} on "
                                 f"[{lo:g}, {hi:g}] although the record states it periodic"
                             )
+
+
+def periodic_traces(
+    pde: dict[str, Any],
+    solution: Any,
+    dirichlet: Any,
+    periodic: dict[str, str],
+    domain: Domain,
+    box: tuple[float, float, float, float],
+) -> tuple[list[sp.Expr], dict[str, list[sp.Expr]]]:
+    """The solution's components (zeros for a record without one) and the data of each Dirichlet
+    piece of a record with periodic sides: the solution restricted there, which the record's own
+    entries must equal; without a solution, the entries as given."""
+    sides = dirichlet_sides(dirichlet, periodic, domain)
+    if solution:
+        u = [sym(e) for e in as_list(solution)]
+    else:
+        given = next(iter(sides.values())) if sides else [sym(e) for e in as_list(pde.get("source_term", "0"))]
+        u = [sp.Integer(0)] * len(given)
+    traces = {n: [restricted(c, a, b) for c in u] for n, a, b in domain.pieces if n not in periodic}
+    for n, values in (sides or {}).items():
+        if not solution:
+            traces[n] = values
+        elif not _same_on(values, traces[n], domain, n):
+            raise Excluded(f"record defect: the Dirichlet data on {EDGE_OF[n]} is not the manufactured solution there")
+    if solution:
+        data = {"solution": u, "forcing": [sym(e) for e in as_list(pde.get("source_term", "0"))]}
+        dirs = tuple(sorted(d for d, (image, _) in PAIRS.items() if image in periodic))
+        check_periodic(data, box, dirs, float((pde.get("time") or {}).get("t_end", 1.0)))
+    return u, traces
+
+
+def _same_on(values: list[sp.Expr], traces: list[sp.Expr], domain: Domain, piece: str) -> bool:
+    """Whether published per-edge data equals the solution's trace along the piece (sampled)."""
+    (a, b) = next((a, b) for n, a, b in domain.pieces if n == piece)
+    s = np.linspace(0.0, 1.0, 11)
+    px, py = a[0] + s * (b[0] - a[0]), a[1] + s * (b[1] - a[1])
+    if len(values) != len(traces):
+        return False
+    for v, w in zip(values, traces, strict=True):
+        for t in (0.0, 0.5, 1.0):
+            fv = np.broadcast_to(sp.lambdify((X, Y, T), v, "numpy")(px, py, t), s.shape)
+            fw = np.broadcast_to(sp.lambdify((X, Y, T), w, "numpy")(px, py, t), s.shape)
+            if not np.allclose(fv, fw, rtol=1e-9, atol=1e-9):
+                return False
+    return True
