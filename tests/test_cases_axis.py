@@ -104,9 +104,14 @@ def test_the_published_value_is_u_on_every_piece_one_expression_and_no_answer_in
 
 def test_gordon_s_blend_is_the_solution_where_that_is_linear_in_x_and_the_probe_must_mark_it() -> None:
     t = published_domains.track_domain(ar.T_JUNCTION)
-    linear_in_x = x_exp = pr.x * sp.exp(pr.y) + sp.sin(pr.y)
-    assert sp.simplify(gordon_blend(linear_in_x, t.pieces) - x_exp) == 0
-    assert sp.simplify(gordon_blend(ar.U_SMOOTH, t.pieces) - ar.U_SMOOTH) != 0
+    px, py = np.meshgrid(np.linspace(0, 1, 21), np.linspace(0, 1, 21))
+
+    def gap(u: sp.Expr) -> float:  # evaluated, not simplified: sympy takes minutes on the full blend
+        diff = sp.lambdify((pr.x, pr.y), gordon_blend(u, t.pieces) - u, "numpy")(px, py)
+        return float(np.max(np.abs(diff)))
+
+    assert gap(pr.x * sp.exp(pr.y) + sp.sin(pr.y)) < 1e-12  # linear in x: reproduced
+    assert gap(ar.U_SMOOTH) > 1e-3
 
 
 def _import(records: list[dict]) -> tuple[list, published.ImportReport]:
