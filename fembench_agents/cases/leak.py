@@ -33,7 +33,8 @@ def _exprs(spec: CaseSpec) -> Iterator[tuple[str, Any]]:
 
     yield from comps("forcing", spec.forcing)
     for piece in spec.boundary:
-        yield from comps(f"boundary[{piece.name}]", piece.value)
+        if piece.value is not None:  # a periodic piece carries no data, only its partner's name
+            yield from comps(f"boundary[{piece.name}]", piece.value)
     for k, v in sorted(spec.coefficients.items()):
         yield from comps(f"coefficients[{k}]", v)
     if spec.initial is not None:

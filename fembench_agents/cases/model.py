@@ -38,6 +38,9 @@ Family = Literal[
     "wave",
 ]
 DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step", "cross"]
+# An imported case's domain, built from its published geometry (published_domains.py): an L-shape
+# or a square with a hole keeps its kind's name with its own polygons; these two are not ours.
+ImportedDomainName = Literal["rectangle", "t_junction"]
 Expr = str  # an expression in x, y (t, u where the family says so); see expressions.py
 Coefficient = Expr | float | list[Expr]
 
@@ -172,14 +175,36 @@ class CaseFile(_Frozen):
 
 
 class BoundaryPiece(_Frozen):
+    """A closed boundary segment and its condition: Dirichlet, the data restricted to it; periodic,
+    identified with its `partner` piece (a parallel segment of the same length) by translation, no
+    data of its own."""
+
     name: str
-    kind: Literal["dirichlet"] = "dirichlet"
+    kind: Literal["dirichlet", "periodic"] = "dirichlet"
     segment: tuple[tuple[float, float], tuple[float, float]]  # endpoints, closed segment
-    value: Expr | list[Expr]  # the data restricted to this piece, in x, y (and t)
+    value: Expr | list[Expr] | None = None  # the data restricted to this piece, in x, y (and t)
+    partner: str | None = None  # a periodic piece's image
+
+    @model_validator(mode="after")
+    def _condition(self) -> BoundaryPiece:
+        if self.kind == "periodic" and (self.partner is None or self.value is not None):
+            raise ValueError(f"periodic piece {self.name!r} names its partner piece and has no value")
+        if self.kind == "dirichlet" and (self.value is None or self.partner is not None):
+            raise ValueError(f"Dirichlet piece {self.name!r} has a value and no partner")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _only_what_the_kind_has(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A Dirichlet piece reads as it did before periodic pieces existed."""
+        data: dict[str, Any] = handler(self)
+        for key in ("value", "partner"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class DomainSpec(_Frozen):
-    name: DomainName
+    name: DomainName | ImportedDomainName
     description: str
     outer: list[tuple[float, float]]  # counter-clockwise polygon
     holes: list[list[tuple[float, float]]] = []  # removed open polygons

@@ -2,17 +2,19 @@
 its public repository; the user supplies the file, nothing is downloaded)
 into cases of this track, on the DOLFINx track only.
 
-A record becomes a case when it is 2D on one of our domains exactly (the unit
-square, or our l_shape: the corners (0,0) (1,0) (1,1/2) (1/2,1/2) (1/2,1) (0,1), or
-outer_bbox [0,1,0,1] with cutout_bbox [1/2,1,1/2,1]), of a family we have (steady
-where ours is steady), with Dirichlet data on the whole boundary: one value on
-`all`, or on the unit square a list of per-edge entries (x0, x1, y0, y1) that
-covers all four edges, each of our square's pieces then taking its edge's value
-as written. Every other record is excluded with its reason: any other domain with
-what differs ("domain not in the track: circle (curved boundary)", "... l_shape
-with re-entrant corner (0.4, 0.4) ...", periodic, hole sizes), counted per kind;
-a list that leaves edges out as a natural (do-nothing/traction-free) boundary,
-which our Dirichlet-only pieces cannot state. Without a manufactured solution, the
+A record becomes a case when it is 2D on a domain built from its published geometry
+exactly (published_domains.track_domain: ours where it is ours, else any axis-parallel
+region: an L-shape anywhere, a rectangular hole of any size, the T-junction, a
+rectangle in its own box), of a family we have (steady where ours is steady), with
+its boundary conditions as it states them: Dirichlet data on the whole boundary (one
+value on `all`, or on the unit square a list of per-edge entries (x0, x1, y0, y1)
+that covers all four edges, each of our square's pieces then taking its edge's value
+as written), or periodic sides with Dirichlet data on the others
+(published_periodic.py). Every other record is excluded with its reason: a curved or
+slanted domain with what differs ("domain not in the track: circle (curved
+boundary)"), counted per kind; a periodic record whose solution is not periodic for
+that defect of its own; a list that leaves edges out as a natural
+(do-nothing/traction-free) boundary, which our Dirichlet-only pieces cannot state. Without a manufactured solution, the
 reference is a fine solve with our DOLFINx calibration solver, kept only after
 the coarse-to-fine check of cases/numerical.py (its error estimate at most 1/20
 of the case's accuracy threshold). An imported case keeps the published id,
@@ -24,8 +26,8 @@ so that programs written for the published contract run unchanged.
 Leak-freedom: the published Dirichlet value is the exact solution on the
 whole boundary. Here each boundary piece gets the solution restricted to it,
 simplified, and the published `bc.dirichlet.value` becomes a blend of those
-restrictions: on the unit square their transfinite (Coons) blend, on the
-L-shape that blend plus a correction on the notch lines (l_shape_blend); equal
+restrictions (blends.py: Gordon's transfinite interpolation on the pieces' lines,
+the Coons blend on the unit square); equal
 to the solution on the boundary, determined by the boundary data alone. A record
 without a manufactured solution keeps its published bc (data, not the answer). The leak probe of cases/leak.py runs on every agent-
 visible expression, the blend included; a case that still leaks (its forcing a
@@ -59,8 +61,9 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fembench_agents.cases.blends import blend
 from fembench_agents.cases.builder import LAYOUT
-from fembench_agents.cases.domains import DOMAINS, grid_mask, grid_points
+from fembench_agents.cases.domains import grid_mask, grid_points, spec_domain
 from fembench_agents.cases.expressions import ExpressionError, check_expr, compile_expr
 from fembench_agents.cases.leak import best_multiple_error
 from fembench_agents.cases.manufactured import EQUATIONS
@@ -73,7 +76,6 @@ from fembench_agents.cases.model import (
     TimeSpec,
 )
 from fembench_agents.cases.published_domains import (
-    BLENDS,
     DOMAIN_REASON,
     EDGES,
     Excluded,
@@ -82,11 +84,13 @@ from fembench_agents.cases.published_domains import (
     as_list,
     corner_jumps,
     dirichlet_entries,
+    domain_box,
     edge_values,
     restricted,
     sym,
     track_domain,
 )
+from fembench_agents.cases.published_periodic import directions, partners, periodic_traces
 
 LIBRARY = "dolfinx"
 MAX_CALIBRATION_ERROR = 0.05
@@ -238,7 +242,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     if published_family not in FAMILIES:
         raise Excluded(f"family not in this track yet: {published_family}")
     family = FAMILIES[published_family]
-    name = track_domain(oc.get("domain") or {})
+    domain = track_domain(oc.get("domain") or {})
     if family in STEADY_HERE and pde.get("time"):
         raise Excluded(f"transient {published_family}: the track's family is steady")
     if family == "biharmonic":
@@ -254,26 +258,34 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     manufactured = pde.get("manufactured_solution") or {}
     solution = manufactured.get("u")
     bc = oc.get("bc") or {}
+    box = domain_box(domain, grid)
+    periodic = partners(directions(bc, box)) if "periodic" in bc else {}
+    if periodic and domain.name != "rectangle":
+        raise Excluded(f"boundary condition not read: periodic sides on a {domain.name}")
     dirichlet = bc.get("dirichlet")
-    if set(bc) != {"dirichlet"} or not isinstance(dirichlet, dict | list) or not dirichlet:
+    if set(bc) - {"dirichlet", "periodic"} or (
+        not periodic and (not isinstance(dirichlet, dict | list) or not dirichlet)
+    ):
         raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
-    entries = dirichlet_entries(dirichlet)
     shown: dict[str, list[str]] = {}
-    domain = DOMAINS[name]
-    if solution and name not in BLENDS:
-        raise Excluded(f"published boundary value not built: no leak-free blend for the {name} yet")
-    if entries is None:
-        # Without a manufactured solution the published Dirichlet value is data, not the answer:
-        # each boundary piece gets it restricted there, and the reference is a checked fine solve.
-        whole = dirichlet if isinstance(dirichlet, dict) else dirichlet[0]
-        u = [sym(e) for e in as_list(solution or whole.get("value", "0"))]
-        traces = {piece: [restricted(c, a, b) for c in u] for piece, a, b in domain.pieces}
-    else:  # per-edge data on the whole square: each piece gets its edge's value (data, no solution), as written
-        traces = edge_values(entries, name, solution)
-        shown = {EDGES[e["on"]]: [_checked(str(v)) for v in as_list(e.get("value", "0"))] for e in entries}
-        u = next(iter(traces.values()))
-        if len({len(v) for v in traces.values()}) != 1:
-            raise Excluded("boundary condition not read: per-edge values of different lengths")
+    if periodic:
+        # the record's own Dirichlet sides, valued by their data; the published view keeps bc as
+        # published (per-edge traces and periodic pairs: data, not the answer)
+        u, traces = periodic_traces(pde, solution, dirichlet, periodic, domain, box)
+    else:
+        entries = dirichlet_entries(dirichlet)
+        if entries is None:
+            # Without a manufactured solution the published Dirichlet value is data, not the answer:
+            # each boundary piece gets it restricted there, and the reference is a checked fine solve.
+            whole: Any = dirichlet if isinstance(dirichlet, dict) else (dirichlet or [{}])[0]
+            u = [sym(e) for e in as_list(solution or whole.get("value", "0"))]
+            traces = {piece: [restricted(c, a, b) for c in u] for piece, a, b in domain.pieces}
+        else:  # per-edge data on the whole square: each piece gets its edge's value (data, no solution), as written
+            traces = edge_values(entries, domain.name, solution)
+            shown = {EDGES[e["on"]]: [_checked(str(v)) for v in as_list(e.get("value", "0"))] for e in entries}
+            u = next(iter(traces.values()))
+            if len({len(v) for v in traces.values()}) != 1:
+                raise Excluded("boundary condition not read: per-edge values of different lengths")
     field = (oc.get("output") or {}).get("field")
     vector = family in MAGNITUDES
     if len(u) != (2 if vector else 1) or (field == MAGNITUDES.get(family)) != vector:
@@ -305,7 +317,9 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             raise Excluded("initial data not stated: a wave record needs initial_condition and initial_velocity")
         initial = [_show(sym(pde["initial_condition"])), _show(sym(pde["initial_velocity"]))]
     pieces = [
-        BoundaryPiece(
+        BoundaryPiece(name=piece, kind="periodic", segment=(a, b), partner=periodic[piece])
+        if piece in periodic
+        else BoundaryPiece(
             name=piece,
             segment=(a, b),
             value=_one(shown[piece] if shown else [_show(c) for c in traces[piece]]),
@@ -313,8 +327,14 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         for piece, a, b in domain.pieces
     ]
     # The published view: a manufactured record's boundary value becomes the blend of its traces
-    # (the solution itself would be the answer); a record without one keeps its data as published.
-    published_bc = {"dirichlet": {"on": "all", "value": _one([_show(BLENDS[name](c)) for c in u])}} if solution else bc
+    # (the solution itself would be the answer); a record without one, or with periodic sides (its
+    # Dirichlet sides given per edge), keeps its data as published.
+    dirichlet_pieces = [(n, a, b) for n, a, b in domain.pieces if n not in periodic]
+    published_bc = bc
+    if solution and not periodic:
+        published_bc = {
+            "dirichlet": {"on": "all", "value": _one([_show(blend(c, domain, dirichlet_pieces)) for c in u])}
+        }
     try:
         shape = (int(grid["ny"]), int(grid["nx"]))
         fields = {"u": FieldSpec(shape=shape)}
@@ -360,7 +380,7 @@ def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[dict[str, np.ndarray], 
     """The manufactured solution on the grid, per output field: `u` (a vector family's
     magnitude) and, for a flow record with a non-constant pressure, `p`."""
     Xg, Yg = grid_points(spec.grid)
-    mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
+    mask = grid_mask(spec_domain(spec.domain, spec.boundary), spec.grid)
     t = spec.time.t_end if spec.time else 0.0
     values = np.stack([compile_expr(str(c))(x=Xg, y=Yg, t=t) * np.ones_like(Xg) for c in u])
     vector = spec.family in MAGNITUDES
@@ -375,7 +395,9 @@ def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[dict[str, np.ndarray], 
 def published_values(view: dict[str, Any]) -> list[list[Any]]:
     """The published view's Dirichlet values, each a list of components: one (the blend, or a
     record's own data on `all`), or one per edge entry."""
-    dirichlet = view["bc"]["dirichlet"]
+    dirichlet = view["bc"].get("dirichlet")
+    if dirichlet is None:  # periodic sides only: no boundary value at all
+        return []
     return [as_list(e.get("value", "0")) for e in (dirichlet if isinstance(dirichlet, list) else [dirichlet])]
 
 
@@ -390,4 +412,4 @@ def blend_error(view: dict[str, Any], spec: CaseSpec, ref: np.ndarray, mask: np.
         guess = np.sqrt(sum(c**2 for c in comps)) if len(comps) > 1 else comps[0]
         candidates = [guess, *comps] if len(comps) > 1 else [guess]
         errors += [best_multiple_error(c[mask], ref[mask]) for c in candidates]
-    return min(errors)
+    return min(errors, default=float("inf"))

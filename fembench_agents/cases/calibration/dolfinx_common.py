@@ -20,7 +20,7 @@ import numpy as np
 import ufl
 from dolfinx import fem
 from dolfinx import mesh as dmesh
-from dolfinx.fem.petsc import LinearProblem
+from dolfinx.fem.petsc import LinearProblem, apply_lifting, assemble_matrix, assemble_vector, set_bc
 from petsc4py import PETSc
 
 from fembench_agents.cases.calibration.common import (
@@ -29,6 +29,7 @@ from fembench_agents.cases.calibration.common import (
     inside_polygon_closed,
     kept_cells_as_triangles,
 )
+from fembench_agents.cases.calibration.dolfinx_periodic import LinearSolver, Reduction, reduction
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import check_expr, compile_expr
 
@@ -81,9 +82,7 @@ class Setup:
         """The Dirichlet condition on every boundary dof, valued per boundary piece
         (the first piece listed wins at shared corners); `update(t)` re-evaluates it.
         `component`: a scalar space takes that component of each piece's value."""
-        self.domain.topology.create_connectivity(1, 2)
-        facets = dmesh.exterior_facet_indices(self.domain.topology)
-        dofs = fem.locate_dofs_topological(V, 1, facets)
+        dofs = fem.locate_dofs_topological(V, 1, self.dirichlet_facets())
         coords = V.tabulate_dof_coordinates()[dofs]
         x, y = coords[:, 0], coords[:, 1]
         g = fem.Function(V)
@@ -93,6 +92,8 @@ class Setup:
         def update(t: float | None = None) -> None:
             filled = np.zeros(dofs.size, dtype=bool)
             for piece in reversed(self.spec["boundary"]):
+                if piece.get("kind", "dirichlet") != "dirichlet":
+                    continue
                 a, b = piece["segment"]
                 sel = on_segment(x, y, tuple(a), tuple(b))
                 filled |= sel
@@ -104,6 +105,35 @@ class Setup:
 
         update(t)
         return g, update, fem.dirichletbc(g, dofs)
+
+    def dirichlet_facets(self) -> np.ndarray:
+        """The exterior facets on a Dirichlet piece; every other one must lie on a periodic piece."""
+        self.domain.topology.create_connectivity(1, 2)
+        facets = dmesh.exterior_facet_indices(self.domain.topology)
+        mid = dmesh.compute_midpoints(self.domain, 1, facets)
+        on: dict[str, np.ndarray] = {"dirichlet": np.zeros(facets.size, dtype=bool)}
+        on["periodic"] = on["dirichlet"].copy()
+        for piece in self.spec["boundary"]:
+            a, b = piece["segment"]
+            on[piece.get("kind", "dirichlet")] |= on_segment(mid[:, 0], mid[:, 1], tuple(a), tuple(b))
+        if not (on["dirichlet"] | on["periodic"]).all():
+            raise RuntimeError("a boundary facet lies on no boundary piece")
+        return facets[on["dirichlet"]]
+
+    @property
+    def periodic(self) -> bool:
+        return any(p.get("kind") == "periodic" for p in self.spec["boundary"])
+
+    def refuse_periodic(self, what: str) -> None:
+        if self.periodic:
+            raise ValueError(
+                f"periodic pieces: the DOLFINx calibration reduces linear solves only, not the {what} of "
+                f"{self.spec['family']}"
+            )
+
+    def reduction(self, V: fem.FunctionSpace, bcs: list[fem.DirichletBC]) -> Reduction | None:
+        """The reduction of V's systems to the periodic pieces' sources, None without periodic pieces."""
+        return reduction(self.spec, V, bcs)
 
     def output(self, u: fem.Function) -> np.ndarray:
         """Nodal values on the grid (P2 nodes are grid points), NaN outside the domain."""
@@ -152,9 +182,26 @@ def _with_lines(nodes: np.ndarray, at: list[float]) -> np.ndarray:
     return np.unique(np.concatenate([nodes, extra])) if extra else nodes
 
 
-def linear(a: Any, L: Any, bcs: list[fem.DirichletBC], u: fem.Function) -> fem.Function:
-    problem = LinearProblem(a, L, bcs=bcs, u=u, petsc_options_prefix="calibration_", petsc_options=LU)
-    problem.solve()
+def linear(
+    a: Any, L: Any, bcs: list[fem.DirichletBC], u: fem.Function, reduced: Reduction | None = None
+) -> fem.Function:
+    """One LU solve into u; with periodic pieces, of the reduced system."""
+    if reduced is None:
+        problem = LinearProblem(a, L, bcs=bcs, u=u, petsc_options_prefix="calibration_", petsc_options=LU)
+        problem.solve()
+        return u
+    form_a, form_L = fem.form(a), fem.form(L)
+    A = assemble_matrix(form_a, bcs=bcs)
+    A.assemble()
+    b = assemble_vector(form_L)
+    apply_lifting(b, [form_a], [bcs])
+    set_bc(b, bcs)  # one rank (an MPI singleton): no ghost values to exchange
+    solver = reduced.solver(A)
+    solver.solve(b, u.x.petsc_vec)
+    u.x.scatter_forward()
+    solver.destroy()
+    A.destroy()
+    b.destroy()
     return u
 
 
@@ -165,8 +212,10 @@ def time_steps(spec: dict[str, Any]) -> tuple[float, float, int, float]:
     return t0, t1, steps, (t1 - t0) / steps
 
 
-def lu_solver(A: PETSc.Mat) -> PETSc.KSP:
-    """preonly + MUMPS LU on A (factorised at the first solve)."""
+def lu_solver(A: PETSc.Mat, reduced: Reduction | None = None) -> LinearSolver:
+    """preonly + MUMPS LU on A (factorised at the first solve); with periodic pieces, on the reduced A."""
+    if reduced is not None:
+        return reduced.solver(A)
     ksp = PETSc.KSP().create(PETSc.COMM_SELF)
     ksp.setOperators(A)
     ksp.setType("preonly")
