@@ -202,8 +202,9 @@ def calibrate_libraries(
     calib: dict[str, LibraryCalibration] = {}
     for lib in case.libraries:
         track = get_track(lib)
-        if not track.supports(case.family, case.domain):
-            raise CaseDefinitionError(f"{case.id}: track {lib} does not support {case.family} on {case.domain}")
+        why = track.refuses(case.family, tuple(p.kind for p in spec.boundary), spec.time is not None)
+        if why is not None:
+            raise CaseDefinitionError(f"{case.id}: track {lib} cannot solve it: {why}")
         out = track.calibration_solver()(spec_dict)
         err = gates.contract_error(out, ref, spec.output, mask, config.eps)
         if not np.isfinite(err):

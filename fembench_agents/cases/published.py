@@ -61,8 +61,9 @@ from fembench_agents.cases.builder import LAYOUT
 from fembench_agents.cases.domains import DOMAINS, grid_mask, grid_points
 from fembench_agents.cases.expressions import ExpressionError, check_expr, compile_expr
 from fembench_agents.cases.leak import best_multiple_error
-from fembench_agents.cases.manufactured import EQUATIONS
+from fembench_agents.cases.manufactured import equation
 from fembench_agents.cases.model import (
+    TRANSIENT_VARIANTS,
     BoundaryPiece,
     CaseSpec,
     FieldSpec,
@@ -85,6 +86,14 @@ from fembench_agents.cases.published_domains import (
     sym,
     track_domain,
 )
+from fembench_agents.cases.published_terms import (
+    NATURAL_ON_UNLISTED,
+    biharmonic_pair,
+    diffusion,
+    initial_data,
+    reaction_term,
+    time_interval,
+)
 
 LIBRARY = "dolfinx"
 MAX_CALIBRATION_ERROR = 0.05
@@ -101,7 +110,7 @@ FAMILIES = {
     "burgers": "burgers",
     "wave": "wave",
 }
-STEADY_HERE = ("convection_diffusion", "reaction_diffusion", "stokes", "navier_stokes", "biharmonic")
+STEADY_HERE = ("stokes", "navier_stokes", "biharmonic")
 TIMED_HERE = ("heat", "burgers", "wave")
 FLOW = ("stokes", "navier_stokes")
 HIDDEN_KEYS = ("manufactured_solution", "manufactured_u", "exact_solution")
@@ -189,6 +198,10 @@ def _coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
         raise Excluded(f"coefficient kind not read: kappa of type {kappa.get('type')!r}")
     if family == "convection_diffusion":
         return {"eps": float(params["epsilon"]), "b": [_show(sym(b)) for b in params["beta"]]}
+    if family == "reaction_diffusion":
+        return {"D": diffusion(params), "R": _show(reaction_term(params))}
+    if family == "biharmonic":
+        return {}
     if family == "helmholtz":
         return {"k": float(params["k"])}
     if family in (*FLOW, "burgers"):
@@ -239,16 +252,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     name = track_domain(oc.get("domain") or {})
     if family in STEADY_HERE and pde.get("time"):
         raise Excluded(f"transient {published_family}: the track's family is steady")
-    if family == "biharmonic":
-        # Our pieces carry [u, lap u]; the published records state u = g on the boundary and nothing
-        # else (no lap u, no du/dn, no clamped or simply supported), so the problem is not determined.
-        raise Excluded(
-            "biharmonic second boundary condition not stated: the record gives only u on the boundary "
-            "(no lap u or du/dn), our boundary pieces need [u, lap u]"
-        )
-    timing = pde.get("time") or {}
-    if family in TIMED_HERE and "t_end" not in timing:
-        raise Excluded(f"time interval not stated: a {published_family} record without pde.time (t0, t_end)")
+    timed = family in TIMED_HERE or (family in TRANSIENT_VARIANTS and bool(pde.get("time")))
     manufactured = pde.get("manufactured_solution") or {}
     solution = manufactured.get("u")
     bc = oc.get("bc") or {}
@@ -260,15 +264,20 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     domain = DOMAINS[name]
     if solution and name not in BLENDS:
         raise Excluded(f"published boundary value not built: no leak-free blend for the {name} yet")
+    kinds = {piece: "dirichlet" for piece, _, _ in domain.pieces}
     if entries is None:
         # Without a manufactured solution the published Dirichlet value is data, not the answer:
         # each boundary piece gets it restricted there, and the reference is a checked fine solve.
         whole = dirichlet if isinstance(dirichlet, dict) else dirichlet[0]
         u = [sym(e) for e in as_list(solution or whole.get("value", "0"))]
-        traces = {piece: [restricted(c, a, b) for c in u] for piece, a, b in domain.pieces}
-    else:  # per-edge data on the whole square: each piece gets its edge's value (data, no solution), as written
-        traces = edge_values(entries, name, solution)
+        on_boundary = biharmonic_pair(u if solution else [], u[0]) if family == "biharmonic" else u
+        traces = {piece: [restricted(c, a, b) for c in on_boundary] for piece, a, b in domain.pieces}
+    else:  # per-edge data on the square, each piece its edge's value as written; unlisted edges natural
+        if family == "biharmonic":
+            raise Excluded("boundary condition not read: per-edge Dirichlet data for a biharmonic record")
+        traces, kinds = edge_values(entries, name, solution, NATURAL_ON_UNLISTED.get(family))
         shown = {EDGES[e["on"]]: [_checked(str(v)) for v in as_list(e.get("value", "0"))] for e in entries}
+        shown |= {piece: ["0"] * len(traces[piece]) for piece, k in kinds.items() if k != "dirichlet"}
         u = next(iter(traces.values()))
         if len({len(v) for v in traces.values()}) != 1:
             raise Excluded("boundary condition not read: per-edge values of different lengths")
@@ -286,18 +295,21 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         pressure = [] if not (p.free_symbols & {X, Y}) else [p]
     # A numerical flow reference has its p, unless the boundary data jumps at a corner (the lid of a
     # cavity): the pressure there grows as 1/r, is not square-integrable, and never converges in L2.
-    compare_p = bool(pressure) or (family in FLOW and not solution and not corner_jumps(domain, traces))
+    # Nor where an open (do-nothing) edge meets a wall: the pressure is singular at that corner too,
+    # and the published output is the velocity magnitude alone.
+    open_edge = any(k != "dirichlet" for k in kinds.values())
+    compare_p = bool(pressure) or (
+        family in FLOW and not solution and not open_edge and not corner_jumps(domain, traces)
+    )
     coefficients = _coefficients(family, pde)
     forcing = [_show(sym(e)) for e in as_list(pde.get("source_term", "0"))]
-    time = None
-    if family in TIMED_HERE:
+    time, initial, default_time = None, None, False
+    if timed:
         # as heat: the interval is kept, the published dt is not (ours follows the grid: one step per spacing)
-        time = TimeSpec(t0=float(timing.get("t0", 0.0)), t_end=float(timing["t_end"]))
-    initial: str | list[str] | None = None
-    if family in ("heat", "burgers"):
-        if "initial_condition" not in pde:
-            raise Excluded(f"initial data not stated: a {published_family} record without initial_condition")
-        initial = _show(sym(pde["initial_condition"]))
+        t0, t_end, default_time = time_interval(family, pde)
+        time = TimeSpec(t0=t0, t_end=t_end)
+    if timed and family != "wave":
+        initial = _show(initial_data(pde, u if solution else [], time.t0 if time else 0.0))
     elif family == "wave":
         if "initial_condition" not in pde or "initial_velocity" not in pde:
             raise Excluded("initial data not stated: a wave record needs initial_condition and initial_velocity")
@@ -305,6 +317,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     pieces = [
         BoundaryPiece(
             name=piece,
+            kind=kinds[piece],  # type: ignore[arg-type]
             segment=(a, b),
             value=_one(shown[piece] if shown else [_show(c) for c in traces[piece]]),
         )
@@ -313,15 +326,21 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     # The published view: a manufactured record's boundary value becomes the blend of its traces
     # (the solution itself would be the answer); a record without one keeps its data as published.
     published_bc = {"dirichlet": {"on": "all", "value": _one([_show(BLENDS[name](c)) for c in u])}} if solution else bc
+    if family == "biharmonic":
+        # the second condition the published oracle applies, stated: lap u on the boundary (a blend of its
+        # restrictions, as for u), or 0 for a record without a solution (simply supported)
+        lap = _show(BLENDS[name](biharmonic_pair(u, u[0])[1])) if solution else "0"
+        published_bc = {**published_bc, "laplacian": {"on": "all", "value": lap}}
     try:
         shape = (int(grid["ny"]), int(grid["nx"]))
         fields = {"u": FieldSpec(shape=shape)}
         if compare_p:
             fields["p"] = FieldSpec(shape=shape, up_to_constant=True)
+        words = equation(family, time is not None, tuple(kinds.values()))
         spec = CaseSpec(
             id=record["id"],
             family=family,  # type: ignore[arg-type]
-            equation=EQUATIONS[family] + _output_words(family, compare_p),
+            equation=words + _output_words(family, compare_p),
             coefficients=coefficients,
             forcing=forcing[0] if len(forcing) == 1 else forcing,
             boundary=pieces,
@@ -334,10 +353,13 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         )
     except (ValueError, KeyError) as exc:
         raise Excluded(f"record not read: {str(exc).splitlines()[0]}") from None
+    view_pde = {k: v for k, v in pde.items() if k not in HIDDEN_KEYS}
+    if default_time and time is not None:  # the oracle's default interval, stated in the record's own shape
+        view_pde["time"] = {"t0": time.t0, "t_end": time.t_end}
     view = {
         "id": record["id"],
         "pde_classification": record.get("pde_classification", {}),
-        "pde": {k: v for k, v in pde.items() if k not in HIDDEN_KEYS},
+        "pde": view_pde,
         "domain": oc.get("domain", {"type": "unit_square"}),
         "bc": published_bc,
         "output": oc.get("output", {}),
@@ -374,7 +396,10 @@ def published_values(view: dict[str, Any]) -> list[list[Any]]:
     """The published view's Dirichlet values, each a list of components: one (the blend, or a
     record's own data on `all`), or one per edge entry."""
     dirichlet = view["bc"]["dirichlet"]
-    return [as_list(e.get("value", "0")) for e in (dirichlet if isinstance(dirichlet, list) else [dirichlet])]
+    values = [as_list(e.get("value", "0")) for e in (dirichlet if isinstance(dirichlet, list) else [dirichlet])]
+    if "laplacian" in view["bc"]:  # a biharmonic record's second condition, stated by us
+        values.append(as_list(view["bc"]["laplacian"]["value"]))
+    return values
 
 
 def blend_error(view: dict[str, Any], spec: CaseSpec, ref: np.ndarray, mask: np.ndarray) -> float:
