@@ -144,7 +144,7 @@ class NaturalCondition(_Frozen):
     """A boundary piece of a case file that is not Dirichlet: its data (the flux, or the flux
     plus alpha u) is derived from the manufactured solution, or given in `data.boundary`."""
 
-    kind: Literal["neumann", "robin"]
+    kind: Literal["neumann", "robin", "do-nothing"]
     alpha: Expr | float | None = None
 
     @model_validator(mode="after")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fembench_agents.cases import dolfinx_env
+from fembench_agents.cases.model import TRANSIENT_VARIANTS
 
 Solver = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -65,7 +66,7 @@ class Track:
         other = sorted(set(kinds) - set(self.boundary_kinds))
         if other:
             return f"no boundary pieces of kind {', '.join(other)} (it applies {', '.join(self.boundary_kinds)})"
-        if transient and family not in self.transient_variants:
+        if transient and family in TRANSIENT_VARIANTS and family not in self.transient_variants:
             return f"no transient {family} solver"
         return None
 
