@@ -406,8 +406,13 @@ def test_report_over_a_compare_directory_prints_and_writes_the_paper_tables(tmp_
     out = tmp_path / "report"
     result = CliRunner().invoke(app, ["report", str(tmp_path / "compare"), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    for title in ("Functions correct per task", "Test-track metrics", "By knowledge class", "Executability"):
-        assert title in result.output
+    titles = ("Functions correct per task", "Test-track metrics", "By knowledge class", "Executability")
+    assert not any(title in result.output for title in titles)  # the terminal's short report
+    assert f"the full report is in {out / 'report.md'}; every table: " in result.output
+    full = CliRunner().invoke(app, ["report", str(tmp_path / "compare"), "--full"])
+    assert full.exit_code == 0, full.output
+    for title in titles:
+        assert title in full.output
     assert (
         (out / "tables" / "paper_code.csv").read_text().splitlines()[1].startswith("FEM 1D,T0,FEM_1D_bar_CC0_H0_T0,Y,Y")
     )
