@@ -70,8 +70,8 @@ def natural_words(family: str, kinds: Iterable[str]) -> str:
         "neumann": f"on a piece of kind neumann {flux} = g, n the outward unit normal"
         + (" (g a pair: the traction, 0 traction-free)" if family == "elasticity" else ""),
         "robin": f"on a piece of kind robin {flux} + alpha u = g, n the outward unit normal, alpha the piece's `alpha`",
-        "do-nothing": f"on a piece of kind do-nothing {flux} = g (a pair), n the outward unit normal; "
-        "g = 0 is an open outflow, where the pressure is no longer free up to a constant",
+        "do-nothing": f"on a piece of kind do-nothing {flux} = g (a pair), n the outward unit normal "
+        "(g = 0: an open outflow)",
     }
     present = [k for k in ("neumann", "robin", "do-nothing") if k in set(kinds)]
     return "; ".join(said[k] for k in present)
@@ -84,7 +84,12 @@ def with_kinds(equation: str, family: str, kinds: Iterable[str]) -> str:
     words = natural_words(family, kinds)
     if not words:
         return equation
-    return equation.replace("on every boundary piece", "on every boundary piece of kind dirichlet", 1) + "; " + words
+    equation = equation.replace("on every boundary piece", "on every boundary piece of kind dirichlet", 1)
+    if "do-nothing" in kinds:  # an open piece fixes the pressure; the comparison stays up to a constant
+        equation = equation.replace(
+            "p is fixed only up to a constant (it is compared after", "p is compared up to a constant (after"
+        )
+    return equation + "; " + words
 
 
 def outward_normal(domain: Domain, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
