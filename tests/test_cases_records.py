@@ -28,7 +28,7 @@ SPECS = {s.id: s for s in store.load_specs(CASES)}
 
 
 def test_coverage() -> None:
-    assert len(DEFS) == 117
+    assert len(DEFS) == 129
     domains: dict[str, set[str]] = defaultdict(set)
     for d in DEFS:
         domains[d.family].add(d.domain)
