@@ -622,6 +622,8 @@ def test_the_import_report_counts_reasons_most_frequent_first_then_by_name() -> 
 def test_a_timed_record_keeps_its_start_and_its_view_hides_knobs_naming_the_solution() -> None:
     record = pr.heat("heat_late", sp.exp(-pr.t) * pr.x * pr.y)
     record["oracle_config"]["pde"]["time"] = {"t0": 0.1, "t_end": 0.3, "dt": 0.02}
+    # the oracle starts from the solution at t0: the record's initial field must be it
+    record["oracle_config"]["pde"]["initial_condition"] = "exp(-0.1)*x*y"
     record["agent_knobs"] = [*pr.KNOBS, {"name": "manufactured_solution", "description": "the answer"}]
     spec, view, _ = published.convert(record, published.ImportReport())
     assert spec.time is not None and (spec.time.t0, spec.time.t_end) == (0.1, 0.3)
