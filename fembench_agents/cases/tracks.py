@@ -113,6 +113,8 @@ TRACKS: dict[str, Track] = {
         allowed_imports=("numpy", "scipy", "skfem", "math", "functools", "itertools", "collections", "typing"),
         skeleton="pde/scikit_fem_skeleton.py",
         calibration_module="fembench_agents.cases.calibration.scikit_fem",
+        boundary_kinds=("dirichlet", "neumann", "robin"),
+        transient_variants=("convection_diffusion", "reaction_diffusion"),
         extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed.",
     ),
     "dolfinx": Track(
