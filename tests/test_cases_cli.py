@@ -33,7 +33,7 @@ def test_list_shows_cases_and_tracks() -> None:
     )
     rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 8]
     assert (
-        rows[0] == "│ poisson              │ 4 abcd      │ 4 abcd  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ 15    │"
+        rows[0] == "│ poisson              │ 4 abcD      │ 4 abcD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ 15    │"
     )
     assert (
         rows[6] == "│ biharmonic           │ 3 ABCD      │ 2 ABCD  │ 3 ABCD      │ 2 ABCD            │ 2 ABCD │ 12    │"
@@ -57,15 +57,16 @@ def test_list_shows_cases_and_tracks() -> None:
         in res.output
     )
     assert "129 of 129 cases" in res.output
-    # the natural pieces and transient variants, per family: the DOLFINx track's calibration applies them
+    # the natural pieces and transient variants, per family, with the tracks whose calibration applies
+    # them: DOLFINx every kind, scikit-fem all but do-nothing
     variants = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 7]
     assert variants == [
-        "│ poisson              │ 1 A     │ 1 A   │ -          │ -         │ 2     │",
-        "│ heat                 │ 1 A     │ 1 A   │ -          │ -         │ 1     │",
-        "│ convection_diffusion │ 1 A     │ -     │ -          │ 2 A       │ 3     │",
-        "│ reaction_diffusion   │ 1 A     │ -     │ -          │ 3 A       │ 3     │",
-        "│ elasticity           │ 1 A     │ -     │ -          │ -         │ 1     │",
-        "│ helmholtz            │ -       │ 1 A   │ -          │ -         │ 1     │",
+        "│ poisson              │ 1 AD    │ 1 AD  │ -          │ -         │ 2     │",
+        "│ heat                 │ 1 AD    │ 1 AD  │ -          │ -         │ 1     │",
+        "│ convection_diffusion │ 1 AD    │ -     │ -          │ 2 AD      │ 3     │",
+        "│ reaction_diffusion   │ 1 AD    │ -     │ -          │ 3 AD      │ 3     │",
+        "│ elasticity           │ 1 AD    │ -     │ -          │ -         │ 1     │",
+        "│ helmholtz            │ -       │ 1 AD  │ -          │ -         │ 1     │",
         "│ stokes               │ -       │ -     │ 1 A        │ -         │ 1     │",
     ]
     some = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--family", "helmholtz", "--library", "scikit-fem"])
@@ -201,7 +202,7 @@ def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Pat
     # pairs against its own gates in-process, and `cases validate` scores them all
     skipped: list[str] = []
     found, checked = calibration_problems(_sample(tmp_path), lambda what, why: skipped.append(what))
-    assert (found, checked) == ([], 53)  # the sample cases and every library each lists
+    assert (found, checked) == ([], 55)  # the sample cases and every library each lists
     copy = _copy(tmp_path)
     lines = (copy / store.SPECS_FILE).read_text().splitlines()
     hidden = json.loads((copy / store.HIDDEN / "poisson_square_smooth.json").read_text())
