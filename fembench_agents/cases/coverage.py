@@ -41,7 +41,7 @@ def matrix(cases: list[CaseFile], libraries: list[str]) -> list[list[str]]:
 
 
 def _variants_of(case: CaseFile) -> set[str]:
-    found = {c.kind for c in case.natural.values()}
+    found: set[str] = {c.kind for c in case.natural.values()}
     if case.family in TRANSIENT_VARIANTS and case.time is not None:
         found.add("transient")
     return found

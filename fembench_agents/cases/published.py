@@ -303,7 +303,8 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     )
     coefficients = _coefficients(family, pde)
     forcing = [_show(sym(e)) for e in as_list(pde.get("source_term", "0"))]
-    time, initial, default_time = None, None, False
+    time, default_time = None, False
+    initial: str | list[str] | None = None
     if timed:
         # as heat: the interval is kept, the published dt is not (ours follows the grid: one step per spacing)
         t0, t_end, default_time = time_interval(family, pde)

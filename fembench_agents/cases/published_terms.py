@@ -60,7 +60,7 @@ def reaction_term(params: dict[str, Any]) -> sp.Expr:
 def diffusion(params: dict[str, Any]) -> float:
     if "epsilon" not in params and "diffusion" not in params:
         raise Excluded(f"coefficient kind not read: reaction_diffusion given by {sorted(params)}")
-    return float(params.get("epsilon", params.get("diffusion")))
+    return float(params["epsilon"] if "epsilon" in params else params["diffusion"])
 
 
 def time_interval(family: str, pde: dict[str, Any]) -> tuple[float, float, bool]:
