@@ -3,50 +3,45 @@ its public repository; the user supplies the file, nothing is downloaded)
 into cases of this track, on the DOLFINx track only.
 
 A record becomes a case when it is 2D on one of our domains exactly (the unit
-square, or our l_shape: the corners (0,0) (1,0) (1,1/2) (1/2,1/2) (1/2,1) (0,1), or
-outer_bbox [0,1,0,1] with cutout_bbox [1/2,1,1/2,1]), of a family we have (steady
-where ours is steady), with Dirichlet data on the whole boundary: one value on
-`all`, or on the unit square a list of per-edge entries (x0, x1, y0, y1) that
-covers all four edges, each of our square's pieces then taking its edge's value
-as written. Every other record is excluded with its reason: any other domain with
-what differs ("domain not in the track: circle (curved boundary)", "... l_shape
-with re-entrant corner (0.4, 0.4) ...", periodic, hole sizes), counted per kind;
-a list that leaves edges out as a natural (do-nothing/traction-free) boundary,
-which our Dirichlet-only pieces cannot state. Without a manufactured solution, the
-reference is a fine solve with our DOLFINx calibration solver, kept only after
-the coarse-to-fine check of cases/numerical.py (its error estimate at most 1/20
-of the case's accuracy threshold). An imported case keeps the published id,
-family and parameters, and carries two agent-visible shapes in one case_spec
-(problem.SolverCase.spec_data): ours (boundary data per boundary piece) and
-the published one (`pde`, `domain.type`, `bc`, `output.grid`, `agent_knobs`),
-so that programs written for the published contract run unchanged.
+square, or our l_shape), of a family we have, with Dirichlet data on the whole
+boundary or a per-edge list on the square (each of our pieces then takes its
+edge's value as written; an edge the list leaves out carries the condition the
+published oracle gives it, the weak form's natural one with zero data: do-nothing
+for a flow, traction-free for elasticity). Every other record is excluded with
+its reason: a domain with what differs from ours, counted per kind, and the
+record's own defects (initial data that is not its solution at t0, a zero
+solution, ...). Without a manufactured solution, the reference is a fine solve
+with our DOLFINx calibration solver, kept only after the coarse-to-fine check of
+cases/numerical.py. An imported case keeps the published id, family and
+parameters, and carries two agent-visible shapes in one case_spec
+(problem.SolverCase.spec_data): ours (boundary data per boundary piece) and the
+published one (`pde`, `domain.type`, `bc`, `output.grid`, `agent_knobs`), so that
+programs written for the published contract run unchanged.
 
-Leak-freedom: the published Dirichlet value is the exact solution on the
-whole boundary. Here each boundary piece gets the solution restricted to it,
+Leak-freedom: the published Dirichlet value is the exact solution on the whole
+boundary. Here each boundary piece gets the solution restricted to it,
 simplified, and the published `bc.dirichlet.value` becomes a blend of those
-restrictions: on the unit square their transfinite (Coons) blend, on the
-L-shape that blend plus a correction on the notch lines (l_shape_blend); equal
-to the solution on the boundary, determined by the boundary data alone. A record
-without a manufactured solution keeps its published bc (data, not the answer). The leak probe of cases/leak.py runs on every agent-
-visible expression, the blend included; a case that still leaks (its forcing a
-multiple of its solution, say) is imported marked as leaking, with the probe's finding.
+restrictions (published_domains.BLENDS), equal to the solution on the boundary
+and determined by the boundary data alone. A record without a manufactured
+solution keeps its published bc (data, not the answer). The leak probe of
+cases/leak.py runs on every agent-visible expression, the blend and the initial
+data included; a case that still leaks is imported marked as leaking.
 
-Vector families: elasticity, Stokes and Navier-Stokes keep the published output,
-a magnitude (ny, nx), as `u`, their boundary data per edge and per component;
-a flow record's manufactured pressure, unless constant, is a field `p` compared up
-to a constant, as is a numerical reference's pressure unless the boundary data
-jumps at a corner (a lid-driven cavity: p grows as 1/r there, not square-integrable). Burgers and wave keep the published t0 and t_end as heat does
-(the published dt is not ours); the wave's `initial` is [initial_condition,
-initial_velocity]. Biharmonic records state u on the boundary only, no second
-condition for our [u, lap u] pieces: they are excluded with that reason.
+What the published PDE data means is read as its oracle reads it
+(published_terms.py): the reaction term of reaction-diffusion, transient
+convection- and reaction-diffusion (kept as our families' transient variants),
+Burgers' interval (its oracle's default when the record has none), the
+biharmonic's second condition (lap u of the solution per piece, or 0 simply
+supported; stated in the published view as `bc.laplacian`, a blend as for u).
+Vector families keep the published output, a magnitude (ny, nx), as `u`; a flow
+record's pressure is a field `p` compared up to a constant where it converges.
+Time-dependent records keep t0 and t_end, not the published dt.
 
 Decisions on the published quirks (reported by `import`): the legacy
-`tolerance` (0.05 or 0.1, which the published evaluator uses as the accuracy
-multiplier) is ignored, our gates (alpha_acc 10) apply to every case; an
+`tolerance` is ignored, our gates (alpha_acc 10) apply to every case; an
 `evaluation_config` nested inside `oracle_config` is read from there; no
-threshold reaches the agent (the published case_spec shows them). The
-reference is the exact solution on the grid; e_base is our DOLFINx calibration
-solver's error, and a case whose calibration error exceeds 0.05 is excluded.
+threshold reaches the agent. A case whose calibration error exceeds 0.05 is
+excluded.
 """
 
 from __future__ import annotations
