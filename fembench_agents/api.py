@@ -50,7 +50,7 @@ from fembench_agents.runs.grid import (
     problem_selection,
     single_run,
 )
-from fembench_agents.runs.problems import load_problems, preload_for
+from fembench_agents.runs.problems import load_problems, preload_for, prepare_selected
 from fembench_agents.runs.reader import RunRecords
 from fembench_agents.runs.reader import open_run as _open_run
 from fembench_agents.runs.replay import Change, replay_run, run_track
@@ -162,15 +162,20 @@ def _execute(runs: list[PlannedRun], paths: dict[str, str], allow_weak_isolation
         ExitStack() as stack,
     ):
         sandbox.require_isolation()
-        sets = load_problems(tracks, sandbox, paths)
+        sets = load_problems(tracks, sandbox, paths, ScoringOptions(prepared_later=True))
         try:
             episode_total(runs, sets)  # a selection matching nothing fails before any model starts
+            prepare_selected(sets, paths, [(r.config.track, r.config.tasks) for r in runs], _quiet)
             stops = asyncio.run(execute_grid(runs, sets, open_clients(runs, stack)))
         finally:
             sets.evaluator.close()
     if stops:
         raise stops[0]
     return [r.out for r in runs]
+
+
+def _quiet(what: str, done: int, total: int) -> None:
+    """A run from the API calibrates what it needs without a progress bar."""
 
 
 def score_folder(

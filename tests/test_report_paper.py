@@ -219,6 +219,7 @@ def test_every_table_is_written_as_markdown_csv_and_json(report: Report, tmp_pat
         "by_tier",
         "case_margins",
         "case_stages",
+        "cost",
         "diagnostics",
         "failure_reasons",
         "paired_tests",
@@ -253,6 +254,7 @@ def test_every_table_is_written_as_markdown_csv_and_json(report: Report, tmp_pat
     assert {p.name for p in (out / "plots").glob("*.svg")} == {
         "correctness.svg",
         "stage_failures.svg",
+        "pass_rate_cost.svg",
         "case_margins.svg",
     }
     assert written["json"].exists()
@@ -268,6 +270,7 @@ def test_the_terminal_shows_every_table_titled_in_order(report: Report) -> None:
         ("Per task: mock/model, numpy-scipy track", 1),
         ("Per task: mock/model, tests track", 2),
         ("Summary", 4),
+        ("Cost", 4),
         ("Stage failures", 4),
         ("Functions correct per task", 5),
         ("Joint test success per task", 3),

@@ -95,3 +95,25 @@ def test_the_line_under_the_tables_says_where_the_rest_is() -> None:
     assert pointer(["r"], True, "r/report/report.md") == (
         "the full report is in r/report/report.md; episodes and attempts: `fembench-agents view r`"
     )
+
+
+def test_cost_per_attempt_episode_and_solved_task(tmp_path: Path) -> None:
+    from fembench_agents.report.plots import cost_figure, cost_per_task
+    from fembench_agents.report.render import cost_rows
+
+    report = build_report([make_run(tmp_path / "mixed", "mixed", mixed_records())])
+    loop = next(g for g in report.groups if g.agent == "loop")
+    # 3 tasks, 2 solved; 12 attempts over 6 episodes; 1,800 tokens; $0.03; and a group with an unpriced call
+    loop = loop.model_copy(update={"attempts": 12, "prompt_tokens": 1500, "completion_tokens": 300, "cost_usd": 0.03})
+    unpriced = loop.model_copy(update={"agent": "paid", "cost_usd": None})
+    report = report.model_copy(update={"groups": [loop, unpriced]})
+    assert cost_rows(report)[1] == [
+        ["mock/model", "loop", "code", "12", "150", "300", "900", "$0.0025", "$0.0050", "$0.0150"],
+        ["mock/model", "paid", "code", "12", "150", "300", "900", "unpriced", "unpriced", "unpriced"],
+    ]
+    assert (cost_per_task(loop), cost_per_task(unpriced)) == (0.01, None)
+    ax = cost_figure(report).axes[0]
+    assert ax.get_title() == "Pass rate against cost (1 unpriced not shown)"
+    (bars,) = ax.containers  # one point per priced group, with its interval
+    points = bars.lines[0]
+    assert (list(points.get_xdata()), list(points.get_ydata())) == ([0.01], [loop.correct.value])

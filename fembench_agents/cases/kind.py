@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fembench_agents.cases import timing
+from fembench_agents.cases.calibrate import CalibrationFailed, calibrate_pairs
 from fembench_agents.cases.compat import REWRITES
 from fembench_agents.cases.feedback import CaseFeedback
 from fembench_agents.cases.folder import CaseFolder
@@ -22,9 +23,11 @@ from fembench_agents.cases.store import CaseStoreError
 from fembench_agents.cases.tracks import TRACKS, get_track
 from fembench_agents.cases.validation import CaseValidator
 from fembench_agents.kinds import register_kind
-from fembench_agents.kinds.contract import LoadedProblems, ProblemsUnavailable, ScoringOptions
+from fembench_agents.kinds.contract import AttemptScorer, LoadedProblems, ProblemsUnavailable, Progress, ScoringOptions
 from fembench_agents.runs.defaults import CASES_PATH
 from fembench_agents.scoring.sandbox import Sandbox
+
+CALIBRATION_REPEATS = 5  # timed solves per case (their median), as `cases calibrate` takes by default
 
 
 @dataclass(frozen=True)
@@ -62,13 +65,36 @@ class LibraryKind:
         if unknown:
             raise ProblemsUnavailable(f"unknown compatibility rewrite(s) {unknown}; known: {sorted(REWRITES)}")
         try:
-            calibration = timing.load(Path(path))
             cases = load_cases(Path(path))
-        except (CaseStoreError, timing.CalibrationMissing) as exc:
+            calibration = timing.load(Path(path))
+        except timing.CalibrationMissing as exc:
+            if not options.prepared_later:
+                raise ProblemsUnavailable(str(exc)) from None
+            calibration = None  # `prepare` times what the run selects
+        except CaseStoreError as exc:
             raise ProblemsUnavailable(str(exc)) from None
         scorer = CaseScorer(sandbox, calibration, CaseScoringConfig(compat=options.compat))
         by_track: dict[str, list[Any]] = {lib: [c for c in cases if lib in c.spec.libraries] for lib in tracks}
         return LoadedProblems(by_track, scorer)
+
+    def prepare(self, path: str, problems: Sequence[Any], scorer: AttemptScorer, progress: Progress) -> None:
+        """Time, once per machine, the calibration solver of each selected case on this library
+        that has no time yet, and give the scorer the machine's calibration with them."""
+        if not isinstance(scorer, CaseScorer):
+            raise TypeError(f"a PDE case needs a CaseScorer, got {type(scorer).__name__}")
+        have = scorer.calibration.t_base if scorer.calibration is not None else {}
+        missing = [(c, self.track) for c in problems if self.track not in have.get(c.task_id, {})]
+        if not missing:
+            return
+        what = f"calibrating {self.track} on this machine (once): {len(missing)} case(s)"
+        progress(what, 0, len(missing))
+        repeats = scorer.calibration.repeats if scorer.calibration is not None else CALIBRATION_REPEATS
+        try:
+            scorer.calibration, _ = calibrate_pairs(
+                Path(path), missing, repeats, on_pair=lambda done, total: progress(what, done, total)
+            )
+        except CalibrationFailed as exc:
+            raise ProblemsUnavailable(str(exc)) from None
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> CaseScorer:
         """Without a calibration the fast gate is not judged (`not_timed`)."""

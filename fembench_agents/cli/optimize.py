@@ -16,10 +16,14 @@ from fembench_agents.cli.app import (
     app,
     console,
     err,
+    fail_unavailable,
     open_sandbox,
+    problem_paths,
     problems_for,
     progress_bar,
+    say_done,
 )
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
 
 LOCAL_REFLECTION_MAX_TOKENS = 1024  # the embedded model's context is 4096 tokens
 
@@ -129,6 +133,7 @@ def optimize(
     from fembench_agents.optimize.judgement import judge_heldout
     from fembench_agents.optimize.loop import LoopThread
     from fembench_agents.optimize.progress import RichProgress
+    from fembench_agents.runs.problems import prepare_selected
 
     if (
         is_local(settings.reflection_model)
@@ -149,10 +154,18 @@ def optimize(
         open_sandbox(allow_weak_isolation, tracks=[settings.track], executor=executor) as sandbox,
         ExitStack() as stack,
     ):
-        sets = problems_for([settings.track], settings.tasks_path, settings.cases_path, sandbox)
+        options = ScoringOptions(prepared_later=True)
+        sets = problems_for([settings.track], settings.tasks_path, settings.cases_path, sandbox, options=options)
         tasks = sets.by_track[settings.track]
         try:
             split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed, settings.tasks)
+            chosen = ",".join([*split.train, *split.val, *split.heldout])
+            try:  # what the optimization scores, calibrated on this machine first where it must be
+                prepare_selected(
+                    sets, problem_paths(settings.tasks_path, settings.cases_path), [(settings.track, chosen)], say_done
+                )
+            except ProblemsUnavailable as exc:
+                fail_unavailable(exc)
             total = resolve_budget(settings.budget, len(split.val)).max_metric_calls
             response_cache = ResponseCache(cache) if cache else None
             task_client = stack.enter_context(open_client(settings.model, settings.params, cache=response_cache))

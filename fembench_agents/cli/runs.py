@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,11 +17,13 @@ from fembench_agents.cli.app import (
     app,
     err,
     exit_if_skipped,
+    fail_unavailable,
     open_sandbox,
+    problem_paths,
     problems_for,
     progress_bar,
 )
-from fembench_agents.kinds.contract import SkippedTask
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions, SkippedTask
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.defaults import (
     DEFAULT_CONCURRENCY,
@@ -45,6 +47,11 @@ from fembench_agents.runs.grid import (
 )
 from fembench_agents.runs.health import RunStopped, error_summary
 from fembench_agents.runs.run import RunConfig
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from fembench_agents.runs.problems import ProblemSets
 
 CACHE_DIR = Path(".fembench-cache")
 CacheOpt = Annotated[Path | None, typer.Option(help="response cache directory")]
@@ -90,8 +97,9 @@ async def _run_grid(
     response_cache = ResponseCache(cache) if cache else None
     tracks = grid_tracks(runs)
     with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:
-        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped)
+        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped, ScoringOptions(prepared_later=True))
         total = episode_total(runs, sets)  # a selection matching nothing fails before any model server starts
+        _prepare(sets, problem_paths(tasks_path, cases_path), runs)
         clients = open_clients(runs, stack, response_cache)
         first = runs[0].config
         local = (
@@ -114,6 +122,27 @@ async def _run_grid(
             stops = await execute_grid(runs, sets, clients, on_episode=tick)
         sets.evaluator.close()
     return stops
+
+
+def _prepare(sets: ProblemSets, paths: dict[str, str], runs: list[PlannedRun]) -> None:
+    """What scoring the grid's problems needs on this machine and lacks (a PDE case's
+    calibration), made before the first episode with a progress bar."""
+    from fembench_agents.runs.problems import prepare_selected
+
+    with progress_bar() as progress:
+        bars: dict[str, TaskID] = {}
+
+        def advance(what: str, done: int, total: int) -> None:
+            if what not in bars:
+                bars[what] = progress.add_task(what, total=total)
+            progress.update(bars[what], completed=done)
+
+        try:
+            prepare_selected(sets, paths, [(r.config.track, r.config.tasks) for r in runs], advance)
+        except ProblemsUnavailable as exc:
+            fail_unavailable(exc)
+    for what in bars:
+        err.print(f"{what}: done", markup=False, highlight=False)
 
 
 def _require_credentials(runs: list[PlannedRun]) -> None:
@@ -151,7 +180,8 @@ def run(
     agent: Annotated[
         str,
         typer.Option(
-            help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH | openhands[:OPTIONS] | mini-swe-agent[:OPTIONS]"
+            help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH | openhands[:OPTIONS] | "
+            "mini-swe-agent[:OPTIONS] | plan-then-code[:N] | debug-and-refine[:D[:R]] | best-of:N"
         ),
     ] = "single-shot",
     tasks: Annotated[

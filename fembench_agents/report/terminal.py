@@ -11,7 +11,14 @@ from collections.abc import Sequence
 from rich.table import Table
 
 from fembench_agents.report.kind_parts import Rows, kind_sections
-from fembench_agents.report.render import paired_rows, stage_rows, summary_rows, task_rows, task_table_title
+from fembench_agents.report.render import (
+    cost_rows,
+    paired_rows,
+    stage_rows,
+    summary_rows,
+    task_rows,
+    task_table_title,
+)
 from fembench_agents.report.schema import Report
 
 KEYS = ("Model", "Agent", "Track", "Task")
@@ -41,7 +48,8 @@ def says_something(rows: Rows) -> bool:
 def terminal_tables(report: Report, width: int, full: bool = False) -> list[Table]:
     titled: list[tuple[str, Rows]] = [(task_table_title(t), task_rows(t)) for t in report.task_tables]
     if full:
-        titled += [("Summary", summary_rows(report)), ("Stage failures", stage_rows(report))]
+        titled += [("Summary", summary_rows(report)), ("Cost", cost_rows(report))]
+        titled.append(("Stage failures", stage_rows(report)))
         own = kind_sections(report)
         ordered = [s for s in own if not s.after_tasks] + [s for s in own if s.after_tasks]
         titled += [(s.terminal_title or s.title, s.rows) for s in ordered if not s.repeats_summary]
