@@ -154,6 +154,26 @@ def test_a_correct_attempt_passes_and_compiles_its_forms_into_its_own_scratch(
     assert out.substitutions == ()
 
 
+def test_an_attempt_that_uses_fem_petsc_without_importing_it_fails_as_in_a_fresh_interpreter(
+    sandbox: Sandbox, case: SolverCase
+) -> None:
+    # The shape of two published programs: `from dolfinx import fem`, then `fem.petsc.LinearProblem`.
+    # The warm worker preloaded dolfinx.fem.petsc; the attempt still does not reach what it did not import.
+    unimported = ds.CORRECT.replace("from dolfinx.fem.petsc import LinearProblem\n", "").replace(
+        "LinearProblem(", "fem.petsc.LinearProblem("
+    )
+    out = score(scorer(sandbox), case, unimported)
+    assert stages(out) == [("executes", False, "runtime_error")]
+    assert out.error is not None
+    assert (out.error.type, out.error.message) == ("AttributeError", "module 'dolfinx.fem' has no attribute 'petsc'")
+    imported = unimported.replace(
+        "from dolfinx import fem, geometry, mesh\n",
+        "from dolfinx import fem, geometry, mesh\nimport dolfinx.fem.petsc\n",
+    )
+    out = score(scorer(sandbox), case, imported)
+    assert stages(out) == [("executes", True, None), ("accurate", True, None), ("fast", True, None)]
+
+
 def test_a_wrong_forcing_sign_fails_the_accuracy_gate(sandbox: Sandbox, case: SolverCase) -> None:
     out = score(scorer(sandbox), case, ds.WRONG_FORCING_SIGN)
     assert stages(out) == [("executes", True, None), ("accurate", False, "too_inaccurate")]

@@ -19,16 +19,20 @@ import numpy as np
 import pde_solvers as ps
 import pytest
 from conftest import ROOT
+from test_error_text import PETSC_ERROR
 
+import fembench_agents as fb
 from fembench_agents.cases import store, timing
 from fembench_agents.cases.calibrate import calibration_sandbox
+from fembench_agents.cases.folder import CaseFolderScore, ScoredWith
 from fembench_agents.cases.kind import LibraryKind
 from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import SolverCase, load_cases
-from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
+from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig, NoPublishedThresholds
 from fembench_agents.cases.tracks import TRACKS, Track
 from fembench_agents.kinds import kind_for
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
+from fembench_agents.scoring.error_text import shortened
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.sandbox import Sandbox
@@ -176,6 +180,31 @@ def test_a_module_that_fails_to_build_and_an_answer_that_cannot_be_sent_fail_exe
     assert stages(unsent) == [("executes", False, "runtime_error")] and unsent.timings == ()
     assert unsent.stages[0].detail == "UnserializableOutput: RuntimeError"
     assert unsent.error is not None and unsent.error.traceback == ()
+
+
+def test_a_long_petsc_error_keeps_its_code_and_its_cause_in_the_detail_and_the_feedback(
+    case_evaluator: Evaluator, case: SolverCase
+) -> None:
+    raiser = (
+        "class Error(RuntimeError):  # petsc4py's exception class is PETSc.Error\n"
+        f"    def __str__(self):\n        return {PETSC_ERROR!r}\n\n\n"
+        "def solve(case_spec):\n    raise Error(56)\n"
+    )
+    out = score(case_evaluator, case, raiser)
+    assert stages(out) == [("executes", False, "runtime_error")]
+    kept = shortened(PETSC_ERROR, 600)
+    assert kept.startswith("error code 56\n… [606 characters cut] …\n[0] MatGetFactor() at ")
+    assert kept.endswith(
+        "\n[0] No support for this operation for this object type\n"
+        "[0] Cannot locate function MatDenseGetLDA_C in object"
+    )
+    assert out.error is not None and (out.error.type, out.error.message) == ("Error", kept)
+    assert out.stages[0].detail == f"Error: {kept}"
+    assert FEEDBACK(out).text == (
+        f"Your previous solver raised an exception:\n    Error: {kept}\n"
+        "Traceback (your code only):\n    <attempt>, line 7, in solve: raise Error(56)\n"
+        "Fix the error and return the complete corrected code."
+    )
 
 
 def test_a_solver_slower_than_the_configured_limit_times_out(case: SolverCase) -> None:
@@ -333,3 +362,63 @@ def test_the_calibration_solver_runs_in_the_sandbox_by_its_module_name(case: Sol
     assert stages(out)[:2] == [("executes", True, None), ("accurate", True, None)]
     e_base = store.load_hidden(CASES, case.task_id)[0].calibration["numpy-scipy"].e_base
     assert out.relative_l2_error == pytest.approx(e_base, rel=1e-6)
+
+
+def test_published_v1_reads_the_first_contracts_layout_and_the_outcome_says_so(
+    case_evaluator: Evaluator, case: SolverCase
+) -> None:
+    first = ps.finite_difference(2, after="out = out.T.copy()")  # u[ix, iy], (nx, ny): the first published contract
+    plain = score(case_evaluator, case, first)
+    assert stages(plain) == [("executes", True, None), ("accurate", False, "too_inaccurate")]  # judged transposed
+    assert plain.substitutions == ()
+    scorer = case_evaluator.scorer_for("numpy-scipy")
+    assert isinstance(scorer, CaseScorer)
+    reading = CaseScorer(case_evaluator.sandbox, scorer.calibration, CaseScoringConfig(compat=("published-v1",)))
+    read = reading.score(case, "numpy-scipy", f"```python\n{first}\n```")
+    assert stages(read) == [("executes", True, None), ("accurate", True, None), ("fast", True, None)]
+    assert read.substitutions == (
+        "published-v1: output['u'] read as u[ix, iy], shape (nx, ny) = (49, 49), transposed to (ny, nx)",
+    )
+    assert read.relative_l2_error == score(case_evaluator, case, ps.CORRECT).relative_l2_error
+    ours = reading.score(case, "numpy-scipy", f"```python\n{ps.CORRECT}\n```")  # square: every array is read so
+    assert stages(ours)[1] == ("accurate", False, "too_inaccurate") and len(ours.substitutions) == 1
+
+
+def test_our_own_cases_refuse_the_published_gates_saying_why(cases_copy: Path, case: SolverCase) -> None:
+    kind = kind_for("numpy-scipy")
+    with pytest.raises(ProblemsUnavailable) as exc:
+        kind.load(str(cases_copy), None, ScoringOptions(gates="published"), ["numpy-scipy"])  # type: ignore[arg-type]
+    ids = [c.task_id for c in load_cases(cases_copy)]
+    assert str(exc.value) == (
+        f"--gates published judges each case by its published record's thresholds; {len(ids)} case(s) at "
+        f"{cases_copy} have none (our own cases have none; cases imported before they were kept need `cases "
+        f"import` again): {', '.join(ids[:5])}, ..."
+    )
+    with pytest.raises(ProblemsUnavailable, match=r"^unknown gates 'strict'; known: ours, published$"):
+        kind.load(str(cases_copy), None, ScoringOptions(gates="strict"), ["numpy-scipy"])  # type: ignore[arg-type]
+    with pytest.raises(ProblemsUnavailable, match=r"^unknown compatibility rewrite\(s\) \['v1'\]; known: "):
+        kind.scorer(None, ScoringOptions(compat=("v1",)))  # type: ignore[arg-type]
+    with Sandbox(workers=1) as sandbox:  # a scorer built without the load's check refuses each such case
+        published = kind.scorer(sandbox, ScoringOptions(gates="published"))
+        with pytest.raises(NoPublishedThresholds, match=f"^case {case.task_id} has no published thresholds: "):
+            published.score(case, "numpy-scipy", f"```python\n{ps.CORRECT}\n```")
+
+
+def test_the_score_output_records_its_options_and_scoring_with_them_again_reproduces_it(
+    cases_copy: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "programs"
+    folder.mkdir()
+    first = ps.finite_difference(2, after="out = out.T.copy()")  # the first published contract's layout
+    (folder / f"{ps.CASE}_numpy-scipy_first.py").write_text(f"```python\n{first}\n```\n")
+    scored = fb.score_folder(folder, cases_path=cases_copy, compat=("published-v1",))
+    assert isinstance(scored, CaseFolderScore)
+    written = CaseFolderScore.model_validate_json(scored.model_dump_json())  # what `score --json` wrote
+    assert written.options == ScoredWith(compat=("published-v1",), gates="ours")
+    again = fb.score_folder(folder, cases_path=cases_copy, compat=written.options.compat, gates=written.options.gates)
+    assert isinstance(again, CaseFolderScore)
+    (before,), (after,) = (s.outcomes["first/numpy-scipy"].values() for s in (scored, again))
+    assert before.passed and before.verdict_data() == after.verdict_data()
+    assert after.substitutions == (
+        "published-v1: output['u'] read as u[ix, iy], shape (nx, ny) = (49, 49), transposed to (ny, nx)",
+    )

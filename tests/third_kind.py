@@ -21,6 +21,7 @@ from fembench_agents.kinds.contract import (
     HiddenMaterial,
     HiddenNumbers,
     LoadedProblems,
+    PreviewedProblems,
     ProblemsUnavailable,
     ScoringOptions,
     SkippedTask,
@@ -205,6 +206,7 @@ class SumFolder:
         scored: list[tuple[SavedAttempt, Any]],
         isolation: IsolationReport,
         skipped: list[SkippedTask],
+        options: ScoringOptions,
     ) -> SumFolderSummary:
         labels: dict[str, int] = {}
         for attempt, outcome in scored:
@@ -256,3 +258,6 @@ class SumKind:
 
     def prepare(self, path: str, problems: Sequence[Any], scorer: Any, progress: Any) -> None:
         """A sum needs nothing of the machine."""
+
+    def preview(self, path: str, tracks: Any) -> PreviewedProblems:
+        return PreviewedProblems({t: read_source(path) for t in tracks})

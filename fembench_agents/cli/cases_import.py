@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from fembench_agents.cli.cases import cases_app
+from fembench_agents.errors import read_text_file
 
 
 @cases_app.command("import")
@@ -30,7 +31,9 @@ def import_published(
     if not path.is_file():
         typer.echo(f"error: no file {path}", err=True)
         raise typer.Exit(2)
-    built, views, report = published_import.import_records(path.read_text().splitlines(), set(only) if only else None)
+    built, views, report = published_import.import_records(
+        read_text_file(str(path), "published records file").splitlines(), set(only) if only else None
+    )
     published_import.write(out, built, views, report)
     summary = report.as_dict()
     marked = summary["marked_leaking"]
@@ -48,7 +51,8 @@ def import_published(
                 typer.echo(f"    {what}: {n}")
     decisions = summary["decisions"]
     typer.echo(
-        f"  decision: legacy `tolerance` ignored (our alpha_acc 10 applies): {decisions['legacy_tolerance_ignored']}"
+        "  decision: legacy `tolerance` ignored by our gates (alpha_acc 10; `score --gates published` applies it): "
+        f"{decisions['legacy_tolerance_ignored']}"
     )
     nested = decisions["evaluation_config_read_from_oracle_config"]
     typer.echo(f"  decision: evaluation_config read from inside oracle_config: {len(nested)} {json.dumps(nested)}")

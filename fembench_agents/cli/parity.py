@@ -35,8 +35,10 @@ def parity(
     out: Annotated[Path, typer.Option(help="where the oracle's runs go")] = Path("runs/parity"),
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
-    """Harness parity: an oracle model that answers each problem's reference, in the form each
-    agent expects, must pass everywhere; a cell below 100% is a harness fault, named."""
+    """Harness parity: every agent with an oracle model on every track; each cell must be 100%.
+
+    The oracle answers each problem's reference in the form each agent expects; a cell below
+    100% is a harness fault, named with its stage and reason."""
     from fembench_agents.kinds import tracks as registered
     from fembench_agents.parity import AGENTS, parity_cell
     from fembench_agents.parity import sample as first
