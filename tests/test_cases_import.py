@@ -25,7 +25,9 @@ from fembench_agents.runs.run import select_tasks
 
 runner = CliRunner()
 IMPORTED = [
+    "biharmonic_plate",
     "burgers_timed",
+    "burgers_untimed",
     "elasticity_smooth",
     "heat_mixed_modes",
     "ns_zero_pressure",
@@ -55,17 +57,15 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     output = (imported.parent / "output.txt").read_text()
-    assert output.splitlines()[:10] == [
-        "read 22 records: imported 14 (13 leak-free, 1 marked as leaking; 2 with a numerical reference), excluded 8",
+    assert output.splitlines()[:8] == [
+        "read 22 records: imported 16 (15 leak-free, 1 marked as leaking; 2 with a numerical reference), excluded 6",
         "  marked as leaking, selected only by its id: poisson_eigen: " + report_leak(imported),
         "  excluded, 3D: 1",
-        "  excluded, biharmonic second boundary condition not stated: 1",
         "  excluded, boundary condition not read: 1",
-        "  excluded, natural (do-nothing/traction-free) boundary: 1",
+        "  excluded, initial data disagrees with the manufactured solution at t0 = 0: 1",
+        "  excluded, numerical reference refused: 1",
         "  excluded, output not read: 1",
         "  excluded, record not read: 1",
-        "  excluded, time interval not stated: 1",
-        "  excluded, transient reaction_diffusion: 1",
     ]
     assert (
         "  decision: legacy `tolerance` ignored by our gates (alpha_acc 10; `score --gates published` applies it): 1"
@@ -74,7 +74,7 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     assert '  decision: evaluation_config read from inside oracle_config: 1 ["poisson_nested_config"]' in output
     assert "  decision: thresholds removed from the case_spec: 21" in output
     report = json.loads((imported / published_import.REPORT_FILE).read_text())
-    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (22, 14, 13, 8)
+    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (22, 16, 15, 6)
     assert report["excluded_domains"] == {}
     excluded = report["excluded_cases"]
     eigen = report["marked_leaking"]["poisson_eigen"]  # f = 2 pi^2 u: the forcing is the answer, whatever the bc
@@ -83,17 +83,17 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     assert "poisson_eigen" not in excluded
     assert excluded["poisson_cube"] == "3D: the track's grids are 2D"
     assert "poisson_lshape_corner" not in excluded  # an L-shape with its corner at (0.4, 0.4): built from its vertices
-    assert excluded["stokes_three_edges"] == (
-        "natural (do-nothing/traction-free) boundary: on edges [x1]; the track's pieces are Dirichlet only"
-    )
+    # x0, y0, y1 walls, x1 open (do-nothing) and no forcing: the flow is zero, no relative error exists
+    prefix = "numerical reference refused: the solution is zero on the grid (largest value "
+    assert excluded["stokes_three_edges"].startswith(prefix)
+    assert excluded["stokes_three_edges"].endswith("), so no relative error is defined")
     # every published family has a solver here now: a flow record whose output is not the velocity magnitude
     assert excluded["stokes_flow"] == "output not read: field 'scalar' for a stokes solution of 2 component(s)"
-    assert excluded["biharmonic_plate"] == (
-        "biharmonic second boundary condition not stated: the record gives only u on the boundary "
-        "(no lap u or du/dn), our boundary pieces need [u, lap u]"
+    # the oracle starts from the manufactured solution at t0 (x y), the record states 0
+    assert excluded["rd_transient"] == (
+        "initial data disagrees with the manufactured solution at t0 = 0: initial_condition '0', "
+        "where the oracle starts from the solution"
     )
-    assert excluded["burgers_untimed"] == "time interval not stated: a burgers record without pde.time (t0, t_end)"
-    assert excluded["rd_transient"] == "transient reaction_diffusion: the track's family is steady"
     assert excluded["poisson_mixed_bc"] == "boundary condition not read: only Dirichlet data on the whole boundary"
     assert excluded["line 22"].startswith("record not read: ")
     assert report["decisions"]["legacy_tolerance_ignored"] == 1
@@ -610,6 +610,8 @@ def test_the_import_report_counts_reasons_most_frequent_first_then_by_name() -> 
 def test_a_timed_record_keeps_its_start_and_its_view_hides_knobs_naming_the_solution() -> None:
     record = pr.heat("heat_late", sp.exp(-pr.t) * pr.x * pr.y)
     record["oracle_config"]["pde"]["time"] = {"t0": 0.1, "t_end": 0.3, "dt": 0.02}
+    # the oracle starts from the solution at t0: the record's initial field must be it
+    record["oracle_config"]["pde"]["initial_condition"] = "exp(-0.1)*x*y"
     record["agent_knobs"] = [*pr.KNOBS, {"name": "manufactured_solution", "description": "the answer"}]
     spec, view, _ = published.convert(record, published.ImportReport())
     assert spec.time is not None and (spec.time.t0, spec.time.t_end) == (0.1, 0.3)

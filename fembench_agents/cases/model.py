@@ -47,6 +47,8 @@ Coefficient = Expr | float | list[Expr]
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
 DOMAINS: tuple[str, ...] = DomainName.__args__  # type: ignore[attr-defined]
 TIME_FAMILIES = ("heat", "burgers", "wave")
+# steady unless the case gives a time interval: then du/dt joins the operator (a transient variant)
+TRANSIENT_VARIANTS = ("convection_diffusion", "reaction_diffusion")
 FLOW_FAMILIES = ("stokes", "navier_stokes")  # velocity u (2, ny, nx) and pressure p (ny, nx)
 VECTOR_FAMILIES = ("elasticity", *FLOW_FAMILIES)
 
@@ -141,6 +143,20 @@ class ProblemData(_Frozen):
     initial: Expr | list[Expr] | None = None
 
 
+class NaturalCondition(_Frozen):
+    """A boundary piece of a case file that is not Dirichlet: its data (the flux, or the flux
+    plus alpha u) is derived from the manufactured solution, or given in `data.boundary`."""
+
+    kind: Literal["neumann", "robin", "do-nothing"]
+    alpha: Expr | float | None = None
+
+    @model_validator(mode="after")
+    def _alpha_only_for_robin(self) -> NaturalCondition:
+        if (self.kind == "robin") != (self.alpha is not None):
+            raise ValueError("alpha is given for a robin piece and only there")
+        return self
+
+
 class CaseFile(_Frozen):
     """A human-written case definition."""
 
@@ -153,6 +169,7 @@ class CaseFile(_Frozen):
     time: TimeSpec | None = None
     grid: GridSpec = GridSpec(nx=65, ny=65)
     libraries: tuple[str, ...] = ("numpy-scipy", "scikit-fem")
+    natural: dict[str, NaturalCondition] = {}  # piece name -> its condition; every other piece is Dirichlet
     note: str = ""  # for humans; never shown to a solver
 
     @field_validator("libraries")
@@ -174,30 +191,41 @@ class CaseFile(_Frozen):
         return self
 
 
+BoundaryKind = Literal["dirichlet", "neumann", "robin", "do-nothing", "periodic"]
+BOUNDARY_KINDS: tuple[str, ...] = BoundaryKind.__args__  # type: ignore[attr-defined]
+NATURAL_KINDS = ("neumann", "robin", "do-nothing")
+
+
 class BoundaryPiece(_Frozen):
-    """A closed boundary segment and its condition: Dirichlet, the data restricted to it; periodic,
-    identified with its `partner` piece (a parallel segment of the same length) by translation, no
-    data of its own."""
+    """One boundary segment and its condition (the equation text of the case says what each
+    kind means for its family): `dirichlet` u = value; `neumann` the flux k du/dn = value (n
+    the outward unit normal; for elasticity the traction sigma n = value, traction-free when
+    0); `robin` k du/dn + alpha u = value; `do-nothing` for a flow nu du/dn - p n = value
+    (an outflow: 0); `periodic` identified with its `partner` piece (a parallel segment of the
+    same length) by translation, no data of its own."""
 
     name: str
-    kind: Literal["dirichlet", "periodic"] = "dirichlet"
+    kind: BoundaryKind = "dirichlet"
     segment: tuple[tuple[float, float], tuple[float, float]]  # endpoints, closed segment
     value: Expr | list[Expr] | None = None  # the data restricted to this piece, in x, y (and t)
+    alpha: Expr | float | None = None  # a robin piece's coefficient, only there
     partner: str | None = None  # a periodic piece's image
 
     @model_validator(mode="after")
     def _condition(self) -> BoundaryPiece:
         if self.kind == "periodic" and (self.partner is None or self.value is not None):
             raise ValueError(f"periodic piece {self.name!r} names its partner piece and has no value")
-        if self.kind == "dirichlet" and (self.value is None or self.partner is not None):
-            raise ValueError(f"Dirichlet piece {self.name!r} has a value and no partner")
+        if self.kind != "periodic" and (self.value is None or self.partner is not None):
+            raise ValueError(f"{self.kind} piece {self.name!r} has a value and no partner")
+        if (self.kind == "robin") != (self.alpha is not None):
+            raise ValueError(f"boundary piece {self.name}: alpha is given for a robin piece and only there")
         return self
 
     @model_serializer(mode="wrap")
     def _only_what_the_kind_has(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A Dirichlet piece reads as it did before periodic pieces existed."""
+        """A Dirichlet piece reads as it did before other kinds existed (case_specs.jsonl byte for byte)."""
         data: dict[str, Any] = handler(self)
-        for key in ("value", "partner"):
+        for key in ("value", "alpha", "partner"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data

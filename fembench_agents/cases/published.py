@@ -5,42 +5,45 @@ into cases of this track, on the DOLFINx track only.
 A record becomes a case when it is 2D on a domain built from its published geometry
 exactly (published_domains.track_domain: ours where it is ours, else any axis-parallel
 region: an L-shape anywhere, a rectangular hole of any size, the T-junction, a
-rectangle in its own box), of a family we have (steady where ours is steady), with
-its boundary conditions as it states them: Dirichlet data on the whole boundary (one
-value on `all`, or on the unit square a list of per-edge entries (x0, x1, y0, y1)
-that covers all four edges, each of our square's pieces then taking its edge's value
-as written), or periodic sides with Dirichlet data on the others
-(published_periodic.py). Every other record is excluded with its reason: a curved or
-slanted domain with what differs ("domain not in the track: circle (curved
-boundary)"), counted per kind; a periodic record whose solution is not periodic for
-that defect of its own; a list that leaves edges out as a natural
-(do-nothing/traction-free) boundary, which our Dirichlet-only pieces cannot state. Without a manufactured solution, the
-reference is a fine solve with our DOLFINx calibration solver, kept only after
-the coarse-to-fine check of cases/numerical.py (its error estimate at most 1/20
-of the case's accuracy threshold). An imported case keeps the published id,
-family and parameters, and carries two agent-visible shapes in one case_spec
-(problem.SolverCase.spec_data): ours (boundary data per boundary piece) and
-the published one (`pde`, `domain.type`, `bc`, `output.grid`, `agent_knobs`),
-so that programs written for the published contract run unchanged.
+rectangle in its own box), of a family we have, with its boundary conditions as it
+states them: Dirichlet data on the whole boundary (one value on `all`, or on the unit
+square a list of per-edge entries (x0, x1, y0, y1), each of our square's pieces then
+taking its edge's value as written; an edge the list leaves out carries the condition
+the published oracle gives it, the weak form's natural one with zero data: do-nothing
+for a flow, traction-free for elasticity), or periodic sides with Dirichlet data on
+the others (published_periodic.py). Every other record is excluded with its reason: a
+curved or slanted domain with what differs ("domain not in the track: circle (curved
+boundary)"), counted per kind, and the record's own defects (a periodic record whose
+solution is not periodic, initial data that is not its solution at t0, a zero
+solution, ...). Without a manufactured solution, the reference is a fine solve with our
+DOLFINx calibration solver, kept only after the coarse-to-fine check of
+cases/numerical.py (its error estimate at most 1/20 of the case's accuracy threshold).
+An imported case keeps the published id, family and parameters, and carries two
+agent-visible shapes in one case_spec (problem.SolverCase.spec_data): ours (boundary
+data per boundary piece) and the published one (`pde`, `domain.type`, `bc`,
+`output.grid`, `agent_knobs`), so that programs written for the published contract run
+unchanged.
 
-Leak-freedom: the published Dirichlet value is the exact solution on the
-whole boundary. Here each boundary piece gets the solution restricted to it,
+Leak-freedom: the published Dirichlet value is the exact solution on the whole
+boundary. Here each boundary piece gets the solution restricted to it,
 simplified, and the published `bc.dirichlet.value` becomes a blend of those
 restrictions (blends.py: Gordon's transfinite interpolation on the pieces' lines,
-the Coons blend on the unit square); equal
-to the solution on the boundary, determined by the boundary data alone. A record
-without a manufactured solution keeps its published bc (data, not the answer). The leak probe of cases/leak.py runs on every agent-
-visible expression, the blend included; a case that still leaks (its forcing a
-multiple of its solution, say) is imported marked as leaking, with the probe's finding.
+the Coons blend on the unit square); equal to the solution on the boundary,
+determined by the boundary data alone. A record without a manufactured solution keeps
+its published bc (data, not the answer). The leak probe of cases/leak.py runs on every
+agent-visible expression, the blend and the initial data included; a case that still
+leaks (its forcing a multiple of its solution, say) is imported marked as leaking, with
+the probe's finding.
 
-Vector families: elasticity, Stokes and Navier-Stokes keep the published output,
-a magnitude (ny, nx), as `u`, their boundary data per edge and per component;
-a flow record's manufactured pressure, unless constant, is a field `p` compared up
-to a constant, as is a numerical reference's pressure unless the boundary data
-jumps at a corner (a lid-driven cavity: p grows as 1/r there, not square-integrable). Burgers and wave keep the published t0 and t_end as heat does
-(the published dt is not ours); the wave's `initial` is [initial_condition,
-initial_velocity]. Biharmonic records state u on the boundary only, no second
-condition for our [u, lap u] pieces: they are excluded with that reason.
+What the published PDE data means is read as its oracle reads it
+(published_terms.py): the reaction term of reaction-diffusion, transient
+convection- and reaction-diffusion (kept as our families' transient variants),
+Burgers' interval (its oracle's default when the record has none), the
+biharmonic's second condition (lap u of the solution per piece, or 0 simply
+supported; stated in the published view as `bc.laplacian`, a blend as for u).
+Vector families keep the published output, a magnitude (ny, nx), as `u`; a flow
+record's pressure is a field `p` compared up to a constant where it converges.
+Time-dependent records keep t0 and t_end, not the published dt.
 
 Decisions on the published quirks (reported by `import`): the legacy
 `tolerance` (0.05 or 0.1, which the published evaluator uses as the accuracy
@@ -66,8 +69,9 @@ from fembench_agents.cases.builder import LAYOUT
 from fembench_agents.cases.domains import grid_mask, grid_points, spec_domain
 from fembench_agents.cases.expressions import ExpressionError, check_expr, compile_expr
 from fembench_agents.cases.leak import best_multiple_error
-from fembench_agents.cases.manufactured import EQUATIONS
+from fembench_agents.cases.manufactured import equation
 from fembench_agents.cases.model import (
+    TRANSIENT_VARIANTS,
     BoundaryPiece,
     CaseSpec,
     FieldSpec,
@@ -91,6 +95,14 @@ from fembench_agents.cases.published_domains import (
     track_domain,
 )
 from fembench_agents.cases.published_periodic import directions, partners, periodic_traces
+from fembench_agents.cases.published_terms import (
+    NATURAL_ON_UNLISTED,
+    biharmonic_pair,
+    diffusion,
+    initial_data,
+    reaction_term,
+    time_interval,
+)
 
 LIBRARY = "dolfinx"
 MAX_CALIBRATION_ERROR = 0.05
@@ -107,7 +119,7 @@ FAMILIES = {
     "burgers": "burgers",
     "wave": "wave",
 }
-STEADY_HERE = ("convection_diffusion", "reaction_diffusion", "stokes", "navier_stokes", "biharmonic")
+STEADY_HERE = ("stokes", "navier_stokes", "biharmonic")
 TIMED_HERE = ("heat", "burgers", "wave")
 FLOW = ("stokes", "navier_stokes")
 HIDDEN_KEYS = ("manufactured_solution", "manufactured_u", "exact_solution")
@@ -195,6 +207,10 @@ def _coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
         raise Excluded(f"coefficient kind not read: kappa of type {kappa.get('type')!r}")
     if family == "convection_diffusion":
         return {"eps": float(params["epsilon"]), "b": [_show(sym(b)) for b in params["beta"]]}
+    if family == "reaction_diffusion":
+        return {"D": diffusion(params), "R": _show(reaction_term(params))}
+    if family == "biharmonic":
+        return {}
     if family == "helmholtz":
         return {"k": float(params["k"])}
     if family in (*FLOW, "burgers"):
@@ -245,16 +261,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     domain = track_domain(oc.get("domain") or {})
     if family in STEADY_HERE and pde.get("time"):
         raise Excluded(f"transient {published_family}: the track's family is steady")
-    if family == "biharmonic":
-        # Our pieces carry [u, lap u]; the published records state u = g on the boundary and nothing
-        # else (no lap u, no du/dn, no clamped or simply supported), so the problem is not determined.
-        raise Excluded(
-            "biharmonic second boundary condition not stated: the record gives only u on the boundary "
-            "(no lap u or du/dn), our boundary pieces need [u, lap u]"
-        )
-    timing = pde.get("time") or {}
-    if family in TIMED_HERE and "t_end" not in timing:
-        raise Excluded(f"time interval not stated: a {published_family} record without pde.time (t0, t_end)")
+    timed = family in TIMED_HERE or (family in TRANSIENT_VARIANTS and bool(pde.get("time")))
     manufactured = pde.get("manufactured_solution") or {}
     solution = manufactured.get("u")
     bc = oc.get("bc") or {}
@@ -268,10 +275,14 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     ):
         raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
     shown: dict[str, list[str]] = {}
+    kinds = {piece: "dirichlet" for piece, _, _ in domain.pieces}
     if periodic:
         # the record's own Dirichlet sides, valued by their data; the published view keeps bc as
         # published (per-edge traces and periodic pairs: data, not the answer)
         u, traces = periodic_traces(pde, solution, dirichlet, periodic, domain, box)
+        if family == "biharmonic":  # the Dirichlet sides carry [u, lap u], as every biharmonic piece
+            pair = biharmonic_pair(u if solution else [], u[0])
+            traces = {n: [restricted(c, a, b) for c in pair] for n, a, b in domain.pieces if n in traces}
     else:
         entries = dirichlet_entries(dirichlet)
         if entries is None:
@@ -279,10 +290,14 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             # each boundary piece gets it restricted there, and the reference is a checked fine solve.
             whole: Any = dirichlet if isinstance(dirichlet, dict) else (dirichlet or [{}])[0]
             u = [sym(e) for e in as_list(solution or whole.get("value", "0"))]
-            traces = {piece: [restricted(c, a, b) for c in u] for piece, a, b in domain.pieces}
-        else:  # per-edge data on the whole square: each piece gets its edge's value (data, no solution), as written
-            traces = edge_values(entries, domain.name, solution)
+            on_boundary = biharmonic_pair(u if solution else [], u[0]) if family == "biharmonic" else u
+            traces = {piece: [restricted(c, a, b) for c in on_boundary] for piece, a, b in domain.pieces}
+        else:  # per-edge data on the square, each piece its edge's value as written; unlisted edges natural
+            if family == "biharmonic":
+                raise Excluded("boundary condition not read: per-edge Dirichlet data for a biharmonic record")
+            traces, kinds = edge_values(entries, domain.name, solution, NATURAL_ON_UNLISTED.get(family))
             shown = {EDGES[e["on"]]: [_checked(str(v)) for v in as_list(e.get("value", "0"))] for e in entries}
+            shown |= {piece: ["0"] * len(traces[piece]) for piece, k in kinds.items() if k != "dirichlet"}
             u = next(iter(traces.values()))
             if len({len(v) for v in traces.values()}) != 1:
                 raise Excluded("boundary condition not read: per-edge values of different lengths")
@@ -300,18 +315,22 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         pressure = [] if not (p.free_symbols & {X, Y}) else [p]
     # A numerical flow reference has its p, unless the boundary data jumps at a corner (the lid of a
     # cavity): the pressure there grows as 1/r, is not square-integrable, and never converges in L2.
-    compare_p = bool(pressure) or (family in FLOW and not solution and not corner_jumps(domain, traces))
+    # Nor where an open (do-nothing) edge meets a wall: the pressure is singular at that corner too,
+    # and the published output is the velocity magnitude alone.
+    open_edge = any(k != "dirichlet" for k in kinds.values())
+    compare_p = bool(pressure) or (
+        family in FLOW and not solution and not open_edge and not corner_jumps(domain, traces)
+    )
     coefficients = _coefficients(family, pde)
     forcing = [_show(sym(e)) for e in as_list(pde.get("source_term", "0"))]
-    time = None
-    if family in TIMED_HERE:
-        # as heat: the interval is kept, the published dt is not (ours follows the grid: one step per spacing)
-        time = TimeSpec(t0=float(timing.get("t0", 0.0)), t_end=float(timing["t_end"]))
+    time, default_time = None, False
     initial: str | list[str] | None = None
-    if family in ("heat", "burgers"):
-        if "initial_condition" not in pde:
-            raise Excluded(f"initial data not stated: a {published_family} record without initial_condition")
-        initial = _show(sym(pde["initial_condition"]))
+    if timed:
+        # as heat: the interval is kept, the published dt is not (ours follows the grid: one step per spacing)
+        t0, t_end, default_time = time_interval(family, pde)
+        time = TimeSpec(t0=t0, t_end=t_end)
+    if timed and family != "wave":
+        initial = _show(initial_data(pde, u if solution else [], time.t0 if time else 0.0))
     elif family == "wave":
         if "initial_condition" not in pde or "initial_velocity" not in pde:
             raise Excluded("initial data not stated: a wave record needs initial_condition and initial_velocity")
@@ -321,6 +340,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         if piece in periodic
         else BoundaryPiece(
             name=piece,
+            kind=kinds[piece],  # type: ignore[arg-type]
             segment=(a, b),
             value=_one(shown[piece] if shown else [_show(c) for c in traces[piece]]),
         )
@@ -335,15 +355,21 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         published_bc = {
             "dirichlet": {"on": "all", "value": _one([_show(blend(c, domain, dirichlet_pieces)) for c in u])}
         }
+    if family == "biharmonic" and not periodic:
+        # the second condition the published oracle applies, stated: lap u on the boundary (a blend of its
+        # restrictions, as for u), or 0 for a record without a solution (simply supported)
+        lap = _show(blend(biharmonic_pair(u, u[0])[1], domain, dirichlet_pieces)) if solution else "0"
+        published_bc = {**published_bc, "laplacian": {"on": "all", "value": lap}}
     try:
         shape = (int(grid["ny"]), int(grid["nx"]))
         fields = {"u": FieldSpec(shape=shape)}
         if compare_p:
             fields["p"] = FieldSpec(shape=shape, up_to_constant=True)
+        words = equation(family, time is not None, tuple(kinds.values()))
         spec = CaseSpec(
             id=record["id"],
             family=family,  # type: ignore[arg-type]
-            equation=EQUATIONS[family] + _output_words(family, compare_p),
+            equation=words + _output_words(family, compare_p),
             coefficients=coefficients,
             forcing=forcing[0] if len(forcing) == 1 else forcing,
             boundary=pieces,
@@ -356,10 +382,13 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         )
     except (ValueError, KeyError) as exc:
         raise Excluded(f"record not read: {str(exc).splitlines()[0]}") from None
+    view_pde = {k: v for k, v in pde.items() if k not in HIDDEN_KEYS}
+    if default_time and time is not None:  # the oracle's default interval, stated in the record's own shape
+        view_pde["time"] = {"t0": time.t0, "t_end": time.t_end}
     view = {
         "id": record["id"],
         "pde_classification": record.get("pde_classification", {}),
-        "pde": {k: v for k, v in pde.items() if k not in HIDDEN_KEYS},
+        "pde": view_pde,
         "domain": oc.get("domain", {"type": "unit_square"}),
         "bc": published_bc,
         "output": oc.get("output", {}),
@@ -396,9 +425,14 @@ def published_values(view: dict[str, Any]) -> list[list[Any]]:
     """The published view's Dirichlet values, each a list of components: one (the blend, or a
     record's own data on `all`), or one per edge entry."""
     dirichlet = view["bc"].get("dirichlet")
-    if dirichlet is None:  # periodic sides only: no boundary value at all
-        return []
-    return [as_list(e.get("value", "0")) for e in (dirichlet if isinstance(dirichlet, list) else [dirichlet])]
+    values = (
+        []
+        if dirichlet is None
+        else [as_list(e.get("value", "0")) for e in (dirichlet if isinstance(dirichlet, list) else [dirichlet])]
+    )  # periodic sides only: no boundary value at all
+    if "laplacian" in view["bc"]:  # a biharmonic record's second condition, stated by us
+        values.append(as_list(view["bc"]["laplacian"]["value"]))
+    return values
 
 
 def blend_error(view: dict[str, Any], spec: CaseSpec, ref: np.ndarray, mask: np.ndarray) -> float:

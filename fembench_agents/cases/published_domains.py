@@ -230,9 +230,10 @@ EDGES = {"y0": "bottom", "x1": "right", "y1": "top", "x0": "left"}
 
 
 def corner_jumps(domain: Any, traces: dict[str, list[sp.Expr]]) -> list[tuple[float, float]]:
-    """The corners where the data of the piece ending there and of the piece starting there
-    disagree. Matched by the corner, not by the order of the pieces: a domain with a hole lists
-    its outer loop, then the hole's, and each loop closes on its own first piece."""
+    """The corners where the Dirichlet data of the piece ending there and of the piece starting
+    there disagree (`traces`: the Dirichlet pieces only). Matched by the corner, not by the order
+    of the pieces: a domain with a hole lists its outer loop, then the hole's, and each loop
+    closes on its own first piece."""
     out = []
     for first, _, end in domain.pieces:
         if first not in traces:  # a periodic piece: no data of its own
@@ -240,8 +241,9 @@ def corner_jumps(domain: Any, traces: dict[str, list[sp.Expr]]) -> list[tuple[fl
         at = {X: sp.nsimplify(end[0]), Y: sp.nsimplify(end[1])}
         for second, start, _ in domain.pieces:
             if (
-                start == end
+                first in traces
                 and second in traces
+                and start == end
                 and any(
                     sp.simplify(a.subs(at) - b.subs(at)) != 0
                     for a, b in zip(traces[first], traces[second], strict=True)
@@ -262,16 +264,26 @@ def dirichlet_entries(dirichlet: Any) -> list[dict[str, Any]] | None:
     return entries
 
 
-def edge_values(entries: list[dict[str, Any]], domain: str, solution: Any) -> dict[str, list[sp.Expr]]:
-    """Our square's pieces, valued by the published per-edge Dirichlet entries."""
+def edge_values(
+    entries: list[dict[str, Any]], domain: str, solution: Any, natural: str | None
+) -> tuple[dict[str, list[sp.Expr]], dict[str, str]]:
+    """Our square's pieces, valued by the published per-edge Dirichlet entries, and the kind of
+    each piece: an edge the list leaves out carries `natural` with zero data (the published
+    oracle applies Dirichlet data on the listed edges only)."""
     names = [e.get("on") for e in entries]
     if domain != "unit_square" or solution or not set(names) <= set(EDGES) or len(set(names)) != len(names):
         where = "alongside a manufactured solution" if solution else f"on {names} of a {domain}"
         raise Excluded(f"boundary condition not read: per-edge Dirichlet data {where}")
+    traces = {EDGES[e["on"]]: [sym(v) for v in as_list(e.get("value", "0"))] for e in entries}
+    kinds = {piece: "dirichlet" for piece in traces}
     missing = sorted(e for e in EDGES if e not in names)
-    if missing:
+    if missing and natural is None:
         raise Excluded(
-            f"natural (do-nothing/traction-free) boundary: on edges [{', '.join(missing)}]; "
-            "the track's pieces are Dirichlet only"
+            f"natural boundary not read: a per-edge Dirichlet list leaves edges [{', '.join(missing)}] out, "
+            "and this family's pieces are Dirichlet only"
         )
-    return {EDGES[e["on"]]: [sym(v) for v in as_list(e.get("value", "0"))] for e in entries}
+    width = len(next(iter(traces.values())))
+    for edge in missing:
+        traces[EDGES[edge]] = [sp.Integer(0)] * width
+        kinds[EDGES[edge]] = natural  # type: ignore[assignment]
+    return traces, kinds

@@ -32,6 +32,7 @@ from fembench_agents.cases.calibration.common import (
 from fembench_agents.cases.calibration.dolfinx_periodic import LinearSolver, Reduction, reduction
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import check_expr, compile_expr
+from fembench_agents.cases.model import NATURAL_KINDS
 
 _C_INT_MAX = 2**31 - 1
 LU = {"ksp_type": "preonly", "pc_type": "lu", "pc_factor_mat_solver_type": "mumps"}
@@ -57,6 +58,8 @@ class Setup:
     grid: GridProblem
     domain: dmesh.Mesh
     cells: int  # cells per direction of the structured mesh
+    _facets: tuple[np.ndarray, np.ndarray] | None = None
+    _ds: ufl.Measure | None = None
 
     def space(self, vector: bool = False) -> fem.FunctionSpace:
         return fem.functionspace(self.domain, ("Lagrange", 2, (2,)) if vector else ("Lagrange", 2))
@@ -76,11 +79,71 @@ class Setup:
     def coefficient(self, name: str) -> Any:
         return self.expr(self.spec["coefficients"][name])
 
+    def piece_facets(self) -> tuple[np.ndarray, np.ndarray]:
+        """The exterior facets and, per facet, the index of the boundary piece it lies on (the
+        first piece listed wins, as at shared corners)."""
+        if self._facets is None:
+            self.domain.topology.create_connectivity(1, 2)
+            facets = dmesh.exterior_facet_indices(self.domain.topology)
+            mid = dmesh.compute_midpoints(self.domain, 1, facets)
+            index = np.full(facets.size, -1, dtype=np.int32)
+            for k in reversed(range(len(self.spec["boundary"]))):
+                a, b = self.spec["boundary"][k]["segment"]
+                index[on_segment(mid[:, 0], mid[:, 1], tuple(a), tuple(b))] = k
+            if (index < 0).any():
+                raise RuntimeError("a boundary facet lies on no boundary piece")
+            self._facets = (facets, index)
+        return self._facets
+
+    def kinds(self) -> list[str]:
+        return [piece.get("kind", "dirichlet") for piece in self.spec["boundary"]]
+
+    def dirichlet_facets(self) -> np.ndarray:
+        facets, index = self.piece_facets()
+        on_dirichlet = np.array([k == "dirichlet" for k in self.kinds()])
+        return facets[on_dirichlet[index]]
+
+    def has_natural(self) -> bool:
+        """A piece whose condition is natural (a flux, Robin or do-nothing), not a Dirichlet or periodic one."""
+        return any(k in NATURAL_KINDS for k in self.kinds())
+
+    def ds(self) -> ufl.Measure:
+        """The boundary measure, ds(k + 1) on piece k (one per setup: a form's integrals must
+        share their facet tags)."""
+        if self._ds is None:
+            facets, index = self.piece_facets()
+            order = np.argsort(facets)
+            tags = dmesh.meshtags(self.domain, 1, facets[order], (index[order] + 1).astype(np.int32))
+            self._ds = ufl.Measure("ds", domain=self.domain, subdomain_data=tags)
+        return self._ds
+
+    def natural_load(self, v: Any, t: Any = None) -> Any:
+        """sum over natural pieces of (g, v) on the piece: the flux data g a family's weak form
+        puts on its boundary (k du/dn, sigma n, nu du/dn - p n); 0 (a number) when none."""
+        ds = self.ds()
+        form: Any = 0
+        for k, piece in enumerate(self.spec["boundary"]):
+            if piece.get("kind", "dirichlet") not in NATURAL_KINDS:
+                continue
+            texts = components(piece["value"])
+            g = [self.expr(e, t=t) if t is not None else self.expr(e) for e in texts]
+            form = form + (ufl.dot(ufl.as_vector(g), v) if len(g) > 1 else g[0] * v) * ds(k + 1)
+        return form
+
+    def robin_mass(self, u: Any, v: Any) -> Any:
+        """sum over robin pieces of alpha u v on the piece; 0 (a number) when none."""
+        ds = self.ds()
+        form: Any = 0
+        for k, piece in enumerate(self.spec["boundary"]):
+            if piece.get("kind") == "robin":
+                form = form + self.expr(piece["alpha"]) * u * v * ds(k + 1)
+        return form
+
     def boundary(
         self, V: fem.FunctionSpace, t: float | None = None, component: int | None = None
     ) -> tuple[fem.Function, Callable[[float | None], None], fem.DirichletBC]:
-        """The Dirichlet condition on every boundary dof, valued per boundary piece
-        (the first piece listed wins at shared corners); `update(t)` re-evaluates it.
+        """The Dirichlet condition on every dof of a Dirichlet piece's facets, valued per piece
+        (the first Dirichlet piece listed wins at shared corners); `update(t)` re-evaluates it.
         `component`: a scalar space takes that component of each piece's value."""
         dofs = fem.locate_dofs_topological(V, 1, self.dirichlet_facets())
         coords = V.tabulate_dof_coordinates()[dofs]
@@ -105,20 +168,6 @@ class Setup:
 
         update(t)
         return g, update, fem.dirichletbc(g, dofs)
-
-    def dirichlet_facets(self) -> np.ndarray:
-        """The exterior facets on a Dirichlet piece; every other one must lie on a periodic piece."""
-        self.domain.topology.create_connectivity(1, 2)
-        facets = dmesh.exterior_facet_indices(self.domain.topology)
-        mid = dmesh.compute_midpoints(self.domain, 1, facets)
-        on: dict[str, np.ndarray] = {"dirichlet": np.zeros(facets.size, dtype=bool)}
-        on["periodic"] = on["dirichlet"].copy()
-        for piece in self.spec["boundary"]:
-            a, b = piece["segment"]
-            on[piece.get("kind", "dirichlet")] |= on_segment(mid[:, 0], mid[:, 1], tuple(a), tuple(b))
-        if not (on["dirichlet"] | on["periodic"]).all():
-            raise RuntimeError("a boundary facet lies on no boundary piece")
-        return facets[on["dirichlet"]]
 
     @property
     def periodic(self) -> bool:
