@@ -10,6 +10,7 @@ Three shapes, three audiences:
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import (
@@ -38,6 +39,11 @@ Family = Literal[
     "wave",
 ]
 DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step", "cross"]
+# Published domains given by their geometry (cases/shapes.py): an imported case's domain keeps the
+# published type and geometry_params, and its name is the published type.
+PublishedDomainName = Literal[
+    "circle", "annulus", "eccentric_annulus", "sector", "dumbbell", "multi_hole", "square_with_hole", "star", "gear"
+]
 Expr = str  # an expression in x, y (t, u where the family says so); see expressions.py
 Coefficient = Expr | float | list[Expr]
 
@@ -171,18 +177,68 @@ class CaseFile(_Frozen):
         return self
 
 
+def _without_none(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """A record written before these optional fields existed reads the same, byte for byte."""
+    for key in keys:
+        if data.get(key) is None:
+            data.pop(key, None)
+    return data
+
+
+class Arc(_Frozen):
+    """The closed circular arc of points center + radius (cos a, sin a), a from `start` to `end`
+    counter-clockwise (radians, start < end <= start + 2 pi: a whole circle is [0, 2 pi])."""
+
+    center: tuple[float, float]
+    radius: float = Field(gt=0)
+    start: float
+    end: float
+
+    @model_validator(mode="after")
+    def _span(self) -> Arc:
+        if not 0 < self.end - self.start <= 2 * math.pi + 1e-12:
+            raise ValueError(
+                f"an arc runs counter-clockwise from start to at most start + 2 pi; got {self.start}, {self.end}"
+            )
+        return self
+
+
 class BoundaryPiece(_Frozen):
+    """A named piece of the boundary, a closed straight segment or a circular arc, with the
+    Dirichlet data restricted to it."""
+
     name: str
     kind: Literal["dirichlet"] = "dirichlet"
-    segment: tuple[tuple[float, float], tuple[float, float]]  # endpoints, closed segment
+    segment: tuple[tuple[float, float], tuple[float, float]] | None = None  # endpoints, closed segment
+    arc: Arc | None = None
     value: Expr | list[Expr]  # the data restricted to this piece, in x, y (and t)
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> BoundaryPiece:
+        if (self.segment is None) == (self.arc is None):
+            raise ValueError(f"boundary piece {self.name!r}: give exactly one of `segment` and `arc`")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _shape_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_none(handler(self), ("segment", "arc"))
 
 
 class DomainSpec(_Frozen):
-    name: DomainName
+    """The domain: a polygon with polygonal holes (ours), or a published domain given by its
+    `type` and `geometry_params` as published (circle, annulus, star, ...; cases/shapes.py), whose
+    polygonal loops, where it has any, are `outer` and `holes` too."""
+
+    name: DomainName | PublishedDomainName
     description: str
-    outer: list[tuple[float, float]]  # counter-clockwise polygon
+    outer: list[tuple[float, float]]  # counter-clockwise polygon; empty where the outer loop is curved
     holes: list[list[tuple[float, float]]] = []  # removed open polygons
+    type: PublishedDomainName | None = None
+    geometry_params: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _published_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_none(handler(self), ("type", "geometry_params"))
 
 
 class FieldSpec(_Frozen):

@@ -58,18 +58,18 @@ import numpy as np
 import sympy as sp
 
 from fembench_agents.cases.builder import LAYOUT
-from fembench_agents.cases.domains import DOMAINS, grid_mask, grid_points
+from fembench_agents.cases.domains import DOMAINS, grid_points
 from fembench_agents.cases.expressions import ExpressionError, check_expr, compile_expr
 from fembench_agents.cases.leak import best_multiple_error
 from fembench_agents.cases.manufactured import EQUATIONS
 from fembench_agents.cases.model import (
-    BoundaryPiece,
     CaseSpec,
     FieldSpec,
     GridSpec,
     OutputContract,
     TimeSpec,
 )
+from fembench_agents.cases.published_boundary import imported_boundary
 from fembench_agents.cases.published_domains import (
     BLENDS,
     DOMAIN_REASON,
@@ -81,10 +81,10 @@ from fembench_agents.cases.published_domains import (
     corner_jumps,
     dirichlet_entries,
     edge_values,
-    restricted,
     sym,
     track_domain,
 )
+from fembench_agents.cases.shapes import domain_mask
 
 LIBRARY = "dolfinx"
 MAX_CALIBRATION_ERROR = 0.05
@@ -257,15 +257,15 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
     entries = dirichlet_entries(dirichlet)
     shown: dict[str, list[str]] = {}
-    domain = DOMAINS[name]
-    if solution and name not in BLENDS:
+    domain = imported_boundary(name, oc.get("domain") or {})
+    if solution and domain.ours and name not in BLENDS:
         raise Excluded(f"published boundary value not built: no leak-free blend for the {name} yet")
     if entries is None:
         # Without a manufactured solution the published Dirichlet value is data, not the answer:
         # each boundary piece gets it restricted there, and the reference is a checked fine solve.
         whole = dirichlet if isinstance(dirichlet, dict) else dirichlet[0]
         u = [sym(e) for e in as_list(solution or whole.get("value", "0"))]
-        traces = {piece: [restricted(c, a, b) for c in u] for piece, a, b in domain.pieces}
+        traces = {piece: [domain.trace(c, where) for c in u] for piece, where in domain.pieces}
     else:  # per-edge data on the whole square: each piece gets its edge's value (data, no solution), as written
         traces = edge_values(entries, name, solution)
         shown = {EDGES[e["on"]]: [_checked(str(v)) for v in as_list(e.get("value", "0"))] for e in entries}
@@ -286,7 +286,9 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         pressure = [] if not (p.free_symbols & {X, Y}) else [p]
     # A numerical flow reference has its p, unless the boundary data jumps at a corner (the lid of a
     # cavity): the pressure there grows as 1/r, is not square-integrable, and never converges in L2.
-    compare_p = bool(pressure) or (family in FLOW and not solution and not corner_jumps(domain, traces))
+    # (one value on the whole boundary is continuous: only per-edge data on our square can jump)
+    jumps = bool(entries) and corner_jumps(DOMAINS[name], traces)
+    compare_p = bool(pressure) or (family in FLOW and not solution and not jumps)
     coefficients = _coefficients(family, pde)
     forcing = [_show(sym(e)) for e in as_list(pde.get("source_term", "0"))]
     time = None
@@ -303,16 +305,12 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             raise Excluded("initial data not stated: a wave record needs initial_condition and initial_velocity")
         initial = [_show(sym(pde["initial_condition"])), _show(sym(pde["initial_velocity"]))]
     pieces = [
-        BoundaryPiece(
-            name=piece,
-            segment=(a, b),
-            value=_one(shown[piece] if shown else [_show(c) for c in traces[piece]]),
-        )
-        for piece, a, b in domain.pieces
+        domain.piece(piece, where, _one(shown[piece] if shown else [_show(c) for c in traces[piece]]))
+        for piece, where in domain.pieces
     ]
     # The published view: a manufactured record's boundary value becomes the blend of its traces
     # (the solution itself would be the answer); a record without one keeps its data as published.
-    published_bc = {"dirichlet": {"on": "all", "value": _one([_show(BLENDS[name](c)) for c in u])}} if solution else bc
+    published_bc = {"dirichlet": {"on": "all", "value": _one([_show(domain.blend(c)) for c in u])}} if solution else bc
     try:
         shape = (int(grid["ny"]), int(grid["nx"]))
         fields = {"u": FieldSpec(shape=shape)}
@@ -327,7 +325,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             boundary=pieces,
             initial=initial,
             time=time,
-            domain=domain.spec(),
+            domain=domain.spec,
             grid=GridSpec(nx=shape[1], ny=shape[0], bbox=tuple(float(v) for v in grid["bbox"])),  # type: ignore[arg-type]
             output=OutputContract(fields=fields, layout=LAYOUT),
             libraries=(LIBRARY,),
@@ -358,7 +356,7 @@ def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[dict[str, np.ndarray], 
     """The manufactured solution on the grid, per output field: `u` (a vector family's
     magnitude) and, for a flow record with a non-constant pressure, `p`."""
     Xg, Yg = grid_points(spec.grid)
-    mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
+    mask = domain_mask(spec.domain, spec.grid)
     t = spec.time.t_end if spec.time else 0.0
     values = np.stack([compile_expr(str(c))(x=Xg, y=Yg, t=t) * np.ones_like(Xg) for c in u])
     vector = spec.family in MAGNITUDES

@@ -14,7 +14,6 @@ import numpy as np
 from fembench_agents.cases import gates, numerical, store
 from fembench_agents.cases.builder import Built
 from fembench_agents.cases.builder import write as write_records
-from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.manufactured import CaseDefinitionError
 from fembench_agents.cases.model import GateConfig, HiddenRecord, LibraryCalibration, ReferenceCheck
@@ -28,11 +27,15 @@ from fembench_agents.cases.published import (
     reference,
 )
 from fembench_agents.cases.published_domains import Excluded
+from fembench_agents.cases.shapes import domain_mask
 
 # Our DOLFINx solver meshes (n - 1) / 2 cells for a grid of n points when n - 1 is even,
 # n - 1 cells otherwise: refined 2x, the published 50-point grid gets its 49 cells again.
 # Refined 4x and 8x, the meshes double: 49, 98, 196 cells.
 IMPORT_REFINEMENTS = (1, 4, 8)
+# An unstructured mesh (a published domain given by its geometry) is refined by its cell size, which
+# follows the grid's spacing: 2x and 4x halve it twice (P2: the 2x solve is some 8 times closer).
+UNSTRUCTURED_REFINEMENTS = (1, 2, 4)
 
 
 def build(record: dict[str, Any], report: ImportReport, config: GateConfig | None = None) -> tuple[Built, dict]:
@@ -53,14 +56,15 @@ def build(record: dict[str, Any], report: ImportReport, config: GateConfig | Non
             ref, mask = reference(spec, u)
             out = dolfinx_fem.solve(merged)
         else:
-            mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
-            fine = numerical.solve_refinements(spec, mask, dolfinx_fem.solve, merged, IMPORT_REFINEMENTS)
+            mask = domain_mask(spec.domain, spec.grid)
+            refinements = IMPORT_REFINEMENTS if spec.domain.geometry_params is None else UNSTRUCTURED_REFINEMENTS
+            fine = numerical.solve_refinements(spec, mask, dolfinx_fem.solve, merged, refinements)
             ref, out = fine.arrays, {**fine.solves[1], "solver_info": {"method": "p2"}}
     except Exception as exc:  # a record our solver cannot run is reported, never fatal to the import
         raise Excluded(f"calibration solver failed: {type(exc).__name__}: {exc}") from None
     err = gates.contract_error(out, ref, spec.output, mask, config.eps)
     if not np.isfinite(err) or err > MAX_CALIBRATION_ERROR:
-        why = "forcing and solution disagree?" if u else f"our solve against its {IMPORT_REFINEMENTS[-1]}x refinement"
+        why = "forcing and solution disagree?" if u else f"our solve against its {max(fine.solves)}x refinement"
         raise Excluded(f"calibration error above {MAX_CALIBRATION_ERROR}: {err:.3g} ({why})")
     e_base = float(f"{err:.4e}")
     tau = float(f"{gates.tau_acc(e_base, config):.4e}")
@@ -188,7 +192,7 @@ def problems(cases_dir: Path) -> list[str]:
         if not hidden.leak:  # a marked case leaks by its record's own account (the blend may be the solution)
             out += [f"{case.task_id}: the manufactured solution is given in the case_spec" for _ in given]
         tau = max(c.tau_acc for c in hidden.calibration.values())
-        mask = grid_mask(DOMAINS[case.spec.domain.name], case.spec.grid)
+        mask = domain_mask(case.spec.domain, case.spec.grid)
         leak = _leak(case.spec, case.published, dict(arrays), mask, tau)
         if leak and not hidden.leak:
             out.append(f"{case.task_id}: {leak}")

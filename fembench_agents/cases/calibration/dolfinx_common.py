@@ -31,6 +31,7 @@ from fembench_agents.cases.calibration.common import (
 )
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import check_expr, compile_expr
+from fembench_agents.cases.shapes import piece_distance
 
 _C_INT_MAX = 2**31 - 1
 LU = {"ksp_type": "preonly", "pc_type": "lu", "pc_factor_mat_solver_type": "mumps"}
@@ -55,7 +56,9 @@ class Setup:
     spec: dict[str, Any]
     grid: GridProblem
     domain: dmesh.Mesh
-    cells: int  # cells per direction of the structured mesh
+    cells: int  # cells per direction of the structured mesh (per unit length of an unstructured one)
+    # an unstructured mesh's output: point evaluation at the in-domain grid points (dolfinx_gmsh.py)
+    sampler: Callable[[fem.Function], np.ndarray] | None = None
 
     def space(self, vector: bool = False) -> fem.FunctionSpace:
         return fem.functionspace(self.domain, ("Lagrange", 2, (2,)) if vector else ("Lagrange", 2))
@@ -90,11 +93,16 @@ class Setup:
         ncomp = V.dofmap.index_map_bs
         values = g.x.array.reshape(-1, ncomp)
 
+        owner = None if self.sampler is None else _nearest_piece(self.spec["boundary"], x, y)
+
         def update(t: float | None = None) -> None:
             filled = np.zeros(dofs.size, dtype=bool)
-            for piece in reversed(self.spec["boundary"]):
-                a, b = piece["segment"]
-                sel = on_segment(x, y, tuple(a), tuple(b))
+            for k, piece in reversed(list(enumerate(self.spec["boundary"]))):
+                if owner is None:
+                    a, b = piece["segment"]
+                    sel = on_segment(x, y, tuple(a), tuple(b))
+                else:
+                    sel = owner == k
                 filled |= sel
                 texts = components(piece["value"])
                 for c, text in enumerate(texts if component is None else [texts[component]]):
@@ -106,7 +114,10 @@ class Setup:
         return g, update, fem.dirichletbc(g, dofs)
 
     def output(self, u: fem.Function) -> np.ndarray:
-        """Nodal values on the grid (P2 nodes are grid points), NaN outside the domain."""
+        """Nodal values on the grid (P2 nodes are grid points), or the sampler's point values on an
+        unstructured mesh; NaN outside the domain."""
+        if self.sampler is not None:
+            return _published_output(self.spec, self.sampler(u))
         g = self.spec["grid"]
         x0, x1, y0, y1 = g["bbox"]
         nx, ny = g["nx"], g["ny"]
@@ -121,9 +132,21 @@ class Setup:
         for c in range(ncomp):
             out[c, j[at], i[at]] = values[at, c]
         out[:, ~self.grid.inside] = np.nan
-        if ncomp > 1 and self.spec["output"].get("field") in ("displacement_magnitude", "velocity_magnitude"):
-            return np.sqrt((out**2).sum(axis=0))  # an imported case keeps the published output
-        return out if ncomp > 1 else out[0]
+        return _published_output(self.spec, out)
+
+
+def _published_output(spec: dict[str, Any], out: np.ndarray) -> np.ndarray:
+    if out.shape[0] > 1 and spec["output"].get("field") in ("displacement_magnitude", "velocity_magnitude"):
+        return np.sqrt((out**2).sum(axis=0))  # an imported case keeps the published output
+    return out if out.shape[0] > 1 else out[0]
+
+
+def _nearest_piece(pieces: list[dict[str, Any]], x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Index of the boundary piece nearest each boundary dof of an unstructured mesh (the first
+    listed among those within 1e-9 of the nearest): a dof of a curved edge lies on its arc only
+    up to the mesh's geometry."""
+    dist = np.stack([piece_distance(x, y, p) for p in pieces])
+    return np.argmax(dist <= dist.min(axis=0) + 1e-9, axis=0)
 
 
 def structured_mesh(spec: dict[str, Any]) -> tuple[dmesh.Mesh, int]:

@@ -38,7 +38,8 @@ def _taylor_hood(s: Setup) -> tuple[fem.Function, list[fem.DirichletBC], Any, An
     g, _, _ = s.boundary(V)
     facets = dmesh.exterior_facet_indices(s.domain.topology)
     velocity_bc = fem.dirichletbc(g, fem.locate_dofs_topological((W.sub(0), V), 1, facets), W.sub(0))
-    corner = s.domain.geometry.x[0, :2]
+    # a vertex: on a second-order (curved) mesh the first geometry node may be an edge's midpoint
+    corner = s.domain.geometry.x[0, :2] if s.sampler is None else Q.tabulate_dof_coordinates()[0, :2]
     pinned = fem.locate_dofs_geometrical(
         (W.sub(1), Q), lambda x: np.isclose(x[0], corner[0]) & np.isclose(x[1], corner[1])
     )

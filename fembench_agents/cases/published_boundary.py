@@ -1,0 +1,57 @@
+"""The boundary of an imported case's domain, whichever kind it is: one of ours
+(cases/domains.py: axis-parallel segments, the solution restricted to each, the published
+value a Coons-type blend) or a published domain given by its geometry (cases/shapes.py:
+segments and arcs, their traces and blends in cases/shape_blends.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import sympy as sp
+
+from fembench_agents.cases import shape_blends
+from fembench_agents.cases.domains import DOMAINS
+from fembench_agents.cases.model import Arc, BoundaryPiece, DomainSpec, Expr
+from fembench_agents.cases.published_domains import BLENDS, Excluded, restricted
+from fembench_agents.cases.shapes import GeometryError, published_shape
+
+Geometry = tuple[tuple[float, float], tuple[float, float]] | Arc
+
+
+@dataclass(frozen=True)
+class ImportedBoundary:
+    pieces: tuple[tuple[str, Geometry], ...]
+    spec: DomainSpec
+    ours: bool  # one of our own domains (its pieces are axis-parallel segments)
+    _blend: Callable[[sp.Expr], sp.Expr] | None
+
+    def trace(self, u: sp.Expr, geometry: Geometry) -> sp.Expr:
+        """u restricted to a piece, in a form that does not determine the interior."""
+        if isinstance(geometry, Arc) or not self.ours:
+            return shape_blends.piece_trace(u, geometry)
+        return restricted(u, *geometry)
+
+    def blend(self, u: sp.Expr) -> sp.Expr:
+        """The published view's one Dirichlet value: u on the whole boundary, built from its traces."""
+        if self._blend is None:
+            raise Excluded(f"published boundary value not built: no leak-free blend for the {self.spec.name} yet")
+        try:
+            return self._blend(u)
+        except GeometryError as exc:
+            raise Excluded(f"published boundary value not built: {self.spec.name}: {exc}") from None
+
+    def piece(self, name: str, geometry: Geometry, value: Expr | list[Expr]) -> BoundaryPiece:
+        if isinstance(geometry, Arc):
+            return BoundaryPiece(name=name, arc=geometry, value=value)
+        return BoundaryPiece(name=name, segment=geometry, value=value)
+
+
+def imported_boundary(name: str, domain: dict[str, Any]) -> ImportedBoundary:
+    """`name` is what published_domains.track_domain made of the published `domain`."""
+    if name in DOMAINS:
+        ours = DOMAINS[name]
+        return ImportedBoundary(tuple((n, (a, b)) for n, a, b in ours.pieces), ours.spec(), True, BLENDS.get(name))
+    shape = published_shape(domain)
+    return ImportedBoundary(shape.pieces, shape.spec(), False, lambda u: shape_blends.published_blend(shape, u))
