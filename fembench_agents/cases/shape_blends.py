@@ -32,12 +32,14 @@ The max and min are written with sqrt: max(a, b) = (a + b + sqrt((a - b)**2)) / 
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Callable
 
 import numpy as np
 import sympy as sp
 
+from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.model import Arc
 from fembench_agents.cases.shapes import Box, Disk, GeometryError, Polygon, Shape, Wedge
 
@@ -45,77 +47,147 @@ X, Y = sp.symbols("x y")
 Point = tuple[float, float]
 
 
-def num(v: float) -> sp.Expr:
-    """A parameter as sympy reads it back: a short decimal as a rational, else a float."""
-    text = repr(float(v))
-    return sp.Rational(text) if len(text) <= 8 and "e" not in text else sp.Float(float(v), 17)
+class T:
+    """An expression's text, composed without sympy (whose automatic evaluation of sqrt((a - b)**2)
+    over large arguments takes seconds): arithmetic parenthesises, `at` substitutes x and y."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @staticmethod
+    def of(v: object) -> T:
+        return v if isinstance(v, T) else T(repr(float(v)) if isinstance(v, int | float) else str(v))
+
+    def _op(self, op: str, other: object, right: bool = False) -> T:
+        a, b = (T.of(other), self) if right else (self, T.of(other))
+        return T(f"(({a.text}) {op} ({b.text}))")
+
+    def __add__(self, o: object) -> T:
+        return self._op("+", o)
+
+    def __radd__(self, o: object) -> T:
+        return self._op("+", o, True)
+
+    def __sub__(self, o: object) -> T:
+        return self._op("-", o)
+
+    def __rsub__(self, o: object) -> T:
+        return self._op("-", o, True)
+
+    def __mul__(self, o: object) -> T:
+        return self._op("*", o)
+
+    def __rmul__(self, o: object) -> T:
+        return self._op("*", o, True)
+
+    def __truediv__(self, o: object) -> T:
+        return self._op("/", o)
+
+    def __rtruediv__(self, o: object) -> T:
+        return self._op("/", o, True)
+
+    def __pow__(self, o: object) -> T:
+        return self._op("**", o)
+
+    def __neg__(self) -> T:
+        return T(f"(-({self.text}))")
+
+    def __str__(self) -> str:
+        return ast.unparse(ast.parse(self.text, mode="eval"))
+
+    def at(self, px: object, py: object) -> T:
+        """This expression with x and y replaced by px and py."""
+        values = {"x": ast.parse(T.of(px).text, mode="eval").body, "y": ast.parse(T.of(py).text, mode="eval").body}
+
+        class Swap(ast.NodeTransformer):
+            def visit_Name(self, node: ast.Name) -> ast.AST:
+                return values.get(node.id, node)
+
+        tree = Swap().visit(ast.parse(self.text, mode="eval"))
+        return T(ast.unparse(tree))
 
 
-def smax(a: sp.Expr, b: sp.Expr) -> sp.Expr:
-    return (a + b + sp.sqrt((a - b) ** 2)) / 2
+def sqrt(a: object) -> T:
+    return T(f"sqrt({T.of(a).text})")
 
 
-def smin(a: sp.Expr, b: sp.Expr) -> sp.Expr:
-    return (a + b - sp.sqrt((a - b) ** 2)) / 2
+x_, y_ = T("x"), T("y")
 
 
-def sqrt_pos(a: sp.Expr) -> sp.Expr:
-    """sqrt(max(a, 0)), never NaN: sympy reorders the max's sum, whose rounding can leave -1e-18."""
-    return (smax(a, sp.Integer(0)) ** 2) ** sp.Rational(1, 4)
+def num(v: float) -> T:
+    return T(repr(float(v)))
 
 
-def _at(u: sp.Expr, px: sp.Expr, py: sp.Expr) -> sp.Expr:
-    return u.subs({X: px, Y: py}, simultaneous=True)
+def smax(a: object, b: object) -> T:
+    a, b = T.of(a), T.of(b)
+    return (a + b + sqrt((a - b) ** 2)) / 2
 
 
-def radial_trace(u: sp.Expr, center: Point, radius: float) -> sp.Expr:
+def smin(a: object, b: object) -> T:
+    a, b = T.of(a), T.of(b)
+    return (a + b - sqrt((a - b) ** 2)) / 2
+
+
+def sqrt_pos(a: object) -> T:
+    """sqrt(max(a, 0)), never NaN: the max's sum can round to -1e-18."""
+    return sqrt(sqrt(smax(a, 0) ** 2))
+
+
+def _at(u: T, px: object, py: object) -> T:
+    return u.at(px, py)
+
+
+def radial_trace(u: T, center: Point, radius: float) -> T:
     """u composed with the radial projection onto the circle (singular at its centre only)."""
     cx, cy, r = num(center[0]), num(center[1]), num(radius)
-    rho = sp.sqrt((X - cx) ** 2 + (Y - cy) ** 2)
-    return _at(u, cx + r * (X - cx) / rho, cy + r * (Y - cy) / rho)
+    rho = sqrt((x_ - cx) ** 2 + (y_ - cy) ** 2)
+    return _at(u, cx + r * (x_ - cx) / rho, cy + r * (y_ - cy) / rho)
 
 
-def line_trace(u: sp.Expr, a: Point, b: Point) -> sp.Expr:
+def line_trace(u: T, a: Point, b: Point) -> T:
     """u composed with the orthogonal projection onto the line through a and b."""
-    if a[1] == b[1]:
-        return sp.simplify(u.subs(Y, num(a[1])))
-    if a[0] == b[0]:
-        return sp.simplify(u.subs(X, num(a[0])))
     ax, ay, ex, ey = num(a[0]), num(a[1]), num(b[0] - a[0]), num(b[1] - a[1])
-    s = ((X - ax) * ex + (Y - ay) * ey) / (ex**2 + ey**2)
+    s = ((x_ - ax) * ex + (y_ - ay) * ey) / (ex**2 + ey**2)
     return _at(u, ax + s * ex, ay + s * ey)
 
 
-def piece_trace(u: sp.Expr, geometry: tuple[Point, Point] | Arc) -> sp.Expr:
+def piece_trace(u: sp.Expr, geometry: tuple[Point, Point] | Arc) -> sp.Expr | str:
+    """u restricted to a piece: on an axis-parallel segment u with that coordinate fixed,
+    simplified (as on our own domains); else composed with the projection (module text)."""
     if isinstance(geometry, Arc):
-        return radial_trace(u, geometry.center, geometry.radius)
-    return line_trace(u, *geometry)
+        return str(radial_trace(T(str(u)), geometry.center, geometry.radius))
+    (ax, ay), (bx, by) = geometry
+    if ay == by:
+        return sp.simplify(u.subs(Y, sp.Rational(repr(float(ay)))))
+    if ax == bx:
+        return sp.simplify(u.subs(X, sp.Rational(repr(float(ax)))))
+    return str(line_trace(T(str(u)), *geometry))
 
 
 # --- gauges: g(p) of a set star-shaped about a centre, homogeneous of degree one in p - c ---
 
 
-def _line_gauge(a: Point, b: Point, c: Point) -> sp.Expr:
+def _line_gauge(a: Point, b: Point, c: Point) -> T:
     """The gauge about c of the half-plane left of the directed line a -> b (c inside it)."""
     nx, ny = b[1] - a[1], a[0] - b[0]  # outward normal of a counter-clockwise edge
     h = nx * (a[0] - c[0]) + ny * (a[1] - c[1])
     if not h > 1e-12:
         raise GeometryError(f"the centre {c} is not inside the edge {a} - {b}")
-    return (num(nx / h) * (X - num(c[0])) + num(ny / h) * (Y - num(c[1]))) if abs(h) > 0 else sp.oo
+    return (num(nx / h) * (x_ - num(c[0])) + num(ny / h) * (y_ - num(c[1])))
 
 
-def _disk_gauge(disk: Disk, c: Point) -> sp.Expr:
+def _disk_gauge(disk: Disk, c: Point) -> T:
     """The gauge of a disk about a point c inside it: the positive root s of |e + d / s| = r."""
     ex, ey = c[0] - disk.center[0], c[1] - disk.center[1]
-    dx, dy = X - num(c[0]), Y - num(c[1])
+    dx, dy = x_ - num(c[0]), y_ - num(c[1])
     if ex == 0 and ey == 0:
-        return sp.sqrt(dx**2 + dy**2) / num(disk.radius)
+        return sqrt(dx**2 + dy**2) / num(disk.radius)
     q = disk.radius**2 - ex * ex - ey * ey
     ed = num(ex) * dx + num(ey) * dy
-    return (ed + sp.sqrt(ed**2 + num(q) * (dx**2 + dy**2))) / num(q)
+    return (ed + sqrt(ed**2 + num(q) * (dx**2 + dy**2))) / num(q)
 
 
-def polygon_gauge(vertices: tuple[Point, ...], c: Point) -> sp.Expr:
+def polygon_gauge(vertices: tuple[Point, ...], c: Point) -> T:
     """A counter-clockwise polygon star-shaped about c with no two reflex vertices adjacent:
     the largest over its corners of the edge gauges, the two edges at a reflex vertex taken
     together by their smaller (a union of half-planes there)."""
@@ -140,9 +212,13 @@ def _turn(a: Point, b: Point, c: Point) -> float:
     return (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0])
 
 
-def check_gauge(g: sp.Expr, polygon: Polygon, samples: int = 4000) -> None:
+def check_gauge(g: T, polygon: Polygon, samples: int = 4000) -> None:
     """g is 1 on the polygon's edges and below 1 exactly inside it, at sample points."""
-    fn = sp.lambdify((X, Y), g, "numpy")
+    compiled = compile_expr(str(g))
+
+    def fn(px: np.ndarray, py: np.ndarray) -> np.ndarray:
+        return compiled(x=px, y=py)
+
     verts = np.array(polygon.vertices)
     t = np.linspace(0, 1, 41)[1:-1]
     on = np.concatenate([verts[k] + t[:, None] * (verts[(k + 1) % len(verts)] - verts[k]) for k in range(len(verts))])
@@ -158,47 +234,61 @@ def check_gauge(g: sp.Expr, polygon: Polygon, samples: int = 4000) -> None:
         raise GeometryError("no closed-form gauge: it does not describe the polygon")
 
 
-def star_blend(u: sp.Expr, c: Point, g: sp.Expr, anchor: Point) -> sp.Expr:
+def star_blend(u: T, c: Point, g: T, anchor: Point) -> T:
     """u at the boundary point on the ray from c through p, faded to u(anchor) near c."""
     cx, cy = num(c[0]), num(c[1])
-    reach = smax(g, sp.Rational(1, 4))  # g < 1/4: weight 0 below, whatever the point
-    radial = _at(u, cx + (X - cx) / reach, cy + (Y - cy) / reach)
-    w = smin(smax(4 * g - 1, sp.Integer(0)), sp.Integer(1))
+    reach = smax(g, 0.25)  # g < 1/4: weight 0 below, whatever the point
+    radial = _at(u, cx + (x_ - cx) / reach, cy + (y_ - cy) / reach)
+    w = smin(smax(4 * g - 1, 0), 1)
     return w * radial + (1 - w) * _at(u, num(anchor[0]), num(anchor[1]))
 
 
-def coons_box(u: sp.Expr, box: Box) -> sp.Expr:
+def coons_box(u: T, box: Box) -> T:
     """The transfinite blend of u on the box's four edges."""
     x0, x1, y0, y1 = (num(v) for v in (box.x0, box.x1, box.y0, box.y1))
-    s, t = (X - x0) / (x1 - x0), (Y - y0) / (y1 - y0)
-    edge = (1 - t) * u.subs(Y, y0) + t * u.subs(Y, y1) + (1 - s) * u.subs(X, x0) + s * u.subs(X, x1)
+    s, t = (x_ - x0) / (x1 - x0), (y_ - y0) / (y1 - y0)
+    edge = (1 - t) * u.at(x_, y0) + t * u.at(x_, y1) + (1 - s) * u.at(x0, y_) + s * u.at(x1, y_)
     corner = (
-        (1 - s) * (1 - t) * u.subs({X: x0, Y: y0})
-        + s * (1 - t) * u.subs({X: x1, Y: y0})
-        + (1 - s) * t * u.subs({X: x0, Y: y1})
-        + s * t * u.subs({X: x1, Y: y1})
+        (1 - s) * (1 - t) * u.at(x0, y0)
+        + s * (1 - t) * u.at(x1, y0)
+        + (1 - s) * t * u.at(x0, y1)
+        + s * t * u.at(x1, y1)
     )
     return edge - corner
 
 
-def loop_blend(loops: list[tuple[sp.Expr, sp.Expr]]) -> sp.Expr:
+def loop_blend(loops: list[tuple[T, T]]) -> T:
     """sum_j E_j prod_{k != j} phi_k / sum_l prod_{k != l} phi_k over (E_j, phi_j)."""
-    others = [sp.Mul(*[phi for k, (_, phi) in enumerate(loops) if k != j]) for j in range(len(loops))]
-    return sp.Add(*[e * w for (e, _), w in zip(loops, others, strict=True)]) / sp.Add(*others)
+    others = [_product([phi for k, (_, phi) in enumerate(loops) if k != j]) for j in range(len(loops))]
+    return _sum([e * w for (e, _), w in zip(loops, others, strict=True)]) / _sum(others)
 
 
-def _hole(u: sp.Expr, hole: Disk | Polygon) -> tuple[sp.Expr, sp.Expr]:
+def _product(factors: list[T]) -> T:
+    out = T.of(1.0)
+    for f in factors:
+        out = out * f
+    return out
+
+
+def _sum(terms: list[T]) -> T:
+    out = T.of(0.0)
+    for t in terms:
+        out = out + t
+    return out
+
+
+def _hole(u: T, hole: Disk | Polygon) -> tuple[T, T]:
     if isinstance(hole, Disk):
         (cx, cy), r = hole.center, hole.radius
-        rho2 = (X - num(cx)) ** 2 + (Y - num(cy)) ** 2
+        rho2 = (x_ - num(cx)) ** 2 + (y_ - num(cy)) ** 2
         return radial_trace(u, hole.center, r), rho2 / num(r * r) - 1
     c = tuple(float(v) for v in np.mean(hole.vertices, axis=0))
     g = polygon_gauge(hole.vertices, c)  # type: ignore[arg-type]
     check_gauge(g, hole)
-    return _at(u, num(c[0]) + (X - num(c[0])) / g, num(c[1]) + (Y - num(c[1])) / g), g - 1
+    return _at(u, num(c[0]) + (x_ - num(c[0])) / g, num(c[1]) + (y_ - num(c[1])) / g), g - 1
 
 
-def _outer_disk(u: sp.Expr, disk: Disk) -> tuple[sp.Expr, sp.Expr]:
+def _outer_disk(u: T, disk: Disk) -> tuple[T, T]:
     """The disk's two-chord blend: u interpolated along the vertical chord through p and along the
     horizontal one, weighted by their squared lengths (their sum is at least r^2 in the disk, and a
     chord of length 0 carries no weight); no max, so that sympy reads it back quickly. The chords'
@@ -206,77 +296,77 @@ def _outer_disk(u: sp.Expr, disk: Disk) -> tuple[sp.Expr, sp.Expr]:
     still has a real chord."""
     (cx, cy), r = disk.center, disk.radius
     ex, ey, r2 = num(cx), num(cy), num(r * r)
-    slack = sp.Float(1e-15 * r * r, 17)
-    s = sp.sqrt(r2 - (X - ex) ** 2 + slack)
-    t = sp.sqrt(r2 - (Y - ey) ** 2 + slack)
-    u_lo, u_hi = _at(u, X, ey - s), _at(u, X, ey + s)
-    u_left, u_right = _at(u, ex - t, Y), _at(u, ex + t, Y)
-    vertical = s * s * u_lo + (Y - ey + s) * (u_hi - u_lo) * s / 2
-    horizontal = t * t * u_left + (X - ex + t) * (u_right - u_left) * t / 2
-    rho2 = (X - ex) ** 2 + (Y - ey) ** 2
+    slack = num(1e-15 * r * r)
+    s = sqrt(r2 - (x_ - ex) ** 2 + slack)
+    t = sqrt(r2 - (y_ - ey) ** 2 + slack)
+    u_lo, u_hi = _at(u, x_, ey - s), _at(u, x_, ey + s)
+    u_left, u_right = _at(u, ex - t, y_), _at(u, ex + t, y_)
+    vertical = s * s * u_lo + (y_ - ey + s) * (u_hi - u_lo) * s / 2
+    horizontal = t * t * u_left + (x_ - ex + t) * (u_right - u_left) * t / 2
+    rho2 = (x_ - ex) ** 2 + (y_ - ey) ** 2
     return (vertical + horizontal) / (s * s + t * t), 1 - rho2 / r2
 
 
-def _box_loop(u: sp.Expr, box: Box) -> tuple[sp.Expr, sp.Expr]:
+def _box_loop(u: T, box: Box) -> tuple[T, T]:
     w, h = box.x1 - box.x0, box.y1 - box.y0
-    bubble = (X - num(box.x0)) * (num(box.x1) - X) * (Y - num(box.y0)) * (num(box.y1) - Y)
+    bubble = (x_ - num(box.x0)) * (num(box.x1) - x_) * (y_ - num(box.y0)) * (num(box.y1) - y_)
     return coons_box(u, box), 16 * bubble / num(w * w * h * h)
 
 
-def _chord(u: sp.Expr, lo: sp.Expr, hi: sp.Expr, along: sp.Symbol, scale: float) -> tuple[sp.Expr, sp.Expr]:
+def _chord(u: T, lo: T, hi: T, along: str, scale: float) -> tuple[T, T]:
     """(weight, weight x interpolant) of u between the chord's ends, weight = (length / scale)^2:
     the product needs no division, so a chord of length 0 gives 0."""
-    u_lo, u_hi = (u.subs(along, e) for e in (lo, hi))
+    u_lo, u_hi = ((u.at(x_, e) if along == "y" else u.at(e, y_)) for e in (lo, hi))
     length = hi - lo
-    return (length / num(scale)) ** 2, (length**2 * u_lo + (along - lo) * (u_hi - u_lo) * length) / num(scale * scale)
+    return (length / num(scale)) ** 2, (length**2 * u_lo + (T(along) - lo) * (u_hi - u_lo) * length) / num(scale * scale)
 
 
-def _dumbbell(u: sp.Expr, shape: Shape) -> sp.Expr:
+def _dumbbell(u: T, shape: Shape) -> T:
     left, right, bar = shape.joined
     assert isinstance(left, Disk) and isinstance(right, Disk) and isinstance(bar, Box)
     (lx, ly), lr = left.center, left.radius
     (rx, _), rr = right.center, right.radius
     xl, xr = shape.extras["junctions"]
     h = bar.y1 - ly
-    zero = sp.Integer(0)
-    sl = sqrt_pos(num(lr * lr) - (X - num(lx)) ** 2)
-    sr = sqrt_pos(num(rr * rr) - (X - num(rx)) ** 2)
+    zero = 0
+    sl = sqrt_pos(num(lr * lr) - (x_ - num(lx)) ** 2)
+    sr = sqrt_pos(num(rr * rr) - (x_ - num(rx)) ** 2)
     # the bar's half-height where it is the vertical section (between the junctions), fading to 0
     # where a disk's section is taller anyway
     d = (xl - lx) / 2
     k = h / d
-    bar_half = smax(smin(smin(num(h), num(k) * (X - num(xl - d))), num(k) * (num(xr + d) - X)), zero)
+    bar_half = smax(smin(smin(num(h), num(k) * (x_ - num(xl - d))), num(k) * (num(xr + d) - x_)), zero)
     half = smax(smax(sl, sr), bar_half)
-    wv, v = _chord(u, num(ly) - half, num(ly) + half, Y, lr + rr)
-    tl = sqrt_pos(num(lr * lr) - (Y - num(ly)) ** 2)
-    tr = sqrt_pos(num(rr * rr) - (Y - num(ly)) ** 2)
-    band = smax(num(h * h) - (Y - num(ly)) ** 2, zero) / num(h * h)  # > 0 where the horizontal section is one interval
-    wh, hz = _chord(u, num(lx) - tl, num(rx) + tr, X, lr + rr)
+    wv, v = _chord(u, num(ly) - half, num(ly) + half, "y", lr + rr)
+    tl = sqrt_pos(num(lr * lr) - (y_ - num(ly)) ** 2)
+    tr = sqrt_pos(num(rr * rr) - (y_ - num(ly)) ** 2)
+    band = smax(num(h * h) - (y_ - num(ly)) ** 2, zero) / num(h * h)  # > 0 where the horizontal section is one interval
+    wh, hz = _chord(u, num(lx) - tl, num(rx) + tr, "x", lr + rr)
     return (v + band * hz) / (wv + band * wh)
 
 
-def published_blend(shape: Shape, u: sp.Expr) -> sp.Expr:
+def published_blend(shape: Shape, u: sp.Expr) -> str:
     """The published view's Dirichlet value on the shape (module text); GeometryError where
     no closed form is built for it."""
     builder = _BLENDS.get(shape.kind)
     if builder is None:
         raise GeometryError(f"no published boundary blend for the {shape.kind}")
-    return builder(u, shape)
+    return str(builder(T(str(u)), shape))
 
 
-def _circle(u: sp.Expr, shape: Shape) -> sp.Expr:
+def _circle(u: T, shape: Shape) -> T:
     (disk,) = shape.joined
     assert isinstance(disk, Disk)
     return _outer_disk(u, disk)[0]
 
 
-def _holes(u: sp.Expr, shape: Shape) -> sp.Expr:
+def _holes(u: T, shape: Shape) -> T:
     (outer,) = shape.joined
     first = _box_loop(u, outer) if isinstance(outer, Box) else _outer_disk(u, outer)  # type: ignore[arg-type]
     return loop_blend([first, *(_hole(u, h) for h in shape.removed)])  # type: ignore[arg-type]
 
 
-def _sector(u: sp.Expr, shape: Shape) -> sp.Expr:
+def _sector(u: T, shape: Shape) -> T:
     (wedge,) = shape.joined
     assert isinstance(wedge, Wedge)
     (cx, cy), r, a = wedge.center, wedge.radius, wedge.angle
@@ -289,7 +379,9 @@ def _sector(u: sp.Expr, shape: Shape) -> sp.Expr:
     return star_blend(u, inner, g, tip0)
 
 
-def _star(u: sp.Expr, shape: Shape) -> sp.Expr:
+def _star(u: T, shape: Shape) -> T:
+    """Not used by the import: the radial blend over a star's or gear's nested max is 100-500 KB of
+    text, which sympy (as published programs read it) takes tens of seconds to parse."""
     vertices = shape.outer
     c = (float(shape.params.get("center", [0, 0])[0]), float(shape.params.get("center", [0, 0])[1]))
     g = polygon_gauge(vertices, c)
@@ -297,14 +389,12 @@ def _star(u: sp.Expr, shape: Shape) -> sp.Expr:
     return star_blend(u, c, g, vertices[0])
 
 
-_BLENDS: dict[str, Callable[[sp.Expr, Shape], sp.Expr]] = {
+_BLENDS: dict[str, Callable[[T, Shape], T]] = {
     "circle": _circle,
     "annulus": _holes,
     "eccentric_annulus": _holes,
     "square_with_hole": _holes,
     "multi_hole": _holes,
     "sector": _sector,
-    "star": _star,
-    "gear": _star,
     "dumbbell": _dumbbell,
 }
