@@ -173,7 +173,7 @@ def _line_gauge(a: Point, b: Point, c: Point) -> T:
     h = nx * (a[0] - c[0]) + ny * (a[1] - c[1])
     if not h > 1e-12:
         raise GeometryError(f"the centre {c} is not inside the edge {a} - {b}")
-    return (num(nx / h) * (x_ - num(c[0])) + num(ny / h) * (y_ - num(c[1])))
+    return num(nx / h) * (x_ - num(c[0])) + num(ny / h) * (y_ - num(c[1]))
 
 
 def _disk_gauge(disk: Disk, c: Point) -> T:
@@ -318,7 +318,9 @@ def _chord(u: T, lo: T, hi: T, along: str, scale: float) -> tuple[T, T]:
     the product needs no division, so a chord of length 0 gives 0."""
     u_lo, u_hi = ((u.at(x_, e) if along == "y" else u.at(e, y_)) for e in (lo, hi))
     length = hi - lo
-    return (length / num(scale)) ** 2, (length**2 * u_lo + (T(along) - lo) * (u_hi - u_lo) * length) / num(scale * scale)
+    return (length / num(scale)) ** 2, (length**2 * u_lo + (T(along) - lo) * (u_hi - u_lo) * length) / num(
+        scale * scale
+    )
 
 
 def _dumbbell(u: T, shape: Shape) -> T:

@@ -23,7 +23,9 @@ import numpy as np
 
 from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.domains import on_segment as on_axis_segment
-from fembench_agents.cases.model import Arc, DomainSpec, GridSpec
+from fembench_agents.cases.model import Arc, DomainSpec, GridSpec, PublishedDomainName
+
+PUBLISHED_DOMAINS: tuple[str, ...] = PublishedDomainName.__args__  # type: ignore[attr-defined]
 
 TOL = 1e-12
 Point = tuple[float, float]
@@ -177,6 +179,12 @@ class Shape:
             type=self.kind,  # type: ignore[arg-type]
             geometry_params=self.params,
         )
+
+
+def given_by_geometry(domain: dict[str, Any]) -> bool:
+    """Whether a case_spec's domain (plain data, perhaps merged with its published view, whose
+    L-shape has geometry_params too) is a published domain given by its geometry."""
+    return domain.get("name") in PUBLISHED_DOMAINS
 
 
 def domain_mask(domain: DomainSpec, grid: GridSpec) -> np.ndarray:
@@ -333,20 +341,21 @@ def _square_with_hole(p: dict[str, Any]) -> Shape:
         disk = Disk(_point(hole.get("center"), "inner_hole.center"), _positive(hole.get("radius"), "inner_hole.radius"))
         _disk_in_box(disk, box, "inner_hole")
         words = f"the box {list(p.get('outer', [0, 1, 0, 1]))} without the open disk of radius {disk.radius:g} about {disk.center}"
-        pieces = (*_box_pieces(box), _full("hole", disk))
+        pieces: tuple[tuple[str, Segment | Arc], ...] = (*_box_pieces(box), _full("hole", disk))
         return Shape("square_with_hole", p, words, (box,), (disk,), pieces, box.corners)
     if hole.get("type") == "polygon":
         try:
-            vertices = _ccw([_point(v, "inner_hole.vertices[]") for v in hole.get("vertices")])
+            vertices = _ccw([_point(v, "inner_hole.vertices[]") for v in hole.get("vertices") or []])
         except TypeError:
             raise GeometryError(f"inner_hole.vertices must be a list of points; got {hole.get('vertices')!r}") from None
         poly = Polygon(vertices)
-        if not box.contains(*np.array(vertices).T, closed=False).all() or len(vertices) < 3:
+        vx, vy = np.array(vertices, dtype=float).reshape(-1, 2).T
+        if len(vertices) < 3 or not box.contains(vx, vy, closed=False).all():
             raise GeometryError(
                 f"inner_hole.vertices must be 3 or more points strictly inside the square; got {vertices}"
             )
         words = f"the box {list(p.get('outer', [0, 1, 0, 1]))} without the open polygon {[list(v) for v in vertices]}"
-        pieces = (*_box_pieces(box), *_edges(vertices, "hole_edge_"))
+        pieces = (*_box_pieces(box), *_edges(vertices, "hole_edge_"))  # type: ignore[assignment]
         return Shape("square_with_hole", p, words, (box,), (poly,), pieces, box.corners, (vertices,))
     raise GeometryError(f"square_with_hole.inner_hole of type {hole.get('type')!r} is not curved or slanted")
 
@@ -365,7 +374,10 @@ def _multi_hole(p: dict[str, Any]) -> Shape:
     words = f"the box {list(p.get('outer', [0, 1, 0, 1]))} without {len(disks)} open disks " + ", ".join(
         f"(radius {d.radius:g} about {d.center})" for d in disks
     )
-    pieces = (*_box_pieces(box), *(_full(f"hole_{k + 1}", d) for k, d in enumerate(disks)))
+    pieces: tuple[tuple[str, Segment | Arc], ...] = (
+        *_box_pieces(box),
+        *(_full(f"hole_{k + 1}", d) for k, d in enumerate(disks)),
+    )
     return Shape("multi_hole", p, words, (box,), disks, pieces, box.corners)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import compile_expr
-from fembench_agents.cases.shapes import on_piece, published_shape
+from fembench_agents.cases.shapes import given_by_geometry, on_piece, published_shape
 
 TOL = 1e-12
 
@@ -106,7 +106,7 @@ def grid_problem(spec: dict[str, Any]) -> GridProblem:
     nx, ny = g["nx"], g["ny"]
     X, Y = np.meshgrid(np.linspace(x0, x1, nx), np.linspace(y0, y1, ny))
     piece = np.full((ny, nx), -1, dtype=int)
-    if spec["domain"].get("geometry_params") is not None:  # a published domain given by its geometry
+    if given_by_geometry(spec["domain"]):
         shape = published_shape({"type": spec["domain"]["type"], "geometry_params": spec["domain"]["geometry_params"]})
         for k in reversed(range(len(spec["boundary"]))):
             piece[on_piece(X, Y, spec["boundary"][k])] = k

@@ -41,6 +41,7 @@ from fembench_agents.cases.calibration.dolfinx_common import (
     structured_mesh,
     time_steps,
 )
+from fembench_agents.cases.shapes import given_by_geometry
 
 
 def poisson(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
@@ -172,7 +173,7 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     if family not in FAMILIES:
         raise ValueError(f"the DOLFINx calibration has no solver for family {family!r}")
     p = grid_problem(case_spec)
-    if case_spec["domain"].get("geometry_params") is not None:  # a published curved or slanted domain
+    if given_by_geometry(case_spec["domain"]):  # a published curved or slanted domain
         size = unstructured.mesh_size(case_spec)
         domain, cells = unstructured.mesh_for(case_spec), round(1 / size)
         sampler = unstructured.PointSampler(domain, p.X, p.Y, p.inside)
