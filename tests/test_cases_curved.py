@@ -135,7 +135,10 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_curved_records_import_calibrated_on_unstructured_meshes_or_name_their_defect(imported: Path) -> None:
     report = json.loads((imported / published_import.REPORT_FILE).read_text())
-    assert report["imported"] == 4 and sorted(report["marked_leaking"]) == []
+    # a star's published value stays the solution (no compact blend: shape_blends._star): marked
+    assert report["imported"] == 4 and report["marked_leaking"] == {
+        "poisson_star": "the boundary blend passes the accuracy gate (error 0.00e+00)"
+    }
     assert report["excluded_cases"] == {
         "poisson_inverted_annulus": "domain not read: annulus: annulus.inner_r must be below outer_r; got 0.9, 0.8",
         "biharmonic_circle": (
@@ -152,7 +155,7 @@ def test_curved_records_import_calibrated_on_unstructured_meshes_or_name_their_d
         assert hidden.in_domain_points == int(shape.inside(X, Y).sum())
         # our gmsh P2 calibration: far below the import's 0.05, its threshold 10 x that
         calibration = hidden.calibration["dolfinx"]
-        assert 0 < calibration.e_base < 1e-4 and hidden.leak is None, (kind, calibration)
+        assert 0 < calibration.e_base < 1e-4 and (hidden.leak is None) == (kind != "star"), (kind, calibration)
     res = runner.invoke(app, ["cases", "validate", "--cases", str(imported), "--no-calibration"])
     assert res.exit_code == 0, res.output
 
