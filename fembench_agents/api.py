@@ -50,7 +50,7 @@ from fembench_agents.runs.grid import (
     problem_selection,
     single_run,
 )
-from fembench_agents.runs.problems import load_problems, preload_for
+from fembench_agents.runs.problems import load_problems, preload_for, prepare_selected
 from fembench_agents.runs.reader import RunRecords
 from fembench_agents.runs.reader import open_run as _open_run
 from fembench_agents.runs.replay import Change, replay_run, run_track
@@ -162,9 +162,10 @@ def _execute(runs: list[PlannedRun], paths: dict[str, str], allow_weak_isolation
         ExitStack() as stack,
     ):
         sandbox.require_isolation()
-        sets = load_problems(tracks, sandbox, paths)
+        sets = load_problems(tracks, sandbox, paths, ScoringOptions(prepared_later=True))
         try:
             episode_total(runs, sets)  # a selection matching nothing fails before any model starts
+            prepare_selected(sets, paths, [(r.config.track, r.config.tasks) for r in runs], _quiet)
             stops = asyncio.run(execute_grid(runs, sets, open_clients(runs, stack)))
         finally:
             sets.evaluator.close()
@@ -173,19 +174,25 @@ def _execute(runs: list[PlannedRun], paths: dict[str, str], allow_weak_isolation
     return [r.out for r in runs]
 
 
+def _quiet(what: str, done: int, total: int) -> None:
+    """A run from the API calibrates what it needs without a progress bar."""
+
+
 def score_folder(
     folder: PathLike,
     tasks_path: PathLike = TASKS_PATH,
     *,
     cases_path: PathLike | None = None,
     compat: tuple[str, ...] = (),
+    gates: str = "ours",
     track: str | None = None,
     paths: Mapping[str, PathLike] | None = None,
     allow_weak_isolation: bool = False,
 ) -> FolderSummary:
     """Saved completions `{task_id}_code_{label}.py` / `_test_` in `folder`, scored;
     with `cases_path`, PDE solver programs `{case_id}_{library}_{label}.py` (and
-    the compatibility rewrites `compat` names); with `track`, the saved attempts
+    the compatibility options `compat` names; `gates="published"` judges each imported
+    case by its published record's thresholds); with `track`, the saved attempts
     of that track's kind as it names them (any registered kind, its source in `paths`)."""
     kind = kind_for(track or (DEFAULT_TRACK if cases_path is None else DEFAULT_LIBRARY))
     all_paths = _paths(tasks_path, cases_path or CASES_PATH, paths)
@@ -193,7 +200,7 @@ def score_folder(
     tracks = kind.folder.tracks(Path(folder), path)
     with Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for(tracks)) as sandbox:
         sandbox.require_isolation()
-        sets = load_problems(tracks, sandbox, all_paths, ScoringOptions(compat))
+        sets = load_problems(tracks, sandbox, all_paths, ScoringOptions(tuple(compat), gates=gates))
         try:
             found = kind.folder.find(Path(folder), path, sets.by_track)
             return score_saved(found, kind.folder, sets.evaluator, skipped=sets.skipped)

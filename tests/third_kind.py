@@ -10,6 +10,7 @@ import hashlib
 import json
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -171,6 +172,9 @@ class SumHidden:
     def reference_answer(self, problem: SumProblem, track: str) -> str | None:
         return REFERENCE
 
+    def oracle_program(self, problem: SumProblem, track: str) -> str:
+        return REFERENCE
+
 
 class SumFolderSummary(BaseModel):
     labels: dict[str, int]  # label -> attempts that passed
@@ -201,6 +205,7 @@ class SumFolder:
         scored: list[tuple[SavedAttempt, Any]],
         isolation: IsolationReport,
         skipped: list[SkippedTask],
+        options: ScoringOptions,
     ) -> SumFolderSummary:
         labels: dict[str, int] = {}
         for attempt, outcome in scored:
@@ -249,3 +254,6 @@ class SumKind:
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> SumScorer:
         return SumScorer(sandbox)
+
+    def prepare(self, path: str, problems: Sequence[Any], scorer: Any, progress: Any) -> None:
+        """A sum needs nothing of the machine."""

@@ -16,10 +16,14 @@ from fembench_agents.cli.app import (
     app,
     console,
     err,
+    fail_unavailable,
     open_sandbox,
+    problem_paths,
     problems_for,
     progress_bar,
+    say_done,
 )
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
 
 LOCAL_REFLECTION_MAX_TOKENS = 1024  # the embedded model's context is 4096 tokens
 
@@ -83,20 +87,8 @@ def optimize(
     executor: ExecutorOpt = "local",
 ) -> None:
     """GEPA on a training split: tune a single-shot agent's system prompt, never touching held-out tasks."""
-    from fembench_agents.models import ResponseCache, is_local, open_client
     from fembench_agents.models.credentials import credential_problems
-    from fembench_agents.optimize import (
-        Models,
-        StopFlag,
-        graceful_interrupts,
-        load_settings,
-        optimize_prompt,
-        resolve_budget,
-        split_tasks,
-    )
-    from fembench_agents.optimize.judgement import judge_heldout
-    from fembench_agents.optimize.loop import LoopThread
-    from fembench_agents.optimize.progress import RichProgress
+    from fembench_agents.optimize import load_settings, resolve_budget
 
     overrides: dict[str, Any] = {
         "model": model,
@@ -135,6 +127,14 @@ def optimize(
         err.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
     if problems:
         raise typer.Exit(2)
+    # after the refusals above: litellm's and dspy's imports cost seconds
+    from fembench_agents.models import ResponseCache, is_local, open_client
+    from fembench_agents.optimize import Models, StopFlag, graceful_interrupts, optimize_prompt, split_tasks
+    from fembench_agents.optimize.judgement import judge_heldout
+    from fembench_agents.optimize.loop import LoopThread
+    from fembench_agents.optimize.progress import RichProgress
+    from fembench_agents.runs.problems import prepare_selected
+
     if (
         is_local(settings.reflection_model)
         and (settings.reflection_params.max_tokens or 0) > LOCAL_REFLECTION_MAX_TOKENS
@@ -154,10 +154,18 @@ def optimize(
         open_sandbox(allow_weak_isolation, tracks=[settings.track], executor=executor) as sandbox,
         ExitStack() as stack,
     ):
-        sets = problems_for([settings.track], settings.tasks_path, settings.cases_path, sandbox)
+        options = ScoringOptions(prepared_later=True)
+        sets = problems_for([settings.track], settings.tasks_path, settings.cases_path, sandbox, options=options)
         tasks = sets.by_track[settings.track]
         try:
             split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed, settings.tasks)
+            chosen = ",".join([*split.train, *split.val, *split.heldout])
+            try:  # what the optimization scores, calibrated on this machine first where it must be
+                prepare_selected(
+                    sets, problem_paths(settings.tasks_path, settings.cases_path), [(settings.track, chosen)], say_done
+                )
+            except ProblemsUnavailable as exc:
+                fail_unavailable(exc)
             total = resolve_budget(settings.budget, len(split.val)).max_metric_calls
             response_cache = ResponseCache(cache) if cache else None
             task_client = stack.enter_context(open_client(settings.model, settings.params, cache=response_cache))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,11 +17,13 @@ from fembench_agents.cli.app import (
     app,
     err,
     exit_if_skipped,
+    fail_unavailable,
     open_sandbox,
+    problem_paths,
     problems_for,
     progress_bar,
 )
-from fembench_agents.kinds.contract import SkippedTask
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions, SkippedTask
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.defaults import (
     DEFAULT_CONCURRENCY,
@@ -31,6 +33,7 @@ from fembench_agents.runs.defaults import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TRACK,
 )
+from fembench_agents.runs.episode_budget import EpisodeBudget
 from fembench_agents.runs.grid import (
     PlannedRun,
     episode_total,
@@ -46,7 +49,20 @@ from fembench_agents.runs.grid import (
 from fembench_agents.runs.health import RunStopped, error_summary
 from fembench_agents.runs.run import RunConfig
 
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from fembench_agents.runs.problems import ProblemSets
+
 CACHE_DIR = Path(".fembench-cache")
+EpisodeBudgetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--episode-budget",
+        help="the same caps on every agent's episode: calls=N,tokens=N,usd=X,seconds=S (any of them); "
+        "the episode records the cap that ended it",
+    ),
+]
 CacheOpt = Annotated[Path | None, typer.Option(help="response cache directory")]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="episodes at once (per run)")]
 ModelConcurrencyOpt = Annotated[
@@ -84,14 +100,15 @@ async def _run_grid(
     """Every run of the grid to its end, or to its early stop (returned, not
     raised). Task modules that did not load go into `skipped` and into each
     run's manifest."""
+    _require_credentials(runs)  # before litellm's import (seconds): a refusal comes at once
     from fembench_agents.models import ResponseCache, is_local  # lazy: litellm import
 
-    _require_credentials(runs)
     response_cache = ResponseCache(cache) if cache else None
     tracks = grid_tracks(runs)
     with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:
-        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped)
+        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped, ScoringOptions(prepared_later=True))
         total = episode_total(runs, sets)  # a selection matching nothing fails before any model server starts
+        _prepare(sets, problem_paths(tasks_path, cases_path), runs)
         clients = open_clients(runs, stack, response_cache)
         first = runs[0].config
         local = (
@@ -114,6 +131,27 @@ async def _run_grid(
             stops = await execute_grid(runs, sets, clients, on_episode=tick)
         sets.evaluator.close()
     return stops
+
+
+def _prepare(sets: ProblemSets, paths: dict[str, str], runs: list[PlannedRun]) -> None:
+    """What scoring the grid's problems needs on this machine and lacks (a PDE case's
+    calibration), made before the first episode with a progress bar."""
+    from fembench_agents.runs.problems import prepare_selected
+
+    with progress_bar() as progress:
+        bars: dict[str, TaskID] = {}
+
+        def advance(what: str, done: int, total: int) -> None:
+            if what not in bars:
+                bars[what] = progress.add_task(what, total=total)
+            progress.update(bars[what], completed=done)
+
+        try:
+            prepare_selected(sets, paths, [(r.config.track, r.config.tasks) for r in runs], advance)
+        except ProblemsUnavailable as exc:
+            fail_unavailable(exc)
+    for what in bars:
+        err.print(f"{what}: done", markup=False, highlight=False)
 
 
 def _require_credentials(runs: list[PlannedRun]) -> None:
@@ -151,7 +189,8 @@ def run(
     agent: Annotated[
         str,
         typer.Option(
-            help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH | openhands[:OPTIONS] | mini-swe-agent[:OPTIONS]"
+            help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH | openhands[:OPTIONS] | "
+            "mini-swe-agent[:OPTIONS] | plan-then-code[:N] | debug-and-refine[:D[:R]] | best-of:N"
         ),
     ] = "single-shot",
     tasks: Annotated[
@@ -178,6 +217,7 @@ def run(
     cache: CacheOpt = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
+    episode_budget: EpisodeBudgetOpt = None,
 ) -> None:
     """One model x one agent x a task selection (or PDE cases on one library) -> a resumable run directory."""
     tasks, track = problem_selection(tasks, track, cases, library)
@@ -191,6 +231,7 @@ def run(
             concurrency=concurrency,
             model_concurrency=model_concurrency,
             params=_params(temperature, max_tokens, reasoning_effort, api_base),
+            episode_budget=EpisodeBudget.of(episode_budget),
         )
         from fembench_agents.agents import make_agent
 
@@ -242,6 +283,7 @@ def compare(
     cache: CacheOpt = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
+    episode_budget: EpisodeBudgetOpt = None,
 ) -> None:
     """Models x agents x tasks x repeats, concurrently; ends with the report."""
     from fembench_agents.agents import make_agent
@@ -269,6 +311,8 @@ def compare(
             )
         else:
             raise ValueError("give --experiment FILE, or both --models and --agents")
+        if episode_budget is not None:  # the command line's caps over the file's
+            exp = exp.model_copy(update={"episode_budget": EpisodeBudget.parse(episode_budget)})
         for spec in exp.agents:
             make_agent(spec)
     except ValueError as exc:

@@ -11,10 +11,12 @@ from pathlib import Path
 from fembench_agents.report.kind_parts import ReportSection, Rows, kind_sections
 from fembench_agents.report.plots import write_plots
 from fembench_agents.report.render import (
+    cost_rows,
     md_table,
     paired_rows,
     reason_rows,
     render_markdown,
+    scaling_rows,
     stage_rows,
     summary_rows,
     task_rows,
@@ -33,7 +35,9 @@ def all_sections(report: Report) -> list[ReportSection]:
     if not report.groups:
         return []
     own = kind_sections(report)
-    out = [ReportSection("summary", "Summary", summary_rows(report))]
+    out = [ReportSection("summary", "Summary", summary_rows(report)), ReportSection("cost", "Cost", cost_rows(report))]
+    if any(g.oracle is not None for g in report.groups):
+        out.append(ReportSection("test_time_scaling", "Test-time scaling", scaling_rows(report)))
     out += [s for s in own if not s.after_tasks]
     for t in report.task_tables:
         stem = "tasks_" + "".join(ch if ch.isalnum() else "_" for ch in f"{t.model}_{t.track}")

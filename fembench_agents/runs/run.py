@@ -20,6 +20,7 @@ from fembench_agents.kinds import tracks
 from fembench_agents.kinds.contract import SkippedTask
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.defaults import DEFAULT_CONCURRENCY, DEFAULT_REPEATS, DEFAULT_SELECTION, DEFAULT_TRACK
+from fembench_agents.runs.episode_budget import EpisodeBudget, EpisodeBudgetSpent
 from fembench_agents.runs.health import STOP_AFTER, FailureStreak, RunStopped
 from fembench_agents.runs.log import (
     EpisodeRecord,
@@ -48,8 +49,11 @@ class RunConfig:
     concurrency: int = DEFAULT_CONCURRENCY  # episodes at once
     params: ModelParams = field(default_factory=ModelParams)
     model_concurrency: int | None = None  # model calls at once per provider; None: `concurrency`
+    # the same caps on every agent's episode (matched budgets); a manifest gives it as a dict
+    episode_budget: EpisodeBudget | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "episode_budget", EpisodeBudget.of(self.episode_budget))
         if self.track not in tracks():
             raise ValueError(f"track must be one of {', '.join(tracks())}, got {self.track!r}")
         if self.repeats < 1:
@@ -69,6 +73,8 @@ class RunConfig:
         d["params"] = self.params.model_dump(exclude={"timeout", "api_base"})
         d.pop("concurrency")  # how fast, not what: a resume may change them
         d.pop("model_concurrency")
+        if d["episode_budget"] is None:  # a run without one reads as runs did before budgets
+            d.pop("episode_budget")
         return d
 
 
@@ -203,6 +209,7 @@ async def run_episode(
         episode=key,
         agent=agent.name,
         repeat=repeat,
+        caps=config.episode_budget,
     )
     started = time.perf_counter()
     error, error_kind = None, None
@@ -210,6 +217,8 @@ async def run_episode(
         await agent.solve(task, session)
     except ModelUnavailable as exc:
         error, error_kind = str(exc), exc.permanent
+    except EpisodeBudgetSpent:  # the session kept which cap: the episode ends as its attempts left it
+        pass
     record = session.summary(started, error, error_kind)
     log.append(record)
     return record

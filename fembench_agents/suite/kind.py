@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fembench_agents.kinds import register_kind
-from fembench_agents.kinds.contract import LoadedProblems, ScoringOptions
+from fembench_agents.kinds.contract import AttemptScorer, LoadedProblems, Progress, ScoringOptions
 from fembench_agents.runs.defaults import TASKS_PATH
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.feedback import FunctionFeedback
@@ -50,6 +50,9 @@ class FunctionKind:
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> FunctionScorer:
         return FunctionScorer(sandbox)
+
+    def prepare(self, path: str, problems: Sequence[Any], scorer: AttemptScorer, progress: Progress) -> None:
+        """A function task needs nothing of the machine beforehand."""
 
 
 CODE = register_kind(
