@@ -4,7 +4,8 @@ into cases of this track, on the DOLFINx track only.
 
 A record becomes a case when it is 2D on one of our domains exactly (the unit
 square, or our l_shape: the corners (0,0) (1,0) (1,1/2) (1/2,1/2) (1/2,1) (0,1), or
-outer_bbox [0,1,0,1] with cutout_bbox [1/2,1,1/2,1]), of a family we have (steady
+outer_bbox [0,1,0,1] with cutout_bbox [1/2,1,1/2,1]) or on a curved or slanted
+published domain given by its geometry (cases/shapes.py, published_boundary.py), of a family we have (steady
 where ours is steady), with Dirichlet data on the whole boundary: one value on
 `all`, or on the unit square a list of per-edge entries (x0, x1, y0, y1) that
 covers all four edges, each of our square's pieces then taking its edge's value
