@@ -12,7 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import published_curved_records as cr
+import published_records as pr
 import pytest
+import sympy as sp
 from typer.testing import CliRunner
 
 from fembench_agents.cases import published_import, shape_blends, store, timing
@@ -179,3 +181,27 @@ def test_a_published_contract_program_on_a_disk_scores_unchanged(imported: Path,
         ("accurate", True),
         ("fast", True),
     ], outcome["stages"]
+
+
+def test_the_timed_and_flow_families_calibrate_on_a_gmsh_disk() -> None:
+    """heat (Crank-Nicolson), Navier-Stokes (Newton, Taylor-Hood with the pressure pinned at a P1
+    dof of the second-order mesh), Burgers and the wave equation, on the disk's unstructured mesh."""
+    x, y, t = pr.x, pr.y, pr.t
+    rows = [
+        pr.heat("heat_disk", sp.exp(-t) * sp.sin(sp.pi * x) * sp.sin(sp.pi * y) + (1 - sp.exp(-t)) * (x**2 + y)),
+        pr.flow("ns_disk", "navier_stokes", pr.STREAM, pr.PRESSURE, 1.0),
+        pr.burgers("burgers_disk", pr.BURGERS_U, 0.1, {"t0": 0.0, "t_end": 0.2, "dt": 0.01}),
+        pr.wave("wave_disk", pr.WAVE_U, 1.0),
+    ]
+    for r in rows:
+        r["oracle_config"]["domain"], r["oracle_config"]["output"]["grid"] = cr.DOMAINS["circle"], cr.GRIDS["circle"]
+    built, _, report = published_import.import_records([json.dumps(r) for r in rows])
+    assert (report.imported, report.excluded, report.leaking) == ([r["id"] for r in rows], {}, {})
+    errors = {b.spec.id: b.hidden.calibration["dolfinx"].e_base for b in built}
+    assert all(0 < e < 1e-3 for e in errors.values()), errors
+    assert {b.spec.id: "p" in b.spec.output.fields for b in built} == {
+        "heat_disk": False,
+        "ns_disk": True,
+        "burgers_disk": False,
+        "wave_disk": False,
+    }
