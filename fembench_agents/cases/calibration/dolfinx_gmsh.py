@@ -43,7 +43,7 @@ def mesh_for(spec: dict[str, Any]) -> dmesh.Mesh:
     return _cached(key, round(mesh_size(spec), 12))
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=2)  # a case's repeated solves; a refinement is another size
 def _cached(key: str, size: float) -> dmesh.Mesh:
     return build_mesh(published_shape(json.loads(key)), size)
 
