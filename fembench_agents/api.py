@@ -44,6 +44,7 @@ from fembench_agents.runs.grid import (
     execute_grid,
     experiment_dir,
     experiment_runs,
+    grid_budget,
     grid_tracks,
     library_list,
     open_clients,
@@ -87,10 +88,12 @@ def run(
     params: ModelParams | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     allow_weak_isolation: bool = False,
+    max_cost: float | None = None,
 ) -> Path:
     """One model x one agent x a task selection (or PDE `cases` on one `library`)
     into a run directory (resumed if it exists); returns the directory. `model`
-    is a litellm name or `local`. A run stopped early raises RunStopped."""
+    is a litellm name or `local`. A run stopped early raises RunStopped (BudgetReached
+    when `max_cost` USD, as `--max-cost` counts it, was reached)."""
     tasks, track = problem_selection(tasks, track, cases, library)
     config = RunConfig(
         model=model,
@@ -105,6 +108,7 @@ def run(
         [single_run(config, Path(out) if out is not None else None)],
         _paths(tasks_path, cases_path, paths),
         allow_weak_isolation,
+        max_cost,
     )[0]
 
 
@@ -124,10 +128,12 @@ def compare(
     params: ModelParams | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     allow_weak_isolation: bool = False,
+    max_cost: float | None = None,
 ) -> list[Path]:
     """Models x agents on a task selection (or PDE `cases` on each of `libraries`),
     each run in its own directory under `out` (runs/compare by default), as
-    `fembench-agents compare` makes them; returns the run directories."""
+    `fembench-agents compare` makes them; returns the run directories. `max_cost`:
+    USD the whole grid may spend (`--max-cost`)."""
     exp = Experiment(
         name="compare",
         models=models,
@@ -143,7 +149,7 @@ def compare(
         params=params or ModelParams(),
     )
     runs = experiment_runs(exp, experiment_dir(exp, Path(out) if out is not None else None))
-    return _execute(runs, _paths(tasks_path, cases_path, paths), allow_weak_isolation)
+    return _execute(runs, _paths(tasks_path, cases_path, paths), allow_weak_isolation, max_cost)
 
 
 def _paths(tasks_path: PathLike, cases_path: PathLike, paths: Mapping[str, PathLike] | None) -> dict[str, str]:
@@ -152,10 +158,13 @@ def _paths(tasks_path: PathLike, cases_path: PathLike, paths: Mapping[str, PathL
     return {TASKS_PATH: str(tasks_path), CASES_PATH: str(cases_path), **{k: str(v) for k, v in (paths or {}).items()}}
 
 
-def _execute(runs: list[PlannedRun], paths: dict[str, str], allow_weak_isolation: bool) -> list[Path]:
+def _execute(
+    runs: list[PlannedRun], paths: dict[str, str], allow_weak_isolation: bool, max_cost: float | None = None
+) -> list[Path]:
     """The runs' grid, as the command line executes it (without a response cache); the first early stop is raised."""
     for r in runs:
         make_agent(r.config.agent)  # an unknown agent fails before any sandbox or model starts
+    budget = grid_budget(runs, max_cost) if max_cost is not None else None  # an unpriced model: ValueError
     tracks = grid_tracks(runs)
     with (
         Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for(tracks)) as sandbox,
@@ -166,7 +175,7 @@ def _execute(runs: list[PlannedRun], paths: dict[str, str], allow_weak_isolation
         try:
             episode_total(runs, sets)  # a selection matching nothing fails before any model starts
             prepare_selected(sets, paths, [(r.config.track, r.config.tasks) for r in runs], _quiet)
-            stops = asyncio.run(execute_grid(runs, sets, open_clients(runs, stack)))
+            stops = asyncio.run(execute_grid(runs, sets, open_clients(runs, stack), budget=budget))
         finally:
             sets.evaluator.close()
     if stops:
@@ -239,9 +248,11 @@ def replay(
 RunView = RunRecords
 
 
-def open_run(path: PathLike) -> RunRecords:
-    """The run in `path`: manifest, records, episodes (latest record wins), rows."""
-    return _open_run(path)
+def open_run(path: PathLike, skip_bad_lines: bool = False) -> RunRecords:
+    """The run in `path`: manifest, records, episodes (latest record wins), rows.
+    A log line that is not a record raises DamagedLog naming it, or with
+    `skip_bad_lines` is left out and listed in `skipped`."""
+    return _open_run(path, skip_bad_lines)
 
 
 def build_report(run_dirs: list[PathLike]) -> Report:

@@ -21,6 +21,7 @@ from fembench_agents.kinds.contract import (
     HiddenMaterial,
     HiddenNumbers,
     LoadedProblems,
+    PreviewedProblems,
     ProblemsUnavailable,
     ScoringOptions,
     SkippedTask,
@@ -257,3 +258,6 @@ class SumKind:
 
     def prepare(self, path: str, problems: Sequence[Any], scorer: Any, progress: Any) -> None:
         """A sum needs nothing of the machine."""
+
+    def preview(self, path: str, tracks: Any) -> PreviewedProblems:
+        return PreviewedProblems({t: read_source(path) for t in tracks})

@@ -76,6 +76,14 @@ class BestOfAgent:
         if self.samples < 2:
             raise ValueError(f"agent {self.name!r}: best-of needs at least 2 samples, got {self.samples}")
 
+    @property
+    def max_model_calls(self) -> int:
+        """One call per sample."""
+        return self.samples
+
+    def first_messages(self, task: Problem, track: str) -> list[Message]:
+        return [Message(role="user", content=self.prompts.task_prompt(task, track, self.scaffold))]
+
     async def solve(self, task: Problem, session: SolveSession) -> None:
         messages = [Message(role="user", content=self.prompts.task_prompt(task, session.track, self.scaffold))]
         episode = getattr(session, "episode", self.name)

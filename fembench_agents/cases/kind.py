@@ -22,7 +22,14 @@ from fembench_agents.cases.store import CaseStoreError
 from fembench_agents.cases.tracks import TRACKS, get_track
 from fembench_agents.cases.validation import CaseValidator
 from fembench_agents.kinds import register_kind
-from fembench_agents.kinds.contract import AttemptScorer, LoadedProblems, ProblemsUnavailable, Progress, ScoringOptions
+from fembench_agents.kinds.contract import (
+    AttemptScorer,
+    LoadedProblems,
+    PreviewedProblems,
+    ProblemsUnavailable,
+    Progress,
+    ScoringOptions,
+)
 from fembench_agents.runs.defaults import CASES_PATH
 from fembench_agents.scoring.sandbox import Sandbox
 
@@ -100,6 +107,15 @@ class LibraryKind:
             )
         except CalibrationFailed as exc:
             raise ProblemsUnavailable(str(exc)) from None
+
+    def preview(self, path: str, tracks: Sequence[str]) -> PreviewedProblems:
+        """The built cases at `path` each library of `tracks` offers: read from their
+        records, with no calibration or installed library needed."""
+        try:
+            cases = load_cases(Path(path))
+        except CaseStoreError as exc:
+            raise ProblemsUnavailable(str(exc)) from None
+        return PreviewedProblems({lib: [c for c in cases if lib in c.spec.libraries] for lib in tracks})
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> CaseScorer:
         """Without a calibration the fast gate is not judged (`not_timed`)."""

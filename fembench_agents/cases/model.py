@@ -44,12 +44,17 @@ DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step
 PublishedDomainName = Literal[
     "circle", "annulus", "eccentric_annulus", "sector", "dumbbell", "multi_hole", "square_with_hole", "star", "gear"
 ]
+# An imported case's domain, built from its published geometry (published_domains.py): an L-shape
+# or a square with a hole keeps its kind's name with its own polygons; these two are not ours.
+ImportedDomainName = Literal["rectangle", "t_junction"]
 Expr = str  # an expression in x, y (t, u where the family says so); see expressions.py
 Coefficient = Expr | float | list[Expr]
 
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
 DOMAINS: tuple[str, ...] = DomainName.__args__  # type: ignore[attr-defined]
 TIME_FAMILIES = ("heat", "burgers", "wave")
+# steady unless the case gives a time interval: then du/dt joins the operator (a transient variant)
+TRANSIENT_VARIANTS = ("convection_diffusion", "reaction_diffusion")
 FLOW_FAMILIES = ("stokes", "navier_stokes")  # velocity u (2, ny, nx) and pressure p (ny, nx)
 VECTOR_FAMILIES = ("elasticity", *FLOW_FAMILIES)
 
@@ -144,6 +149,20 @@ class ProblemData(_Frozen):
     initial: Expr | list[Expr] | None = None
 
 
+class NaturalCondition(_Frozen):
+    """A boundary piece of a case file that is not Dirichlet: its data (the flux, or the flux
+    plus alpha u) is derived from the manufactured solution, or given in `data.boundary`."""
+
+    kind: Literal["neumann", "robin", "do-nothing"]
+    alpha: Expr | float | None = None
+
+    @model_validator(mode="after")
+    def _alpha_only_for_robin(self) -> NaturalCondition:
+        if (self.kind == "robin") != (self.alpha is not None):
+            raise ValueError("alpha is given for a robin piece and only there")
+        return self
+
+
 class CaseFile(_Frozen):
     """A human-written case definition."""
 
@@ -156,6 +175,7 @@ class CaseFile(_Frozen):
     time: TimeSpec | None = None
     grid: GridSpec = GridSpec(nx=65, ny=65)
     libraries: tuple[str, ...] = ("numpy-scipy", "scikit-fem")
+    natural: dict[str, NaturalCondition] = {}  # piece name -> its condition; every other piece is Dirichlet
     note: str = ""  # for humans; never shown to a solver
 
     @field_validator("libraries")
@@ -175,6 +195,11 @@ class CaseFile(_Frozen):
         if (self.manufactured is None) == (self.data is None):
             raise ValueError("give exactly one of `manufactured` (exact solution) and `data` (numerical reference)")
         return self
+
+
+BoundaryKind = Literal["dirichlet", "neumann", "robin", "do-nothing", "periodic"]
+BOUNDARY_KINDS: tuple[str, ...] = BoundaryKind.__args__  # type: ignore[attr-defined]
+NATURAL_KINDS = ("neumann", "robin", "do-nothing")
 
 
 def _without_none(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -204,32 +229,46 @@ class Arc(_Frozen):
 
 
 class BoundaryPiece(_Frozen):
-    """A named piece of the boundary, a closed straight segment or a circular arc, with the
-    Dirichlet data restricted to it."""
+    """One piece of the boundary, a closed straight segment or a circular arc, and its condition
+    (the equation text of the case says what each kind means for its family): `dirichlet`
+    u = value; `neumann` the flux k du/dn = value (n the outward unit normal; for elasticity the
+    traction sigma n = value, traction-free when 0); `robin` k du/dn + alpha u = value;
+    `do-nothing` for a flow nu du/dn - p n = value (an outflow: 0); `periodic` identified with
+    its `partner` piece (a parallel segment of the same length) by translation, no data of its own."""
 
     name: str
-    kind: Literal["dirichlet"] = "dirichlet"
+    kind: BoundaryKind = "dirichlet"
     segment: tuple[tuple[float, float], tuple[float, float]] | None = None  # endpoints, closed segment
     arc: Arc | None = None
-    value: Expr | list[Expr]  # the data restricted to this piece, in x, y (and t)
+    value: Expr | list[Expr] | None = None  # the data restricted to this piece, in x, y (and t)
+    alpha: Expr | float | None = None  # a robin piece's coefficient, only there
+    partner: str | None = None  # a periodic piece's image
 
     @model_validator(mode="after")
-    def _one_shape(self) -> BoundaryPiece:
+    def _condition(self) -> BoundaryPiece:
         if (self.segment is None) == (self.arc is None):
             raise ValueError(f"boundary piece {self.name!r}: give exactly one of `segment` and `arc`")
+        if self.kind == "periodic" and (self.partner is None or self.value is not None or self.segment is None):
+            raise ValueError(f"periodic piece {self.name!r} is a segment, names its partner piece and has no value")
+        if self.kind != "periodic" and (self.value is None or self.partner is not None):
+            raise ValueError(f"{self.kind} piece {self.name!r} has a value and no partner")
+        if (self.kind == "robin") != (self.alpha is not None):
+            raise ValueError(f"boundary piece {self.name}: alpha is given for a robin piece and only there")
         return self
 
     @model_serializer(mode="wrap")
-    def _shape_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _without_none(handler(self), ("segment", "arc"))
+    def _only_what_the_kind_has(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A Dirichlet segment reads as it did before other kinds and arcs existed (case_specs.jsonl
+        byte for byte)."""
+        return _without_none(handler(self), ("segment", "arc", "value", "alpha", "partner"))
 
 
 class DomainSpec(_Frozen):
-    """The domain: a polygon with polygonal holes (ours), or a published domain given by its
-    `type` and `geometry_params` as published (circle, annulus, star, ...; cases/shapes.py), whose
-    polygonal loops, where it has any, are `outer` and `holes` too."""
+    """The domain: a polygon with polygonal holes (ours, or an imported axis-parallel one), or a
+    published domain given by its `type` and `geometry_params` as published (circle, annulus,
+    star, ...; cases/shapes.py), whose polygonal loops, where it has any, are `outer` and `holes` too."""
 
-    name: DomainName | PublishedDomainName
+    name: DomainName | ImportedDomainName | PublishedDomainName
     description: str
     outer: list[tuple[float, float]]  # counter-clockwise polygon; empty where the outer loop is curved
     holes: list[list[tuple[float, float]]] = []  # removed open polygons

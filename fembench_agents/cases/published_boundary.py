@@ -1,7 +1,8 @@
-"""The boundary of an imported case's domain, whichever kind it is: one of ours
-(cases/domains.py: axis-parallel segments, the solution restricted to each, the published
-value a Coons-type blend) or a published domain given by its geometry (cases/shapes.py:
-segments and arcs, their traces and blends in cases/shape_blends.py)."""
+"""The boundary of an imported case on a curved or slanted published domain, given by its
+geometry (cases/shapes.py: segments and arcs, their traces and blends in
+cases/shape_blends.py). An axis-parallel domain (published_domains.track_domain returns its
+Domain) takes published.py's own path instead: its segments, restricted traces and Gordon's
+blend (cases/blends.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ from typing import Any
 import sympy as sp
 
 from fembench_agents.cases import shape_blends
-from fembench_agents.cases.domains import DOMAINS
 from fembench_agents.cases.model import Arc, BoundaryPiece, DomainSpec, Expr
-from fembench_agents.cases.published_domains import BLENDS, Excluded, restricted
+from fembench_agents.cases.published_domains import Excluded
 from fembench_agents.cases.shapes import GeometryError, published_shape
 
 Geometry = tuple[tuple[float, float], tuple[float, float]] | Arc
@@ -24,14 +24,11 @@ Geometry = tuple[tuple[float, float], tuple[float, float]] | Arc
 class ImportedBoundary:
     pieces: tuple[tuple[str, Geometry], ...]
     spec: DomainSpec
-    ours: bool  # one of our own domains (its pieces are axis-parallel segments)
     _blend: Callable[[sp.Expr], sp.Expr | str] | None
 
     def trace(self, u: sp.Expr, geometry: Geometry) -> sp.Expr | str:
         """u restricted to a piece, in a form that does not determine the interior."""
-        if isinstance(geometry, Arc) or not self.ours:
-            return shape_blends.piece_trace(u, geometry)
-        return restricted(u, *geometry)
+        return shape_blends.piece_trace(u, geometry)
 
     def blend(self, u: sp.Expr) -> sp.Expr | str:
         """The published view's one Dirichlet value: u on the whole boundary, built from its traces."""
@@ -54,11 +51,9 @@ AS_PUBLISHED = ("star", "gear")
 
 
 def imported_boundary(name: str, domain: dict[str, Any]) -> ImportedBoundary:
-    """`name` is what published_domains.track_domain made of the published `domain`."""
-    if name in DOMAINS:
-        ours = DOMAINS[name]
-        return ImportedBoundary(tuple((n, (a, b)) for n, a, b in ours.pieces), ours.spec(), True, BLENDS.get(name))
+    """`name` is the kind name published_domains.track_domain returns for a curved or slanted
+    published `domain`."""
     shape = published_shape(domain)
     if name in AS_PUBLISHED:
-        return ImportedBoundary(shape.pieces, shape.spec(), False, lambda u: u)
-    return ImportedBoundary(shape.pieces, shape.spec(), False, lambda u: shape_blends.published_blend(shape, u))
+        return ImportedBoundary(shape.pieces, shape.spec(), lambda u: u)
+    return ImportedBoundary(shape.pieces, shape.spec(), lambda u: shape_blends.published_blend(shape, u))

@@ -93,7 +93,7 @@ class CaseScorer:
             found = self._hidden.get(case.content_hash)
         if found is None:
             record, reference = store.load_hidden(case.cases_dir, case.task_id)
-            mask = domain_mask(case.spec.domain, case.spec.grid)
+            mask = domain_mask(case.spec.domain, case.spec.grid, case.spec.boundary)
             found = _Hidden(record=record, reference=reference, mask=mask)
             with self._lock:
                 self._hidden[case.content_hash] = found

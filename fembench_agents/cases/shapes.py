@@ -16,12 +16,13 @@ parameter (a star's or gear's `center`), it is honoured (every published one is 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from fembench_agents.cases.domains import DOMAINS, grid_mask
+from fembench_agents.cases.domains import grid_mask, grid_points, spec_domain
 from fembench_agents.cases.domains import on_segment as on_axis_segment
 from fembench_agents.cases.model import Arc, DomainSpec, GridSpec, PublishedDomainName
 
@@ -187,13 +188,13 @@ def given_by_geometry(domain: dict[str, Any]) -> bool:
     return domain.get("name") in PUBLISHED_DOMAINS
 
 
-def domain_mask(domain: DomainSpec, grid: GridSpec) -> np.ndarray:
-    """The in-domain grid points of a case's domain: one of ours, or a published one given by
-    its geometry."""
+def domain_mask(domain: DomainSpec, grid: GridSpec, boundary: Sequence[Any]) -> np.ndarray:
+    """The in-domain grid points of a case's domain: a published one given by its geometry
+    (`geometry_params`), else the polygons and pieces of the case_spec (domains.spec_domain: ours,
+    or an imported axis-parallel one)."""
     if domain.geometry_params is None:
-        return grid_mask(DOMAINS[domain.name], grid)
-    x0, x1, y0, y1 = grid.bbox[:4]
-    X, Y = np.meshgrid(np.linspace(x0, x1, grid.nx), np.linspace(y0, y1, grid.ny))
+        return grid_mask(spec_domain(domain, list(boundary)), grid)
+    X, Y = grid_points(grid)
     return published_shape({"type": domain.type, "geometry_params": domain.geometry_params}).inside(X, Y)
 
 

@@ -16,6 +16,7 @@ from fembench_agents.cli.app import (
     app,
     console,
     err,
+    fail,
     fail_unavailable,
     open_sandbox,
     problem_paths,
@@ -85,6 +86,14 @@ def optimize(
     ] = True,
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="print the most model calls, tokens and dollars of each phase (the rule is printed with it); "
+            "no model call, no sandbox job, no key needed",
+        ),
+    ] = False,
 ) -> None:
     """GEPA on a training split: tune a single-shot agent's system prompt, never touching held-out tasks."""
     from fembench_agents.models.credentials import credential_problems
@@ -115,8 +124,12 @@ def optimize(
         settings = load_settings(experiment, overrides)
         resolve_budget(settings.budget, 1)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
+    if dry_run:
+        from fembench_agents.cli.dry_run import show_optimize_dry_run
+
+        show_optimize_dry_run(settings, evaluate)
+        return
     problems = list(
         dict.fromkeys(
             credential_problems([settings.model], settings.params.api_base)
@@ -180,8 +193,7 @@ def optimize(
                 )
             )
         except ValueError as exc:
-            err.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
+            fail(str(exc))
         err.print(
             f"held out {len(split.heldout)}, train {len(split.train)}, validation {len(split.val)}; "
             f"budget {settings.budget} = {total} metric calls; engine {settings.engine}; out {out}"
@@ -215,8 +227,7 @@ def optimize(
             )
             raise typer.Exit(130) from None
         except ValueError as exc:
-            err.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
+            fail(str(exc))
         judgement = None
         if evaluate and result.prompt_path is not None and not result.leak.leaked:
             _show(result, settings, judged=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from pydantic import ValidationError
 
 from fembench_agents.cli.app import (
     DEFAULT_CASES,
@@ -15,16 +16,21 @@ from fembench_agents.cli.app import (
     AllowWeakOpt,
     ExecutorOpt,
     app,
+    bad_input,
     err,
     exit_if_skipped,
+    fail,
     fail_unavailable,
     open_sandbox,
     problem_paths,
     problems_for,
     progress_bar,
+    refuse_damaged_runs,
 )
+from fembench_agents.errors import BadInput, first_error
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions, SkippedTask
 from fembench_agents.messages import ModelParams
+from fembench_agents.runs.budget import BudgetReached, SpendCap, merged_stop
 from fembench_agents.runs.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_TOKENS,
@@ -40,6 +46,7 @@ from fembench_agents.runs.grid import (
     execute_grid,
     experiment_dir,
     experiment_runs,
+    grid_budget,
     grid_tracks,
     library_list,
     open_clients,
@@ -72,6 +79,23 @@ SandboxWorkersOpt = Annotated[
     int | None, typer.Option(min=1, help="sandbox workers: attempts scored at once [default: one per CPU]")
 ]
 CasesPathOpt = Annotated[str, typer.Option("--cases-path", help="the PDE cases folder")]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="print the grid, its most model calls, tokens and dollars (the rule is printed with it); "
+        "no model call, no sandbox job, no key needed",
+    ),
+]
+MaxCostOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        min=0.0,
+        help="USD: start no model call once the recorded spend (of the whole grid) reaches it; "
+        "resume with a higher cap to go on",
+    ),
+]
 
 
 def _params(temperature: float, max_tokens: int, reasoning: str | None, api_base: str | None) -> ModelParams:
@@ -82,9 +106,8 @@ def _params(temperature: float, max_tokens: int, reasoning: str | None, api_base
             reasoning_effort=reasoning,  # type: ignore[arg-type]
             api_base=api_base,
         )
-    except ValueError as exc:
-        err.print(f"[red]error:[/red] bad model parameters: {exc}")
-        raise typer.Exit(2) from None
+    except ValidationError as exc:
+        bad_input(BadInput(f"bad model parameters: {first_error(exc)}"))
 
 
 async def _run_grid(
@@ -96,6 +119,7 @@ async def _run_grid(
     cases_path: str = DEFAULT_CASES,
     skipped: list[SkippedTask] | None = None,
     executor: str = "local",
+    max_cost: float | None = None,
 ) -> list[RunStopped]:
     """Every run of the grid to its end, or to its early stop (returned, not
     raised). Task modules that did not load go into `skipped` and into each
@@ -103,6 +127,14 @@ async def _run_grid(
     _require_credentials(runs)  # before litellm's import (seconds): a refusal comes at once
     from fembench_agents.models import ResponseCache, is_local  # lazy: litellm import
 
+    budget = None
+    if max_cost is not None:
+        try:
+            budget = grid_budget(runs, max_cost)
+        except ValueError as exc:
+            for line in str(exc).splitlines():
+                err.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
     response_cache = ResponseCache(cache) if cache else None
     tracks = grid_tracks(runs)
     with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:
@@ -119,18 +151,26 @@ async def _run_grid(
         where = "" if executor == "local" else f" on {executor}"
         err.print(
             f"limits: {first.concurrency} episodes at once per run, {first.model_calls_at_once} model calls "
-            f"at once per provider{local}, {sandbox.size} sandbox workers{where}",
+            f"at once per provider{local}, {sandbox.size} sandbox workers{where}"
+            + (f"; spend cap: {budget.line()} spent" if budget else ""),
             highlight=False,
         )
         with progress_bar() as progress:
-            bar = progress.add_task("episodes", total=total)
+            bar = progress.add_task(_progress_text(budget), total=total)
 
             def tick(_: object) -> None:
                 progress.advance(bar)
 
-            stops = await execute_grid(runs, sets, clients, on_episode=tick)
+            if budget is not None:
+                budget.on_change = lambda b: progress.update(bar, description=_progress_text(b))
+            stops = await execute_grid(runs, sets, clients, on_episode=tick, budget=budget)
         sets.evaluator.close()
     return stops
+
+
+def _progress_text(budget: SpendCap | None) -> str:
+    """The progress line's words: the spend against the cap when there is one."""
+    return "episodes" if budget is None else f"episodes {budget.line()}"
 
 
 def _prepare(sets: ProblemSets, paths: dict[str, str], runs: list[PlannedRun]) -> None:
@@ -174,10 +214,15 @@ def _exit_on_model_errors(run_dirs: list[Path], stops: list[RunStopped]) -> None
     from fembench_agents.report.tables import collect_episodes
 
     lines = error_summary(record for _, record in collect_episodes(run_dirs)[1])
-    lines += [str(stop) for stop in stops]
+    budget_stops = [s for s in stops if isinstance(s, BudgetReached)]
+    lines += [str(stop) for stop in stops if not isinstance(stop, BudgetReached)]
+    if budget_stops:
+        lines.append(merged_stop(budget_stops))
     if not lines:
         return
     lines.append("run the same command again to resume: failed and unstarted episodes are retried")
+    if budget_stops:
+        lines.append("(with a higher --max-cost: what was spent counts against it)")
     for line in lines:
         err.print(redact(line), markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(1)
@@ -218,6 +263,8 @@ def run(
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
     episode_budget: EpisodeBudgetOpt = None,
+    dry_run: DryRunOpt = False,
+    max_cost: MaxCostOpt = None,
 ) -> None:
     """One model x one agent x a task selection (or PDE cases on one library) -> a resumable run directory."""
     tasks, track = problem_selection(tasks, track, cases, library)
@@ -237,20 +284,32 @@ def run(
 
         make_agent(agent)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     planned = single_run(config, out)
     out = planned.out
+    refuse_damaged_runs([planned.out])
+    if dry_run:
+        from fembench_agents.cli.dry_run import show_dry_run
+
+        show_dry_run([planned], tasks_path, cases_path)
+        return
     skipped: list[SkippedTask] = []
     try:
         stops = asyncio.run(
             _run_grid(
-                [planned], tasks_path, cache, allow_weak_isolation, sandbox_workers, cases_path, skipped, executor
+                [planned],
+                tasks_path,
+                cache,
+                allow_weak_isolation,
+                sandbox_workers,
+                cases_path,
+                skipped,
+                executor,
+                max_cost,
             )
         )
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     from fembench_agents.cli.report import show_report  # here: `run` and `compare` register before `report`
 
     show_report([out], out / "report")
@@ -284,6 +343,8 @@ def compare(
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
     episode_budget: EpisodeBudgetOpt = None,
+    dry_run: DryRunOpt = False,
+    max_cost: MaxCostOpt = None,
 ) -> None:
     """Models x agents x tasks x repeats, concurrently; ends with the report."""
     from fembench_agents.agents import make_agent
@@ -308,6 +369,7 @@ def compare(
                 model_concurrency=model_concurrency,
                 sandbox_workers=sandbox_workers,
                 params=_params(temperature, max_tokens, None, None),
+                max_cost=max_cost,
             )
         else:
             raise ValueError("give --experiment FILE, or both --models and --agents")
@@ -316,10 +378,15 @@ def compare(
         for spec in exp.agents:
             make_agent(spec)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     out = experiment_dir(exp, out)
     runs = experiment_runs(exp, out)
+    refuse_damaged_runs([r.out for r in runs])
+    if dry_run:
+        from fembench_agents.cli.dry_run import show_dry_run
+
+        show_dry_run(runs, exp.tasks_path, exp.cases_path)
+        return
     skipped: list[SkippedTask] = []
     try:
         stops = asyncio.run(
@@ -332,11 +399,11 @@ def compare(
                 exp.cases_path,
                 skipped,
                 executor,
+                max_cost if max_cost is not None else exp.max_cost,  # the option wins over the file's
             )
         )
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     from fembench_agents.cli.report import show_report
 
     run_dirs = [r.out for r in runs]

@@ -62,6 +62,15 @@ class LoadedProblems:
     skipped: list[SkippedTask] = field(default_factory=list)
 
 
+@dataclass
+class PreviewedProblems:
+    """The problems of one source for each track asked for, read without starting a
+    sandbox job (what a dry run renders prompts from), and the sources left out."""
+
+    by_track: dict[str, list[Any]]
+    skipped: list[SkippedTask] = field(default_factory=list)
+
+
 class AttemptScorer(Protocol):
     """Scores attempts at a kind's problems to the kind's typed outcome, in the
     sandbox. One scorer may serve several tracks (code and tests share one)."""
@@ -264,4 +273,10 @@ class TaskKind(Protocol):
         does not have yet (a PDE case's timing of its calibration solver), once per machine,
         saying how far it is through `progress`; nothing when all is there. Raises
         ProblemsUnavailable when it cannot."""
+        ...
+
+    def preview(self, path: str, tracks: Sequence[str]) -> PreviewedProblems:
+        """The problems at `path` each of `tracks` offers, with what their prompts need,
+        read without starting a sandbox job or needing a scorer (a dry run's);
+        raises ProblemsUnavailable when there are none to read."""
         ...

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fembench_agents.kinds import kind_for
-from fembench_agents.kinds.contract import Progress, ScoringOptions, SkippedTask
+from fembench_agents.kinds.contract import PreviewedProblems, Progress, ScoringOptions, SkippedTask
 from fembench_agents.runs.run import select_tasks
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
@@ -55,6 +55,22 @@ def load_problems(
         sets.skipped_by_track.update({track: list(loaded.skipped) for track in group})
         evaluator.use(group[0], loaded.scorer)
     return sets
+
+
+def preview_problems(tracks: Iterable[str], paths: Mapping[str, str] | None = None) -> PreviewedProblems:
+    """Each track's problems as its kind reads them without a sandbox job (a dry
+    run's), one read per source. Raises ProblemsUnavailable (a ValueError)."""
+    paths = paths or {}
+    groups: dict[str, list[str]] = {}
+    for track in dict.fromkeys(tracks):
+        groups.setdefault(kind_for(track).scorer_key, []).append(track)
+    found = PreviewedProblems(by_track={})
+    for group in groups.values():
+        kind = kind_for(group[0])
+        read = kind.preview(paths.get(kind.default_path, kind.default_path), group)
+        found.by_track.update(read.by_track)
+        found.skipped += [s for s in read.skipped if s not in found.skipped]
+    return found
 
 
 def prepare_selected(

@@ -19,9 +19,10 @@ from fembench_agents.contracts import FeedbackBuilder, ModelClient, Problem, Sol
 from fembench_agents.kinds import tracks
 from fembench_agents.kinds.contract import SkippedTask
 from fembench_agents.messages import ModelParams
+from fembench_agents.runs.budget import BudgetReached, SpendCap
 from fembench_agents.runs.defaults import DEFAULT_CONCURRENCY, DEFAULT_REPEATS, DEFAULT_SELECTION, DEFAULT_TRACK
 from fembench_agents.runs.episode_budget import EpisodeBudget, EpisodeBudgetSpent
-from fembench_agents.runs.health import STOP_AFTER, FailureStreak, RunStopped
+from fembench_agents.runs.health import BUDGET_ERROR_KIND, STOP_AFTER, FailureStreak, RunStopped
 from fembench_agents.runs.log import (
     EpisodeRecord,
     RunLog,
@@ -195,6 +196,7 @@ async def run_episode(
     feedback: FeedbackBuilder,
     log: RunLog,
     repeat: int,
+    budget: SpendCap | None = None,
 ) -> EpisodeRecord:
     key = episode_key(config.model, agent.name, config.track, task.task_id, repeat)
     params = config.params.model_copy(update={"seed": repeat})
@@ -210,6 +212,7 @@ async def run_episode(
         agent=agent.name,
         repeat=repeat,
         caps=config.episode_budget,
+        budget=budget,
     )
     started = time.perf_counter()
     error, error_kind = None, None
@@ -235,15 +238,20 @@ async def execute_run(
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     stop_after: int | None = STOP_AFTER,
     batch: Sequence[str] | None = None,
+    budget: SpendCap | None = None,
 ) -> list[EpisodeRecord]:
     """Run every unfinished episode of `config` into `out`; returns all finished episodes.
     Raises RunStopped once `stop_after` episodes in a row fail with the same error
     that retrying cannot fix (None: never stop early). `batch`: run only these
     problems' episodes now, in this order, and let the run's selection grow to
-    `config.tasks` (an optimizer evaluates a candidate one batch of problems at a time)."""
+    `config.tasks` (an optimizer evaluates a candidate one batch of problems at a time).
+    `budget`: the spend cap (shared by a grid's runs); once it is reached no episode
+    starts, and BudgetReached is raised when every episode has ended or been left."""
     selected: list[Problem] = select_tasks(list(tasks), config.tasks)
     agent = agent or make_agent(config.agent)
     feedback = feedback if feedback is not None else TemplateFeedback()
+    # A resume appends to the log: one it cannot read entirely is refused (DamagedLog) before anything is written.
+    done = finished_episodes(read_log(out))
     prepare_run_dir(
         out,
         config,
@@ -253,7 +261,6 @@ async def execute_run(
         evaluator.calibration_id(config.track),
         grow=batch is not None,
     )
-    done = finished_episodes(read_log(out))
     by_id = {t.task_id: t for t in selected}
     now = selected if batch is None else [by_id[t] for t in dict.fromkeys(batch) if t in by_id]
     todo = [
@@ -264,13 +271,16 @@ async def execute_run(
     ]
     gate = asyncio.Semaphore(config.concurrency)
     streak = FailureStreak(stop_after) if stop_after else None
-    ended = 0
+    ended = not_started = 0
     with RunLog(out) as log:
 
-        async def one(task: Problem, repeat: int) -> EpisodeRecord:
+        async def one(task: Problem, repeat: int) -> EpisodeRecord | None:
+            nonlocal ended, not_started
             async with gate:
-                record = await run_episode(agent, task, config, model, evaluator, feedback, log, repeat)
-            nonlocal ended
+                if budget is not None and budget.reached:
+                    ended, not_started = ended + 1, not_started + 1
+                    return None
+                record = await run_episode(agent, task, config, model, evaluator, feedback, log, repeat, budget)
             ended += 1
             if on_episode:
                 on_episode(record)
@@ -290,5 +300,8 @@ async def execute_run(
             if isinstance(exc, RunStopped):  # an episode may have ended while the stop was on its way
                 raise RunStopped(exc.kind, exc.message, exc.failed, len(todo) - ended) from None
             raise
-    merged = {**done, **{r.episode: r for r in fresh}}
+    stopped = sum(r is not None and r.error_kind == BUDGET_ERROR_KIND for r in fresh)
+    if budget is not None and (stopped or not_started):
+        raise BudgetReached(budget, stopped, not_started)
+    merged = {**done, **{r.episode: r for r in fresh if r is not None}}
     return sorted(merged.values(), key=lambda r: (r.task_id, r.repeat))

@@ -8,6 +8,7 @@ import time
 
 from fembench_agents.contracts import Feedback, FeedbackBuilder, ModelClient, Problem, Track
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
+from fembench_agents.runs.budget import SpendCap
 from fembench_agents.runs.episode_budget import EpisodeBudget, EpisodeBudgetSpent
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunLog
 from fembench_agents.runs.recording import ModelUnavailable, recorded_call
@@ -30,6 +31,7 @@ class EpisodeSession:
         agent: str,
         repeat: int,
         caps: EpisodeBudget | None = None,
+        budget: SpendCap | None = None,
     ) -> None:
         self.task, self.track, self.model, self.params = task, track, model, params
         self.evaluator, self.feedback, self.log = evaluator, feedback, log
@@ -37,6 +39,7 @@ class EpisodeSession:
         self.caps = caps  # the episode's budget (matched across agents); None: uncapped
         self.budget_stop: str | None = None  # the cap that ended the episode
         self.started = time.perf_counter()
+        self.budget = budget  # --max-cost: no call starts once the spend reaches it
         self.attempts: list[AttemptRecord] = []
         self.oracle_passed: bool | None = None  # best-of-N's oracle choice (upper_bound)
         # every call answered through call_model: a coding agent makes many per attempt
@@ -82,7 +85,11 @@ class EpisodeSession:
             task_id=self.task.task_id, episode=self.episode, attempt_index=attempt_index, attempt=attempt, sample=sample
         )
         self._check_caps()
+        if self.budget is not None:
+            self.budget.check()
         response = await recorded_call(self.model, self.log, messages, context, self.params)
+        if self.budget is not None:
+            self.budget.charge(response)
         self.calls.append(response)
         return response
 

@@ -23,14 +23,14 @@ from typing import Any
 import ufl
 from dolfinx import fem
 from dolfinx.fem.petsc import apply_lifting, assemble_matrix, assemble_vector, create_matrix, set_bc
-from petsc4py import PETSc
 
 from fembench_agents.cases.calibration.common import components
 from fembench_agents.cases.calibration.dolfinx_common import Setup, lu_solver, nodal, time_steps
+from fembench_agents.cases.calibration.dolfinx_periodic import LinearSolver
 
 
 def _step(
-    ksp: PETSc.KSP,
+    ksp: LinearSolver,
     a: fem.Form,
     L: fem.Form,
     bc: fem.DirichletBC,
@@ -73,7 +73,7 @@ def wave(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     )
     A = assemble_matrix(a, bcs=[bc])
     A.assemble()
-    ksp = lu_solver(A)
+    ksp = lu_solver(A, s.reduction(V, [bc]))
     u_new = fem.Function(V)
     for n in range(1, steps + 1):
         f_new.x.array[:] = nodal(V, s.spec["forcing"], t0 + n * dt)
@@ -103,7 +103,7 @@ def burgers(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     a = fem.form((u * w / dt + operator(u) / 2) * ufl.dx)
     L = fem.form((u_n * w / dt - operator(u_n) / 2 + (f_old + f_new) / 2 * w) * ufl.dx)
     A = create_matrix(a)
-    ksp = lu_solver(A)
+    ksp = lu_solver(A, s.reduction(V, [bc]))
     u_new = fem.Function(V)
     for n in range(1, steps + 1):
         f_new.x.array[:] = nodal(V, s.spec["forcing"], t0 + n * dt)

@@ -31,6 +31,7 @@ from dolfinx.fem.petsc import NonlinearProblem, apply_lifting, assemble_matrix, 
 from fembench_agents.cases.calibration import dolfinx_dynamics as dynamics
 from fembench_agents.cases.calibration import dolfinx_flow as flow
 from fembench_agents.cases.calibration import dolfinx_gmsh as unstructured
+from fembench_agents.cases.calibration import dolfinx_transient as transient
 from fembench_agents.cases.calibration.common import grid_problem
 from fembench_agents.cases.calibration.dolfinx_common import (
     LU,
@@ -48,9 +49,9 @@ def poisson(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     V = s.space()
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
-    a = s.coefficient("k") * ufl.inner(ufl.grad(u), ufl.grad(v)) * ufl.dx
-    L = s.expr(s.spec["forcing"]) * v * ufl.dx
-    return linear(a, L, [bc], fem.Function(V)), {}
+    a = s.coefficient("k") * ufl.inner(ufl.grad(u), ufl.grad(v)) * ufl.dx + s.robin_mass(u, v)
+    L = s.expr(s.spec["forcing"]) * v * ufl.dx + s.natural_load(v)
+    return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
 def helmholtz(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
@@ -58,20 +59,23 @@ def helmholtz(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
     k = s.coefficient("k")
-    a = (ufl.inner(ufl.grad(u), ufl.grad(v)) - k * k * u * v) * ufl.dx
-    L = s.expr(s.spec["forcing"]) * v * ufl.dx
-    return linear(a, L, [bc], fem.Function(V)), {}
+    a = (ufl.inner(ufl.grad(u), ufl.grad(v)) - k * k * u * v) * ufl.dx + s.robin_mass(u, v)
+    L = s.expr(s.spec["forcing"]) * v * ufl.dx + s.natural_load(v)
+    return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
 def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
+    if s.spec.get("time"):
+        return transient.convection_diffusion(s)
     V = s.space()
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
     bx, by = (s.expr(e) for e in s.spec["coefficients"]["b"])
     b = ufl.as_vector([bx, by])
     a = (s.coefficient("eps") * ufl.inner(ufl.grad(u), ufl.grad(v)) + ufl.dot(b, ufl.grad(u)) * v) * ufl.dx
-    L = s.expr(s.spec["forcing"]) * v * ufl.dx
-    return linear(a, L, [bc], fem.Function(V)), {}
+    a = a + s.robin_mass(u, v)
+    L = s.expr(s.spec["forcing"]) * v * ufl.dx + s.natural_load(v)
+    return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
 def elasticity(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
@@ -87,17 +91,21 @@ def elasticity(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 
     f = ufl.as_vector([s.expr(e) for e in s.spec["forcing"]])
     a = ufl.inner(sigma(u), ufl.sym(ufl.grad(v))) * ufl.dx
-    L = ufl.dot(f, v) * ufl.dx
-    return linear(a, L, [bc], fem.Function(V)), {}
+    L = ufl.dot(f, v) * ufl.dx + s.natural_load(v)
+    return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
 def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
+    if s.spec.get("time"):
+        return transient.reaction_diffusion(s)
     V = s.space()
+    s.refuse_periodic("Newton (SNES) solve")
     u, v = fem.Function(V), ufl.TestFunction(V)
     g, _, bc = s.boundary(V)
     u.x.array[:] = g.x.array  # a start that satisfies the boundary data (0 inside)
     R = s.expr(s.spec["coefficients"]["R"], u=u)
     F = (s.coefficient("D") * ufl.inner(ufl.grad(u), ufl.grad(v)) + R * v - s.expr(s.spec["forcing"]) * v) * ufl.dx
+    F = F + s.robin_mass(u, v) - s.natural_load(v)
     options = {"snes_type": "newtonls", "snes_linesearch_type": "basic", "snes_rtol": 1e-12, "snes_atol": 1e-13, **LU}
     problem = NonlinearProblem(F, u, bcs=[bc], petsc_options_prefix="calibration_rd_", petsc_options=options)
     problem.solve()
@@ -119,11 +127,16 @@ def heat(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     t_old, t_new = fem.Constant(s.domain, t0), fem.Constant(s.domain, t0)
     k = s.coefficient("k")
     f_mid = (s.expr(s.spec["forcing"], t=t_old) + s.expr(s.spec["forcing"], t=t_new)) / 2
-    a = fem.form((u * v / dt + k / 2 * ufl.inner(ufl.grad(u), ufl.grad(v))) * ufl.dx)
-    L = fem.form((u_old * v / dt - k / 2 * ufl.inner(ufl.grad(u_old), ufl.grad(v)) + f_mid * v) * ufl.dx)
+    g_mid = 0.5 * (s.natural_load(v, t=t_old) + s.natural_load(v, t=t_new))  # natural pieces' flux data
+    a = fem.form((u * v / dt + k / 2 * ufl.inner(ufl.grad(u), ufl.grad(v))) * ufl.dx + 0.5 * s.robin_mass(u, v))
+    L = fem.form(
+        (u_old * v / dt - k / 2 * ufl.inner(ufl.grad(u_old), ufl.grad(v)) + f_mid * v) * ufl.dx
+        - 0.5 * s.robin_mass(u_old, v)
+        + g_mid
+    )
     A = assemble_matrix(a, bcs=[bc])
     A.assemble()
-    ksp = lu_solver(A)
+    ksp = lu_solver(A, s.reduction(V, [bc]))
     u_new = fem.Function(V)
     for n in range(1, steps + 1):
         t_old.value, t_new.value = np.asarray(t0 + (n - 1) * dt), np.asarray(t0 + n * dt)
@@ -149,8 +162,8 @@ def biharmonic(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     _, _, w_bc = s.boundary(V, component=1)
     _, _, u_bc = s.boundary(V, component=0)
     a = ufl.inner(ufl.grad(u), ufl.grad(v)) * ufl.dx
-    w = linear(a, -s.expr(s.spec["forcing"]) * v * ufl.dx, [w_bc], fem.Function(V))
-    return linear(a, -w * v * ufl.dx, [u_bc], fem.Function(V)), {}
+    w = linear(a, -s.expr(s.spec["forcing"]) * v * ufl.dx, [w_bc], fem.Function(V), s.reduction(V, [w_bc]))
+    return linear(a, -w * v * ufl.dx, [u_bc], fem.Function(V), s.reduction(V, [u_bc])), {}
 
 
 FAMILIES: dict[str, Callable[[Setup], tuple[fem.Function | dict[str, fem.Function], dict[str, Any]]]] = {
