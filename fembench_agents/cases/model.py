@@ -10,6 +10,7 @@ Three shapes, three audiences:
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import (
@@ -38,6 +39,11 @@ Family = Literal[
     "wave",
 ]
 DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step", "cross"]
+# Published domains given by their geometry (cases/shapes.py): an imported case's domain keeps the
+# published type and geometry_params, and its name is the published type.
+PublishedDomainName = Literal[
+    "circle", "annulus", "eccentric_annulus", "sector", "dumbbell", "multi_hole", "square_with_hole", "star", "gear"
+]
 # An imported case's domain, built from its published geometry (published_domains.py): an L-shape
 # or a square with a hole keeps its kind's name with its own polygons; these two are not ours.
 ImportedDomainName = Literal["rectangle", "t_junction"]
@@ -196,25 +202,54 @@ BOUNDARY_KINDS: tuple[str, ...] = BoundaryKind.__args__  # type: ignore[attr-def
 NATURAL_KINDS = ("neumann", "robin", "do-nothing")
 
 
+def _without_none(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """A record written before these optional fields existed reads the same, byte for byte."""
+    for key in keys:
+        if data.get(key) is None:
+            data.pop(key, None)
+    return data
+
+
+class Arc(_Frozen):
+    """The closed circular arc of points center + radius (cos a, sin a), a from `start` to `end`
+    counter-clockwise (radians, start < end <= start + 2 pi: a whole circle is [0, 2 pi])."""
+
+    center: tuple[float, float]
+    radius: float = Field(gt=0)
+    start: float
+    end: float
+
+    @model_validator(mode="after")
+    def _span(self) -> Arc:
+        if not 0 < self.end - self.start <= 2 * math.pi + 1e-12:
+            raise ValueError(
+                f"an arc runs counter-clockwise from start to at most start + 2 pi; got {self.start}, {self.end}"
+            )
+        return self
+
+
 class BoundaryPiece(_Frozen):
-    """One boundary segment and its condition (the equation text of the case says what each
-    kind means for its family): `dirichlet` u = value; `neumann` the flux k du/dn = value (n
-    the outward unit normal; for elasticity the traction sigma n = value, traction-free when
-    0); `robin` k du/dn + alpha u = value; `do-nothing` for a flow nu du/dn - p n = value
-    (an outflow: 0); `periodic` identified with its `partner` piece (a parallel segment of the
-    same length) by translation, no data of its own."""
+    """One piece of the boundary, a closed straight segment or a circular arc, and its condition
+    (the equation text of the case says what each kind means for its family): `dirichlet`
+    u = value; `neumann` the flux k du/dn = value (n the outward unit normal; for elasticity the
+    traction sigma n = value, traction-free when 0); `robin` k du/dn + alpha u = value;
+    `do-nothing` for a flow nu du/dn - p n = value (an outflow: 0); `periodic` identified with
+    its `partner` piece (a parallel segment of the same length) by translation, no data of its own."""
 
     name: str
     kind: BoundaryKind = "dirichlet"
-    segment: tuple[tuple[float, float], tuple[float, float]]  # endpoints, closed segment
+    segment: tuple[tuple[float, float], tuple[float, float]] | None = None  # endpoints, closed segment
+    arc: Arc | None = None
     value: Expr | list[Expr] | None = None  # the data restricted to this piece, in x, y (and t)
     alpha: Expr | float | None = None  # a robin piece's coefficient, only there
     partner: str | None = None  # a periodic piece's image
 
     @model_validator(mode="after")
     def _condition(self) -> BoundaryPiece:
-        if self.kind == "periodic" and (self.partner is None or self.value is not None):
-            raise ValueError(f"periodic piece {self.name!r} names its partner piece and has no value")
+        if (self.segment is None) == (self.arc is None):
+            raise ValueError(f"boundary piece {self.name!r}: give exactly one of `segment` and `arc`")
+        if self.kind == "periodic" and (self.partner is None or self.value is not None or self.segment is None):
+            raise ValueError(f"periodic piece {self.name!r} is a segment, names its partner piece and has no value")
         if self.kind != "periodic" and (self.value is None or self.partner is not None):
             raise ValueError(f"{self.kind} piece {self.name!r} has a value and no partner")
         if (self.kind == "robin") != (self.alpha is not None):
@@ -223,19 +258,26 @@ class BoundaryPiece(_Frozen):
 
     @model_serializer(mode="wrap")
     def _only_what_the_kind_has(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A Dirichlet piece reads as it did before other kinds existed (case_specs.jsonl byte for byte)."""
-        data: dict[str, Any] = handler(self)
-        for key in ("value", "alpha", "partner"):
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
+        """A Dirichlet segment reads as it did before other kinds and arcs existed (case_specs.jsonl
+        byte for byte)."""
+        return _without_none(handler(self), ("segment", "arc", "value", "alpha", "partner"))
 
 
 class DomainSpec(_Frozen):
-    name: DomainName | ImportedDomainName
+    """The domain: a polygon with polygonal holes (ours, or an imported axis-parallel one), or a
+    published domain given by its `type` and `geometry_params` as published (circle, annulus,
+    star, ...; cases/shapes.py), whose polygonal loops, where it has any, are `outer` and `holes` too."""
+
+    name: DomainName | ImportedDomainName | PublishedDomainName
     description: str
-    outer: list[tuple[float, float]]  # counter-clockwise polygon
+    outer: list[tuple[float, float]]  # counter-clockwise polygon; empty where the outer loop is curved
     holes: list[list[tuple[float, float]]] = []  # removed open polygons
+    type: PublishedDomainName | None = None
+    geometry_params: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _published_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_none(handler(self), ("type", "geometry_params"))
 
 
 class FieldSpec(_Frozen):

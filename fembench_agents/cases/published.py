@@ -5,18 +5,21 @@ into cases of this track, on the DOLFINx track only.
 A record becomes a case when it is 2D on a domain built from its published geometry
 exactly (published_domains.track_domain: ours where it is ours, else any axis-parallel
 region: an L-shape anywhere, a rectangular hole of any size, the T-junction, a
-rectangle in its own box), of a family we have, with its boundary conditions as it
-states them: Dirichlet data on the whole boundary (one value on `all`, or on the unit
-square a list of per-edge entries (x0, x1, y0, y1), each of our square's pieces then
-taking its edge's value as written; an edge the list leaves out carries the condition
-the published oracle gives it, the weak form's natural one with zero data: do-nothing
-for a flow, traction-free for elasticity), or periodic sides with Dirichlet data on
-the others (published_periodic.py). Every other record is excluded with its reason: a
-curved or slanted domain with what differs ("domain not in the track: circle (curved
-boundary)"), counted per kind, and the record's own defects (a periodic record whose
-solution is not periodic, initial data that is not its solution at t0, a zero
-solution, ...). Without a manufactured solution, the reference is a fine solve with our
-DOLFINx calibration solver, kept only after the coarse-to-fine check of
+rectangle in its own box; or a curved or slanted published domain given by its
+geometry: circle, annulus, eccentric_annulus, sector, dumbbell, multi_hole,
+square_with_hole with a circular or polygonal hole, star, gear, cases/shapes.py and
+published_boundary.py, its pieces segments and circular arcs), of a family we have,
+with its boundary conditions as it states them: Dirichlet data on the whole boundary
+(one value on `all`, or on the unit square a list of per-edge entries (x0, x1, y0,
+y1), each of our square's pieces then taking its edge's value as written; an edge the
+list leaves out carries the condition the published oracle gives it, the weak form's
+natural one with zero data: do-nothing for a flow, traction-free for elasticity), or
+periodic sides with Dirichlet data on the others (published_periodic.py; on a
+rectangle only). Every other record is excluded with its reason: a domain not in the
+track with what differs, counted per kind, and the record's own defects (a periodic
+record whose solution is not periodic, initial data that is not its solution at t0, a
+zero solution, ...). Without a manufactured solution, the reference is a fine solve
+with our DOLFINx calibration solver, kept only after the coarse-to-fine check of
 cases/numerical.py (its error estimate at most 1/20 of the case's accuracy threshold).
 An imported case keeps the published id, family and parameters, and carries two
 agent-visible shapes in one case_spec (problem.SolverCase.spec_data): ours (boundary
@@ -66,7 +69,7 @@ import sympy as sp
 
 from fembench_agents.cases.blends import blend
 from fembench_agents.cases.builder import LAYOUT
-from fembench_agents.cases.domains import grid_mask, grid_points, spec_domain
+from fembench_agents.cases.domains import grid_points
 from fembench_agents.cases.expressions import ExpressionError, check_expr, compile_expr
 from fembench_agents.cases.leak import best_multiple_error
 from fembench_agents.cases.manufactured import equation
@@ -79,6 +82,7 @@ from fembench_agents.cases.model import (
     OutputContract,
     TimeSpec,
 )
+from fembench_agents.cases.published_boundary import imported_boundary
 from fembench_agents.cases.published_domains import (
     DOMAIN_REASON,
     EDGES,
@@ -103,6 +107,7 @@ from fembench_agents.cases.published_terms import (
     reaction_term,
     time_interval,
 )
+from fembench_agents.cases.shapes import domain_mask
 
 LIBRARY = "dolfinx"
 MAX_CALIBRATION_ERROR = 0.05
@@ -258,27 +263,38 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     if published_family not in FAMILIES:
         raise Excluded(f"family not in this track yet: {published_family}")
     family = FAMILIES[published_family]
-    domain = track_domain(oc.get("domain") or {})
+    # an axis-parallel domain (a Domain) or a curved or slanted published one (its kind's name: its
+    # pieces, segments and arcs, from published_boundary.imported_boundary)
+    track = track_domain(oc.get("domain") or {})
+    domain = track if not isinstance(track, str) else None
+    geo = imported_boundary(track, oc.get("domain") or {}) if isinstance(track, str) else None
     if family in STEADY_HERE and pde.get("time"):
         raise Excluded(f"transient {published_family}: the track's family is steady")
     timed = family in TIMED_HERE or (family in TRANSIENT_VARIANTS and bool(pde.get("time")))
     manufactured = pde.get("manufactured_solution") or {}
     solution = manufactured.get("u")
     bc = oc.get("bc") or {}
-    box = domain_box(domain, grid)
-    periodic = partners(directions(bc, box)) if "periodic" in bc else {}
-    if periodic and domain.name != "rectangle":
-        raise Excluded(f"boundary condition not read: periodic sides on a {domain.name}")
+    periodic: dict[str, str] = {}
+    if domain is None:
+        if "periodic" in bc:
+            raise Excluded(f"boundary condition not read: periodic sides on a {track}")
+    else:
+        box = domain_box(domain, grid)
+        periodic = partners(directions(bc, box)) if "periodic" in bc else {}
+        if periodic and domain.name != "rectangle":
+            raise Excluded(f"boundary condition not read: periodic sides on a {domain.name}")
     dirichlet = bc.get("dirichlet")
     if set(bc) - {"dirichlet", "periodic"} or (
         not periodic and (not isinstance(dirichlet, dict | list) or not dirichlet)
     ):
         raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
     shown: dict[str, list[str]] = {}
-    kinds = {piece: "dirichlet" for piece, _, _ in domain.pieces}
+    piece_names = [n for n, _ in geo.pieces] if geo else [n for n, _, _ in track.pieces]  # type: ignore[union-attr]
+    kinds = {piece: "dirichlet" for piece in piece_names}
     if periodic:
         # the record's own Dirichlet sides, valued by their data; the published view keeps bc as
         # published (per-edge traces and periodic pairs: data, not the answer)
+        assert domain is not None
         u, traces = periodic_traces(pde, solution, dirichlet, periodic, domain, box)
         if family == "biharmonic":  # the Dirichlet sides carry [u, lap u], as every biharmonic piece
             pair = biharmonic_pair(u if solution else [], u[0])
@@ -291,11 +307,16 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             whole: Any = dirichlet if isinstance(dirichlet, dict) else (dirichlet or [{}])[0]
             u = [sym(e) for e in as_list(solution or whole.get("value", "0"))]
             on_boundary = biharmonic_pair(u if solution else [], u[0]) if family == "biharmonic" else u
-            traces = {piece: [restricted(c, a, b) for c in on_boundary] for piece, a, b in domain.pieces}
+            if geo is not None:  # segments and arcs of a published geometry (published_boundary.py)
+                traces = {piece: [geo.trace(c, where) for c in on_boundary] for piece, where in geo.pieces}
+            else:
+                assert domain is not None
+                traces = {piece: [restricted(c, a, b) for c in on_boundary] for piece, a, b in domain.pieces}
         else:  # per-edge data on the square, each piece its edge's value as written; unlisted edges natural
             if family == "biharmonic":
                 raise Excluded("boundary condition not read: per-edge Dirichlet data for a biharmonic record")
-            traces, kinds = edge_values(entries, domain.name, solution, NATURAL_ON_UNLISTED.get(family))
+            name = domain.name if domain is not None else str(track)
+            traces, kinds = edge_values(entries, name, solution, NATURAL_ON_UNLISTED.get(family))  # type: ignore[assignment]
             shown = {EDGES[e["on"]]: [_checked(str(v)) for v in as_list(e.get("value", "0"))] for e in entries}
             shown |= {piece: ["0"] * len(traces[piece]) for piece, k in kinds.items() if k != "dirichlet"}
             u = next(iter(traces.values()))
@@ -316,11 +337,11 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     # A numerical flow reference has its p, unless the boundary data jumps at a corner (the lid of a
     # cavity): the pressure there grows as 1/r, is not square-integrable, and never converges in L2.
     # Nor where an open (do-nothing) edge meets a wall: the pressure is singular at that corner too,
-    # and the published output is the velocity magnitude alone.
+    # and the published output is the velocity magnitude alone. (One value on the whole boundary of a
+    # published geometry is continuous: only per-edge data on our square can jump.)
     open_edge = any(k != "dirichlet" for k in kinds.values())
-    compare_p = bool(pressure) or (
-        family in FLOW and not solution and not open_edge and not corner_jumps(domain, traces)
-    )
+    jumps = domain is not None and bool(corner_jumps(domain, traces))
+    compare_p = bool(pressure) or (family in FLOW and not solution and not open_edge and not jumps)
     coefficients = _coefficients(family, pde)
     forcing = [_show(sym(e)) for e in as_list(pde.get("source_term", "0"))]
     time, default_time = None, False
@@ -344,21 +365,29 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             segment=(a, b),
             value=_one(shown[piece] if shown else [_show(c) for c in traces[piece]]),
         )
-        for piece, a, b in domain.pieces
+        for piece, a, b in (domain.pieces if domain is not None else ())
     ]
+    if geo is not None:
+        pieces = [geo.piece(piece, where, _one([_show(c) for c in traces[piece]])) for piece, where in geo.pieces]
     # The published view: a manufactured record's boundary value becomes the blend of its traces
     # (the solution itself would be the answer); a record without one, or with periodic sides (its
-    # Dirichlet sides given per edge), keeps its data as published.
-    dirichlet_pieces = [(n, a, b) for n, a, b in domain.pieces if n not in periodic]
+    # Dirichlet sides given per edge), keeps its data as published. On a published geometry the blend
+    # is its kind's (shape_blends.py), on an axis-parallel domain Gordon's (blends.py).
+    dirichlet_pieces = [(n, a, b) for n, a, b in domain.pieces if n not in periodic] if domain else []
+
+    def blended(c: sp.Expr) -> sp.Expr | str:
+        if geo is not None:
+            return geo.blend(c)
+        assert domain is not None
+        return blend(c, domain, dirichlet_pieces)
+
     published_bc = bc
     if solution and not periodic:
-        published_bc = {
-            "dirichlet": {"on": "all", "value": _one([_show(blend(c, domain, dirichlet_pieces)) for c in u])}
-        }
+        published_bc = {"dirichlet": {"on": "all", "value": _one([_show(blended(c)) for c in u])}}
     if family == "biharmonic" and not periodic:
         # the second condition the published oracle applies, stated: lap u on the boundary (a blend of its
         # restrictions, as for u), or 0 for a record without a solution (simply supported)
-        lap = _show(blend(biharmonic_pair(u, u[0])[1], domain, dirichlet_pieces)) if solution else "0"
+        lap = _show(blended(biharmonic_pair(u, u[0])[1])) if solution else "0"
         published_bc = {**published_bc, "laplacian": {"on": "all", "value": lap}}
     try:
         shape = (int(grid["ny"]), int(grid["nx"]))
@@ -375,7 +404,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             boundary=pieces,
             initial=initial,
             time=time,
-            domain=domain.spec(),
+            domain=geo.spec if geo is not None else domain.spec(),  # type: ignore[union-attr]
             grid=GridSpec(nx=shape[1], ny=shape[0], bbox=tuple(float(v) for v in grid["bbox"])),  # type: ignore[arg-type]
             output=OutputContract(fields=fields, layout=LAYOUT),
             libraries=(LIBRARY,),
@@ -409,7 +438,7 @@ def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[dict[str, np.ndarray], 
     """The manufactured solution on the grid, per output field: `u` (a vector family's
     magnitude) and, for a flow record with a non-constant pressure, `p`."""
     Xg, Yg = grid_points(spec.grid)
-    mask = grid_mask(spec_domain(spec.domain, spec.boundary), spec.grid)
+    mask = domain_mask(spec.domain, spec.grid, spec.boundary)
     t = spec.time.t_end if spec.time else 0.0
     values = np.stack([compile_expr(str(c))(x=Xg, y=Yg, t=t) * np.ones_like(Xg) for c in u])
     vector = spec.family in MAGNITUDES

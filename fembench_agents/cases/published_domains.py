@@ -14,6 +14,8 @@ import sympy as sp
 
 from fembench_agents.cases.domains import DOMAINS, Domain, Point, crossings
 from fembench_agents.cases.rectilinear import Box, GeometryError, in_box, region
+from fembench_agents.cases.shapes import GeometryError as ShapeError
+from fembench_agents.cases.shapes import published_shape
 
 X, Y, T = sp.symbols("x y t")
 
@@ -164,20 +166,29 @@ def periodic_box(params: dict[str, Any]) -> Box:
     return next(iter(given.values()))
 
 
-CURVED = ("circle", "annulus", "eccentric_annulus", "sector", "dumbbell", "multi_hole")
-SLANTED = ("star", "gear")
+# published domains given by their geometry (cases/shapes.py), meshed without structure
+GEOMETRIC = ("circle", "annulus", "eccentric_annulus", "sector", "dumbbell", "multi_hole", "star", "gear")
 
 
-def track_domain(domain: dict[str, Any]) -> Domain:
+def track_domain(domain: dict[str, Any]) -> Domain | str:
     """The domain a published record describes, built from its geometry exactly: ours where it
     is ours (the unit square, our L-shape and square hole keep their pieces), else an
-    axis-parallel region of its own; raises Excluded for a domain the track cannot mesh."""
+    axis-parallel region of its own; a curved or slanted kind (GEOMETRIC, a square with a circular
+    or polygonal hole) is given by its geometry (cases/shapes.py) and returned as its kind's name,
+    its pieces built by published_boundary.imported_boundary; raises Excluded for a domain the
+    track cannot mesh."""
     kind = domain.get("type")
     params = domain.get("geometry_params") or {}
     if kind == "unit_square":
         return DOMAINS["unit_square"]
     if kind == "l_shape":
         return _l_shape(domain, params)
+    if kind in GEOMETRIC or (kind == "square_with_hole" and (params.get("inner_hole") or {}).get("type") != "rect"):
+        try:
+            published_shape(domain)
+        except ShapeError as exc:
+            raise Excluded(f"domain not read: {kind}: {exc}") from None
+        return str(kind)
     if kind == "square_with_hole":
         hole = params.get("inner_hole") or {}
         if hole.get("type") == "rect":
@@ -187,18 +198,11 @@ def track_domain(domain: dict[str, Any]) -> Domain:
             text = f"{_box(box)} without the open rectangular hole {_box(cut)}"
             coordinates = ([box[0], box[1], cut[0], cut[1]], [box[2], box[3], cut[2], cut[3]])
             return _region("square_hole", text, coordinates, _less(box, cut))
-        if hole.get("type") == "circle":
-            raise Excluded(f"{DOMAIN_REASON}square_with_hole with a circular hole (curved boundary)")
-        raise Excluded(f"{DOMAIN_REASON}square_with_hole with a {hole.get('type')} hole (edges not axis-parallel)")
     if kind == "t_junction":
         return _t_junction(params)
     if kind == "periodic_square":
         box = periodic_box(params)
         return rectangle(box, f"the rectangle {_box(box)}")
-    if kind in CURVED:
-        raise Excluded(f"{DOMAIN_REASON}{kind} (curved boundary)")
-    if kind in SLANTED:
-        raise Excluded(f"{DOMAIN_REASON}{kind} (edges not axis-parallel)")
     raise Excluded(f"{DOMAIN_REASON}{kind} (not one of the track's domains)")
 
 

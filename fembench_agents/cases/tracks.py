@@ -130,6 +130,7 @@ TRACKS: dict[str, Track] = {
             "numpy",
             "scipy",
             "sympy",  # programs written for the published track parse its expressions with it
+            "gmsh",  # the published track's programs mesh its curved domains with it
             "math",
             "functools",
             "itertools",

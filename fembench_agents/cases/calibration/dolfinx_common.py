@@ -33,6 +33,7 @@ from fembench_agents.cases.calibration.dolfinx_periodic import LinearSolver, Red
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import check_expr, compile_expr
 from fembench_agents.cases.model import NATURAL_KINDS
+from fembench_agents.cases.shapes import piece_distance
 
 _C_INT_MAX = 2**31 - 1
 LU = {"ksp_type": "preonly", "pc_type": "lu", "pc_factor_mat_solver_type": "mumps"}
@@ -57,7 +58,9 @@ class Setup:
     spec: dict[str, Any]
     grid: GridProblem
     domain: dmesh.Mesh
-    cells: int  # cells per direction of the structured mesh
+    cells: int  # cells per direction of the structured mesh (per unit length of an unstructured one)
+    # an unstructured mesh's output: point evaluation at the in-domain grid points (dolfinx_gmsh.py)
+    sampler: Callable[[fem.Function], np.ndarray] | None = None
     _facets: tuple[np.ndarray, np.ndarray] | None = None
     _ds: ufl.Measure | None = None
 
@@ -81,15 +84,21 @@ class Setup:
 
     def piece_facets(self) -> tuple[np.ndarray, np.ndarray]:
         """The exterior facets and, per facet, the index of the boundary piece it lies on (the
-        first piece listed wins, as at shared corners)."""
+        first piece listed wins, as at shared corners; on an unstructured mesh the nearest piece)."""
         if self._facets is None:
             self.domain.topology.create_connectivity(1, 2)
             facets = dmesh.exterior_facet_indices(self.domain.topology)
             mid = dmesh.compute_midpoints(self.domain, 1, facets)
             index = np.full(facets.size, -1, dtype=np.int32)
-            for k in reversed(range(len(self.spec["boundary"]))):
-                a, b = self.spec["boundary"][k]["segment"]
-                index[on_segment(mid[:, 0], mid[:, 1], tuple(a), tuple(b))] = k
+            if self.sampler is not None:
+                # an unstructured mesh of a published geometry: a facet on a curved piece lies on its
+                # arc only up to the mesh's geometry, so each facet goes to its nearest piece (the
+                # distance to the segment, or to the arc's circle)
+                index[:] = _nearest_piece(self.spec["boundary"], mid[:, 0], mid[:, 1])
+            else:
+                for k in reversed(range(len(self.spec["boundary"]))):
+                    a, b = self.spec["boundary"][k]["segment"]
+                    index[on_segment(mid[:, 0], mid[:, 1], tuple(a), tuple(b))] = k
             if (index < 0).any():
                 raise RuntimeError("a boundary facet lies on no boundary piece")
             self._facets = (facets, index)
@@ -152,13 +161,21 @@ class Setup:
         ncomp = V.dofmap.index_map_bs
         values = g.x.array.reshape(-1, ncomp)
 
+        owner = None
+        if self.sampler is not None:  # an unstructured mesh: each dof goes to its nearest Dirichlet piece
+            kept = [k for k, kind in enumerate(self.kinds()) if kind == "dirichlet"]
+            owner = np.asarray(kept)[_nearest_piece([self.spec["boundary"][k] for k in kept], x, y)]
+
         def update(t: float | None = None) -> None:
             filled = np.zeros(dofs.size, dtype=bool)
-            for piece in reversed(self.spec["boundary"]):
+            for k, piece in reversed(list(enumerate(self.spec["boundary"]))):
                 if piece.get("kind", "dirichlet") != "dirichlet":
                     continue
-                a, b = piece["segment"]
-                sel = on_segment(x, y, tuple(a), tuple(b))
+                if owner is None:
+                    a, b = piece["segment"]
+                    sel = on_segment(x, y, tuple(a), tuple(b))
+                else:
+                    sel = owner == k
                 filled |= sel
                 texts = components(piece["value"])
                 for c, text in enumerate(texts if component is None else [texts[component]]):
@@ -185,7 +202,10 @@ class Setup:
         return reduction(self.spec, V, bcs)
 
     def output(self, u: fem.Function) -> np.ndarray:
-        """Nodal values on the grid (P2 nodes are grid points), NaN outside the domain."""
+        """Nodal values on the grid (P2 nodes are grid points), or the sampler's point values on an
+        unstructured mesh; NaN outside the domain."""
+        if self.sampler is not None:
+            return _published_output(self.spec, self.sampler(u))
         g = self.spec["grid"]
         x0, x1, y0, y1 = g["bbox"]
         nx, ny = g["nx"], g["ny"]
@@ -200,9 +220,21 @@ class Setup:
         for c in range(ncomp):
             out[c, j[at], i[at]] = values[at, c]
         out[:, ~self.grid.inside] = np.nan
-        if ncomp > 1 and self.spec["output"].get("field") in ("displacement_magnitude", "velocity_magnitude"):
-            return np.sqrt((out**2).sum(axis=0))  # an imported case keeps the published output
-        return out if ncomp > 1 else out[0]
+        return _published_output(self.spec, out)
+
+
+def _published_output(spec: dict[str, Any], out: np.ndarray) -> np.ndarray:
+    if out.shape[0] > 1 and spec["output"].get("field") in ("displacement_magnitude", "velocity_magnitude"):
+        return np.sqrt((out**2).sum(axis=0))  # an imported case keeps the published output
+    return out if out.shape[0] > 1 else out[0]
+
+
+def _nearest_piece(pieces: list[dict[str, Any]], x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Index of the boundary piece nearest each boundary dof of an unstructured mesh (the first
+    listed among those within 1e-9 of the nearest): a dof of a curved edge lies on its arc only
+    up to the mesh's geometry."""
+    dist = np.stack([piece_distance(x, y, p) for p in pieces])
+    return np.argmax(dist <= dist.min(axis=0) + 1e-9, axis=0)
 
 
 def structured_mesh(spec: dict[str, Any]) -> tuple[dmesh.Mesh, int]:

@@ -30,6 +30,7 @@ from dolfinx.fem.petsc import NonlinearProblem, apply_lifting, assemble_matrix, 
 
 from fembench_agents.cases.calibration import dolfinx_dynamics as dynamics
 from fembench_agents.cases.calibration import dolfinx_flow as flow
+from fembench_agents.cases.calibration import dolfinx_gmsh as unstructured
 from fembench_agents.cases.calibration import dolfinx_transient as transient
 from fembench_agents.cases.calibration.common import grid_problem
 from fembench_agents.cases.calibration.dolfinx_common import (
@@ -41,6 +42,7 @@ from fembench_agents.cases.calibration.dolfinx_common import (
     structured_mesh,
     time_steps,
 )
+from fembench_agents.cases.shapes import given_by_geometry
 
 
 def poisson(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
@@ -184,8 +186,14 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     if family not in FAMILIES:
         raise ValueError(f"the DOLFINx calibration has no solver for family {family!r}")
     p = grid_problem(case_spec)
-    domain, cells = structured_mesh(case_spec)
-    setup = Setup(spec=case_spec, grid=p, domain=domain, cells=cells)
+    if given_by_geometry(case_spec["domain"]):  # a published curved or slanted domain
+        size = unstructured.mesh_size(case_spec)
+        domain, cells = unstructured.mesh_for(case_spec), round(1 / size)
+        sampler = unstructured.PointSampler(domain, p.X, p.Y, p.inside)
+        setup = Setup(spec=case_spec, grid=p, domain=domain, cells=cells, sampler=sampler)
+    else:
+        domain, cells = structured_mesh(case_spec)
+        setup = Setup(spec=case_spec, grid=p, domain=domain, cells=cells)
     solved, extra = FAMILIES[family](setup)
     fields = solved if isinstance(solved, dict) else {"u": solved}
     info = {

@@ -41,7 +41,8 @@ def _taylor_hood(s: Setup) -> tuple[fem.Function, list[fem.DirichletBC], Any, An
     velocity_bc = fem.dirichletbc(g, fem.locate_dofs_topological((W.sub(0), V), 1, facets), W.sub(0))
     bcs = [velocity_bc]
     if not s.has_natural():  # the pressure is free up to a constant: pinned at one vertex
-        corner = s.domain.geometry.x[0, :2]
+        # a vertex: on a second-order (curved) mesh the first geometry node may be an edge's midpoint
+        corner = s.domain.geometry.x[0, :2] if s.sampler is None else Q.tabulate_dof_coordinates()[0, :2]
         if s.periodic:  # pinned off the periodic sides: a pinned source would leave its image's row unpaired
             x = s.domain.geometry.x[:, :2]
             corner = x[np.argmin(np.linalg.norm(x - x.mean(axis=0), axis=1))]
