@@ -160,7 +160,7 @@ def test_the_cap_of_a_compare_is_the_whole_grid_s_and_its_stop_is_one_line(
 
 
 def test_the_progress_line_shows_the_spend_against_the_cap() -> None:
-    from fembench_agents.cli.runs import _progress_text
+    from fembench_agents.cli.grid_run import _progress_text
 
     assert _progress_text(None) == "episodes"
     assert _progress_text(SpendCap(0.05, spent=0.0123)) == "episodes $0.0123 of $0.0500"
