@@ -343,3 +343,36 @@ def test_a_task_shows_five_repeats_until_asked_for_the_rest(browser: Browser, tm
     assert browser.evaluate(repeats) == ["0", "1", "2", "3", "4", "5", "6"]
     assert browser.evaluate("document.querySelectorAll('.more-repeats').length") == 0
     assert browser.errors() == []
+
+
+def test_three_arms_are_counted_by_pattern_and_diffed_from_arm_a(browser: Browser, tmp_path: Path) -> None:
+    records: list[Any] = []
+    for agent, code, passes in (("a", "x = 1\n", True), ("b", "x = 2\n", False), ("c", "x = 1\n", True)):
+        for task, passed in ((TASK_1D, passes), (TASK_2D, False)):
+            ep = episode(agent, task, 0, passed)
+            outcome = function_outcome(task, [("match", None)] if passed else [("mismatch", 0.5)], passed)
+            records += [attempt(ep, 0, outcome, code=code), ep]
+    site = write_site([make_run(tmp_path / "run", "three", records)], tmp_path / "site")
+    browser.open(site.as_uri() + "#/compare?arms=0,1,2")
+    browser.wait_for("document.querySelectorAll('.compare-head').length === 2")
+    assert browser.evaluate(COUNTS) == "Tasks: 2 All: 0 A and C only: 1 None: 1 Disagree: 1 "
+    assert browser.evaluate("[...document.querySelectorAll('#compare-show option')].map(o => o.textContent)") == [
+        "every task",
+        "where they disagree",
+        "All",
+        "A and C only",
+        "None",
+        "not run by every arm",
+    ]
+    first = "document.querySelector('.compare-task')"
+    assert browser.evaluate(f"[...{first}.querySelectorAll('.compare-diff-title')].map(h => h.textContent)") == [
+        "Code, attempt 1: A \u2192 B",
+        "Code, attempt 1: A \u2192 C",
+    ]
+    assert browser.evaluate(f"[...{first}.querySelectorAll('pre.diff')].map(p => p.textContent)")[1] == (
+        "(the same code)"
+    )
+    browser.evaluate("document.querySelector('#compare-counts a[data-show=AC]').click()")
+    browser.wait_for("document.getElementById('compare-show').value === 'AC'")
+    assert browser.evaluate(TASKS) == [TASK_1D]
+    assert browser.errors() == []

@@ -16,6 +16,10 @@ function letter(k) {
   return String.fromCharCode(65 + k);
 }
 
+function allLetters(count) {
+  return [...Array(count).keys()].map(letter).join("");
+}
+
 function parseCompareParams(query) {
   const p = new URLSearchParams(query || "");
   const known = state.index.compare.arms.length;
@@ -58,7 +62,7 @@ function solvedPattern(task, arms) {
 }
 
 function patternLabel(pattern, count) {
-  const every = [...Array(count).keys()].map(letter).join("");
+  const every = allLetters(count);
   if (pattern === every) return count === 2 ? "Both" : "All";
   if (pattern === "none") return count === 2 ? "Neither" : "None";
   return pattern.split("").join(" and ") + " only";
@@ -77,16 +81,22 @@ function showCompare(params) {
   document.getElementById("crumb").textContent = " / compare";
   const compare = state.index.compare;
   const app = document.getElementById("app");
+  const count = params.arms.length;
+  const q = params.q.toLowerCase();
+  const scope = compare.tasks
+    .map((t, k) => ({ ...t, k, pattern: solvedPattern(t, params.arms) }))
+    .filter((t) => (!params.track || t.track === params.track) && (!q || t.task.toLowerCase().includes(q)))
+    .filter((t) => params.arms.some((i) => t.results[i])); // a task none of the arms ran is not theirs to compare
+  const patterns = countedPatterns(scope, count);
   app.replaceChildren(
     el("p", {}, el("a", { id: "back", href: state.lastIndexHash }, "\u2190 back to the episodes")),
     el("h1", {}, "Side by side"),
-    compareForm(params)
+    compareForm(params, patterns)
   );
-  if (params.arms.length < 2 || params.arms.length > MAX_ARMS) {
+  if (count < 2 || count > MAX_ARMS) {
     app.append(el("p", { class: "warning", id: "compare-warning" }, `pick two to ${MAX_ARMS} arms to compare (${params.arms.length} picked)`));
     return;
   }
-  const count = params.arms.length;
   app.append(
     el("ul", { id: "compare-arms" }, ...params.arms.map((i, k) => {
       const arm = compare.arms[i];
@@ -100,12 +110,7 @@ function showCompare(params) {
         "and the code's diff goes from arm A's program to each other arm's."
     )
   );
-  const q = params.q.toLowerCase();
-  const scope = compare.tasks
-    .map((t, k) => ({ ...t, k, pattern: solvedPattern(t, params.arms) }))
-    .filter((t) => (!params.track || t.track === params.track) && (!q || t.task.toLowerCase().includes(q)))
-    .filter((t) => params.arms.some((i) => t.results[i])); // a task none of the arms ran is not theirs to compare
-  app.append(compareCounts(params, scope, count));
+  app.append(compareCounts(params, scope, count, patterns));
   compareState.rows = scope.filter((t) => shownBy(params.show, t.pattern, count));
   compareState.scope = scope.length;
   compareState.params = params;
@@ -122,21 +127,22 @@ function showCompare(params) {
   renderCompareTasks();
 }
 
-function compareForm(params) {
+function compareForm(params, patterns) {
   const compare = state.index.compare;
   const box = el("div", { class: "filters", id: "compare-form" });
   const arms = el("fieldset", { id: "compare-arm-picker" }, el("legend", {}, "arms (a model and an agent)"));
   compare.arms.forEach((arm, i) => {
-    const box = el("input", { type: "checkbox", id: "arm-" + i, "data-arm": String(i) });
-    box.checked = params.arms.includes(i);
-    box.addEventListener("change", onCompareInput);
-    arms.append(el("label", { class: "arm-choice" }, box, ` ${arm.label} (run ${arm.runs.join(", ")})`));
+    const pick = el("input", { type: "checkbox", id: "arm-" + i, "data-arm": String(i) });
+    pick.checked = params.arms.includes(i);
+    pick.addEventListener("change", onCompareInput);
+    arms.append(el("label", { class: "arm-choice" }, pick, ` ${arm.label} (run ${arm.runs.join(", ")})`));
   });
   const track = el("select", { id: "compare-track" }, el("option", { value: "" }, "(all)"));
   for (const t of [...new Set(compare.tasks.map((x) => x.track))].sort()) track.append(el("option", { value: t }, t));
   track.value = params.track;
   const show = el("select", { id: "compare-show" });
-  for (const [value, label] of showChoices(params.arms.length)) show.append(el("option", { value }, label));
+  const choices = [["all", "every task"], ["disagree", "where they disagree"], ...patterns.map((p) => [p, patternLabel(p, params.arms.length)])];
+  for (const [value, label] of [...choices, ["missing", "not run by every arm"]]) show.append(el("option", { value }, label));
   show.value = params.show;
   const search = el("input", { id: "compare-q", type: "search", placeholder: "task contains", value: params.q });
   for (const node of [track, show, search]) node.addEventListener("change", onCompareInput);
@@ -144,11 +150,14 @@ function compareForm(params) {
   return box;
 }
 
-function showChoices(count) {
-  const out = [["all", "every task"], ["disagree", "where they disagree"]];
-  if (count === 2) for (const p of ["AB", "A", "B", "none"]) out.push([p, patternLabel(p, 2)]);
-  out.push(["missing", "not run by every arm"]);
-  return out;
+// The patterns the counts name: for two arms always Both, A only, B only and
+// Neither; for more, All, None and every other pattern some task shows.
+function countedPatterns(scope, count) {
+  if (count < 2) return [];
+  const every = allLetters(count);
+  if (count === 2) return [every, "A", "B", "none"];
+  const seen = new Set(scope.map((t) => t.pattern).filter((p) => p !== null && p !== every && p !== "none"));
+  return [every, ...[...seen].sort(), "none"];
 }
 
 function onCompareInput() {
@@ -159,12 +168,9 @@ function onCompareInput() {
 }
 
 // Counts of the tasks in scope by which arms solved them, each a link to those tasks.
-function compareCounts(params, scope, count) {
+function compareCounts(params, scope, count, patterns) {
   const tally = {};
   for (const t of scope) tally[t.pattern] = (tally[t.pattern] || 0) + 1;
-  const every = [...Array(count).keys()].map(letter).join("");
-  const seen = Object.keys(tally).filter((p) => p !== "null" && p !== every && p !== "none").sort();
-  const patterns = count === 2 ? [every, "A", "B", "none"] : [every, ...seen, "none"];
   const entries = [
     ["all", "Tasks", scope.length],
     ...patterns.map((p) => [p, patternLabel(p, count), tally[p] || 0]),
