@@ -204,10 +204,12 @@ def node_ids(cluster: TwoNodes, expected: int = 2, timeout: float = 60) -> dict[
 
 
 @contextlib.contextmanager
-def two_nodes(cpus: int = 1, second: bool = True) -> Iterator[TwoNodes]:
+def two_nodes(cpus: int = 1, second: bool = True, token: str | None = None) -> Iterator[TwoNodes]:
     """A head and (with `second`) a second raylet of `cpus` CPUs each; every
-    process of both ends when the context does, whatever happened inside."""
-    token = uuid.uuid4().hex
+    process of both ends when the context does, whatever happened inside.
+    `token`: the cluster's (a new one by default; a driver process keeps the
+    first token it used, so one that joins several clusters gives them one)."""
+    token = token or uuid.uuid4().hex
     marker = f"node{uuid.uuid4().hex[:10]}"
     base = Path(tempfile.mkdtemp(prefix="fbray-"))  # short: Ray's socket paths live below it
     # Beside the checkout, where none of the driver's hidden places reaches.

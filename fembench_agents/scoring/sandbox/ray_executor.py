@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -38,8 +39,9 @@ from fembench_agents.scoring.sandbox.pool import WorkerPool, default_hidden
 # Times Ray runs a job again after the process or node running it died.
 MAX_RETRIES = 3
 
-# One line per job at DEBUG: the node that ran it (which nodes a cluster really
-# uses; a test reads it). Written by the driver: nothing of it reaches a job.
+# One line per job at DEBUG: its kind and content digest and the node that ran
+# it (which nodes a cluster really uses; a test reads it). Written by the
+# driver: nothing of it reaches a job.
 log = logging.getLogger(__name__)
 
 # What the processes of a Ray instance started here may see of the driver's
@@ -118,6 +120,12 @@ def run_on_node(request: SandboxRequest, preload: tuple[str, ...]) -> NodeReply:
     return NodeReply(ray.util.get_node_ip_address(), node, code_fingerprint(), reply)
 
 
+def _digest(job: Any) -> str:
+    """Twelve hex digits naming a job by its content: two jobs alike (the same
+    attempt scored twice) share them."""
+    return hashlib.sha256(json.dumps(job, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
 def _connection_failure(address: str, exc: ConnectionError) -> str:
     """Ray's own message, and what to do when the cluster refused this driver's
     token (or its lack of one): Ray sends none to an address it is given
@@ -152,8 +160,10 @@ class RayExecutor:
         if self._connected_here:
             options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
             if address is None:
+                # "local": a new instance, even where `ray start` left this
+                # machine's default address (ray.init() would join that one).
                 with _environment(ray_environment()):
-                    ray.init(num_cpus=workers, include_dashboard=False, **options)
+                    ray.init(address="local", num_cpus=workers, include_dashboard=False, **options)
             else:
                 try:
                     ray.init(address=address, **options)
@@ -176,7 +186,14 @@ class RayExecutor:
             # Past its retries (a worker or node lost each time), or the node's
             # pool failed twice: the job has no reply, which the caller records.
             raise RuntimeError(f"the Ray cluster could not run a sandbox job: {type(exc).__name__}: {exc}") from None
-        log.debug("sandbox job %s ran on Ray node %s at %s", request.job["kind"], done.node_id, done.address)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "sandbox job %s %s ran on Ray node %s at %s",
+                request.job["kind"],
+                _digest(request.job),
+                done.node_id,
+                done.address,
+            )
         if done.code != code_fingerprint():
             raise RuntimeError(
                 f"Ray node {done.address} runs other fembench-agents code (sources {done.code}, the driver's "
