@@ -18,6 +18,7 @@ import pytest
 
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import JobResult
+from fembench_agents.scoring.sandbox.implementation_host import MAX_SERVERS
 from fembench_agents.suite.model import Task
 
 STATEFUL = {
@@ -77,7 +78,8 @@ def outcome(result: JobResult) -> tuple[Any, ...]:
     return (frames[0]["status"] if frames else None, result.exit_code, result.signal)
 
 
-def pid(result: JobResult) -> int:
+def told(result: JobResult) -> int:
+    """The number the pair's test failed with (a process id, an implementation's number)."""
     (frame,) = result.events("test")
     return int(frame["message"])
 
@@ -98,7 +100,7 @@ def test_an_unchanged_server_serves_pair_after_pair_and_a_changed_one_is_replace
         ("passed", 0, None),
         ("failed", 0, None),
     ]
-    first, again, after_note = pid(results[0]), pid(results[2]), pid(results[4])
+    first, again, after_note = told(results[0]), told(results[2]), told(results[4])
     assert first == again and after_note != first
 
 
@@ -132,4 +134,20 @@ def test_a_test_that_leaves_a_shared_implementation_hanging_changes_no_later_pai
         ("passed", 0, None),
         ("failed", 0, None),
     ]
-    assert pid(results[3]) != pid(results[0])  # the hanging server was replaced, not waited for
+    assert told(results[3]) != told(results[0])  # the hanging server was replaced, not waited for
+
+
+def test_past_its_limit_a_worker_ends_its_least_recently_used_server(evaluator: Evaluator, task: Task) -> None:
+    count = MAX_SERVERS + 2
+    implementations = [
+        {
+            "function": "scale_vector",
+            "module_source": f"import os\ndef scale_vector(x, n):\n    return {i} if n else os.getpid()\n",
+        }
+        for i in range(count)
+    ]
+    code = "def test_pid(fcn):\n    raise AssertionError(str(fcn(None, 0)))\n\ndef test_which(fcn):\n    raise AssertionError(str(fcn(None, 1)))\n"
+    pairs = [("test_pid", 0), *(("test_which", i) for i in range(count)), ("test_pid", 0)]
+    results = evaluator.scorer_for("code").run_pairs(task, {"preamble": [], "code": code}, implementations, pairs)
+    assert [told(r) for r in results[1:-1]] == list(range(count))  # each answered as its own implementation
+    assert told(results[-1]) != told(results[0])  # the first, least recently used, was ended to make room

@@ -48,7 +48,7 @@ from fembench_agents.scoring.sandbox.wire import _send
 
 IDLE_SECONDS = 1.0  # how long a server may take to finish its last pair before it is replaced
 READY_SECONDS = 60.0  # how long a new server may take to confine itself and build its implementation
-MAX_SERVERS = 48  # per worker; the least recently used idle server goes first
+MAX_SERVERS = 24  # per worker (~4 MB of its own memory each); the least recently used idle one goes first
 SERVER_POLICY = ("memory_mb", "max_processes", "scratch_mb", "hidden_paths")
 
 
@@ -112,9 +112,13 @@ class HostClient:
     """B's connection to its worker's host, made once per job."""
 
     def __init__(self, host_fd: int, hidden: list[str], policy: dict[str, Any]) -> None:
-        self._conn: socket.socket | None
+        self._conn: socket.socket | None = None
+        self._cpu_seconds = int(policy["cpu_seconds"])
+        try:
+            host = socket.socket(fileno=host_fd)
+        except OSError:  # not a socket (any more): no host
+            return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        host = socket.socket(fileno=host_fd)
         try:
             # what confines a server (a job's time limits are each pair's, sent with it)
             confinement = {k: policy[k] for k in SERVER_POLICY}
@@ -127,7 +131,6 @@ class HostClient:
         finally:
             theirs.close()
             host.close()
-        self._cpu_seconds = int(policy["cpu_seconds"])
 
     def session(self, key: str, implementation_fd: int, stderr_fd: int, wait_seconds: float) -> int | None:
         """A socket to a server of the implementation for one pair, or None (then the pair runs it itself)."""
