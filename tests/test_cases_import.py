@@ -30,6 +30,7 @@ IMPORTED = [
     "heat_mixed_modes",
     "ns_zero_pressure",
     "poisson_edges",
+    "poisson_cube",
     "poisson_eigen",  # marked as leaking: its forcing is the answer
     "poisson_legacy_tolerance",
     "poisson_lshape",
@@ -54,10 +55,9 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     output = (imported.parent / "output.txt").read_text()
-    assert output.splitlines()[:12] == [
-        "read 22 records: imported 13 (12 leak-free, 1 marked as leaking; 2 with a numerical reference), excluded 9",
+    assert output.splitlines()[:11] == [
+        "read 22 records: imported 14 (13 leak-free, 1 marked as leaking; 2 with a numerical reference), excluded 8",
         "  marked as leaking, selected only by its id: poisson_eigen: " + report_leak(imported),
-        "  excluded, 3D: 1",
         "  excluded, biharmonic second boundary condition not stated: 1",
         "  excluded, boundary condition not read: 1",
         "  excluded, domain not in the track: 1",
@@ -72,14 +72,13 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     assert '  decision: evaluation_config read from inside oracle_config: 1 ["poisson_nested_config"]' in output
     assert "  decision: thresholds removed from the case_spec: 21" in output
     report = json.loads((imported / published_import.REPORT_FILE).read_text())
-    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (22, 13, 12, 9)
+    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (22, 14, 13, 8)
     assert report["excluded_domains"] == {"l_shape with re-entrant corner (0.4, 0.4) (ours: (0.5, 0.5))": 1}
     excluded = report["excluded_cases"]
     eigen = report["marked_leaking"]["poisson_eigen"]  # f = 2 pi^2 u: the forcing is the answer, whatever the bc
     prefix = "forcing passes the accuracy gate (error "
     assert eigen.startswith(prefix) and float(eigen[len(prefix) : -1]) < 1e-12
     assert "poisson_eigen" not in excluded
-    assert excluded["poisson_cube"] == "3D: the track's grids are 2D"
     assert excluded["poisson_lshape_corner"] == (
         "domain not in the track: l_shape with re-entrant corner (0.4, 0.4) (ours: (0.5, 0.5))"
     )

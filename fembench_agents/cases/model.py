@@ -37,8 +37,8 @@ Family = Literal[
     "burgers",
     "wave",
 ]
-DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step", "cross"]
-Expr = str  # an expression in x, y (t, u where the family says so); see expressions.py
+DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step", "cross", "unit_cube"]
+Expr = str  # an expression in x, y (z on the unit cube; t, u where the family says so); see expressions.py
 Coefficient = Expr | float | list[Expr]
 
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
@@ -91,14 +91,18 @@ class GridSpec(_Frozen):
         return (self.ny, self.nx) if self.nz is None else (self.nz, self.ny, self.nx)
 
 
-def _aligned(grid: GridSpec) -> None:
+def _aligned(grid: GridSpec, domain: str) -> None:
     # Domain corners sit at multiples of 1/8, so every grid line must hit them. Our own case
     # files (CaseFile) always keep to it; a CaseSpec need not: an imported case keeps its published
     # grid (50 x 50, or 100 x 100 on the L-shape, whose re-entrant corner (0.5, 0.5) is no grid point).
-    if (grid.nx - 1) % 8 or (grid.ny - 1) % 8:
-        raise ValueError("nx - 1 and ny - 1 must be multiples of 8 (domain corners lie on the grid)")
-    if grid.bbox != (0.0, 1.0, 0.0, 1.0):
-        raise ValueError(f"bbox must be [0, 1, 0, 1] for the track's own domains; got {list(grid.bbox)}")
+    if any((n - 1) % 8 for n in (grid.nx, grid.ny, grid.nz or 1)):
+        raise ValueError("nx - 1, ny - 1 (and nz - 1) must be multiples of 8 (domain corners lie on the grid)")
+    cube = domain == "unit_cube"
+    if cube != (grid.nz is not None):
+        raise ValueError(f"the grid of a case on {domain} needs {'an' if cube else 'no'} nz; got nz {grid.nz}")
+    box = (0.0, 1.0, 0.0, 1.0, 0.0, 1.0) if cube else (0.0, 1.0, 0.0, 1.0)
+    if grid.bbox != box:
+        raise ValueError(f"bbox must be {list(box)} for the track's own {domain}; got {list(grid.bbox)}")
 
 
 class TimeSpec(_Frozen):
@@ -161,7 +165,7 @@ class CaseFile(_Frozen):
 
     @model_validator(mode="after")
     def _grid_aligned(self) -> CaseFile:
-        _aligned(self.grid)
+        _aligned(self.grid, self.domain)
         return self
 
     @model_validator(mode="after")
@@ -171,11 +175,36 @@ class CaseFile(_Frozen):
         return self
 
 
+class Face(_Frozen):
+    """A closed face of the unit cube: the points with coordinate `axis` equal to `at`."""
+
+    axis: Literal["x", "y", "z"]
+    at: float
+
+
 class BoundaryPiece(_Frozen):
+    """A segment of a 2D domain's boundary, or a face of the unit cube, and the data there."""
+
     name: str
     kind: Literal["dirichlet"] = "dirichlet"
-    segment: tuple[tuple[float, float], tuple[float, float]]  # endpoints, closed segment
-    value: Expr | list[Expr]  # the data restricted to this piece, in x, y (and t)
+    segment: tuple[tuple[float, float], tuple[float, float]] | None = None  # endpoints, closed segment (2D)
+    face: Face | None = None  # 3D
+    value: Expr | list[Expr]  # the data restricted to this piece, in x, y (z; and t)
+
+    @model_validator(mode="after")
+    def _one_place(self) -> BoundaryPiece:
+        if (self.segment is None) == (self.face is None):
+            raise ValueError(f"boundary piece {self.name!r} needs exactly one of segment (2D) and face (3D)")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _only_its_place(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A 2D piece reads as it did before faces existed (case_specs.jsonl byte for byte)."""
+        data: dict[str, Any] = handler(self)
+        for key in ("segment", "face"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class DomainSpec(_Frozen):

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fembench_agents.cases import cube_data
 from fembench_agents.cases.domains import DOMAINS
 
 X, Y, T = sp.symbols("x y t")
@@ -23,7 +24,7 @@ class Excluded(ValueError):
     """A record that does not become a case; the message is the reason."""
 
 
-NAMES = {"x": X, "y": Y, "t": T, "pi": sp.pi, "E": sp.E}
+NAMES = {"x": X, "y": Y, "z": cube_data.Z, "t": T, "pi": sp.pi, "E": sp.E}
 
 
 def sym(text: Any) -> sp.Expr:
@@ -176,7 +177,7 @@ def l_shape_blend(u: sp.Expr) -> sp.Expr:
     return coons + wy * r1 + wx * r2 - wx * wy * r0
 
 
-BLENDS = {"unit_square": coons_blend, "l_shape": l_shape_blend}
+BLENDS = {"unit_square": coons_blend, "l_shape": l_shape_blend, "unit_cube": cube_data.coons_blend}
 
 
 def restricted(u: sp.Expr, a: tuple[float, float], b: tuple[float, float]) -> sp.Expr:

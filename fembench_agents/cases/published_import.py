@@ -14,7 +14,7 @@ import numpy as np
 from fembench_agents.cases import gates, numerical, store
 from fembench_agents.cases.builder import Built
 from fembench_agents.cases.builder import write as write_records
-from fembench_agents.cases.domains import DOMAINS, grid_mask
+from fembench_agents.cases.domains import domain_mask
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.manufactured import CaseDefinitionError
 from fembench_agents.cases.model import GateConfig, HiddenRecord, LibraryCalibration, ReferenceCheck
@@ -53,7 +53,7 @@ def build(record: dict[str, Any], report: ImportReport, config: GateConfig | Non
             ref, mask = reference(spec, u)
             out = dolfinx_fem.solve(merged)
         else:
-            mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
+            mask = domain_mask(spec.domain.name, spec.grid)
             fine = numerical.solve_refinements(spec, mask, dolfinx_fem.solve, merged, IMPORT_REFINEMENTS)
             ref, out = fine.arrays, {**fine.solves[1], "solver_info": {"method": "p2"}}
     except Exception as exc:  # a record our solver cannot run is reported, never fatal to the import
@@ -188,7 +188,7 @@ def problems(cases_dir: Path) -> list[str]:
         if not hidden.leak:  # a marked case leaks by its record's own account (the blend may be the solution)
             out += [f"{case.task_id}: the manufactured solution is given in the case_spec" for _ in given]
         tau = max(c.tau_acc for c in hidden.calibration.values())
-        mask = grid_mask(DOMAINS[case.spec.domain.name], case.spec.grid)
+        mask = domain_mask(case.spec.domain.name, case.spec.grid)
         leak = _leak(case.spec, case.published, dict(arrays), mask, tau)
         if leak and not hidden.leak:
             out.append(f"{case.task_id}: {leak}")

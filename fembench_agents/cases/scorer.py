@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from fembench_agents.cases import compat, gates, store
-from fembench_agents.cases.domains import DOMAINS, grid_mask
+from fembench_agents.cases.domains import domain_mask
 from fembench_agents.cases.model import GateConfig, HiddenRecord
 from fembench_agents.cases.outcomes import CaseOutcome, CaseThresholds
 from fembench_agents.cases.problem import SOLVE, SolverCase
@@ -80,7 +80,7 @@ class CaseScorer:
             found = self._hidden.get(case.content_hash)
         if found is None:
             record, reference = store.load_hidden(case.cases_dir, case.task_id)
-            mask = grid_mask(DOMAINS[case.spec.domain.name], case.spec.grid)
+            mask = domain_mask(case.spec.domain.name, case.spec.grid)
             found = _Hidden(record=record, reference=reference, mask=mask)
             with self._lock:
                 self._hidden[case.content_hash] = found

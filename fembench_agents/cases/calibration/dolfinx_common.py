@@ -53,17 +53,18 @@ _UFL_NAMES: dict[str, Any] = {
 @dataclass
 class Setup:
     spec: dict[str, Any]
-    grid: GridProblem
+    grid: GridProblem | None  # None on the unit cube (dolfinx_cube.CubeSetup reads its own grid)
     domain: dmesh.Mesh
     cells: int  # cells per direction of the structured mesh
 
     def space(self, vector: bool = False) -> fem.FunctionSpace:
-        return fem.functionspace(self.domain, ("Lagrange", 2, (2,)) if vector else ("Lagrange", 2))
+        dim = self.domain.geometry.dim
+        return fem.functionspace(self.domain, ("Lagrange", 2, (dim,)) if vector else ("Lagrange", 2))
 
     def expr(self, text: Any, **values: Any) -> Any:
-        """A spec expression (or number) as UFL in x, y and the given values (t, u)."""
+        """A spec expression (or number) as UFL in x, y (z in 3D) and the given values (t, u)."""
         X = ufl.SpatialCoordinate(self.domain)
-        scope = {**_UFL_NAMES, "x": X[0], "y": X[1], **values}
+        scope = {**_UFL_NAMES, **dict(zip("xyz", X, strict=False)), **values}
         tree = check_expr(str(text))
         for node in ast.walk(tree):  # ffcx writes integers as C integer literals: a large one overflows
             if isinstance(node, ast.Constant) and isinstance(node.value, int) and abs(node.value) > _C_INT_MAX:
@@ -71,6 +72,10 @@ class Setup:
         code = compile(tree, "<case expression>", "eval")
         value = eval(code, {"__builtins__": {}}, scope)  # noqa: S307 - syntax tree checked
         return value if isinstance(value, ufl.core.expr.Expr) else fem.Constant(self.domain, float(value))
+
+    def time_steps(self) -> tuple[float, float, int, float]:
+        """t0, t_end, the number of steps and dt (time_steps below)."""
+        return time_steps(self.spec)
 
     def coefficient(self, name: str) -> Any:
         return self.expr(self.spec["coefficients"][name])
@@ -120,6 +125,8 @@ class Setup:
         out = np.full((ncomp, ny, nx), np.nan)
         for c in range(ncomp):
             out[c, j[at], i[at]] = values[at, c]
+        if self.grid is None:
+            raise ValueError("Setup.output reads a 2D grid; a cube's setup reads its own (dolfinx_cube.py)")
         out[:, ~self.grid.inside] = np.nan
         if ncomp > 1 and self.spec["output"].get("field") in ("displacement_magnitude", "velocity_magnitude"):
             return np.sqrt((out**2).sum(axis=0))  # an imported case keeps the published output
@@ -176,6 +183,8 @@ def lu_solver(A: PETSc.Mat) -> PETSc.KSP:
 
 
 def nodal(V: fem.FunctionSpace, text: Any, t: float | None = None) -> np.ndarray:
-    """A spec expression at the dofs of a scalar space (its nodal interpolant)."""
+    """A spec expression at the dofs of a scalar space (its nodal interpolant); the dof
+    coordinates always have three columns (z = 0 on a 2D mesh)."""
     coords = V.tabulate_dof_coordinates()
-    return np.broadcast_to(compile_expr(text)(x=coords[:, 0], y=coords[:, 1], t=t), coords.shape[:1]).copy()
+    value = compile_expr(text)(x=coords[:, 0], y=coords[:, 1], z=coords[:, 2], t=t)
+    return np.broadcast_to(value, coords.shape[:1]).copy()

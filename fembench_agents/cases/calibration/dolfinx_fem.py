@@ -28,6 +28,7 @@ import ufl
 from dolfinx import fem
 from dolfinx.fem.petsc import NonlinearProblem, apply_lifting, assemble_matrix, assemble_vector, set_bc
 
+from fembench_agents.cases.calibration import dolfinx_cube
 from fembench_agents.cases.calibration import dolfinx_dynamics as dynamics
 from fembench_agents.cases.calibration import dolfinx_flow as flow
 from fembench_agents.cases.calibration.common import grid_problem
@@ -38,7 +39,6 @@ from fembench_agents.cases.calibration.dolfinx_common import (
     lu_solver,
     nodal,
     structured_mesh,
-    time_steps,
 )
 
 
@@ -65,8 +65,7 @@ def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     V = s.space()
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
-    bx, by = (s.expr(e) for e in s.spec["coefficients"]["b"])
-    b = ufl.as_vector([bx, by])
+    b = ufl.as_vector([s.expr(e) for e in s.spec["coefficients"]["b"]])
     a = (s.coefficient("eps") * ufl.inner(ufl.grad(u), ufl.grad(v)) + ufl.dot(b, ufl.grad(u)) * v) * ufl.dx
     L = s.expr(s.spec["forcing"]) * v * ufl.dx
     return linear(a, L, [bc], fem.Function(V)), {}
@@ -81,7 +80,7 @@ def elasticity(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 
     def sigma(w: Any) -> Any:
         eps = ufl.sym(ufl.grad(w))
-        return 2 * mu * eps + lam * ufl.tr(eps) * ufl.Identity(2)
+        return 2 * mu * eps + lam * ufl.tr(eps) * ufl.Identity(s.domain.geometry.dim)
 
     f = ufl.as_vector([s.expr(e) for e in s.spec["forcing"]])
     a = ufl.inner(sigma(u), ufl.sym(ufl.grad(v))) * ufl.dx
@@ -109,7 +108,7 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 def heat(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     """Crank-Nicolson, one step per grid spacing; the matrix is factorised once."""
     V = s.space()
-    t0, _, steps, dt = time_steps(s.spec)
+    t0, _, steps, dt = s.time_steps()
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, update, bc = s.boundary(V, t0)
     u_old = fem.Function(V)
@@ -170,9 +169,12 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     family = case_spec["family"]
     if family not in FAMILIES:
         raise ValueError(f"the DOLFINx calibration has no solver for family {family!r}")
-    p = grid_problem(case_spec)
-    domain, cells = structured_mesh(case_spec)
-    setup = Setup(spec=case_spec, grid=p, domain=domain, cells=cells)
+    setup: Setup
+    if case_spec["grid"].get("nz") is not None:
+        setup, cells = dolfinx_cube.setup(case_spec)
+    else:
+        domain, cells = structured_mesh(case_spec)
+        setup = Setup(spec=case_spec, grid=grid_problem(case_spec), domain=domain, cells=cells)
     solved, extra = FAMILIES[family](setup)
     fields = solved if isinstance(solved, dict) else {"u": solved}
     info = {

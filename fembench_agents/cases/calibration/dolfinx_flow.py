@@ -30,17 +30,18 @@ NEWTON_MAX = 25  # as scikit-fem's
 
 def _taylor_hood(s: Setup) -> tuple[fem.Function, list[fem.DirichletBC], Any, Any]:
     """The Stokes solution in the mixed space, its boundary conditions, nu and f (as UFL)."""
-    P2 = basix.ufl.element("Lagrange", "triangle", 2, shape=(2,))
-    P1 = basix.ufl.element("Lagrange", "triangle", 1)
+    dim, cell = s.domain.geometry.dim, s.domain.topology.cell_name()
+    P2 = basix.ufl.element("Lagrange", cell, 2, shape=(dim,))
+    P1 = basix.ufl.element("Lagrange", cell, 1)
     W = fem.functionspace(s.domain, basix.ufl.mixed_element([P2, P1]))
     V, _ = W.sub(0).collapse()
     Q, _ = W.sub(1).collapse()
     g, _, _ = s.boundary(V)
     facets = dmesh.exterior_facet_indices(s.domain.topology)
-    velocity_bc = fem.dirichletbc(g, fem.locate_dofs_topological((W.sub(0), V), 1, facets), W.sub(0))
-    corner = s.domain.geometry.x[0, :2]
+    velocity_bc = fem.dirichletbc(g, fem.locate_dofs_topological((W.sub(0), V), dim - 1, facets), W.sub(0))
+    corner = s.domain.geometry.x[0, :dim]
     pinned = fem.locate_dofs_geometrical(
-        (W.sub(1), Q), lambda x: np.isclose(x[0], corner[0]) & np.isclose(x[1], corner[1])
+        (W.sub(1), Q), lambda x: np.all([np.isclose(x[k], corner[k]) for k in range(dim)], axis=0)
     )
     pressure_bc = fem.dirichletbc(fem.Function(Q), pinned, W.sub(1))
     (u, p), (v, q) = ufl.TrialFunctions(W), ufl.TestFunctions(W)
