@@ -31,35 +31,42 @@ def test_list_shows_cases_and_tracks() -> None:
     assert "track ngsolve: available; no calibration solver for reaction_diffusion, navier_stokes, burgers, wave" in (
         res.output
     )
-    rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 8]
+    rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 9]
     assert (
-        rows[0] == "│ poisson              │ 3 abCD      │ 3 aBCD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ 13    │"
+        rows[0]
+        == "│ poisson              │ 3 abCD      │ 3 aBCD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ -         │ 13    │"
     )
     assert (
-        rows[6] == "│ biharmonic           │ 3 ABCD      │ 2 ABCD  │ 3 ABCD      │ 2 ABCD            │ 2 ABCD │ 12    │"
+        rows[6]
+        == "│ biharmonic           │ 3 ABCD      │ 2 ABCD  │ 3 ABCD      │ 2 ABCD            │ 2 ABCD │ -         │ 12    │"
     )
     assert (
-        rows[7] == "│ stokes               │ 4 ABD       │ 2 ABD   │ 2 ABD       │ 2 ABD             │ 2 ABD  │ 12    │"
+        rows[7]
+        == "│ stokes               │ 4 ABD       │ 2 ABD   │ 2 ABD       │ 2 ABD             │ 2 ABD  │ -         │ 12    │"
     )
     assert (
-        rows[8] == "│ navier_stokes        │ 4 AD        │ 2 AD    │ 2 AD        │ 2 AD              │ 2 AD   │ 12    │"
+        rows[8]
+        == "│ navier_stokes        │ 4 AD        │ 2 AD    │ 2 AD        │ 2 AD              │ 2 AD   │ -         │ 12    │"
     )
     assert (
-        rows[9] == "│ burgers              │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ 11    │"
+        rows[9]
+        == "│ burgers              │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ -         │ 11    │"
     )
     assert (
         rows[10]
-        == "│ wave                 │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ 11    │"
+        == "│ wave                 │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ -         │ 11    │"
     )
+    heat = "│ heat                 │ 3 abCD      │ 3 aBCD  │ 2 ABCD      │ 1 BCD             │ 1 BCD  │ 1 A       │ 11    │"
+    assert rows[1] == heat  # our one 3D case, on the unit cube, DOLFINx
     assert len(rows) == 11
     assert (
         "libraries: A = dolfinx, B = ngsolve, C = numpy-scipy, D = scikit-fem (lower case: some cases only)"
         in res.output
     )
-    assert "117 of 117 cases" in res.output
+    assert "118 of 118 cases" in res.output
     some = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--family", "helmholtz", "--library", "scikit-fem"])
     assert some.exit_code == 0, some.output
-    assert "9 of 117 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
+    assert "9 of 118 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
     assert "track scikit-fem: available" in some.output and "track numpy-scipy" not in some.output
     bad = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--library", "fenics"])
     assert (

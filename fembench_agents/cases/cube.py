@@ -22,6 +22,10 @@ FACES: tuple[tuple[str, Face], ...] = tuple(
     for at in (0.0, 1.0)
 )
 AXES = ("x", "y", "z")
+LAYOUT = (
+    "u[..., k, j, i] is the value at (x_i, y_j, z_k): x = linspace(bbox[0], bbox[1], nx), "
+    "y = linspace(bbox[2], bbox[3], ny), z = linspace(bbox[4], bbox[5], nz); NaN outside the domain"
+)
 
 
 def spec() -> DomainSpec:

@@ -95,14 +95,18 @@ def _aligned(grid: GridSpec, domain: str) -> None:
     # Domain corners sit at multiples of 1/8, so every grid line must hit them. Our own case
     # files (CaseFile) always keep to it; a CaseSpec need not: an imported case keeps its published
     # grid (50 x 50, or 100 x 100 on the L-shape, whose re-entrant corner (0.5, 0.5) is no grid point).
-    if any((n - 1) % 8 for n in (grid.nx, grid.ny, grid.nz or 1)):
-        raise ValueError("nx - 1, ny - 1 (and nz - 1) must be multiples of 8 (domain corners lie on the grid)")
-    cube = domain == "unit_cube"
+    if (grid.nx - 1) % 8 or (grid.ny - 1) % 8 or (grid.nz is not None and (grid.nz - 1) % 8):
+        what = "nx - 1 and ny - 1" if grid.nz is None else "nx - 1, ny - 1 and nz - 1"
+        raise ValueError(f"{what} must be multiples of 8 (domain corners lie on the grid)")
+    cube = domain == "unit_cube"  # the one 3D domain (cube.py)
     if cube != (grid.nz is not None):
-        raise ValueError(f"the grid of a case on {domain} needs {'an' if cube else 'no'} nz; got nz {grid.nz}")
-    box = (0.0, 1.0, 0.0, 1.0, 0.0, 1.0) if cube else (0.0, 1.0, 0.0, 1.0)
-    if grid.bbox != box:
-        raise ValueError(f"bbox must be {list(box)} for the track's own {domain}; got {list(grid.bbox)}")
+        raise ValueError(
+            f"a case on {domain} needs a {'3D grid (nz)' if cube else '2D grid (no nz)'}; got nz {grid.nz}"
+        )
+    if cube and grid.bbox != (0.0, 1.0, 0.0, 1.0, 0.0, 1.0):
+        raise ValueError(f"bbox must be [0, 1, 0, 1, 0, 1] for the unit cube; got {list(grid.bbox)}")
+    if not cube and grid.bbox != (0.0, 1.0, 0.0, 1.0):
+        raise ValueError(f"bbox must be [0, 1, 0, 1] for the track's own domains; got {list(grid.bbox)}")
 
 
 class TimeSpec(_Frozen):

@@ -205,6 +205,9 @@ def _coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
             raise Excluded(f"coefficient kind not read: wave given by {sorted(params)}")
         return {"c": float(params["c"])}
     if family == "elasticity":
+        if "E" not in params and {"lambda", "mu"} <= set(params):  # Lame's parameters, as E and nu exactly
+            lam, mu = float(params["lambda"]), float(params["mu"])
+            return {"E": mu * (3 * lam + 2 * mu) / (lam + mu), "nu": lam / (2 * (lam + mu))}
         if "E" not in params or "nu" not in params:
             raise Excluded(f"coefficient kind not read: elasticity given by {sorted(params)}")
         return {"E": float(params["E"]), "nu": float(params["nu"])}
@@ -361,7 +364,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             time=time,
             domain=cube.spec() if domain is None else domain.spec(),
             grid=grid_spec,
-            output=OutputContract(fields=fields, layout=LAYOUT),
+            output=OutputContract(fields=fields, layout=cube.LAYOUT if in_3d else LAYOUT),
             libraries=(LIBRARY,),
         )
     except (ValueError, KeyError) as exc:

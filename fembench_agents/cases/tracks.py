@@ -30,7 +30,11 @@ y = linspace(bbox[2], bbox[3], ny), with NaN at points outside the domain
 u[0] is the x-displacement, u[1] the y-displacement. For Stokes and
 Navier-Stokes "u" is the velocity, shape (2, ny, nx), and "p" the pressure,
 shape (ny, nx), compared up to a constant. For time-dependent
-families return u at t_end. solver_info should report mesh_resolution,
+families return u at t_end. On the unit cube (a grid with nz) every
+boundary piece is a face (its axis and the value there), expressions are in
+x, y, z, and "u" has shape (nz, ny, nx): u[k, j, i] is the value at
+(x_i, y_j, z_k), z = linspace(bbox[4], bbox[5], nz); the output contract
+in case_spec["output"] gives each field's shape. solver_info should report mesh_resolution,
 element_degree, dofs and, where used, iterations and time_steps.
 The solve must be accurate and fast; choose the method and resolution yourself."""
 
