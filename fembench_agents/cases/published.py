@@ -73,6 +73,7 @@ from fembench_agents.cases.model import (
     OutputContract,
     TimeSpec,
 )
+from fembench_agents.cases.published_coefficients import published_coefficients
 from fembench_agents.cases.published_domains import (
     BLENDS,
     DOMAIN_REASON,
@@ -183,37 +184,6 @@ def _one(values: list[str]) -> str | list[str]:
     return values[0] if len(values) == 1 else values
 
 
-def _coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
-    params = pde.get("pde_params") or {}
-    if family in ("poisson", "heat"):
-        kappa = (pde.get("coefficients") or {}).get("kappa", {"type": "constant", "value": 1.0})
-        if kappa.get("type") == "constant":
-            return {"k": float(kappa["value"])}
-        if kappa.get("type") == "expr":
-            return {"k": _show(sym(kappa["expr"]))}
-        raise Excluded(f"coefficient kind not read: kappa of type {kappa.get('type')!r}")
-    if family == "convection_diffusion":
-        return {"eps": float(params["epsilon"]), "b": [_show(sym(b)) for b in params["beta"]]}
-    if family == "helmholtz":
-        return {"k": float(params["k"])}
-    if family in (*FLOW, "burgers"):
-        if "nu" not in params:
-            raise Excluded(f"coefficient kind not read: {family} given by {sorted(params)}")
-        return {"nu": float(params["nu"])}
-    if family == "wave":
-        if "c" not in params:
-            raise Excluded(f"coefficient kind not read: wave given by {sorted(params)}")
-        return {"c": float(params["c"])}
-    if family == "elasticity":
-        if "E" not in params and {"lambda", "mu"} <= set(params):  # Lame's parameters, as E and nu exactly
-            lam, mu = float(params["lambda"]), float(params["mu"])
-            return {"E": mu * (3 * lam + 2 * mu) / (lam + mu), "nu": lam / (2 * (lam + mu))}
-        if "E" not in params or "nu" not in params:
-            raise Excluded(f"coefficient kind not read: elasticity given by {sorted(params)}")
-        return {"E": float(params["E"]), "nu": float(params["nu"])}
-    raise Excluded(f"family not in this track yet: {family}")
-
-
 def _evaluation_config(record: dict[str, Any], report: ImportReport) -> dict[str, Any]:
     """The record's thresholds, merged as the published evaluator would find them: a
     config nested in oracle_config (one record: time_tolerance 20 there, 3 at the top)
@@ -299,6 +269,9 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     if family in FLOW and solution:
         if "p" not in manufactured:
             raise Excluded("output not read: a flow record's manufactured solution without a pressure p")
+        div = sp.simplify(sum((sp.diff(c, s) for c, s in zip(u, (X, Y, Z), strict=False)), sp.Integer(0)))
+        if div != 0:  # stokes_3d_multifreq: div u = -2 pi cos(pi x) cos(2 pi y) cos(pi z)
+            raise Excluded(f"manufactured velocity not divergence-free: div u = {div}; no flow solution has it")
         p = sym(manufactured["p"])
         # On the cube the published output (u_mag) is the whole reference: Taylor-Hood's P1 pressure on
         # the 8^3 calibration mesh of a 16^3 grid is 6% off where the viscous term dominates, and as the
@@ -307,7 +280,7 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     # A numerical flow reference has its p, unless the boundary data jumps at a corner (the lid of a
     # cavity): the pressure there grows as 1/r, is not square-integrable, and never converges in L2.
     compare_p = bool(pressure) or (family in FLOW and not solution and not corner_jumps(domain, traces))
-    coefficients = _coefficients(family, pde)
+    coefficients = published_coefficients(family, pde)
     stated = as_list(pde.get("source_term", "0"))
     derived = None
     if in_3d and solution:

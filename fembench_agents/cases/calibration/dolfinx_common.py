@@ -73,6 +73,11 @@ class Setup:
         value = eval(code, {"__builtins__": {}}, scope)  # noqa: S307 - syntax tree checked
         return value if isinstance(value, ufl.core.expr.Expr) else fem.Constant(self.domain, float(value))
 
+    @property
+    def dx(self) -> ufl.Measure:
+        """The cell integral of the family's forms (the cube's caps its quadrature degree)."""
+        return ufl.dx
+
     def time_steps(self) -> tuple[float, float, int, float]:
         """t0, t_end, the number of steps and dt (time_steps below)."""
         return time_steps(self.spec)

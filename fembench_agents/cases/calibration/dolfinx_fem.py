@@ -46,8 +46,8 @@ def poisson(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     V = s.space()
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
-    a = s.coefficient("k") * ufl.inner(ufl.grad(u), ufl.grad(v)) * ufl.dx
-    L = s.expr(s.spec["forcing"]) * v * ufl.dx
+    a = s.coefficient("k") * ufl.inner(ufl.grad(u), ufl.grad(v)) * s.dx
+    L = s.expr(s.spec["forcing"]) * v * s.dx
     return linear(a, L, [bc], fem.Function(V)), {}
 
 
@@ -56,8 +56,8 @@ def helmholtz(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
     k = s.coefficient("k")
-    a = (ufl.inner(ufl.grad(u), ufl.grad(v)) - k * k * u * v) * ufl.dx
-    L = s.expr(s.spec["forcing"]) * v * ufl.dx
+    a = (ufl.inner(ufl.grad(u), ufl.grad(v)) - k * k * u * v) * s.dx
+    L = s.expr(s.spec["forcing"]) * v * s.dx
     return linear(a, L, [bc], fem.Function(V)), {}
 
 
@@ -66,8 +66,8 @@ def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
     b = ufl.as_vector([s.expr(e) for e in s.spec["coefficients"]["b"]])
-    a = (s.coefficient("eps") * ufl.inner(ufl.grad(u), ufl.grad(v)) + ufl.dot(b, ufl.grad(u)) * v) * ufl.dx
-    L = s.expr(s.spec["forcing"]) * v * ufl.dx
+    a = (s.coefficient("eps") * ufl.inner(ufl.grad(u), ufl.grad(v)) + ufl.dot(b, ufl.grad(u)) * v) * s.dx
+    L = s.expr(s.spec["forcing"]) * v * s.dx
     return linear(a, L, [bc], fem.Function(V)), {}
 
 
@@ -83,8 +83,8 @@ def elasticity(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
         return 2 * mu * eps + lam * ufl.tr(eps) * ufl.Identity(s.domain.geometry.dim)
 
     f = ufl.as_vector([s.expr(e) for e in s.spec["forcing"]])
-    a = ufl.inner(sigma(u), ufl.sym(ufl.grad(v))) * ufl.dx
-    L = ufl.dot(f, v) * ufl.dx
+    a = ufl.inner(sigma(u), ufl.sym(ufl.grad(v))) * s.dx
+    L = ufl.dot(f, v) * s.dx
     return linear(a, L, [bc], fem.Function(V)), {}
 
 
@@ -116,8 +116,8 @@ def heat(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     t_old, t_new = fem.Constant(s.domain, t0), fem.Constant(s.domain, t0)
     k = s.coefficient("k")
     f_mid = (s.expr(s.spec["forcing"], t=t_old) + s.expr(s.spec["forcing"], t=t_new)) / 2
-    a = fem.form((u * v / dt + k / 2 * ufl.inner(ufl.grad(u), ufl.grad(v))) * ufl.dx)
-    L = fem.form((u_old * v / dt - k / 2 * ufl.inner(ufl.grad(u_old), ufl.grad(v)) + f_mid * v) * ufl.dx)
+    a = fem.form((u * v / dt + k / 2 * ufl.inner(ufl.grad(u), ufl.grad(v))) * s.dx)
+    L = fem.form((u_old * v / dt - k / 2 * ufl.inner(ufl.grad(u_old), ufl.grad(v)) + f_mid * v) * s.dx)
     A = assemble_matrix(a, bcs=[bc])
     A.assemble()
     ksp = lu_solver(A)

@@ -47,8 +47,8 @@ def _taylor_hood(s: Setup) -> tuple[fem.Function, list[fem.DirichletBC], Any, An
     (u, p), (v, q) = ufl.TrialFunctions(W), ufl.TestFunctions(W)
     nu = s.coefficient("nu")
     f = ufl.as_vector([s.expr(e) for e in s.spec["forcing"]])
-    a = (nu * ufl.inner(ufl.grad(u), ufl.grad(v)) - p * ufl.div(v) - q * ufl.div(u)) * ufl.dx
-    L = ufl.dot(f, v) * ufl.dx
+    a = (nu * ufl.inner(ufl.grad(u), ufl.grad(v)) - p * ufl.div(v) - q * ufl.div(u)) * s.dx
+    L = ufl.dot(f, v) * s.dx
     bcs = [velocity_bc, pressure_bc]
     return linear(a, L, bcs, fem.Function(W)), bcs, nu, f
 
