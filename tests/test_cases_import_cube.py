@@ -162,6 +162,14 @@ def test_cases_validate_passes_on_the_imported_cube_cases(imported: Path) -> Non
     assert res.exit_code == 0, res.output
 
 
+def test_every_cube_calibration_solver_passes_its_own_three_gates_through_the_sandbox(imported: Path) -> None:
+    res = runner.invoke(app, ["cases", "calibrate", "--cases", str(imported), "--repeats", "1"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["cases", "validate", "--cases", str(imported)])
+    assert res.exit_code == 0, res.output
+    assert "8 calibration solves pass their own gates" in res.output
+
+
 def test_3d_outputs_are_checked_for_shape_and_finiteness_and_compared_over_the_whole_grid() -> None:
     contract = OutputContract(fields={"u": FieldSpec(shape=(5, 4, 3))}, layout="")
     mask = np.ones((5, 4, 3), dtype=bool)
