@@ -29,8 +29,8 @@ IMPORTED = [
     "elasticity_smooth",
     "heat_mixed_modes",
     "ns_zero_pressure",
-    "poisson_edges",
     "poisson_cube",
+    "poisson_edges",
     "poisson_eigen",  # marked as leaking: its forcing is the answer
     "poisson_legacy_tolerance",
     "poisson_lshape",
