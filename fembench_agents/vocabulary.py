@@ -51,6 +51,27 @@ FailureReason = Literal[
     "model_error",
 ]
 FAILURE_REASONS: tuple[FailureReason, ...] = get_args(FailureReason)
+# The reasons an attempt did not run to an output in its contract's shape: what a
+# debugging step repairs (debug-and-refine), as against results judged wrong, slow or
+# incomplete, which a refinement step works on.
+EXECUTION_FAILURES: frozenset[FailureReason] = frozenset(
+    {
+        "empty_reply",
+        "syntax_error",
+        "missing_function",
+        "disallowed_import",
+        "load_error",
+        "runtime_error",
+        "timeout",
+        "crashed",
+        "not_a_dict",
+        "missing_field",
+        "wrong_type",
+        "wrong_shape",
+        "wrong_dtype",
+        "non_finite",
+    }
+)
 
 InputStatus = Literal["match", "mismatch", "error", "timeout", "crashed", "not_run"]
 EpisodeStatus = Literal["done", "error"]

@@ -222,6 +222,11 @@ def test_a_comparison_names_each_run_directory_by_model_agent_and_track() -> Non
     ]
     both = Experiment(name="e", models=["m"], agents=["a"], tracks=["code", "tests"])
     assert [r.out.name for r in experiment_runs(both, Path("o"))] == ["m__a__code", "m__a__tests"]
+    kinds = Experiment(name="e", models=["m"], agents=["a"], tracks=["code"], libraries=["numpy-scipy"], tasks="t1")
+    assert [(r.config.track, r.config.tasks, r.out.name) for r in experiment_runs(kinds, Path("o"))] == [
+        ("numpy-scipy", "all", "m__a__numpy-scipy"),  # its cases (all, unless `cases` says)
+        ("code", "t1", "m__a__code"),  # and its tasks
+    ]
     assert single_run(RunConfig(model="x/y", agent="prompt:p/q.txt")).out == Path("runs/x-y__prompt-p-q.txt__code")
     assert problem_selection("t*", "tests", None, None) == ("t*", "tests")
     assert problem_selection("t*", "tests", "poisson_*", None) == ("poisson_*", "numpy-scipy")

@@ -139,6 +139,7 @@ def test_a_third_kind_gets_the_generic_tables_and_its_parts_additions(toy_kinds:
     assert fmt_cell(TaskCell(passes=1, repeats=2, score=0.75), "plain-toy") == "1/2"
     assert [stem for stem, _, _ in report_sections(report)] == [
         "summary",
+        "cost",
         "toy_extra",
         "tasks_mock_model_plain_toy",
         "tasks_mock_model_toy",
@@ -151,6 +152,7 @@ def test_a_third_kind_gets_the_generic_tables_and_its_parts_additions(toy_kinds:
     written = write_report(report, tmp_path / "report")
     assert sorted(p.name for p in written.values() if p.suffix == ".png") == [
         "correctness.png",
+        "pass_rate_cost.png",
         "stage_failures.png",
         "toy.png",
     ]
@@ -173,7 +175,12 @@ def test_the_viewer_shows_a_third_kinds_facts_task_columns_and_links(toy_kinds: 
         facts[(row[fields.index("track")], row[fields.index("repeat")])] = view["attempts"][0]["facts"]
     assert facts[("toy", 1)] == ["toy measured 0.5"]
     assert facts[("plain-toy", 1)] == []  # PlainReport: the stages say it all
-    assert [p["caption"] for p in index["plots"]] == ["Correctness", "Stage failures", "Toy plot"]
+    assert [p["caption"] for p in index["plots"]] == [
+        "Correctness",
+        "Stage failures",
+        "Pass rate against cost",
+        "Toy plot",
+    ]
 
 
 def test_a_part_filling_no_field_of_the_report_is_refused(toy_kinds: None) -> None:

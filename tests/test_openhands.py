@@ -22,11 +22,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from standin import StandIn
 
 from fembench_agents.agents import make_agent
-from fembench_agents.agents.coding.bridge import CallTotals
 from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT, create_workspace
 from fembench_agents.agents.openhands import OpenHandsOptions, make_openhands_agent
 from fembench_agents.agents.openhands.agent import EpisodeTrace, OpenHandsAgent
 from fembench_agents.agents.prompts import PromptRenderer
+from fembench_agents.agents.totals import CallTotals
 from fembench_agents.messages import Message, ModelParams, ModelResponse, Usage
 from fembench_agents.models import (
     ClientOptions,

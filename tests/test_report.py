@@ -337,7 +337,7 @@ def assert_png(path: Path) -> None:
 
 def test_write_report_files(report: Report, tmp_path: Path) -> None:
     written = write_report(report, tmp_path / "out")
-    assert set(written) == {"json", "markdown", "correctness", "stage_failures"}
+    assert set(written) == {"json", "markdown", "correctness", "stage_failures", "pass_rate_cost"}
     assert Report.model_validate_json(written["json"].read_text()) == report
     assert json.loads(written["json"].read_text())["schema_version"] == 1
     assert (written["json"].name, written["markdown"].name) == ("report.json", "report.md")

@@ -219,6 +219,7 @@ def test_every_table_is_written_as_markdown_csv_and_json(report: Report, tmp_pat
         "by_tier",
         "case_margins",
         "case_stages",
+        "cost",
         "diagnostics",
         "failure_reasons",
         "paired_tests",
@@ -253,6 +254,7 @@ def test_every_table_is_written_as_markdown_csv_and_json(report: Report, tmp_pat
     assert {p.name for p in (out / "plots").glob("*.svg")} == {
         "correctness.svg",
         "stage_failures.svg",
+        "pass_rate_cost.svg",
         "case_margins.svg",
     }
     assert written["json"].exists()
@@ -268,6 +270,7 @@ def test_the_terminal_shows_every_table_titled_in_order(report: Report) -> None:
         ("Per task: mock/model, numpy-scipy track", 1),
         ("Per task: mock/model, tests track", 2),
         ("Summary", 4),
+        ("Cost", 4),
         ("Stage failures", 4),
         ("Functions correct per task", 5),
         ("Joint test success per task", 3),
@@ -406,8 +409,13 @@ def test_report_over_a_compare_directory_prints_and_writes_the_paper_tables(tmp_
     out = tmp_path / "report"
     result = CliRunner().invoke(app, ["report", str(tmp_path / "compare"), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    for title in ("Functions correct per task", "Test-track metrics", "By knowledge class", "Executability"):
-        assert title in result.output
+    titles = ("Functions correct per task", "Test-track metrics", "By knowledge class", "Executability")
+    assert not any(title in result.output for title in titles)  # the terminal's short report
+    assert f"the full report is in {out / 'report.md'}; every table: " in result.output
+    full = CliRunner().invoke(app, ["report", str(tmp_path / "compare"), "--full"])
+    assert full.exit_code == 0, full.output
+    for title in titles:
+        assert title in full.output
     assert (
         (out / "tables" / "paper_code.csv").read_text().splitlines()[1].startswith("FEM 1D,T0,FEM_1D_bar_CC0_H0_T0,Y,Y")
     )

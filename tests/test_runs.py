@@ -574,7 +574,7 @@ def cli(
         "rescore": ["replay", str(copy("rescore")), "--rescore", "--tasks", str(task_dir)],
         "show": ["replay", str(recorded), "--show", SCALE],
         "show_unknown": ["replay", str(recorded), "--show", "no_such_task"],
-        "report": ["report", str(recorded)],
+        "report": ["report", str(recorded), "--full"],
         "report_not_a_run": ["report", str(not_a_run)],
         "replay_tampered": ["replay", str(tampered), "--tasks", str(task_dir)],
         "replay_not_a_run": ["replay", str(not_a_run), "--tasks", str(task_dir)],

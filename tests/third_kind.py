@@ -171,6 +171,9 @@ class SumHidden:
     def reference_answer(self, problem: SumProblem, track: str) -> str | None:
         return REFERENCE
 
+    def oracle_program(self, problem: SumProblem, track: str) -> str:
+        return REFERENCE
+
 
 class SumFolderSummary(BaseModel):
     labels: dict[str, int]  # label -> attempts that passed

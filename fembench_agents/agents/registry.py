@@ -1,7 +1,7 @@
 """Agent specs on the command line, resolved through a registry:
 
   single-shot | feedback-loop[:N] | template-guided | fembench-paper[:N] | prompt:PATH[:N] | openhands[:OPTIONS]
-  | mini-swe-agent[:OPTIONS]
+  | mini-swe-agent[:OPTIONS] | best-of:N | plan-then-code[:N] | debug-and-refine[:D[:R]]
 
 (`fembench-paper` is single-shot with prompts structured as FEM-Bench's
 published ones; `prompt:PATH` is single-shot with a system prompt from PATH,
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from fembench_agents.agents.phased import DebugAndRefineAgent, PlanThenCodeAgent
 from fembench_agents.agents.prompted import PromptAgent, attempts_from, read_prompt_file
 from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.contracts import SolverAgent
@@ -96,6 +97,28 @@ def _mini_swe_agent(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgen
     return make_mini_swe_agent(rest)
 
 
+def _best_of(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
+    from fembench_agents.agents.best_of import BestOfAgent  # lazy: the coding agents' terminal
+
+    if not rest:
+        raise ValueError(f"agent {spec!r}: give the number of samples, best-of:N")
+    return BestOfAgent(name=spec, samples=attempts_from(spec, rest), prompts=prompts)
+
+
+def _plan_then_code(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
+    return PlanThenCodeAgent(name=spec, max_attempts=attempts_from(spec, rest) if rest else 1, prompts=prompts)
+
+
+def _debug_and_refine(spec: str, rest: str, prompts: PromptRenderer) -> SolverAgent:
+    debug, _, refine = rest.partition(":")
+    return DebugAndRefineAgent(
+        name=spec,
+        debug_attempts=attempts_from(spec, debug) if debug else 2,
+        refine_attempts=attempts_from(spec, refine) if refine else 1,
+        prompts=prompts,
+    )
+
+
 register_agent("single-shot", "single-shot", _single_shot)
 register_agent("feedback-loop", "feedback-loop[:N]", _feedback_loop)
 register_agent("template-guided", "template-guided", _template_guided)
@@ -103,3 +126,6 @@ register_agent("fembench-paper", "fembench-paper[:N]", _fembench_paper)
 register_agent("prompt", "prompt:PATH[:N]", _from_prompt_file)
 register_agent("openhands", "openhands[:OPTIONS]", _openhands)
 register_agent("mini-swe-agent", "mini-swe-agent[:OPTIONS]", _mini_swe_agent)
+register_agent("best-of", "best-of:N", _best_of)
+register_agent("plan-then-code", "plan-then-code[:N]", _plan_then_code)
+register_agent("debug-and-refine", "debug-and-refine[:D[:R]]", _debug_and_refine)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
+from fembench_agents.cases import store
 from fembench_agents.cases.problem import SolverCase
 from fembench_agents.cases.scorer import CaseScorer
 from fembench_agents.cases.store import CaseStoreError
@@ -52,3 +55,17 @@ class CaseHidden:
 
     def reference_answer(self, problem: SolverCase, track: str) -> None:
         return None
+
+    def oracle_program(self, problem: SolverCase, track: str) -> str:
+        """solve(case_spec) returning the case's reference fields as stored (NaN outside the
+        domain), written out in the program: no library's solve, so it tests the harness
+        alone and is faster than any calibration."""
+        _, fields = store.load_hidden(problem.cases_dir, problem.task_id)
+        lines = ["import numpy as np", "", "nan = float('nan')", ""]
+        for name, values in sorted(fields.items()):
+            flat = ", ".join("nan" if np.isnan(v) else repr(float(v)) for v in np.asarray(values, dtype=float).ravel())
+            lines.append(f"{name.upper()} = np.array([{flat}]).reshape({tuple(values.shape)!r})")
+        info = '{"mesh_resolution": 0, "element_degree": 0, "ksp_type": "none", "pc_type": "none", "rtol": 0.0}'
+        returned = ", ".join(f'"{name}": {name.upper()}.copy()' for name in sorted(fields))
+        lines += ["", "", "def solve(case_spec):", f'    return {{{returned}, "solver_info": {info}}}', ""]
+        return "\n".join(lines)

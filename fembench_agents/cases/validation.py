@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from fembench_agents.cases import store
-from fembench_agents.cases.builder import build_case, same_record
 from fembench_agents.cases.domains import domain_mask
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.problem import PUBLISHED_FILE
@@ -56,6 +55,9 @@ def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
             f"{d.id}: {p.source} passes the accuracy gate (error {p.error:.2e})" for p in leaks(spec, arrays, mask, tau)
         ]
         if rebuild:
+            # sympy comes with the builder (half a second): only a rebuild needs it, not every command
+            from fembench_agents.cases.builder import build_case, same_record
+
             raw = (cases_dir / store.DEFINITIONS / f"{d.id}.toml").read_bytes()
             if not same_record(build_case(d, raw, hidden.gates), spec, hidden, arrays):
                 out.append(

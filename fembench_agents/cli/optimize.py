@@ -83,20 +83,8 @@ def optimize(
     executor: ExecutorOpt = "local",
 ) -> None:
     """GEPA on a training split: tune a single-shot agent's system prompt, never touching held-out tasks."""
-    from fembench_agents.models import ResponseCache, is_local, open_client
     from fembench_agents.models.credentials import credential_problems
-    from fembench_agents.optimize import (
-        Models,
-        StopFlag,
-        graceful_interrupts,
-        load_settings,
-        optimize_prompt,
-        resolve_budget,
-        split_tasks,
-    )
-    from fembench_agents.optimize.judgement import judge_heldout
-    from fembench_agents.optimize.loop import LoopThread
-    from fembench_agents.optimize.progress import RichProgress
+    from fembench_agents.optimize import load_settings, resolve_budget
 
     overrides: dict[str, Any] = {
         "model": model,
@@ -135,6 +123,13 @@ def optimize(
         err.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
     if problems:
         raise typer.Exit(2)
+    # after the refusals above: litellm's and dspy's imports cost seconds
+    from fembench_agents.models import ResponseCache, is_local, open_client
+    from fembench_agents.optimize import Models, StopFlag, graceful_interrupts, optimize_prompt, split_tasks
+    from fembench_agents.optimize.judgement import judge_heldout
+    from fembench_agents.optimize.loop import LoopThread
+    from fembench_agents.optimize.progress import RichProgress
+
     if (
         is_local(settings.reflection_model)
         and (settings.reflection_params.max_tokens or 0) > LOCAL_REFLECTION_MAX_TOKENS

@@ -13,17 +13,21 @@ import typer
 from fembench_agents.cli.app import app, console, err
 
 
-def show_report(run_dirs: list[Path], out: Path | None) -> None:
-    from fembench_agents.report import build_report, isolation_warnings, rich_tables, write_report
+def show_report(run_dirs: list[Path], out: Path | None, full: bool = False) -> None:
+    """The terminal's tables (the short set unless `full`), isolation warnings, and one
+    line saying where everything else is; report.md under `out` holds every table."""
+    from fembench_agents.report import build_report, isolation_warnings, write_report
+    from fembench_agents.report.terminal import pointer, terminal_tables
 
     report = build_report(run_dirs)
-    for table in rich_tables(report):
+    for table in terminal_tables(report, console.width, full=full):
         console.print(table)
     for warning in isolation_warnings(report):
         err.print(f"[yellow]warning:[/yellow] {warning}", markup=True, highlight=False)
+    written = None
     if out is not None:
-        paths = write_report(report, out)
-        err.print(f"report written to {paths['markdown']}")
+        written = str(write_report(report, out)["markdown"])
+    err.print(pointer([str(r) for r in run_dirs], full, written), markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("report")
@@ -34,6 +38,9 @@ def report(
     ] = None,
     sensitivity: Annotated[
         bool, typer.Option(help="PDE pass rates recomputed over a grid of alpha_acc and alpha_time (no solver runs)")
+    ] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="every table (default: summary, per-task tables, paired tests)")
     ] = False,
 ) -> None:
     """Tables, confidence intervals, paired tests and plots for finished runs."""
@@ -48,7 +55,7 @@ def report(
     if sensitivity:
         _show_sensitivity(runs, out)
         return
-    show_report(runs, out)
+    show_report(runs, out, full=full)
 
 
 def _show_sensitivity(runs: list[Path], out: Path | None) -> None:

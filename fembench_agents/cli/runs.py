@@ -84,9 +84,9 @@ async def _run_grid(
     """Every run of the grid to its end, or to its early stop (returned, not
     raised). Task modules that did not load go into `skipped` and into each
     run's manifest."""
+    _require_credentials(runs)  # before litellm's import (seconds): a refusal comes at once
     from fembench_agents.models import ResponseCache, is_local  # lazy: litellm import
 
-    _require_credentials(runs)
     response_cache = ResponseCache(cache) if cache else None
     tracks = grid_tracks(runs)
     with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:
@@ -151,7 +151,8 @@ def run(
     agent: Annotated[
         str,
         typer.Option(
-            help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH | openhands[:OPTIONS] | mini-swe-agent[:OPTIONS]"
+            help="single-shot | feedback-loop[:N] | template-guided | prompt:PATH | openhands[:OPTIONS] | "
+            "mini-swe-agent[:OPTIONS] | plan-then-code[:N] | debug-and-refine[:D[:R]] | best-of:N"
         ),
     ] = "single-shot",
     tasks: Annotated[

@@ -176,6 +176,12 @@ class KindHidden(Protocol):
         (`include_reference`); None when the kind shows none."""
         ...
 
+    def oracle_program(self, problem: Any, track: str) -> str:
+        """What an agent that knows the answer hands in (the body of a fenced reply, or the
+        solution file's content): a program that passes. `parity` proves with it that every
+        agent's harness lets a right answer through."""
+        ...
+
 
 class TaskKind(Protocol):
     """One registered track: its problems, how attempts at them are scored and

@@ -1,30 +1,57 @@
 """Model clients: litellm for every provider, our response cache, a scripted
-provider for tests, replay from a run log, and the embedded local model."""
+provider for tests, replay from a run log, and the embedded local model.
 
+The names below are imported on first use: litellm's import costs seconds, and
+a command that only checks a model's name or key (`models.credentials`, which
+imports this package first) must not pay for it."""
+
+from __future__ import annotations
+
+import importlib
 import os
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before anything imports litellm
 
-from fembench_agents.models.cache import ResponseCache  # noqa: E402
-from fembench_agents.models.client import LiteLLMClient, OnCall  # noqa: E402
-from fembench_agents.models.config import ClientOptions, RetryPolicy  # noqa: E402
-from fembench_agents.models.cost import call_cost  # noqa: E402
-from fembench_agents.models.errors import LocalServerError, ModelCallError, UnrecordedRequestError  # noqa: E402
-from fembench_agents.models.factory import (  # noqa: E402
-    LOCAL_MODEL,
-    is_local,
-    make_client,
-    open_client,
-    provider_of,
-)
-from fembench_agents.models.keys import load_env, redact  # noqa: E402
-from fembench_agents.models.local_server import LocalModelServer, smollm2_gguf  # noqa: E402
-from fembench_agents.models.recorded import ReplayModel  # noqa: E402
-from fembench_agents.models.scripted import Script, register_script, unregister_script  # noqa: E402
+if TYPE_CHECKING:
+    from fembench_agents.models.cache import ResponseCache
+    from fembench_agents.models.client import LiteLLMClient, OnCall
+    from fembench_agents.models.config import ClientOptions, RetryPolicy
+    from fembench_agents.models.cost import call_cost
+    from fembench_agents.models.errors import LocalServerError, ModelCallError, UnrecordedRequestError
+    from fembench_agents.models.factory import LOCAL_MODEL, is_local, make_client, open_client, provider_of
+    from fembench_agents.models.keys import load_env, redact
+    from fembench_agents.models.local_server import LocalModelServer, smollm2_gguf
+    from fembench_agents.models.recorded import ReplayModel
+    from fembench_agents.models.scripted import Script, register_script, unregister_script
 
+_HOME = {
+    "ResponseCache": "cache",
+    "LiteLLMClient": "client",
+    "OnCall": "client",
+    "ClientOptions": "config",
+    "RetryPolicy": "config",
+    "call_cost": "cost",
+    "LocalServerError": "errors",
+    "ModelCallError": "errors",
+    "UnrecordedRequestError": "errors",
+    "LOCAL_MODEL": "factory",
+    "is_local": "factory",
+    "make_client": "factory",
+    "open_client": "factory",
+    "provider_of": "factory",
+    "load_env": "keys",
+    "redact": "keys",
+    "LocalModelServer": "local_server",
+    "smollm2_gguf": "local_server",
+    "ReplayModel": "recorded",
+    "Script": "scripted",
+    "register_script": "scripted",
+    "unregister_script": "scripted",
+}
 __all__ = [
-    "LOCAL_MODEL",
     "ClientOptions",
+    "LOCAL_MODEL",
     "LiteLLMClient",
     "LocalModelServer",
     "LocalServerError",
@@ -46,3 +73,11 @@ __all__ = [
     "smollm2_gguf",
     "unregister_script",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value

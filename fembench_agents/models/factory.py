@@ -16,7 +16,7 @@ from fembench_agents.models._litellm import litellm
 from fembench_agents.models.cache import ResponseCache
 from fembench_agents.models.client import LiteLLMClient, OnCall
 from fembench_agents.models.config import ClientOptions
-from fembench_agents.models.credentials import PLACEHOLDER_KEY, missing_keys
+from fembench_agents.models.credentials import PLACEHOLDER_KEY, missing_keys, unknown_provider_advice
 from fembench_agents.models.keys import load_env
 from fembench_agents.models.local_server import LocalModelServer
 from fembench_agents.models.names import LOCAL_MODEL, is_local
@@ -137,10 +137,7 @@ def _check_provider(name: str, params: ModelParams | None) -> None:
         litellm.get_llm_provider(name, api_base=params.api_base if params else None)
     except Exception as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(
-            f"litellm does not know which provider serves {name!r}; write it as "
-            f"'<provider>/<model>' (e.g. 'openai/gpt-4o-mini'): {first_line}"
-        ) from None
+        raise ValueError(unknown_provider_advice(name, first_line)) from None
 
 
 @contextmanager

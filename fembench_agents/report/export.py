@@ -11,6 +11,7 @@ from pathlib import Path
 from fembench_agents.report.kind_parts import ReportSection, Rows, kind_sections
 from fembench_agents.report.plots import write_plots
 from fembench_agents.report.render import (
+    cost_rows,
     md_table,
     paired_rows,
     reason_rows,
@@ -33,7 +34,7 @@ def all_sections(report: Report) -> list[ReportSection]:
     if not report.groups:
         return []
     own = kind_sections(report)
-    out = [ReportSection("summary", "Summary", summary_rows(report))]
+    out = [ReportSection("summary", "Summary", summary_rows(report)), ReportSection("cost", "Cost", cost_rows(report))]
     out += [s for s in own if not s.after_tasks]
     for t in report.task_tables:
         stem = "tasks_" + "".join(ch if ch.isalnum() else "_" for ch in f"{t.model}_{t.track}")

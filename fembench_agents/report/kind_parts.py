@@ -36,6 +36,9 @@ class ReportSection:
     # The episode filter behind cell (row, column) from the filter its row's
     # Model/Agent/Track/... columns give (which it may change); None: that filter.
     links: CellLinks | None = None
+    # Says nothing the summary does not (a breakdown with one value per model x agent x
+    # track): report.md keeps it, the terminal leaves it out even with --full.
+    repeats_summary: bool = False
 
 
 @dataclass(frozen=True)

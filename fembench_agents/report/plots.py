@@ -16,6 +16,7 @@ from fembench_agents.report.schema import Estimate, GroupSummary, Report
 
 CORRECTNESS_PNG = "correctness.png"
 STAGES_PNG = "stage_failures.png"
+COST_PNG = "pass_rate_cost.png"
 # The bars' label when the groups' kinds do not all name their headline alike.
 MIXED_HEADLINE = "correct / joint test success"
 
@@ -134,6 +135,35 @@ def stage_failures_figure(report: Report) -> Figure:
     return fig
 
 
+def cost_per_task(g: GroupSummary) -> float | None:
+    return None if g.cost_usd is None or g.tasks == 0 else g.cost_usd / g.tasks
+
+
+def cost_figure(report: Report) -> Figure:
+    """Each model x agent x track's headline (with its interval) against its dollars per task:
+    a scaffold that solves as much for less sits up and to the left."""
+    label = _labeler(report, with_track=True)
+    priced = [(g, c) for g in report.groups if (c := cost_per_task(g)) is not None]
+    unpriced = len(report.groups) - len(priced)
+    fig = new_figure()
+    ax = fig.add_subplot()
+    if not priced:
+        ax.text(0.5, 0.5, "no priced episodes", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    for k, (g, c) in enumerate(priced):
+        e = _headline(g)
+        low, high = _err(e)
+        ax.errorbar([c], [e.value], yerr=[[low], [high]], fmt="o", color=f"C{k % 10}", capsize=4, label=label(g))
+    ax.set(xlabel="cost per task (USD)", ylabel="pass rate (share of repeats passed, mean over tasks)")
+    title = "Pass rate against cost"
+    ax.set_title(title + (f" ({unpriced} unpriced not shown)" if unpriced else ""))
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlim(left=0.0, right=max(c for _, c in priced) * 1.15 or 1.0)
+    ax.legend(fontsize=8)
+    return fig
+
+
 def plot_correctness(report: Report, path: str | Path) -> Path:
     correctness_figure(report).savefig(path)
     return Path(path)
@@ -153,6 +183,7 @@ def write_plots(report: Report, out_dir: str | Path) -> dict[str, Path]:
     figures: dict[str, tuple[str, Callable[[Report], Figure]]] = {
         "Correctness": (CORRECTNESS_PNG, correctness_figure),
         "Stage failures": (STAGES_PNG, stage_failures_figure),
+        "Pass rate against cost": (COST_PNG, cost_figure),
     }
     figures.update({f.caption: (f.file_name, f.draw) for f in kind_figures(report)})
     written = {}

@@ -81,6 +81,39 @@ def summary_rows(report: Report) -> Rows:
     return headers, rows
 
 
+def _per(total: float | None, count: int, money: bool) -> str:
+    if total is None:
+        return "unpriced"
+    if count == 0:
+        return "-"
+    return f"${total / count:.4f}" if money else f"{total / count:,.0f}"
+
+
+def cost_rows(report: Report) -> Rows:
+    """Tokens (prompt + completion) and dollars per attempt, per episode and per solved task:
+    what a pass costs beside how often it comes."""
+    headers = ["Model", "Agent", "Track", "Attempts", "Tokens / attempt", "Tokens / episode"]
+    headers += ["Tokens / solved task", "$ / attempt", "$ / episode", "$ / solved task"]
+    rows = []
+    for g in report.groups:
+        tokens = float(g.prompt_tokens + g.completion_tokens)
+        rows.append(
+            [
+                g.model,
+                g.agent,
+                g.track,
+                str(g.attempts),
+                _per(tokens, g.attempts, False),
+                _per(tokens, g.episodes, False),
+                _per(tokens, g.tasks_solved, False),
+                _per(g.cost_usd, g.attempts, True),
+                _per(g.cost_usd, g.episodes, True),
+                _per(g.cost_usd, g.tasks_solved, True),
+            ]
+        )
+    return headers, rows
+
+
 def stage_columns(report: Report) -> list[str]:
     present = {s for g in report.groups for s in g.stage_failures}
     return [s for s in STAGE_ORDER if s in present] + sorted(present - set(STAGE_ORDER))
@@ -190,6 +223,14 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
         "",
     ]
     out += md_table(*summary_rows(report))
+    out += [
+        "## Cost",
+        "",
+        "Tokens are prompt plus completion; a solved task is one a strict majority of whose repeats passed; "
+        "unpriced: some call had no price.",
+        "",
+    ]
+    out += md_table(*cost_rows(report))
     own = kind_sections(report)
     for section in (s for s in own if not s.after_tasks):
         out += _md_section(section)
@@ -230,7 +271,8 @@ def _rich_table(title: str, rows: Rows) -> Table:
 def rich_tables(report: Report) -> list[Table]:
     """Per-task results, summary, stage failures and paired tests, for `Console.print`."""
     tables = [_rich_table(task_table_title(t), task_rows(t)) for t in report.task_tables]
-    tables += [_rich_table("Summary", summary_rows(report)), _rich_table("Stage failures", stage_rows(report))]
+    tables += [_rich_table("Summary", summary_rows(report)), _rich_table("Cost", cost_rows(report))]
+    tables.append(_rich_table("Stage failures", stage_rows(report)))
     own = kind_sections(report)
     tables += [_rich_table(s.terminal_title or s.title, s.rows) for s in own if not s.after_tasks]
     tables += [_rich_table(s.terminal_title or s.title, s.rows) for s in own if s.after_tasks]

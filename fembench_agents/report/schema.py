@@ -59,6 +59,7 @@ class GroupSummary(_Frozen):
     repeats_min: int
     repeats_max: int
     episodes: int
+    attempts: int = 0  # scored attempts over every episode (a report written before the field: 0)
     passed: int  # episodes that passed
     errors: int  # episodes recorded with status "error" (counted as failures)
     tasks_solved: int  # tasks a strict majority of whose repeats passed

@@ -126,6 +126,7 @@ def summarize_group(
         repeats_min=repeats_min,
         repeats_max=max(n for n, _ in counts),
         episodes=len(eps),
+        attempts=sum(e.attempts for e in eps),
         passed=sum(e.passed for e in eps),
         errors=sum(e.status == "error" for e in eps),
         tasks_solved=sum(majority_passed(n, c) for n, c in counts),

@@ -72,9 +72,12 @@ def experiment_dir(exp: Experiment, out: Path | None = None) -> Path:
 def experiment_runs(exp: Experiment, out: Path) -> list[PlannedRun]:
     """Models x agents x tracks, each run in `out`/MODEL__AGENT[__TRACK]. A PDE
     experiment runs each agent on each library track it names, over its cases;
-    several function tracks run each; one function track needs no suffix."""
+    several function tracks run each; one function track needs no suffix. An
+    experiment naming both `libraries` and `tracks` runs both: its cases on the
+    libraries and its tasks on the tracks."""
     grid: list[tuple[str, str, str]] = [(lib, exp.cases, f"__{lib}") for lib in exp.libraries]
-    grid = grid or [(t, exp.tasks, f"__{t}") for t in exp.tracks] or [(exp.track, exp.tasks, "")]
+    grid += [(t, exp.tasks, f"__{t}") for t in exp.tracks]
+    grid = grid or [(exp.track, exp.tasks, "")]
     return [
         PlannedRun(
             RunConfig(

@@ -55,3 +55,6 @@ class FunctionHidden:
 
     def reference_answer(self, problem: Task, track: str) -> str:
         return reference_tests(problem) if track == "tests" else ideal_answer(problem)
+
+    def oracle_program(self, problem: Task, track: str) -> str:
+        return self.reference_answer(problem, track)

@@ -89,7 +89,8 @@ class FunctionReport:
             out.append(ReportSection("test_track_metrics", title, test_metric_rows(report)))
         for by, title in BREAKDOWNS:
             if any(b.by == by for b in report.breakdowns):
-                out.append(ReportSection(f"by_{by}", title, breakdown_rows(report, by)))
+                rows = breakdown_rows(report, by)
+                out.append(ReportSection(f"by_{by}", title, rows, repeats_summary=_one_value_each(report, by)))
         if report.diagnostics:
             title = "Executability and near misses (every function attempt)"
             out.append(ReportSection("diagnostics", title, diagnostic_rows(report), links=_code_links))
@@ -117,3 +118,12 @@ TESTS_REPORT = FunctionReport(
     graded=True,
     paired_headline=PairedHeadline(x_track="code", title="Correctness vs test quality"),
 )
+
+
+def _one_value_each(report: Report, by: str) -> bool:
+    """Every model x agent x track has one value of `by` (all its tasks of one tier, say)."""
+    values: dict[tuple[str, str, str], set[str]] = {}
+    for b in report.breakdowns:
+        if b.by == by:
+            values.setdefault((b.model, b.agent, b.track), set()).add(b.value)
+    return all(len(v) == 1 for v in values.values())

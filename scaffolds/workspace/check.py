@@ -21,6 +21,14 @@ def fail(message):
     sys.exit(1)
 
 
+def save_outputs(fields):
+    """With `--save-outputs PATH`, the arrays the solution returned go to PATH (.npz)."""
+    if "--save-outputs" in sys.argv[1:-1]:
+        import numpy as np
+
+        np.savez(sys.argv[sys.argv.index("--save-outputs") + 1], **fields)
+
+
 def main():
     path = SPEC["solution"]
     try:

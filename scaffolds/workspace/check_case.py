@@ -13,3 +13,4 @@ def check(namespace, tree, path):
         arr = out.get(name)
         if not isinstance(arr, np.ndarray) or list(arr.shape) != shape:
             fail(f"output[{name!r}] must be a numpy array of shape {tuple(shape)}")
+    save_outputs({name: out[name] for name in SPEC["fields"]})

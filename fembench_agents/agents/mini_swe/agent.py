@@ -77,6 +77,17 @@ class MiniSweAgent:
     async def solve(self, task: Problem, session: SolveSession) -> None:
         await self.run(task, session)
 
+    def oracle_turns(self, program: str, solution_file: str) -> list[str]:
+        """What a model that knows `program` answers, turn by turn, in mini-swe-agent's text
+        format: one command writing the solution file, then the submit command (`parity`)."""
+        end = "FEMBENCH_ORACLE_EOF"
+        write = f"cat <<'{end}' > {solution_file}\n{program.rstrip()}\n{end}"
+        fence = "```mswea_bash_command"
+        return [
+            f"THOUGHT: write the answer.\n\n{fence}\n{write}\n```",
+            f"THOUGHT: done.\n\n{fence}\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```",
+        ]
+
     async def run(self, task: Problem, session: SolveSession) -> EpisodeTrace:
         from fembench_agents.agents.coding.terminal import check_launcher, write_launcher
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from fembench_agents.agents.coding.bridge import Bridge, Caps
 from fembench_agents.agents.coding.episode import AttemptTrace, episode_hidden, in_thread
-from fembench_agents.agents.coding.workspace import create_workspace
+from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT, create_workspace
 from fembench_agents.agents.openhands.options import OpenHandsOptions
 from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.contracts import Problem, SolveSession
@@ -82,6 +82,14 @@ class OpenHandsAgent:
 
     async def solve(self, task: Problem, session: SolveSession) -> None:
         await self.run(task, session)
+
+    def oracle_turns(self, program: str, solution_file: str) -> list[str]:
+        """What a model that knows `program` answers, turn by turn, in the SDK's text tool-call
+        format: write the solution file, then finish (`parity`)."""
+        path = f"{VIRTUAL_ROOT}/{solution_file}"
+        write = f"<function=file_editor>\n<parameter=command>create</parameter>\n<parameter=path>{path}</parameter>\n"
+        write += f"<parameter=file_text>{program}</parameter>\n</function>"
+        return [write, "<function=finish>\n<parameter=message>done</parameter>\n</function>"]
 
     async def run(self, task: Problem, session: SolveSession) -> EpisodeTrace:
         from fembench_agents.agents.coding.terminal import check_launcher, write_launcher
