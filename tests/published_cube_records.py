@@ -66,13 +66,17 @@ def heat3(rid: str, u: sp.Expr = HEAT_U, kappa: float = 1.0) -> dict[str, Any]:
     return _cube(rid, pde)
 
 
-def elasticity3(rid: str, E: float = 10.0, nu: float = 0.3) -> dict[str, Any]:
-    u = [BUMP + sp.sin(x) * sp.exp(y) * z, x * y * sp.cos(z) - BUMP, 2 * BUMP + y**2]
+def elasticity_forcing(u: list[sp.Expr], E: float = 10.0, nu: float = 0.3) -> list[sp.Expr]:
     lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
     grad = sp.Matrix([_grad(c) for c in u])
     eps = (grad + grad.T) / 2
     sigma = 2 * mu * eps + lam * eps.trace() * sp.eye(3)
-    f = [-_div([sigma[i, j] for j in range(3)]) for i in range(3)]
+    return [sp.expand(-_div([sigma[i, j] for j in range(3)])) for i in range(3)]
+
+
+def elasticity3(rid: str, E: float = 10.0, nu: float = 0.3) -> dict[str, Any]:
+    u = [BUMP + sp.sin(x) * sp.exp(y) * z, x * y * sp.cos(z) - BUMP, 2 * BUMP + y**2]
+    f = elasticity_forcing(u, E, nu)
     pde = {
         "type": "linear_elasticity",
         "pde_params": {"E": E, "nu": nu},

@@ -44,6 +44,10 @@ def _records() -> list[dict]:
         "-2*cos(pi*x)*sin(2*pi*y)*cos(pi*z)",
         "0",
     ]
+    linear_in_z = pc.elasticity3("cube_elasticity_linear_in_z")  # as le_3d_asymmetric_mms: u_y is linear in z
+    u = [x * (1 - x) * y * (1 - y) * z * (1 - z), x**2 * (1 - x) * y * (1 - y) * z, x * y**2 * (1 - y) * z * (1 - z)]
+    linear_in_z["oracle_config"]["pde"]["manufactured_solution"]["u"] = [str(c) for c in u]
+    linear_in_z["oracle_config"]["pde"]["source_term"] = [str(c) for c in pc.elasticity_forcing(u)]
     return [
         pc.poisson3("cube_poisson", kappa=1 + x * z / 2),
         flat,
@@ -57,6 +61,7 @@ def _records() -> list[dict]:
         transient,
         box,
         divergent,
+        linear_in_z,
     ]
 
 
@@ -73,7 +78,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_every_family_imports_on_the_cube_and_the_rest_is_excluded_with_its_reason(imported: Path) -> None:
     report = json.loads((imported / published_import.REPORT_FILE).read_text())
-    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (12, 8, 7, 4)
+    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (13, 9, 7, 4)
     excluded = dict(report["excluded_cases"])
     div = excluded.pop("cube_stokes_divergent")
     assert (
@@ -87,9 +92,14 @@ def test_every_family_imports_on_the_cube_and_the_rest_is_excluded_with_its_reas
     }
     # linear in x: the blend is exact in x, so it is the solution itself; no face data can help that
     prefix = "the boundary blend passes the accuracy gate (error "
-    (leaking, how), *_ = report["marked_leaking"].items()
-    assert len(report["marked_leaking"]) == 1 and leaking == "cube_poisson_linear_in_x"
+    leaking = dict(report["marked_leaking"])
+    how = leaking.pop("cube_poisson_linear_in_x")
     assert how.startswith(prefix) and float(how[len(prefix) : -1]) < 1e-12
+    # the blend of a component linear in z is that component: the magnitude is far off, the component given
+    assert leaking == {
+        "cube_elasticity_linear_in_z": "the case_spec states the solution's component 1, "
+        "x**2*y*z*(1 - x)*(1 - y), as a boundary value or datum"
+    }
     assert report["decisions"]["forcing_derived_from_the_solution"] == ["cube_poisson_2d_forcing"]
     output = (imported.parent / "output.txt").read_text()
     assert (
@@ -167,7 +177,7 @@ def test_every_cube_calibration_solver_passes_its_own_three_gates_through_the_sa
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["cases", "validate", "--cases", str(imported)])
     assert res.exit_code == 0, res.output
-    assert "8 calibration solves pass their own gates" in res.output
+    assert "9 calibration solves pass their own gates" in res.output
 
 
 def test_3d_outputs_are_checked_for_shape_and_finiteness_and_compared_over_the_whole_grid() -> None:
