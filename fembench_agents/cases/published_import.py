@@ -5,7 +5,7 @@ leak checks; a folder of them with the published views and the report."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +96,12 @@ def build(record: dict[str, Any], report: ImportReport, config: GateConfig | Non
 
 
 def _leak(
-    spec: Any, view: dict[str, Any], ref: dict[str, np.ndarray], mask: np.ndarray, tau: float, solution: list[str]
+    spec: Any,
+    view: dict[str, Any],
+    ref: dict[str, np.ndarray],
+    mask: np.ndarray,
+    tau: float,
+    solution: Sequence[str] = (),
 ) -> str | None:
     """How the case, as the solver sees it, gives the answer away, or None. The
     boundary data is leak-free by construction (per edge, and the published
