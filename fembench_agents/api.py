@@ -44,13 +44,14 @@ from fembench_agents.runs.grid import (
     execute_grid,
     experiment_dir,
     experiment_runs,
+    grid_budget,
     grid_tracks,
     library_list,
     open_clients,
     problem_selection,
     single_run,
 )
-from fembench_agents.runs.problems import load_problems, preload_for
+from fembench_agents.runs.problems import load_problems, preload_for, prepare_selected
 from fembench_agents.runs.reader import RunRecords
 from fembench_agents.runs.reader import open_run as _open_run
 from fembench_agents.runs.replay import Change, replay_run, run_track
@@ -87,10 +88,12 @@ def run(
     params: ModelParams | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     allow_weak_isolation: bool = False,
+    max_cost: float | None = None,
 ) -> Path:
     """One model x one agent x a task selection (or PDE `cases` on one `library`)
     into a run directory (resumed if it exists); returns the directory. `model`
-    is a litellm name or `local`. A run stopped early raises RunStopped."""
+    is a litellm name or `local`. A run stopped early raises RunStopped (BudgetReached
+    when `max_cost` USD, as `--max-cost` counts it, was reached)."""
     tasks, track = problem_selection(tasks, track, cases, library)
     config = RunConfig(
         model=model,
@@ -105,6 +108,7 @@ def run(
         [single_run(config, Path(out) if out is not None else None)],
         _paths(tasks_path, cases_path, paths),
         allow_weak_isolation,
+        max_cost,
     )[0]
 
 
@@ -124,10 +128,12 @@ def compare(
     params: ModelParams | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     allow_weak_isolation: bool = False,
+    max_cost: float | None = None,
 ) -> list[Path]:
     """Models x agents on a task selection (or PDE `cases` on each of `libraries`),
     each run in its own directory under `out` (runs/compare by default), as
-    `fembench-agents compare` makes them; returns the run directories."""
+    `fembench-agents compare` makes them; returns the run directories. `max_cost`:
+    USD the whole grid may spend (`--max-cost`)."""
     exp = Experiment(
         name="compare",
         models=models,
@@ -143,7 +149,7 @@ def compare(
         params=params or ModelParams(),
     )
     runs = experiment_runs(exp, experiment_dir(exp, Path(out) if out is not None else None))
-    return _execute(runs, _paths(tasks_path, cases_path, paths), allow_weak_isolation)
+    return _execute(runs, _paths(tasks_path, cases_path, paths), allow_weak_isolation, max_cost)
 
 
 def _paths(tasks_path: PathLike, cases_path: PathLike, paths: Mapping[str, PathLike] | None) -> dict[str, str]:
@@ -152,25 +158,33 @@ def _paths(tasks_path: PathLike, cases_path: PathLike, paths: Mapping[str, PathL
     return {TASKS_PATH: str(tasks_path), CASES_PATH: str(cases_path), **{k: str(v) for k, v in (paths or {}).items()}}
 
 
-def _execute(runs: list[PlannedRun], paths: dict[str, str], allow_weak_isolation: bool) -> list[Path]:
+def _execute(
+    runs: list[PlannedRun], paths: dict[str, str], allow_weak_isolation: bool, max_cost: float | None = None
+) -> list[Path]:
     """The runs' grid, as the command line executes it (without a response cache); the first early stop is raised."""
     for r in runs:
         make_agent(r.config.agent)  # an unknown agent fails before any sandbox or model starts
+    budget = grid_budget(runs, max_cost) if max_cost is not None else None  # an unpriced model: ValueError
     tracks = grid_tracks(runs)
     with (
         Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for(tracks)) as sandbox,
         ExitStack() as stack,
     ):
         sandbox.require_isolation()
-        sets = load_problems(tracks, sandbox, paths)
+        sets = load_problems(tracks, sandbox, paths, ScoringOptions(prepared_later=True))
         try:
             episode_total(runs, sets)  # a selection matching nothing fails before any model starts
-            stops = asyncio.run(execute_grid(runs, sets, open_clients(runs, stack)))
+            prepare_selected(sets, paths, [(r.config.track, r.config.tasks) for r in runs], _quiet)
+            stops = asyncio.run(execute_grid(runs, sets, open_clients(runs, stack), budget=budget))
         finally:
             sets.evaluator.close()
     if stops:
         raise stops[0]
     return [r.out for r in runs]
+
+
+def _quiet(what: str, done: int, total: int) -> None:
+    """A run from the API calibrates what it needs without a progress bar."""
 
 
 def score_folder(
@@ -179,13 +193,15 @@ def score_folder(
     *,
     cases_path: PathLike | None = None,
     compat: tuple[str, ...] = (),
+    gates: str = "ours",
     track: str | None = None,
     paths: Mapping[str, PathLike] | None = None,
     allow_weak_isolation: bool = False,
 ) -> FolderSummary:
     """Saved completions `{task_id}_code_{label}.py` / `_test_` in `folder`, scored;
     with `cases_path`, PDE solver programs `{case_id}_{library}_{label}.py` (and
-    the compatibility rewrites `compat` names); with `track`, the saved attempts
+    the compatibility options `compat` names; `gates="published"` judges each imported
+    case by its published record's thresholds); with `track`, the saved attempts
     of that track's kind as it names them (any registered kind, its source in `paths`)."""
     kind = kind_for(track or (DEFAULT_TRACK if cases_path is None else DEFAULT_LIBRARY))
     all_paths = _paths(tasks_path, cases_path or CASES_PATH, paths)
@@ -193,7 +209,7 @@ def score_folder(
     tracks = kind.folder.tracks(Path(folder), path)
     with Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for(tracks)) as sandbox:
         sandbox.require_isolation()
-        sets = load_problems(tracks, sandbox, all_paths, ScoringOptions(compat))
+        sets = load_problems(tracks, sandbox, all_paths, ScoringOptions(tuple(compat), gates=gates))
         try:
             found = kind.folder.find(Path(folder), path, sets.by_track)
             return score_saved(found, kind.folder, sets.evaluator, skipped=sets.skipped)

@@ -40,6 +40,9 @@ SURVIVORS = ROOT / "docs" / "mutation-survivors.md"
 # Sandbox class and its workers) and a run's manifest are not scoring code.
 MODULES: dict[str, tuple[str, ...]] = {
     "suite.comparison": ("*",),
+    # best-of-N's choice from what an agent may see, and debug-and-refine's phase budgets
+    "agents.best_of": ("x_rank__*", "x_distance__*", "x_choose__*"),
+    "agents.phased": ("xǁDebugAndRefineAgentǁnext_phase__*",),
     "report.stats": ("*",),
     "scoring.feedback": ("*",),
     "scoring.outcomes": ("*",),  # the base every kind's outcome builds on

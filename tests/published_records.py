@@ -2,7 +2,8 @@
 benchmark_v2.jsonl (one per import rule), and solver programs written for the
 published contract, as its models wrote them: they read case_spec["pde"],
 case_spec["bc"]["dirichlet"]["value"] and case_spec["output"]["grid"] and
-return u of shape (ny, nx) with a solver_info."""
+return u of shape (ny, nx) with a solver_info (FIRST_CONTRACT: (nx, ny), as the
+first contract asked and its published programs return)."""
 
 from __future__ import annotations
 
@@ -271,18 +272,22 @@ def solve(case_spec):
     uh = problem.solve()
     grid = case_spec["output"]["grid"]
     nx, ny, bbox = grid["nx"], grid["ny"], grid["bbox"]
-    XX, YY = np.meshgrid(np.linspace(bbox[0], bbox[1], nx), np.linspace(bbox[2], bbox[3], ny))
+    XX, YY = np.meshgrid(np.linspace(bbox[0], bbox[1], nx), np.linspace(bbox[2], bbox[3], ny){indexing})
     points = np.column_stack([XX.ravel(), YY.ravel(), np.zeros(XX.size)])
     tree = geometry.bb_tree(domain, 2)
     cells = geometry.compute_colliding_cells(domain, geometry.compute_collisions_points(tree, points), points)
     first = np.array([cells.links(i)[0] for i in range(points.shape[0])], dtype=np.int32)
-    u_grid = uh.eval(points, first).reshape(ny, nx){transpose}
+    u_grid = uh.eval(points, first).reshape({rows}){transpose}
     return {{"u": u_grid, "solver_info": {{"mesh_resolution": n, "element_degree": 2, "ksp_type": "{ksp}",
                                           "pc_type": "{pc}", "rtol": 1e-12}}}}
 """
 
 LU = {"ksp": "preonly", "pc": "lu"}
-PUBLISHED_CORRECT = _PROGRAM.format(sign="", transpose="", **LU)
-PUBLISHED_WRONG_BC_SIGN = _PROGRAM.format(sign="-", transpose="", **LU)
-PUBLISHED_TRANSPOSED = _PROGRAM.format(sign="", transpose=".T", **LU)
-PUBLISHED_HYPRE = _PROGRAM.format(sign="", transpose="", ksp="cg", pc="hypre")
+SECOND = {"indexing": "", "rows": "ny, nx"}  # the second contract's layout (and ours): rows are y
+PUBLISHED_CORRECT = _PROGRAM.format(sign="", transpose="", **SECOND, **LU)
+PUBLISHED_WRONG_BC_SIGN = _PROGRAM.format(sign="-", transpose="", **SECOND, **LU)
+PUBLISHED_TRANSPOSED = _PROGRAM.format(sign="", transpose=".T", **SECOND, **LU)
+PUBLISHED_HYPRE = _PROGRAM.format(sign="", transpose="", ksp="cg", pc="hypre", **SECOND)
+# Written for the first contract (benchmark_v1: "u": numpy array with shape (nx, ny)), as its
+# published programs sample: meshgrid(..., indexing="ij"), u[ix, iy].
+FIRST_CONTRACT = _PROGRAM.format(sign="", transpose="", indexing=', indexing="ij"', rows="nx, ny", **LU)

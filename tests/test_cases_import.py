@@ -68,7 +68,10 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
         "  excluded, time interval not stated: 1",
         "  excluded, transient reaction_diffusion: 1",
     ]
-    assert "  decision: legacy `tolerance` ignored (our alpha_acc 10 applies): 1" in output
+    assert (
+        "  decision: legacy `tolerance` ignored by our gates (alpha_acc 10; `score --gates published` applies it): 1"
+        in output
+    )
     assert '  decision: evaluation_config read from inside oracle_config: 1 ["poisson_nested_config"]' in output
     assert "  decision: thresholds removed from the case_spec: 21" in output
     report = json.loads((imported / published_import.REPORT_FILE).read_text())

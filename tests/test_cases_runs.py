@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -165,13 +167,42 @@ def test_replay_and_rescore_of_a_case_run_are_identical(recorded: Path, cases_di
     assert show.returncode == 0 and "failed at accurate (too_inaccurate)" in show.stdout
 
 
-def test_run_without_a_machine_calibration_says_how_to_make_one(cases_dir: Path, tmp_path: Path) -> None:
+def test_a_run_calibrates_once_the_pairs_it_needs(cases_dir: Path, tmp_path: Path) -> None:
+    """No machine calibration: the run times its one (case, library) pair before its first
+    episode and keeps it; the next run needs nothing; a score without it still refuses."""
     bare = tmp_path / "cases"
     shutil.copytree(cases_dir, bare, ignore=shutil.ignore_patterns("calibration"))
-    r = _cli("run", "--cases", ps.CASE, "--library", "numpy-scipy", "--cases-path", str(bare), cwd=tmp_path)
-    assert r.returncode == 2
-    assert f"error: no machine calibration at {bare}/calibration/" in r.stderr
-    assert "run `fembench-agents cases calibrate` on this machine" in r.stderr
+    run = ["run", "--model", "scripted/echo", "--cases", ps.CASE, "--library", "numpy-scipy"]
+    run += ["--cases-path", str(bare), "--cache", str(tmp_path / "cache")]
+    first = _cli_scripted(*run, "--out", str(tmp_path / "r1"), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "calibrating numpy-scipy on this machine (once): 1 case(s): done" in first.stderr
+    machine = json.loads((bare / "calibration" / f"{timing.machine_name()}.json").read_text())
+    assert list(machine["t_base"]) == [ps.CASE] and list(machine["t_base"][ps.CASE]) == ["numpy-scipy"]
+    assert machine["repeats"] == 5
+    second = _cli_scripted(*run, "--out", str(tmp_path / "r2"), cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "calibrating" not in second.stderr
+    (bare / "calibration" / f"{timing.machine_name()}.json").unlink()
+    folder = tmp_path / "programs"
+    folder.mkdir()
+    (folder / f"{ps.CASE}_numpy-scipy_right.py").write_text(ps.CORRECT)
+    score = _cli("score", str(folder), "--cases", "--cases-path", str(bare), cwd=tmp_path)
+    assert score.returncode == 2
+    assert f"error: no machine calibration at {bare}/calibration/" in score.stderr
+    assert "run `fembench-agents cases calibrate` on this machine" in score.stderr
+
+
+def _cli_scripted(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The CLI with the scripted test provider (`scripted/echo` answers with its prompt)."""
+    code = "from fembench_agents.models.scripted import ensure_registered; ensure_registered(); "
+    code += "from fembench_agents.cli import main; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_a_selection_matching_no_case_is_refused(cases_dir: Path, tmp_path: Path) -> None:
     unknown = _cli(
         "run", "--cases", "no_such_case_*", "--library", "numpy-scipy", "--cases-path", str(cases_dir), cwd=tmp_path
     )

@@ -20,12 +20,14 @@ import pde_solvers as ps
 import pytest
 from conftest import ROOT
 
+import fembench_agents as fb
 from fembench_agents.cases import store, timing
 from fembench_agents.cases.calibrate import calibration_sandbox
+from fembench_agents.cases.folder import CaseFolderScore, ScoredWith
 from fembench_agents.cases.kind import LibraryKind
 from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import SolverCase, load_cases
-from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
+from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig, NoPublishedThresholds
 from fembench_agents.cases.tracks import TRACKS, Track
 from fembench_agents.kinds import kind_for
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
@@ -333,3 +335,63 @@ def test_the_calibration_solver_runs_in_the_sandbox_by_its_module_name(case: Sol
     assert stages(out)[:2] == [("executes", True, None), ("accurate", True, None)]
     e_base = store.load_hidden(CASES, case.task_id)[0].calibration["numpy-scipy"].e_base
     assert out.relative_l2_error == pytest.approx(e_base, rel=1e-6)
+
+
+def test_published_v1_reads_the_first_contracts_layout_and_the_outcome_says_so(
+    case_evaluator: Evaluator, case: SolverCase
+) -> None:
+    first = ps.finite_difference(2, after="out = out.T.copy()")  # u[ix, iy], (nx, ny): the first published contract
+    plain = score(case_evaluator, case, first)
+    assert stages(plain) == [("executes", True, None), ("accurate", False, "too_inaccurate")]  # judged transposed
+    assert plain.substitutions == ()
+    scorer = case_evaluator.scorer_for("numpy-scipy")
+    assert isinstance(scorer, CaseScorer)
+    reading = CaseScorer(case_evaluator.sandbox, scorer.calibration, CaseScoringConfig(compat=("published-v1",)))
+    read = reading.score(case, "numpy-scipy", f"```python\n{first}\n```")
+    assert stages(read) == [("executes", True, None), ("accurate", True, None), ("fast", True, None)]
+    assert read.substitutions == (
+        "published-v1: output['u'] read as u[ix, iy], shape (nx, ny) = (49, 49), transposed to (ny, nx)",
+    )
+    assert read.relative_l2_error == score(case_evaluator, case, ps.CORRECT).relative_l2_error
+    ours = reading.score(case, "numpy-scipy", f"```python\n{ps.CORRECT}\n```")  # square: every array is read so
+    assert stages(ours)[1] == ("accurate", False, "too_inaccurate") and len(ours.substitutions) == 1
+
+
+def test_our_own_cases_refuse_the_published_gates_saying_why(cases_copy: Path, case: SolverCase) -> None:
+    kind = kind_for("numpy-scipy")
+    with pytest.raises(ProblemsUnavailable) as exc:
+        kind.load(str(cases_copy), None, ScoringOptions(gates="published"), ["numpy-scipy"])  # type: ignore[arg-type]
+    ids = [c.task_id for c in load_cases(cases_copy)]
+    assert str(exc.value) == (
+        f"--gates published judges each case by its published record's thresholds; {len(ids)} case(s) at "
+        f"{cases_copy} have none (our own cases have none; cases imported before they were kept need `cases "
+        f"import` again): {', '.join(ids[:5])}, ..."
+    )
+    with pytest.raises(ProblemsUnavailable, match=r"^unknown gates 'strict'; known: ours, published$"):
+        kind.load(str(cases_copy), None, ScoringOptions(gates="strict"), ["numpy-scipy"])  # type: ignore[arg-type]
+    with pytest.raises(ProblemsUnavailable, match=r"^unknown compatibility rewrite\(s\) \['v1'\]; known: "):
+        kind.scorer(None, ScoringOptions(compat=("v1",)))  # type: ignore[arg-type]
+    with Sandbox(workers=1) as sandbox:  # a scorer built without the load's check refuses each such case
+        published = kind.scorer(sandbox, ScoringOptions(gates="published"))
+        with pytest.raises(NoPublishedThresholds, match=f"^case {case.task_id} has no published thresholds: "):
+            published.score(case, "numpy-scipy", f"```python\n{ps.CORRECT}\n```")
+
+
+def test_the_score_output_records_its_options_and_scoring_with_them_again_reproduces_it(
+    cases_copy: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "programs"
+    folder.mkdir()
+    first = ps.finite_difference(2, after="out = out.T.copy()")  # the first published contract's layout
+    (folder / f"{ps.CASE}_numpy-scipy_first.py").write_text(f"```python\n{first}\n```\n")
+    scored = fb.score_folder(folder, cases_path=cases_copy, compat=("published-v1",))
+    assert isinstance(scored, CaseFolderScore)
+    written = CaseFolderScore.model_validate_json(scored.model_dump_json())  # what `score --json` wrote
+    assert written.options == ScoredWith(compat=("published-v1",), gates="ours")
+    again = fb.score_folder(folder, cases_path=cases_copy, compat=written.options.compat, gates=written.options.gates)
+    assert isinstance(again, CaseFolderScore)
+    (before,), (after,) = (s.outcomes["first/numpy-scipy"].values() for s in (scored, again))
+    assert before.passed and before.verdict_data() == after.verdict_data()
+    assert after.substitutions == (
+        "published-v1: output['u'] read as u[ix, iy], shape (nx, ny) = (49, 49), transposed to (ny, nx)",
+    )

@@ -62,7 +62,20 @@ def test_the_script_and_python_m_list_the_same_commands(tmp_path: Path) -> None:
     assert (
         _commands(script.stdout)
         == _commands(module.stdout)
-        == ["optimize", "run", "compare", "report", "replay", "score", "view", "cases", "models", "sandbox", "tasks"]
+        == [
+            "optimize",
+            "run",
+            "compare",
+            "report",
+            "replay",
+            "score",
+            "view",
+            "parity",  # a command; the groups follow
+            "cases",
+            "models",
+            "sandbox",
+            "tasks",
+        ]
     )
 
 

@@ -218,4 +218,12 @@ def test_the_built_in_kinds_parts() -> None:
 
 
 def test_a_kind_fills_only_the_reports_kind_sections() -> None:
-    assert KIND_FIELDS == ("case_stages", "paper_tables", "test_metrics", "breakdowns", "diagnostics", "case_margins")
+    assert KIND_FIELDS == (
+        "case_stages",
+        "paper_tables",
+        "test_metrics",
+        "breakdowns",
+        "diagnostics",
+        "case_margins",
+        "case_gates",
+    )

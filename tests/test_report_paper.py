@@ -26,7 +26,8 @@ from run_builders import (
 
 from fembench_agents.cases import sensitivity
 from fembench_agents.cases.outcomes import CaseOutcome, CaseThresholds
-from fembench_agents.cases.report_rows import case_margins, case_rows, case_stage_rows, margin_rows
+from fembench_agents.cases.report_rows import case_gates, case_margins, case_rows, case_stage_rows, margin_rows
+from fembench_agents.cases.report_view import CASE_REPORT
 from fembench_agents.report import Report, build_report, render_markdown, write_report
 from fembench_agents.report.export import report_sections
 from fembench_agents.report.plots import correctness_figure
@@ -280,7 +281,10 @@ def test_the_terminal_shows_every_table_titled_in_order(report: Report) -> None:
         ("By domain", 9),
         ("Executability and near misses (every function attempt)", 1),
         ("PDE cases: error and time against the thresholds", 1),
-        ("PDE cases: per stage (share in brackets)", 1),
+        (
+            "PDE cases: per stage (share in brackets; gates: ours (alpha_acc 10, tau_min 1e-06, alpha_time 2, t_floor 0.1 s))",
+            1,
+        ),
         ("Paired tests (exact McNemar, tasks)", 1),
     ]
     summary = tables[3]
@@ -412,6 +416,10 @@ def test_report_over_a_compare_directory_prints_and_writes_the_paper_tables(tmp_
     titles = ("Functions correct per task", "Test-track metrics", "By knowledge class", "Executability")
     assert not any(title in result.output for title in titles)  # the terminal's short report
     assert f"the full report is in {out / 'report.md'}; every table: " in result.output
+    # the short report too names the gates that judged the PDE attempts
+    assert "PDE cases judged by the gates: ours (alpha_acc 10, tau_min 1e-06, alpha_time 2, t_floor 0.1 s)" in (
+        result.output.replace("\n", " ")
+    )
     full = CliRunner().invoke(app, ["report", str(tmp_path / "compare"), "--full"])
     assert full.exit_code == 0, full.output
     for title in titles:
@@ -538,6 +546,34 @@ def test_the_pde_stage_table_and_margins_count_each_gate_over_the_one_before() -
     assert margin_rows(case_margins([case_attempt(0, exact), case_attempt(1, at_bounds)]))[1] == [
         [MODEL, "single", "numpy-scipy", "poisson", "0.5 [0.25, 0.75]", "2/2", "0.6 [0.4, 0.8]", "2/2"]
     ]
+
+
+def test_the_pde_sections_name_the_gates_that_judged_each_attempt(report: Report) -> None:
+    def case_attempt(k: int, outcome: CaseOutcome) -> AttemptRecord:
+        return attempt(episode("single", "poisson_1", k, outcome.passed, track="numpy-scipy"), 1, outcome)
+
+    ours = case_outcome("poisson_1", 2e-4, 0.5)
+    assert ours.thresholds is not None
+    published = ours.model_copy(
+        update={"thresholds": ours.thresholds.model_copy(update={"gates": "published", "alpha_acc": 0.05})}
+    )
+    unjudged = ours.model_copy(update={"thresholds": None})  # a reply without code: no gate judged it
+    records = [case_attempt(k, o) for k, o in enumerate((ours, published, unjudged))]
+    labels = ["ours (alpha_acc 10, tau_min 1e-06, alpha_time 2, t_floor 0.1 s)", "published (per record)"]
+    assert case_gates(records) == labels
+    by_published = report.model_copy(update={"case_gates": ["published (per record)"]})
+    margins, stages = CASE_REPORT.sections(by_published)
+    assert margins.note == "Judged by the gates: published (per record)."
+    assert stages.note is not None and stages.note.endswith(" Judged by the gates: published (per record).")
+    assert stages.terminal_title == "PDE cases: per stage (share in brackets; gates: published (per record))"
+    assert CASE_REPORT.notes(by_published) == ["PDE cases judged by the gates: published (per record)"]
+    both = CASE_REPORT.sections(report.model_copy(update={"case_gates": labels}))[0]
+    assert both.note == f"Judged by the gates: {labels[0]}; {labels[1]}."
+    margins, stages = CASE_REPORT.sections(
+        report.model_copy(update={"case_gates": []})
+    )  # a report written before gates were named
+    assert (margins.note, stages.terminal_title) == (None, "PDE cases: per stage (share in brackets)")
+    assert CASE_REPORT.notes(report.model_copy(update={"case_gates": []})) == []
 
 
 SENSITIVITY = CaseThresholds(

@@ -12,6 +12,7 @@ from test_report_paper import mixed_records
 
 from fembench_agents.report import build_report
 from fembench_agents.report.render import rich_tables
+from fembench_agents.report.schema import Estimate
 from fembench_agents.report.terminal import fitted, pointer, says_something, table, terminal_tables
 
 PER_TASK = [
@@ -117,3 +118,21 @@ def test_cost_per_attempt_episode_and_solved_task(tmp_path: Path) -> None:
     (bars,) = ax.containers  # one point per priced group, with its interval
     points = bars.lines[0]
     assert (list(points.get_xdata()), list(points.get_ydata())) == ([0.01], [loop.correct.value])
+
+
+def test_test_time_scaling_shows_the_oracle_choice_as_the_upper_bound_it_is(tmp_path: Path) -> None:
+    from fembench_agents.report.render import render_markdown, scaling_rows
+
+    report = build_report([make_run(tmp_path / "mixed", "mixed", mixed_records())])
+    assert scaling_rows(report)[1] == [] and "Test-time scaling" not in render_markdown(report)
+    loop = next(g for g in report.groups if g.agent == "loop")
+    best = loop.model_copy(update={"agent": "best-of:2", "oracle": Estimate(value=1.0, low=1.0, high=1.0)})
+    report = report.model_copy(update={"groups": [loop, best]})
+    assert scaling_rows(report) == (
+        ["Model", "Agent", "Track", "Chosen: correct [95% CI]", "Oracle choice, upper bound [95% CI]"],
+        [["mock/model", "best-of:2", "code", "0.833 [0.500, 1.000]", "1.000 [1.000, 1.000]"]],
+    )
+    assert "## Test-time scaling" in render_markdown(report) and "an upper bound, not a score" in render_markdown(
+        report
+    )
+    assert "Test-time scaling (oracle choice: an upper bound)" in [t.title for t in terminal_tables(report, 160)]

@@ -7,21 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 from conftest import CORRECT_SCALE
 from test_agents import WRONG_OUTPUT_MARK, WRONG_SCALE, fenced, run_agent
 
-from fembench_agents.agents import make_agent
-from fembench_agents.agents.best_of import choose, distance, rank
-from fembench_agents.agents.coding.public_check import PublicCheck
-from fembench_agents.agents.phased import DebugAndRefineAgent, PlanThenCodeAgent
 from fembench_agents.messages import Message
 from fembench_agents.models import unregister_script
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.outcomes import StageResult
 from fembench_agents.suite.model import Task
-from fembench_agents.suite.outcomes import FunctionOutcome
 
 PLAN = "PLAN: multiply the array by the factor; refuse a negative factor."
 REASONING = "REASONING: the result is factor * x; a negative factor raises ValueError."
@@ -106,31 +99,6 @@ def test_debug_and_refine_debugs_what_does_not_run_and_refines_what_does(
     assert WRONG_OUTPUT_MARK in refine.messages[2].content
 
 
-def outcome(reason: str | None) -> FunctionOutcome:
-    stage = "correct" if reason == "wrong_output" else "parse"
-    failed = () if reason is None else (StageResult(stage=stage, passed=False, reason=reason),)  # type: ignore[arg-type]
-    return FunctionOutcome(task_id="t", passed=reason is None, stages=failed)
-
-
-def test_debug_and_refine_phases_have_their_own_budgets() -> None:
-    agent = DebugAndRefineAgent(name="debug-and-refine:1:2")
-    agent.debug_attempts, agent.refine_attempts = 1, 2
-    assert agent.next_phase(outcome(None), 0, 0) is None  # passed
-    assert agent.next_phase(outcome("syntax_error"), 0, 0) == "debug"
-    assert agent.next_phase(outcome("syntax_error"), 1, 0) is None  # no debugging attempt left
-    assert agent.next_phase(outcome("wrong_output"), 1, 0) == "refine"
-    assert agent.next_phase(outcome("wrong_output"), 1, 1) == "refine"
-    assert agent.next_phase(outcome("wrong_output"), 0, 2) is None
-    made = make_agent("debug-and-refine:3:0")
-    assert isinstance(made, DebugAndRefineAgent) and (made.debug_attempts, made.refine_attempts) == (3, 0)
-    assert isinstance(make_agent("plan-then-code:4"), PlanThenCodeAgent)
-    for spec, words in [("best-of", "give the number of samples"), ("best-of:1", "at least 2 samples")]:
-        with pytest.raises(ValueError, match=words):
-            make_agent(spec)
-    with pytest.raises(ValueError, match="must be >= 0"):
-        DebugAndRefineAgent(name="d", debug_attempts=-1)
-
-
 def test_best_of_hands_in_one_sample_chosen_by_the_public_check(
     evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
 ) -> None:
@@ -145,21 +113,21 @@ def test_best_of_hands_in_one_sample_chosen_by_the_public_check(
     assert attempt.response is not None and attempt.response.usage.prompt_tokens == sum(
         c.response.usage.prompt_tokens or 0 for c in ran.calls
     )  # the attempt stands for all three calls
+    assert episode.oracle_passed is True
 
 
-def check(passed: bool, ran: bool, u: list[float] | None = None) -> PublicCheck:
-    return PublicCheck(passed, ran, "", None if u is None else {"u": np.array(u)})
-
-
-def test_the_choice_ranks_by_the_public_check_then_takes_the_consensus() -> None:
-    assert [rank(c) for c in (check(True, True), check(False, True), check(False, False))] == [2, 1, 0]
-    assert choose([check(False, False), check(False, True), check(False, True)]) == 1
-    assert choose([check(False, True), check(True, True), check(True, True)]) == 1  # no outputs: the first
-    # outputs: the one nearest the others (summed relative L2 distance 0.95, 0.59, 0.54)
-    assert choose([check(True, True, [2, 0]), check(True, True, [1, 0]), check(True, True, [1.1, 0])]) == 2
-    assert choose([check(True, True, [1, 0]), check(False, True), check(True, True, [1, 0])]) == 0  # a tie: first
-    assert distance({"u": np.array([1.0, np.nan])}, {"u": np.array([2.0, 5.0])}) == pytest.approx(0.5)
-    assert distance({"u": np.zeros(2)}, {"u": np.zeros(3)}) == float("inf")
+def test_best_of_records_the_oracle_choice_it_did_not_make(
+    evaluator: Evaluator, scale_task: Task, script_name: str, tmp_path: Path
+) -> None:
+    """Both samples pass the public check; the first is handed in and is wrong, the second
+    would pass: the episode fails, its oracle choice passes (an upper bound, in the log only)."""
+    replies = iter([fenced(WRONG_SCALE), fenced(CORRECT_SCALE)])
+    ran = run_agent(evaluator, [scale_task], "best-of:2", script_name, lambda _: next(replies), tmp_path / "r")
+    (episode,) = ran.episodes
+    assert (episode.passed, episode.oracle_passed, episode.attempts) == (False, True, 1)
+    (attempt,) = ran.attempts
+    assert "+ 1.0" in attempt.reply
+    assert '"oracle_passed":true' in (tmp_path / "r" / "log.jsonl").read_text()
 
 
 @pytest.mark.parametrize("spec", ["best-of:2", "debug-and-refine:1:1", "plan-then-code:2"])

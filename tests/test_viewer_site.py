@@ -112,6 +112,7 @@ def test_a_failed_model_call_and_a_pde_attempt_are_shown_as_they_ended(site: Pat
         "library numpy-scipy, family poisson",
         "relative L2 error 0.002",
         "solve time 0.5 s",
+        "gates: ours (alpha_acc 10, tau_min 1e-06, alpha_time 2, t_floor 0.1 s)",
     ]
 
 

@@ -10,6 +10,7 @@ import hashlib
 import json
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -20,6 +21,7 @@ from fembench_agents.kinds.contract import (
     HiddenMaterial,
     HiddenNumbers,
     LoadedProblems,
+    PreviewedProblems,
     ProblemsUnavailable,
     ScoringOptions,
     SkippedTask,
@@ -204,6 +206,7 @@ class SumFolder:
         scored: list[tuple[SavedAttempt, Any]],
         isolation: IsolationReport,
         skipped: list[SkippedTask],
+        options: ScoringOptions,
     ) -> SumFolderSummary:
         labels: dict[str, int] = {}
         for attempt, outcome in scored:
@@ -252,3 +255,9 @@ class SumKind:
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> SumScorer:
         return SumScorer(sandbox)
+
+    def prepare(self, path: str, problems: Sequence[Any], scorer: Any, progress: Any) -> None:
+        """A sum needs nothing of the machine."""
+
+    def preview(self, path: str, tracks: Any) -> PreviewedProblems:
+        return PreviewedProblems({t: read_source(path) for t in tracks})

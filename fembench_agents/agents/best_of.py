@@ -3,8 +3,10 @@ prompt, one handed in. The choice uses only what an agent may see: each
 sample's run through the public check (scaffolds/workspace/check.py, in the
 coding agents' confined terminal), and where samples return arrays (a PDE
 case's fields on its grid), how far each is from the others; never a hidden
-verdict, hidden input or reference output. Only the chosen sample is scored,
-as the episode's one attempt, whose record counts all N calls."""
+verdict, hidden input or reference output. Only the chosen sample is scored
+as the episode's one attempt, whose record counts all N calls; then the
+others are judged by the hidden verdict for the report's oracle choice (pass@N,
+an upper bound), which the agent never sees."""
 
 from __future__ import annotations
 
@@ -74,6 +76,14 @@ class BestOfAgent:
         if self.samples < 2:
             raise ValueError(f"agent {self.name!r}: best-of needs at least 2 samples, got {self.samples}")
 
+    @property
+    def max_model_calls(self) -> int:
+        """One call per sample."""
+        return self.samples
+
+    def first_messages(self, task: Problem, track: str) -> list[Message]:
+        return [Message(role="user", content=self.prompts.task_prompt(task, track, self.scaffold))]
+
     async def solve(self, task: Problem, session: SolveSession) -> None:
         messages = [Message(role="user", content=self.prompts.task_prompt(task, session.track, self.scaffold))]
         episode = getattr(session, "episode", self.name)
@@ -93,4 +103,5 @@ class BestOfAgent:
             for r in replies
         ]
         chosen = choose(checks)
-        await session.submit(replies[chosen], messages, totals.as_response(replies[chosen], "stop"))
+        outcome, _ = await session.submit(replies[chosen], messages, totals.as_response(replies[chosen], "stop"))
+        await session.upper_bound([r for k, r in enumerate(replies) if k != chosen], outcome.passed)

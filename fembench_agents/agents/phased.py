@@ -39,6 +39,12 @@ async def think(
     return [*ask, Message(role="assistant", content=response.text)]
 
 
+def thinking_prompt(task: Problem, track: str, template: str, prompts: PromptRenderer) -> list[Message]:
+    """What the thinking phase asks (`think`'s first message), for a dry run's estimate."""
+    task_prompt = prompts.task_prompt(task, track)
+    return [Message(role="user", content=prompts.render(template, task=task_prompt.strip()).strip() + "\n")]
+
+
 def previous_program(task: Problem, session: SolveSession) -> tuple[str, bool]:
     reply = session.last_reply()
     code = kind_for(session.track).solver.reply_code(task, reply)
@@ -54,6 +60,14 @@ class PlanThenCodeAgent:
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError(f"agent {self.name!r}: max_attempts must be >= 1, got {self.max_attempts}")
+
+    @property
+    def max_model_calls(self) -> int:
+        """The plan, then one call per attempt."""
+        return 1 + self.max_attempts
+
+    def first_messages(self, task: Problem, track: str) -> list[Message]:
+        return thinking_prompt(task, track, "plan_then_code/plan.j2", self.prompts)
 
     async def solve(self, task: Problem, session: SolveSession) -> None:
         task_prompt = self.prompts.task_prompt(task, session.track)
@@ -82,6 +96,14 @@ class DebugAndRefineAgent:
                 f"agent {self.name!r}: debugging and refinement attempts must be >= 0, "
                 f"got {self.debug_attempts} and {self.refine_attempts}"
             )
+
+    @property
+    def max_model_calls(self) -> int:
+        """The reasoning, the program, then every debugging and refinement attempt."""
+        return 2 + self.debug_attempts + self.refine_attempts
+
+    def first_messages(self, task: Problem, track: str) -> list[Message]:
+        return thinking_prompt(task, track, "debug_and_refine/reason.j2", self.prompts)
 
     def next_phase(self, outcome: OutcomeBase, debugged: int, refined: int) -> str | None:
         """debug while the program fails to run (and debugging attempts are left), refine

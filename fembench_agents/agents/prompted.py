@@ -30,6 +30,11 @@ class PromptAgent:
         if self.max_attempts < 1:
             raise ValueError(f"agent {self.name!r}: max_attempts must be >= 1, got {self.max_attempts}")
 
+    @property
+    def max_model_calls(self) -> int:
+        """The most model calls an episode makes: one per attempt."""
+        return self.max_attempts
+
     def first_messages(self, task: Problem, track: str) -> list[Message]:
         messages = [Message(role="system", content=self.system_prompt)] if self.system_prompt else []
         return messages + [Message(role="user", content=self.prompts.task_prompt(task, track, self.scaffold))]

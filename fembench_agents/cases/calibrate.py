@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
+from fembench_agents.cases import timing
 from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import SolverCase
 from fembench_agents.cases.scorer import CaseScorer
@@ -68,3 +70,31 @@ def each_case_library(
                     skip(lib, seen[lib][1])
             if seen[lib][0]:
                 yield case, lib
+
+
+def calibrate_pairs(
+    cases_dir: Path,
+    pairs: list[tuple[SolverCase, str]],
+    repeats: int,
+    machine: str | None = None,
+    on_pair: Callable[[int, int], None] | None = None,
+    merge: bool = True,
+) -> tuple[timing.MachineCalibration, str]:
+    """Time each (case, library) pair's calibration solver on this machine and write the times
+    into its calibration file: over the times already there (timing.merged), or (`merge`
+    False) in their place; returns the calibration and what happened to the earlier times.
+    `on_pair(done, total)` after each."""
+    libraries = sorted({lib for _, lib in pairs})
+    t_base: dict[str, dict[str, float]] = {}
+    with calibration_sandbox(libraries) as sandbox:
+        scorer = CaseScorer(sandbox)
+        for done, (case, lib) in enumerate(pairs, start=1):
+            t_base.setdefault(case.task_id, {})[lib] = float(f"{time_case(scorer, case, lib, repeats):.4g}")
+            if on_pair is not None:
+                on_pair(done, len(pairs))
+    new = timing.MachineCalibration(
+        machine=machine or timing.machine_name(), fingerprint=timing.fingerprint(), repeats=repeats, t_base=t_base
+    )
+    cal, kept = timing.merged(cases_dir, new) if merge else (new, "")
+    timing.save(cases_dir, cal)
+    return cal, kept

@@ -1,6 +1,8 @@
 """The PDE cases' saved solver programs (`score DIR --cases`): named
 `{case_id}_{library}_{label}.py` (library: a track name such as numpy-scipy or
-scikit-fem), counted per label and library at each gate."""
+scikit-fem), counted per label and library at each gate. The summary records
+the scoring options (compatibility options, which gates) and names the gates
+that judged, so a re-score can be asked for alike and read beside others."""
 
 from __future__ import annotations
 
@@ -9,11 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from fembench_agents.cases.outcomes import CaseOutcome
+from fembench_agents.cases.outcomes import CaseOutcome, gate_labels
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.store import CaseStoreError
 from fembench_agents.cases.tracks import TRACKS
-from fembench_agents.kinds.contract import ProblemsUnavailable, SkippedTask
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions, SkippedTask
 from fembench_agents.kinds.review import FolderTable, SavedAttempt, SavedAttempts
 from fembench_agents.scoring.sandbox import IsolationReport
 
@@ -31,11 +33,20 @@ class StageCounts(BaseModel):
     fast: int
 
 
+class ScoredWith(BaseModel):
+    """The scoring options the verdicts depend on, as asked: asking them again reproduces the verdicts."""
+
+    compat: tuple[str, ...] = ()
+    gates: str = "ours"
+
+
 class CaseFolderScore(BaseModel):
     summaries: list[StageCounts]
     outcomes: dict[str, dict[str, CaseOutcome]]  # "label/library" -> case id -> outcome
     unmatched_files: list[str]
     isolation: IsolationReport
+    options: ScoredWith = ScoredWith()  # `score --compat ... --gates ...`
+    gates: list[str] = []  # the gates that judged the outcomes, as a report names them
 
 
 def find_programs(folder: Path, cases: list[SolverCase]) -> tuple[list[SavedAttempt], list[str]]:
@@ -91,6 +102,7 @@ class CaseFolder:
         scored: list[tuple[SavedAttempt, Any]],
         isolation: IsolationReport,
         skipped: list[SkippedTask],
+        options: ScoringOptions,
     ) -> CaseFolderScore:
         outcomes: dict[str, dict[str, CaseOutcome]] = {}
         for program, outcome in scored:
@@ -110,7 +122,12 @@ class CaseFolder:
                 )
             )
         return CaseFolderScore(
-            summaries=summaries, outcomes=outcomes, unmatched_files=found.unmatched, isolation=isolation
+            summaries=summaries,
+            outcomes=outcomes,
+            unmatched_files=found.unmatched,
+            isolation=isolation,
+            options=ScoredWith(compat=options.compat, gates=options.gates),
+            gates=gate_labels(o for by_case in outcomes.values() for o in by_case.values()),
         )
 
     def table(self, summary: CaseFolderScore, found: SavedAttempts) -> FolderTable:
@@ -118,4 +135,8 @@ class CaseFolder:
             (s.label, s.library, str(s.attempts), str(s.executes), str(s.accurate), str(s.fast))
             for s in summary.summaries
         ]
-        return FolderTable(noun="cases", columns=_COLUMNS, rows=rows, unmatched="case and library")
+        notes = [f"gates: {label}" for label in summary.gates]
+        if summary.options.compat:
+            applied = sum(bool(o.substitutions) for by_case in summary.outcomes.values() for o in by_case.values())
+            notes.append(f"compatibility options: {', '.join(summary.options.compat)} (applied to {applied} programs)")
+        return FolderTable(noun="cases", columns=_COLUMNS, rows=rows, unmatched="case and library", notes=tuple(notes))

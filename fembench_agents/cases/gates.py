@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from fembench_agents.cases.model import GateConfig, OutputContract
+from fembench_agents.cases.model import GateConfig, OutputContract, PublishedThresholds
 from fembench_agents.scoring.outcomes import StageResult, first_failed
 from fembench_agents.vocabulary import FailureReason
 
@@ -141,14 +141,18 @@ def executes(
     ended: str = "ok",
     message: str = "",
     bad_imports: Sequence[str] = (),
+    wrong_layout: str | None = None,
 ) -> StageResult:
-    """ended: ok | timeout | error | crashed (how the sandboxed call ended)."""
+    """ended: ok | timeout | error | crashed (how the sandboxed call ended). `wrong_layout`:
+    why the output is not in the layout a compatibility reading expected (cases/compat.py)."""
     if bad_imports:
         return StageResult(stage="executes", passed=False, reason="disallowed_import", detail="; ".join(bad_imports))
     if ended != "ok":
         reasons: dict[str, FailureReason] = {"timeout": "timeout", "error": "runtime_error"}
         reason = reasons.get(ended, "crashed")
         return StageResult(stage="executes", passed=False, reason=reason, detail=message or None)
+    if wrong_layout is not None:
+        return StageResult(stage="executes", passed=False, reason="wrong_shape", detail=wrong_layout)
     return check_output(output, contract, mask)
 
 
@@ -200,6 +204,30 @@ def accurate(error: float, tau: float) -> StageResult:
         passed=ok,
         reason=None if ok else "too_inaccurate",
         detail=None if ok else f"relative L2 error {error:.3e} is above the accuracy target",
+    )
+
+
+# --- the published record's gates ---------------------------------------------------------
+
+# The published evaluator's rule (its scripts/run_benchmark.py): a record's missing multiplier
+# defaults to its legacy `tolerance`, a missing `tolerance` to 1.2; the accuracy threshold is
+# max(oracle error x accuracy multiplier, 1e-6), the time threshold oracle time x time multiplier.
+PUBLISHED_DEFAULT_TOLERANCE = 1.2
+PUBLISHED_MIN_ERROR = 1e-6
+
+
+def published_config(published: PublishedThresholds, ours: GateConfig) -> GateConfig:
+    """The gates a published record states, in our terms: its multipliers become alpha_acc and
+    alpha_time (applied to our calibration's e_base and t_base, which stand in for the published
+    oracle's error and time), tau_min its minimum error. The noise floor t_floor and eps stay
+    `ours`: they belong to how we measure, not to the record."""
+    legacy = published.tolerance if published.tolerance is not None else PUBLISHED_DEFAULT_TOLERANCE
+    return ours.model_copy(
+        update={
+            "alpha_acc": published.accuracy_tolerance if published.accuracy_tolerance is not None else legacy,
+            "alpha_time": published.time_tolerance if published.time_tolerance is not None else legacy,
+            "tau_min": PUBLISHED_MIN_ERROR,
+        }
     )
 
 
@@ -256,6 +284,7 @@ def evaluate(
     message: str = "",
     bad_imports: Sequence[str] = (),
     threshold: float | None = None,
+    wrong_layout: str | None = None,
 ) -> GateOutcome:
     """Stage by stage; stops at the first failure. Without t_base (no machine
     calibration) the fast gate is not judged and the attempt does not pass.
@@ -266,7 +295,9 @@ def evaluate(
     ta = threshold if threshold is not None else tau_acc(e_base, config)
     tt = tau_time(t_base, config) if t_base is not None else None
     hidden = HiddenFigures(library=library, e_base=e_base, tau_acc=ta, t_base=t_base, tau_time=tt, config=config)
-    stage = executes(output, contract, mask, ended=ended, message=message, bad_imports=bad_imports)
+    stage = executes(
+        output, contract, mask, ended=ended, message=message, bad_imports=bad_imports, wrong_layout=wrong_layout
+    )
     stages = [stage]
     info = output.get("solver_info") if isinstance(output, Mapping) else None
     if not stage.passed:

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fembench_agents.cases import timing
-from fembench_agents.cases.compat import REWRITES
+from fembench_agents.cases import compat, store, timing
+from fembench_agents.cases.calibrate import CalibrationFailed, calibrate_pairs
 from fembench_agents.cases.feedback import CaseFeedback
 from fembench_agents.cases.folder import CaseFolder
 from fembench_agents.cases.hidden import CaseHidden
-from fembench_agents.cases.outcomes import CaseOutcome
+from fembench_agents.cases.outcomes import GATE_SETS, CaseOutcome
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.report_view import CASE_REPORT, CaseReport
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
@@ -22,9 +22,18 @@ from fembench_agents.cases.store import CaseStoreError
 from fembench_agents.cases.tracks import TRACKS, get_track
 from fembench_agents.cases.validation import CaseValidator
 from fembench_agents.kinds import register_kind
-from fembench_agents.kinds.contract import LoadedProblems, ProblemsUnavailable, ScoringOptions
+from fembench_agents.kinds.contract import (
+    AttemptScorer,
+    LoadedProblems,
+    PreviewedProblems,
+    ProblemsUnavailable,
+    Progress,
+    ScoringOptions,
+)
 from fembench_agents.runs.defaults import CASES_PATH
 from fembench_agents.scoring.sandbox import Sandbox
+
+CALIBRATION_REPEATS = 5  # timed solves per case (their median), as `cases calibrate` takes by default
 
 
 @dataclass(frozen=True)
@@ -58,21 +67,71 @@ class LibraryKind:
                 problems.append(f"library track {library!r} is unavailable: {why}")
         if problems:
             raise ProblemsUnavailable("\n".join(problems))
-        unknown = [c for c in options.compat if c not in REWRITES]
-        if unknown:
-            raise ProblemsUnavailable(f"unknown compatibility rewrite(s) {unknown}; known: {sorted(REWRITES)}")
+        config = scoring_config(options)
         try:
-            calibration = timing.load(Path(path))
             cases = load_cases(Path(path))
-        except (CaseStoreError, timing.CalibrationMissing) as exc:
+            if config.gate_set == "published":
+                none = [c.task_id for c in cases if store.load_record(Path(path), c.task_id).published is None]
+                if none:
+                    raise ProblemsUnavailable(
+                        f"--gates published judges each case by its published record's thresholds; {len(none)} "
+                        f"case(s) at {path} have none (our own cases have none; cases imported before they were "
+                        f"kept need `cases import` again): {', '.join(none[:5])}{', ...' if len(none) > 5 else ''}"
+                    )
+            calibration = timing.load(Path(path))
+        except timing.CalibrationMissing as exc:
+            if not options.prepared_later:
+                raise ProblemsUnavailable(str(exc)) from None
+            calibration = None  # `prepare` times what the run selects
+        except CaseStoreError as exc:
             raise ProblemsUnavailable(str(exc)) from None
-        scorer = CaseScorer(sandbox, calibration, CaseScoringConfig(compat=options.compat))
+        scorer = CaseScorer(sandbox, calibration, config)
         by_track: dict[str, list[Any]] = {lib: [c for c in cases if lib in c.spec.libraries] for lib in tracks}
         return LoadedProblems(by_track, scorer)
 
+    def prepare(self, path: str, problems: Sequence[Any], scorer: AttemptScorer, progress: Progress) -> None:
+        """Time, once per machine, the calibration solver of each selected case on this library
+        that has no time yet, and give the scorer the machine's calibration with them."""
+        if not isinstance(scorer, CaseScorer):
+            raise TypeError(f"a PDE case needs a CaseScorer, got {type(scorer).__name__}")
+        have = scorer.calibration.t_base if scorer.calibration is not None else {}
+        missing = [(c, self.track) for c in problems if self.track not in have.get(c.task_id, {})]
+        if not missing:
+            return
+        what = f"calibrating {self.track} on this machine (once): {len(missing)} case(s)"
+        progress(what, 0, len(missing))
+        repeats = scorer.calibration.repeats if scorer.calibration is not None else CALIBRATION_REPEATS
+        try:
+            scorer.calibration, _ = calibrate_pairs(
+                Path(path), missing, repeats, on_pair=lambda done, total: progress(what, done, total)
+            )
+        except CalibrationFailed as exc:
+            raise ProblemsUnavailable(str(exc)) from None
+
+    def preview(self, path: str, tracks: Sequence[str]) -> PreviewedProblems:
+        """The built cases at `path` each library of `tracks` offers: read from their
+        records, with no calibration or installed library needed."""
+        try:
+            cases = load_cases(Path(path))
+        except CaseStoreError as exc:
+            raise ProblemsUnavailable(str(exc)) from None
+        return PreviewedProblems({lib: [c for c in cases if lib in c.spec.libraries] for lib in tracks})
+
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> CaseScorer:
         """Without a calibration the fast gate is not judged (`not_timed`)."""
-        return CaseScorer(sandbox, config=CaseScoringConfig(compat=options.compat))
+        return CaseScorer(sandbox, config=scoring_config(options))
+
+
+def scoring_config(options: ScoringOptions) -> CaseScoringConfig:
+    """The scorer's configuration for a command's options; unknown names are refused, saying which are known."""
+    try:
+        compat.check(options.compat)
+    except ValueError as exc:
+        raise ProblemsUnavailable(str(exc)) from None
+    for gate_set in GATE_SETS:
+        if options.gates == gate_set:
+            return CaseScoringConfig(compat=options.compat, gate_set=gate_set)
+    raise ProblemsUnavailable(f"unknown gates {options.gates!r}; known: {', '.join(GATE_SETS)}")
 
 
 LIBRARY_KINDS = tuple(

@@ -283,6 +283,17 @@ class ReferenceCheck(_Frozen):
     threshold: float  # the estimate had to be at most this
 
 
+class PublishedThresholds(_Frozen):
+    """A published record's thresholds as the published evaluator reads them: the record's
+    top-level `evaluation_config` only (it never reads one nested in `oracle_config`), each
+    value as published or None where the record states none. How they become gates:
+    gates.published_config."""
+
+    accuracy_tolerance: float | None = None  # the accuracy multiplier of the oracle's error
+    time_tolerance: float | None = None  # the time multiplier of the oracle's time
+    tolerance: float | None = None  # legacy: the default of both multipliers
+
+
 class HiddenRecord(_Frozen):
     """Evaluator-only half of a case."""
 
@@ -302,11 +313,14 @@ class HiddenRecord(_Frozen):
     # multiple of its solution, say): such a case is kept for the record and selected only
     # by its id, never by `all` or a pattern (runs.run.select_tasks).
     leak: str | None = None
+    # An imported case's published thresholds (`--gates published` judges by them); None for our own.
+    published: PublishedThresholds | None = None
 
     @model_serializer(mode="wrap")
     def _leak_only_when_marked(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A record written before `leak` existed reads the same and is rebuilt byte for byte."""
+        """A record written before `leak` or `published` existed reads the same and is rebuilt byte for byte."""
         data: dict[str, Any] = handler(self)
-        if data.get("leak") is None:
-            data.pop("leak", None)
+        for key in ("leak", "published"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data

@@ -42,9 +42,11 @@ condition for our [u, lap u] pieces: they are excluded with that reason.
 
 Decisions on the published quirks (reported by `import`): the legacy
 `tolerance` (0.05 or 0.1, which the published evaluator uses as the accuracy
-multiplier) is ignored, our gates (alpha_acc 10) apply to every case; an
+multiplier) is not applied by our gates (alpha_acc 10 for every case); an
 `evaluation_config` nested inside `oracle_config` is read from there; no
-threshold reaches the agent (the published case_spec shows them). The
+threshold reaches the agent (the published case_spec shows them), while the
+hidden record keeps them as the published evaluator reads them, for `score
+--gates published` (published_import.published_thresholds). The
 reference is the exact solution on the grid; e_base is our DOLFINx calibration
 solver's error, and a case whose calibration error exceeds 0.05 is excluded.
 """

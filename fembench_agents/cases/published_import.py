@@ -17,7 +17,13 @@ from fembench_agents.cases.builder import write as write_records
 from fembench_agents.cases.domains import domain_mask
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.manufactured import CaseDefinitionError
-from fembench_agents.cases.model import GateConfig, HiddenRecord, LibraryCalibration, ReferenceCheck
+from fembench_agents.cases.model import (
+    GateConfig,
+    HiddenRecord,
+    LibraryCalibration,
+    PublishedThresholds,
+    ReferenceCheck,
+)
 from fembench_agents.cases.problem import PUBLISHED_FILE, load_cases
 from fembench_agents.cases.published import (
     LIBRARY,
@@ -35,11 +41,25 @@ from fembench_agents.cases.published_domains import Excluded
 IMPORT_REFINEMENTS = (1, 4, 8)
 
 
+def published_thresholds(record: dict[str, Any]) -> PublishedThresholds:
+    """The record's thresholds as the published evaluator reads them: its top-level
+    `evaluation_config` alone (one nested in oracle_config it never reads), as published."""
+    config = record.get("evaluation_config") or {}
+    keys = ("accuracy_tolerance", "time_tolerance", "tolerance")
+    if not isinstance(config, dict):
+        raise Excluded(f"record not read: evaluation_config is {type(config).__name__}, expected an object")
+    try:
+        return PublishedThresholds(**{k: float(config[k]) for k in keys if config.get(k) is not None})
+    except (TypeError, ValueError) as exc:
+        raise Excluded(f"record not read: evaluation_config {config}: {str(exc).splitlines()[0]}") from None
+
+
 def build(record: dict[str, Any], report: ImportReport, config: GateConfig | None = None) -> tuple[Built, dict]:
     from fembench_agents.cases.calibration import dolfinx_fem  # imports dolfinx: only when importing
 
     config = config or GateConfig()
     spec, view, u = convert(record, report)
+    thresholds = published_thresholds(record)
     data = json.loads(spec.model_dump_json())
     merged = {
         **view,
@@ -91,6 +111,7 @@ def build(record: dict[str, Any], report: ImportReport, config: GateConfig | Non
         },
         definition_sha256=store.sha256(json.dumps(record, sort_keys=True).encode()),
         leak=leak,
+        published=thresholds,
     )
     return Built(spec=spec, hidden=hidden, reference=ref, npz=npz), view
 

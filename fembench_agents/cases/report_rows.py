@@ -10,7 +10,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from fembench_agents.cases.outcomes import CaseOutcome
+from fembench_agents.cases.outcomes import CaseOutcome, gate_labels
 from fembench_agents.report.kind_parts import Rows
 from fembench_agents.report.schema import CaseMargins, CaseStageRow, Report
 from fembench_agents.runs.log import AttemptRecord
@@ -90,6 +90,16 @@ def case_margins(attempts: Iterable[AttemptRecord]) -> list[CaseMargins]:
             )
         )
     return rows
+
+
+def case_gates(attempts: Iterable[AttemptRecord]) -> list[str]:
+    """The gates that judged the scored PDE attempts, each named once."""
+    return gate_labels(o for o in (r.outcome for r in attempts) if isinstance(o, CaseOutcome))
+
+
+def gates_named(report: Report) -> str | None:
+    """What a reader must know to set the figures beside others': whose gates judged."""
+    return "gates: " + "; ".join(report.case_gates) if report.case_gates else None
 
 
 def _rate(x: float | None) -> str:

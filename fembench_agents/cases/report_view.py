@@ -9,7 +9,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fembench_agents.cases.outcomes import CaseOutcome
-from fembench_agents.cases.report_rows import case_margins, case_rows, case_stage_rows, margin_rows
+from fembench_agents.cases.report_rows import (
+    case_gates,
+    case_margins,
+    case_rows,
+    case_stage_rows,
+    gates_named,
+    margin_rows,
+)
 from fembench_agents.report.kind_parts import KindFigure, PlainReport, ReportSection
 from fembench_agents.report.schema import Report, ReportSettings
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
@@ -42,13 +49,19 @@ class CaseReport(PlainReport):
     def report_fields(
         self, episodes: Sequence[EpisodeRecord], attempts: Sequence[AttemptRecord], settings: ReportSettings
     ) -> dict[str, list[Any]]:
-        return {"case_stages": case_stage_rows(attempts), "case_margins": case_margins(attempts)}
+        return {
+            "case_stages": case_stage_rows(attempts),
+            "case_margins": case_margins(attempts),
+            "case_gates": case_gates(attempts),
+        }
 
     def sections(self, report: Report) -> list[ReportSection]:
         out = []
+        gates = gates_named(report)
         if report.case_margins:
             title = "PDE cases: error and time against the thresholds"
-            out.append(ReportSection("case_margins", title, margin_rows(report.case_margins)))
+            note = f"Judged by the {gates}." if gates else None
+            out.append(ReportSection("case_margins", title, margin_rows(report.case_margins), note=note))
         if report.case_stages:
             out.append(
                 ReportSection(
@@ -56,8 +69,8 @@ class CaseReport(PlainReport):
                     "PDE cases: per stage",
                     case_rows(report),
                     after_tasks=True,
-                    note=STAGES_NOTE,
-                    terminal_title="PDE cases: per stage (share in brackets)",
+                    note=f"{STAGES_NOTE} Judged by the {gates}." if gates else STAGES_NOTE,
+                    terminal_title="PDE cases: per stage (share in brackets" + (f"; {gates})" if gates else ")"),
                 )
             )
         return out
@@ -66,6 +79,10 @@ class CaseReport(PlainReport):
         if not report.case_margins:
             return []
         return [KindFigure("PDE error and time against the thresholds", MARGINS_PNG, _draw_margins)]
+
+    def notes(self, report: Report) -> list[str]:
+        gates = gates_named(report)
+        return [f"PDE cases judged by the {gates}"] if gates else []
 
     def facts(self, outcome: Any) -> list[str]:
         assert isinstance(outcome, CaseOutcome)
@@ -76,6 +93,9 @@ class CaseReport(PlainReport):
             facts.append(f"solve time {outcome.solve_seconds:.3g} s")
         if outcome.error:
             facts.append(f"{outcome.error.type}: {outcome.error.message}")
+        if outcome.thresholds is not None:
+            facts.append(f"gates: {outcome.thresholds.label}")
+        facts += [f"compatibility: {s}" for s in outcome.substitutions]
         return facts
 
 

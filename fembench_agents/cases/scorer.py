@@ -24,7 +24,7 @@ import numpy as np
 from fembench_agents.cases import compat, gates, store
 from fembench_agents.cases.domains import domain_mask
 from fembench_agents.cases.model import GateConfig, HiddenRecord
-from fembench_agents.cases.outcomes import CaseOutcome, CaseThresholds
+from fembench_agents.cases.outcomes import CaseOutcome, CaseThresholds, GateSet
 from fembench_agents.cases.problem import SOLVE, SolverCase
 from fembench_agents.cases.timing import CalibrationMissing, MachineCalibration
 from fembench_agents.cases.tracks import Track, get_track
@@ -42,7 +42,20 @@ class CaseScoringConfig:
     memory_mb: int = 4096
     retimes: int = 2
     gates: GateConfig | None = None  # None: each case's own record (alpha_acc 10, tau_min 1e-6, alpha_time 3)
-    compat: tuple[str, ...] = ()  # compatibility rewrites (cases/compat.py), off by default, recorded per outcome
+    compat: tuple[str, ...] = ()  # compatibility options (cases/compat.py), off by default, recorded per outcome
+    # "published": each case judged by its published record's multipliers (gates.published_config) on
+    # the e_base and t_base ours measured; a case without them (our own) is refused
+    gate_set: GateSet = "ours"
+
+
+class NoPublishedThresholds(ValueError):
+    """`gate_set="published"` on a case whose record has no published thresholds."""
+
+    def __init__(self, case_id: str) -> None:
+        super().__init__(
+            f"case {case_id} has no published thresholds: the published gates judge an imported case by its "
+            "record's own (our own cases have none; a case imported before they were kept needs `cases import` again)"
+        )
 
 
 @dataclass(frozen=True)
@@ -130,6 +143,8 @@ class CaseScorer:
                 family=case.family,
                 seconds=time.perf_counter() - start,
             )
+        if self.config.gate_set == "published" and self.hidden(case).record.published is None:
+            raise NoPublishedThresholds(case.task_id)
         code, substitutions = compat.apply(self.config.compat, parsed.code)
         bad = gates.disallowed_imports(code, track.allowed_imports)
         result = None if bad else self.run_solve(case, code, library=library)
@@ -137,7 +152,8 @@ class CaseScorer:
             case, library, result, bad_imports=bad, retime=lambda: self.run_solve(case, code, library=library)
         )
         explained = _explained(track, code, outcome)
-        return explained.model_copy(update={"substitutions": substitutions, "seconds": time.perf_counter() - start})
+        made = substitutions + explained.substitutions  # the program's rewrites, then its output's readings
+        return explained.model_copy(update={"substitutions": made, "seconds": time.perf_counter() - start})
 
     def judge(
         self,
@@ -148,7 +164,8 @@ class CaseScorer:
         bad_imports: list[str] | None = None,
         retime: Callable[[], JobResult] | None = None,
     ) -> CaseOutcome:
-        """The gates on a solve job's result (None: not run, `bad_imports` says why)."""
+        """The gates on a solve job's result (None: not run, `bad_imports` says why), its output
+        read through the configured compatibility readings first (cases/compat.py)."""
         hidden = self.hidden(case)
         output: Any = None
         ended, message, error, timings = "ok", "", None, []
@@ -169,18 +186,20 @@ class CaseScorer:
                 except Exception:  # whatever the child sent, a value that does not decode is not an answer
                     output = None
                 timings.append(min(float(frames[0]["seconds"]), result.wall_seconds or float("inf")))
-        outcome = self._gates(case, library, hidden, output, timings, ended, message, bad_imports or [])
+        reading = compat.read(self.config.compat, output, case.spec.output, case.spec.grid)
+        output, wrong_layout = reading.output, reading.refused
+        outcome = self._gates(case, library, hidden, output, timings, ended, message, bad_imports or [], wrong_layout)
         if retime is not None and outcome.reason == "too_slow":
             for _ in range(self.config.retimes):
                 again = retime()
                 frames = [f for f in again.events("solve") if f.get("status") == "ok"]
                 if frames:
                     timings.append(min(float(frames[0]["seconds"]), again.wall_seconds or float("inf")))
-                    outcome = self._gates(case, library, hidden, output, timings, ended, message, [])
+                    outcome = self._gates(case, library, hidden, output, timings, ended, message, [], wrong_layout)
                 if outcome.passed:
                     break
         isolation = result.isolation if result is not None else "unknown"
-        return outcome.model_copy(update={"error": error, "isolation": isolation})
+        return outcome.model_copy(update={"error": error, "isolation": isolation, "substitutions": reading.notes})
 
     def _gates(
         self,
@@ -192,11 +211,18 @@ class CaseScorer:
         ended: str,
         message: str,
         bad_imports: list[str],
+        wrong_layout: str | None = None,
     ) -> CaseOutcome:
-        config = self.config.gates or hidden.record.gates
-        calibration = hidden.record.calibration[library]
-        # Under the record's own gates its stated tau_acc is the threshold: one number, one source.
-        threshold = calibration.tau_acc if self.config.gates is None else None
+        record = hidden.record
+        calibration = record.calibration[library]
+        ours = self.config.gates or record.gates
+        if self.config.gate_set == "published":
+            if record.published is None:
+                raise NoPublishedThresholds(case.task_id)
+            config, threshold = gates.published_config(record.published, ours), None
+        else:
+            # Under the record's own gates its stated tau_acc is the threshold: one number, one source.
+            config, threshold = ours, calibration.tau_acc if self.config.gates is None else None
         t_base = self.t_base(case, library)
         gated = gates.evaluate(
             case.task_id,
@@ -213,6 +239,7 @@ class CaseScorer:
             ended=ended,
             message=message,
             bad_imports=bad_imports,
+            wrong_layout=wrong_layout,
         )
         report, figures = gated.report, gated.hidden
         return CaseOutcome(
@@ -237,6 +264,7 @@ class CaseScorer:
                 alpha_time=config.alpha_time,
                 t_floor=config.t_floor,
                 calibration=self.calibration.calibration_id if self.calibration is not None else None,
+                gates=self.config.gate_set,
             ),
         )
 

@@ -100,12 +100,18 @@ def load_specs(cases_dir: Path) -> list[CaseSpec]:
     return out
 
 
-def load_hidden(cases_dir: Path, case_id: str) -> tuple[HiddenRecord, dict[str, np.ndarray]]:
-    """Evaluator-only: the hidden record and its reference arrays (hash checked)."""
+def load_record(cases_dir: Path, case_id: str) -> HiddenRecord:
+    """Evaluator-only: the hidden record alone, without its reference arrays."""
     path = cases_dir / HIDDEN / f"{case_id}.json"
     if not path.exists():
         raise CaseStoreError(f"{path} missing: run `fembench-agents cases build`")
-    record = HiddenRecord.model_validate_json(path.read_text())
+    return HiddenRecord.model_validate_json(path.read_text())
+
+
+def load_hidden(cases_dir: Path, case_id: str) -> tuple[HiddenRecord, dict[str, np.ndarray]]:
+    """Evaluator-only: the hidden record and its reference arrays (hash checked)."""
+    record = load_record(cases_dir, case_id)
+    path = cases_dir / HIDDEN / f"{case_id}.json"
     data = (path.parent / record.reference_file).read_bytes()
     if sha256(data) != record.reference_sha256:
         raise CaseStoreError(f"{record.reference_file}: hash differs from its record; rebuild the cases")

@@ -129,6 +129,12 @@ def problem_paths(tasks_path: str, cases_path: str) -> dict[str, str]:
     return {TASKS_PATH: tasks_path, CASES_PATH: cases_path}
 
 
+def say_done(what: str, done: int, total: int) -> None:
+    """A preparation's progress (`TaskKind.prepare`) as one line when it ends, for commands without a bar."""
+    if done == total:
+        err.print(f"{what}: done", markup=False, highlight=False)
+
+
 def say_skipped(skip: SkippedTask) -> None:
     """One source left out, with its reason, on stderr."""
     err.print(f"skipped task {skip.name}: {skip.reason}", markup=False, highlight=False, soft_wrap=True)

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from fembench_agents.cases import coverage, store, timing
 from fembench_agents.cases.model import DOMAINS, CaseFile
-from fembench_agents.cases.tracks import TRACKS, TrackUnavailable, get_track
+from fembench_agents.cases.tracks import TRACKS, TrackUnavailable
 from fembench_agents.cli.app import app
 from fembench_agents.kinds import kind_for, tracks
 from fembench_agents.kinds.review import ValidationOptions
@@ -128,33 +128,21 @@ def calibrate(
     ] = None,
 ) -> None:
     """Time our calibration solvers on this machine, in the sandbox as attempts are timed: t_base per case and library."""
-    from fembench_agents.cases.calibrate import CalibrationFailed, calibration_sandbox, each_case_library, time_case
+    from fembench_agents.cases.calibrate import CalibrationFailed, calibrate_pairs, each_case_library
     from fembench_agents.cases.problem import load_cases
-    from fembench_agents.cases.scorer import CaseScorer
 
     try:
         chosen = [c for c in load_cases(cases) if not only or c.task_id in only]
     except store.CaseStoreError as exc:
         _fail(str(exc))
-    libraries = sorted({lib for c in chosen for lib in c.spec.libraries if get_track(lib).available()[0]})
-    t_base: dict[str, dict[str, float]] = {}
-    with calibration_sandbox(libraries) as sandbox:
-        scorer = CaseScorer(sandbox)
-        pairs = each_case_library(chosen, library, lambda lib, why: typer.echo(f"skip {lib}: {why}", err=True))
-        for case, lib in pairs:
-            try:
-                secs = time_case(scorer, case, lib, repeats)
-            except CalibrationFailed as exc:
-                _fail(str(exc))
-            t_base.setdefault(case.task_id, {})[lib] = float(f"{secs:.4g}")
-    cal = timing.MachineCalibration(
-        machine=machine or timing.machine_name(), fingerprint=timing.fingerprint(), repeats=repeats, t_base=t_base
-    )
-    if only or library:
-        cal, kept = timing.merged(cases, cal)
-        if kept:
-            typer.echo(kept, err=True)
-    path = timing.save(cases, cal)
+    pairs = list(each_case_library(chosen, library, lambda lib, why: typer.echo(f"skip {lib}: {why}", err=True)))
+    try:  # a whole calibration replaces the machine's file; --only or --library update it
+        cal, kept = calibrate_pairs(cases, pairs, repeats, machine, merge=bool(only or library))
+    except CalibrationFailed as exc:
+        _fail(str(exc))
+    if kept:
+        typer.echo(kept, err=True)
+    path = timing.path_for(cases, cal.machine)
     typer.echo(f"calibration {cal.calibration_id} for {sum(map(len, cal.t_base.values()))} solves written to {path}")
 
 

@@ -48,7 +48,8 @@ def import_published(
                 typer.echo(f"    {what}: {n}")
     decisions = summary["decisions"]
     typer.echo(
-        f"  decision: legacy `tolerance` ignored (our alpha_acc 10 applies): {decisions['legacy_tolerance_ignored']}"
+        "  decision: legacy `tolerance` ignored by our gates (alpha_acc 10; `score --gates published` applies it): "
+        f"{decisions['legacy_tolerance_ignored']}"
     )
     nested = decisions["evaluation_config_read_from_oracle_config"]
     typer.echo(f"  decision: evaluation_config read from inside oracle_config: {len(nested)} {json.dumps(nested)}")

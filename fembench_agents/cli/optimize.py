@@ -16,10 +16,14 @@ from fembench_agents.cli.app import (
     app,
     console,
     err,
+    fail_unavailable,
     open_sandbox,
+    problem_paths,
     problems_for,
     progress_bar,
+    say_done,
 )
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
 
 LOCAL_REFLECTION_MAX_TOKENS = 1024  # the embedded model's context is 4096 tokens
 
@@ -81,6 +85,14 @@ def optimize(
     ] = True,
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="print the most model calls, tokens and dollars of each phase (the rule is printed with it); "
+            "no model call, no sandbox job, no key needed",
+        ),
+    ] = False,
 ) -> None:
     """GEPA on a training split: tune a single-shot agent's system prompt, never touching held-out tasks."""
     from fembench_agents.models.credentials import credential_problems
@@ -113,6 +125,11 @@ def optimize(
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    if dry_run:
+        from fembench_agents.cli.dry_run import show_optimize_dry_run
+
+        show_optimize_dry_run(settings, evaluate)
+        return
     problems = list(
         dict.fromkeys(
             credential_problems([settings.model], settings.params.api_base)
@@ -129,6 +146,7 @@ def optimize(
     from fembench_agents.optimize.judgement import judge_heldout
     from fembench_agents.optimize.loop import LoopThread
     from fembench_agents.optimize.progress import RichProgress
+    from fembench_agents.runs.problems import prepare_selected
 
     if (
         is_local(settings.reflection_model)
@@ -149,10 +167,18 @@ def optimize(
         open_sandbox(allow_weak_isolation, tracks=[settings.track], executor=executor) as sandbox,
         ExitStack() as stack,
     ):
-        sets = problems_for([settings.track], settings.tasks_path, settings.cases_path, sandbox)
+        options = ScoringOptions(prepared_later=True)
+        sets = problems_for([settings.track], settings.tasks_path, settings.cases_path, sandbox, options=options)
         tasks = sets.by_track[settings.track]
         try:
             split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed, settings.tasks)
+            chosen = ",".join([*split.train, *split.val, *split.heldout])
+            try:  # what the optimization scores, calibrated on this machine first where it must be
+                prepare_selected(
+                    sets, problem_paths(settings.tasks_path, settings.cases_path), [(settings.track, chosen)], say_done
+                )
+            except ProblemsUnavailable as exc:
+                fail_unavailable(exc)
             total = resolve_budget(settings.budget, len(split.val)).max_metric_calls
             response_cache = ResponseCache(cache) if cache else None
             task_client = stack.enter_context(open_client(settings.model, settings.params, cache=response_cache))

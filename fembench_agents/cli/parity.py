@@ -18,8 +18,9 @@ from fembench_agents.cli.app import (
     err,
     open_sandbox,
     problem_paths,
+    say_done,
 )
-from fembench_agents.kinds.contract import ProblemsUnavailable
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
 
 
 @app.command("parity")
@@ -34,12 +35,14 @@ def parity(
     out: Annotated[Path, typer.Option(help="where the oracle's runs go")] = Path("runs/parity"),
     allow_weak_isolation: AllowWeakOpt = False,
 ) -> None:
-    """Harness parity: an oracle model that answers each problem's reference, in the form each
-    agent expects, must pass everywhere; a cell below 100% is a harness fault, named."""
+    """Harness parity: every agent with an oracle model on every track; each cell must be 100%.
+
+    The oracle answers each problem's reference in the form each agent expects; a cell below
+    100% is a harness fault, named with its stage and reason."""
     from fembench_agents.kinds import tracks as registered
     from fembench_agents.parity import AGENTS, parity_cell
     from fembench_agents.parity import sample as first
-    from fembench_agents.runs.problems import load_problems
+    from fembench_agents.runs.problems import load_problems, prepare_selected
 
     specs = [a.strip() for a in agents.split(",")] if agents else list(AGENTS)
     wanted = [t.strip() for t in tracks.split(",")] if tracks else list(registered())
@@ -50,12 +53,15 @@ def parity(
     with open_sandbox(allow_weak_isolation, tracks=wanted) as sandbox:
         problems, evaluators, unavailable = {}, {}, {}
         for track in wanted:
+            paths = problem_paths(tasks_path, cases_path)
             try:
-                sets = load_problems([track], sandbox, problem_paths(tasks_path, cases_path))
+                sets = load_problems([track], sandbox, paths, ScoringOptions(prepared_later=True))
+                chosen = first(sets.by_track[track], sample)
+                prepare_selected(sets, paths, [(track, ",".join(p.task_id for p in chosen))], say_done)
             except ProblemsUnavailable as exc:
                 unavailable[track] = str(exc).splitlines()[0]
                 continue
-            problems[track], evaluators[track] = first(sets.by_track[track], sample), sets.evaluator
+            problems[track], evaluators[track] = chosen, sets.evaluator
         cells = []
         for spec in specs:
             for track in problems:

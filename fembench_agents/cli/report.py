@@ -17,11 +17,14 @@ def show_report(run_dirs: list[Path], out: Path | None, full: bool = False) -> N
     """The terminal's tables (the short set unless `full`), isolation warnings, and one
     line saying where everything else is; report.md under `out` holds every table."""
     from fembench_agents.report import build_report, isolation_warnings, write_report
+    from fembench_agents.report.kind_parts import kind_notes
     from fembench_agents.report.terminal import pointer, terminal_tables
 
     report = build_report(run_dirs)
     for table in terminal_tables(report, console.width, full=full):
         console.print(table)
+    for note in kind_notes(report):
+        console.print(note, markup=False, highlight=False)
     for warning in isolation_warnings(report):
         err.print(f"[yellow]warning:[/yellow] {warning}", markup=True, highlight=False)
     written = None

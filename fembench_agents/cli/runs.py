@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,12 +17,15 @@ from fembench_agents.cli.app import (
     app,
     err,
     exit_if_skipped,
+    fail_unavailable,
     open_sandbox,
+    problem_paths,
     problems_for,
     progress_bar,
 )
-from fembench_agents.kinds.contract import SkippedTask
+from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions, SkippedTask
 from fembench_agents.messages import ModelParams
+from fembench_agents.runs.budget import BudgetReached, SpendCap, merged_stop
 from fembench_agents.runs.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_TOKENS,
@@ -31,12 +34,14 @@ from fembench_agents.runs.defaults import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TRACK,
 )
+from fembench_agents.runs.episode_budget import EpisodeBudget
 from fembench_agents.runs.grid import (
     PlannedRun,
     episode_total,
     execute_grid,
     experiment_dir,
     experiment_runs,
+    grid_budget,
     grid_tracks,
     library_list,
     open_clients,
@@ -46,7 +51,20 @@ from fembench_agents.runs.grid import (
 from fembench_agents.runs.health import RunStopped, error_summary
 from fembench_agents.runs.run import RunConfig
 
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from fembench_agents.runs.problems import ProblemSets
+
 CACHE_DIR = Path(".fembench-cache")
+EpisodeBudgetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--episode-budget",
+        help="the same caps on every agent's episode: calls=N,tokens=N,usd=X,seconds=S (any of them); "
+        "the episode records the cap that ended it",
+    ),
+]
 CacheOpt = Annotated[Path | None, typer.Option(help="response cache directory")]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="episodes at once (per run)")]
 ModelConcurrencyOpt = Annotated[
@@ -56,6 +74,23 @@ SandboxWorkersOpt = Annotated[
     int | None, typer.Option(min=1, help="sandbox workers: attempts scored at once [default: one per CPU]")
 ]
 CasesPathOpt = Annotated[str, typer.Option("--cases-path", help="the PDE cases folder")]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="print the grid, its most model calls, tokens and dollars (the rule is printed with it); "
+        "no model call, no sandbox job, no key needed",
+    ),
+]
+MaxCostOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        min=0.0,
+        help="USD: start no model call once the recorded spend (of the whole grid) reaches it; "
+        "resume with a higher cap to go on",
+    ),
+]
 
 
 def _params(temperature: float, max_tokens: int, reasoning: str | None, api_base: str | None) -> ModelParams:
@@ -80,6 +115,7 @@ async def _run_grid(
     cases_path: str = DEFAULT_CASES,
     skipped: list[SkippedTask] | None = None,
     executor: str = "local",
+    max_cost: float | None = None,
 ) -> list[RunStopped]:
     """Every run of the grid to its end, or to its early stop (returned, not
     raised). Task modules that did not load go into `skipped` and into each
@@ -87,11 +123,20 @@ async def _run_grid(
     _require_credentials(runs)  # before litellm's import (seconds): a refusal comes at once
     from fembench_agents.models import ResponseCache, is_local  # lazy: litellm import
 
+    budget = None
+    if max_cost is not None:
+        try:
+            budget = grid_budget(runs, max_cost)
+        except ValueError as exc:
+            for line in str(exc).splitlines():
+                err.print(f"error: {line}", markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
     response_cache = ResponseCache(cache) if cache else None
     tracks = grid_tracks(runs)
     with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:
-        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped)
+        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped, ScoringOptions(prepared_later=True))
         total = episode_total(runs, sets)  # a selection matching nothing fails before any model server starts
+        _prepare(sets, problem_paths(tasks_path, cases_path), runs)
         clients = open_clients(runs, stack, response_cache)
         first = runs[0].config
         local = (
@@ -102,18 +147,47 @@ async def _run_grid(
         where = "" if executor == "local" else f" on {executor}"
         err.print(
             f"limits: {first.concurrency} episodes at once per run, {first.model_calls_at_once} model calls "
-            f"at once per provider{local}, {sandbox.size} sandbox workers{where}",
+            f"at once per provider{local}, {sandbox.size} sandbox workers{where}"
+            + (f"; spend cap: {budget.line()} spent" if budget else ""),
             highlight=False,
         )
         with progress_bar() as progress:
-            bar = progress.add_task("episodes", total=total)
+            bar = progress.add_task(_progress_text(budget), total=total)
 
             def tick(_: object) -> None:
                 progress.advance(bar)
 
-            stops = await execute_grid(runs, sets, clients, on_episode=tick)
+            if budget is not None:
+                budget.on_change = lambda b: progress.update(bar, description=_progress_text(b))
+            stops = await execute_grid(runs, sets, clients, on_episode=tick, budget=budget)
         sets.evaluator.close()
     return stops
+
+
+def _progress_text(budget: SpendCap | None) -> str:
+    """The progress line's words: the spend against the cap when there is one."""
+    return "episodes" if budget is None else f"episodes {budget.line()}"
+
+
+def _prepare(sets: ProblemSets, paths: dict[str, str], runs: list[PlannedRun]) -> None:
+    """What scoring the grid's problems needs on this machine and lacks (a PDE case's
+    calibration), made before the first episode with a progress bar."""
+    from fembench_agents.runs.problems import prepare_selected
+
+    with progress_bar() as progress:
+        bars: dict[str, TaskID] = {}
+
+        def advance(what: str, done: int, total: int) -> None:
+            if what not in bars:
+                bars[what] = progress.add_task(what, total=total)
+            progress.update(bars[what], completed=done)
+
+        try:
+            prepare_selected(sets, paths, [(r.config.track, r.config.tasks) for r in runs], advance)
+        except ProblemsUnavailable as exc:
+            fail_unavailable(exc)
+    for what in bars:
+        err.print(f"{what}: done", markup=False, highlight=False)
 
 
 def _require_credentials(runs: list[PlannedRun]) -> None:
@@ -136,10 +210,15 @@ def _exit_on_model_errors(run_dirs: list[Path], stops: list[RunStopped]) -> None
     from fembench_agents.report.tables import collect_episodes
 
     lines = error_summary(record for _, record in collect_episodes(run_dirs)[1])
-    lines += [str(stop) for stop in stops]
+    budget_stops = [s for s in stops if isinstance(s, BudgetReached)]
+    lines += [str(stop) for stop in stops if not isinstance(stop, BudgetReached)]
+    if budget_stops:
+        lines.append(merged_stop(budget_stops))
     if not lines:
         return
     lines.append("run the same command again to resume: failed and unstarted episodes are retried")
+    if budget_stops:
+        lines.append("(with a higher --max-cost: what was spent counts against it)")
     for line in lines:
         err.print(redact(line), markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(1)
@@ -179,6 +258,9 @@ def run(
     cache: CacheOpt = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
+    episode_budget: EpisodeBudgetOpt = None,
+    dry_run: DryRunOpt = False,
+    max_cost: MaxCostOpt = None,
 ) -> None:
     """One model x one agent x a task selection (or PDE cases on one library) -> a resumable run directory."""
     tasks, track = problem_selection(tasks, track, cases, library)
@@ -192,6 +274,7 @@ def run(
             concurrency=concurrency,
             model_concurrency=model_concurrency,
             params=_params(temperature, max_tokens, reasoning_effort, api_base),
+            episode_budget=EpisodeBudget.of(episode_budget),
         )
         from fembench_agents.agents import make_agent
 
@@ -201,11 +284,24 @@ def run(
         raise typer.Exit(2) from None
     planned = single_run(config, out)
     out = planned.out
+    if dry_run:
+        from fembench_agents.cli.dry_run import show_dry_run
+
+        show_dry_run([planned], tasks_path, cases_path)
+        return
     skipped: list[SkippedTask] = []
     try:
         stops = asyncio.run(
             _run_grid(
-                [planned], tasks_path, cache, allow_weak_isolation, sandbox_workers, cases_path, skipped, executor
+                [planned],
+                tasks_path,
+                cache,
+                allow_weak_isolation,
+                sandbox_workers,
+                cases_path,
+                skipped,
+                executor,
+                max_cost,
             )
         )
     except ValueError as exc:
@@ -243,6 +339,9 @@ def compare(
     cache: CacheOpt = CACHE_DIR,
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
+    episode_budget: EpisodeBudgetOpt = None,
+    dry_run: DryRunOpt = False,
+    max_cost: MaxCostOpt = None,
 ) -> None:
     """Models x agents x tasks x repeats, concurrently; ends with the report."""
     from fembench_agents.agents import make_agent
@@ -267,9 +366,12 @@ def compare(
                 model_concurrency=model_concurrency,
                 sandbox_workers=sandbox_workers,
                 params=_params(temperature, max_tokens, None, None),
+                max_cost=max_cost,
             )
         else:
             raise ValueError("give --experiment FILE, or both --models and --agents")
+        if episode_budget is not None:  # the command line's caps over the file's
+            exp = exp.model_copy(update={"episode_budget": EpisodeBudget.parse(episode_budget)})
         for spec in exp.agents:
             make_agent(spec)
     except ValueError as exc:
@@ -277,6 +379,11 @@ def compare(
         raise typer.Exit(2) from None
     out = experiment_dir(exp, out)
     runs = experiment_runs(exp, out)
+    if dry_run:
+        from fembench_agents.cli.dry_run import show_dry_run
+
+        show_dry_run(runs, exp.tasks_path, exp.cases_path)
+        return
     skipped: list[SkippedTask] = []
     try:
         stops = asyncio.run(
@@ -289,6 +396,7 @@ def compare(
                 exp.cases_path,
                 skipped,
                 executor,
+                max_cost if max_cost is not None else exp.max_cost,  # the option wins over the file's
             )
         )
     except ValueError as exc:

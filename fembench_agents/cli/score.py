@@ -40,8 +40,20 @@ def score(
     cases_path: Annotated[str, typer.Option("--cases-path", help="the PDE cases folder")] = DEFAULT_CASES,
     compat: Annotated[
         list[str] | None,
-        typer.Option("--compat", help="with --cases: a recorded compatibility rewrite, e.g. hypre-as-gamg"),
+        typer.Option(
+            "--compat",
+            help="with --cases: a recorded compatibility option: hypre-as-gamg (a rewrite of the program), "
+            "published-v1 (u read in the first published contract's layout, (nx, ny))",
+        ),
     ] = None,
+    gates: Annotated[
+        str,
+        typer.Option(
+            "--gates",
+            help="with --cases: which gates judge: ours, or published (each imported case by its published "
+            "record's own thresholds, on our e_base and t_base)",
+        ),
+    ] = "ours",
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
 ) -> None:
@@ -52,6 +64,9 @@ def score(
     if not folder.is_dir():
         err.print(f"[red]error:[/red] {folder} is not a directory")
         raise typer.Exit(2)
+    if not cases and (compat or gates != "ours"):
+        err.print("[red]error:[/red] --compat and --gates apply to PDE solver programs: add --cases")
+        raise typer.Exit(2)
     kind = kind_for(DEFAULT_LIBRARY if cases else DEFAULT_TRACK)
     path = problem_paths(tasks, cases_path)[kind.default_path]
     try:
@@ -59,7 +74,8 @@ def score(
     except ProblemsUnavailable as exc:
         fail_unavailable(exc)
     with open_sandbox(allow_weak_isolation, tracks=tracks, executor=executor) as sandbox:
-        sets = problems_for(tracks, tasks, cases_path, sandbox, options=ScoringOptions(tuple(compat or ())))
+        options = ScoringOptions(tuple(compat or ()), gates=gates)
+        sets = problems_for(tracks, tasks, cases_path, sandbox, options=options)
         found = kind.folder.find(folder, path, sets.by_track)
         with progress_bar() as progress:
             bar = progress.add_task("scoring", total=len(found.attempts))
@@ -74,6 +90,8 @@ def score(
     for row in shown.rows:
         table.add_row(*row)
     console.print(table)
+    for note in shown.notes:
+        console.print(note)
     if result.unmatched_files:
         err.print(
             f"[yellow]{len(result.unmatched_files)} files matched no {shown.unmatched}:[/yellow] "

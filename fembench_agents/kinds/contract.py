@@ -7,7 +7,7 @@ entry. The parts the offline commands ask for (report, `score DIR`,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -44,7 +44,13 @@ class ProblemsUnavailable(ValueError):
 class ScoringOptions:
     """What a command may ask of a kind's scorer beyond its defaults."""
 
-    compat: tuple[str, ...] = ()  # compatibility rewrites a kind offers (PDE: cases/compat.py)
+    compat: tuple[str, ...] = ()  # compatibility options a kind offers (PDE: cases/compat.py)
+    # which gates judge: the kind's own ("ours"), or another set it offers (PDE: "published",
+    # each imported case by its published record's thresholds)
+    gates: str = "ours"
+    # The caller will `prepare` the problems it selects before scoring them (a run does): a
+    # kind need not refuse to load for want of what `prepare` makes (a machine calibration).
+    prepared_later: bool = False
 
 
 @dataclass
@@ -53,6 +59,15 @@ class LoadedProblems:
 
     by_track: dict[str, list[Any]]
     scorer: AttemptScorer
+    skipped: list[SkippedTask] = field(default_factory=list)
+
+
+@dataclass
+class PreviewedProblems:
+    """The problems of one source for each track asked for, read without starting a
+    sandbox job (what a dry run renders prompts from), and the sources left out."""
+
+    by_track: dict[str, list[Any]]
     skipped: list[SkippedTask] = field(default_factory=list)
 
 
@@ -183,6 +198,10 @@ class KindHidden(Protocol):
         ...
 
 
+# what is being made, how many of how many are done (a progress bar's description and counts)
+Progress = Callable[[str, int, int], None]
+
+
 class TaskKind(Protocol):
     """One registered track: its problems, how attempts at them are scored and
     explained, and what a solver sees of them."""
@@ -247,4 +266,17 @@ class TaskKind(Protocol):
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> AttemptScorer:
         """A scorer with no more than the sandbox (what an evaluator builds when none was given)."""
+        ...
+
+    def prepare(self, path: str, problems: Sequence[Any], scorer: AttemptScorer, progress: Progress) -> None:
+        """Before a run's first episode: make what scoring `problems` on this machine needs and
+        does not have yet (a PDE case's timing of its calibration solver), once per machine,
+        saying how far it is through `progress`; nothing when all is there. Raises
+        ProblemsUnavailable when it cannot."""
+        ...
+
+    def preview(self, path: str, tracks: Sequence[str]) -> PreviewedProblems:
+        """The problems at `path` each of `tracks` offers, with what their prompts need,
+        read without starting a sandbox job or needing a scorer (a dry run's);
+        raises ProblemsUnavailable when there are none to read."""
         ...

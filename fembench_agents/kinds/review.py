@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from fembench_agents.kinds.contract import SkippedTask
+from fembench_agents.kinds.contract import ScoringOptions, SkippedTask
 
 if TYPE_CHECKING:
     from fembench_agents.report.kind_parts import KindFigure, PairedHeadline, ReportSection
@@ -71,6 +71,11 @@ class KindReport(Protocol):
         """What one of its outcomes measured beyond its stages, a line each (the viewer's attempt facts)."""
         ...
 
+    def notes(self, report: Report) -> list[str]:
+        """Lines the terminal prints under its tables, short or full: what a reader must know to
+        read the figures beside others' (the gates that judged the PDE attempts)."""
+        ...
+
 
 @dataclass(frozen=True)
 class SavedAttempt:
@@ -102,6 +107,7 @@ class FolderTable:
     columns: tuple[str, ...]
     rows: Sequence[tuple[str, ...]]
     unmatched: str
+    notes: tuple[str, ...] = ()  # lines printed under the table (the gates that judged, say)
 
 
 class FolderSummary(Protocol):
@@ -137,8 +143,10 @@ class KindFolder(Protocol):
         scored: list[tuple[SavedAttempt, Any]],
         isolation: IsolationReport,
         skipped: list[SkippedTask],
+        options: ScoringOptions,
     ) -> FolderSummary:
-        """The outcomes of `found`'s attempts (in its order), summed up per label."""
+        """The outcomes of `found`'s attempts (in its order), summed up per label; `options`:
+        what the scorer was asked beyond its defaults (a summary that records them can be re-scored alike)."""
         ...
 
     def table(self, summary: Any, found: SavedAttempts) -> FolderTable:

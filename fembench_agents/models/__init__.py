@@ -19,7 +19,15 @@ if TYPE_CHECKING:
     from fembench_agents.models.config import ClientOptions, RetryPolicy
     from fembench_agents.models.cost import call_cost
     from fembench_agents.models.errors import LocalServerError, ModelCallError, UnrecordedRequestError
-    from fembench_agents.models.factory import LOCAL_MODEL, is_local, make_client, open_client, provider_of
+    from fembench_agents.models.factory import (
+        LOCAL_MODEL,
+        is_local,
+        make_client,
+        model_prices,
+        open_client,
+        priced_by_litellm,
+        provider_of,
+    )
     from fembench_agents.models.keys import load_env, redact
     from fembench_agents.models.local_server import LocalModelServer, smollm2_gguf
     from fembench_agents.models.recorded import ReplayModel
@@ -38,6 +46,8 @@ _HOME = {
     "LOCAL_MODEL": "factory",
     "is_local": "factory",
     "make_client": "factory",
+    "model_prices": "factory",
+    "priced_by_litellm": "factory",
     "open_client": "factory",
     "provider_of": "factory",
     "load_env": "keys",
@@ -66,6 +76,8 @@ __all__ = [
     "is_local",
     "load_env",
     "make_client",
+    "model_prices",
+    "priced_by_litellm",
     "open_client",
     "provider_of",
     "redact",

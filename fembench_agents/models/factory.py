@@ -16,6 +16,7 @@ from fembench_agents.models._litellm import litellm
 from fembench_agents.models.cache import ResponseCache
 from fembench_agents.models.client import LiteLLMClient, OnCall
 from fembench_agents.models.config import ClientOptions
+from fembench_agents.models.cost import prices_per_million
 from fembench_agents.models.credentials import PLACEHOLDER_KEY, missing_keys, unknown_provider_advice
 from fembench_agents.models.keys import load_env
 from fembench_agents.models.local_server import LocalModelServer
@@ -46,6 +47,8 @@ class ModelSource:
     provider: str
     claims: Callable[[str], bool]
     prepare: Prepare
+    # (input, output) USD per token its names are billed at; None: litellm's price map decides
+    token_prices: Callable[[str], tuple[float, float] | None] | None = None
 
 
 _SOURCES: dict[str, ModelSource] = {}
@@ -87,7 +90,7 @@ def _prepare_litellm(spec: ClientSpec) -> ClientSpec:
     return spec
 
 
-register_model_source(ModelSource("local", is_local, _prepare_local))
+register_model_source(ModelSource("local", is_local, _prepare_local, lambda _: (0.0, 0.0)))
 
 
 def make_client(
@@ -115,6 +118,26 @@ def make_client(
         litellm_model=spec.litellm_model,
         api_key=spec.api_key,
     )
+
+
+def model_prices(model_name: str, options: ClientOptions | None = None) -> tuple[float, float] | None:
+    """(input, output) USD per million tokens as `model_name`'s calls are billed:
+    explicit `options` prices, else its model source's (the embedded model is
+    free), else litellm's price map; None when unpriced. Needs no running server."""
+    name = model_name.strip()
+    source = _source_of(name)
+    options = options or ClientOptions()
+    if source is not None and source.token_prices is not None and options.token_prices is None:
+        own = source.token_prices(name)
+        if own is not None:
+            options = options.model_copy(update={"token_prices": own})
+    return prices_per_million(name, options)
+
+
+def priced_by_litellm(model_name: str) -> bool:
+    """Whether `model_name`'s price comes from litellm's price map (no model source prices it)."""
+    source = _source_of(model_name.strip())
+    return source is None or source.token_prices is None
 
 
 def provider_of(model_name: str, params: ModelParams | None = None) -> str:

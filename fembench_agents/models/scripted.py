@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import openai
 
 from fembench_agents.messages import Message
 from fembench_agents.models._litellm import litellm
+from fembench_agents.models.config import ClientOptions
 from fembench_agents.models.factory import ClientSpec, ModelSource, register_model_source
 from fembench_agents.models.names import SCRIPTED, is_scripted
 
@@ -32,6 +33,7 @@ class Script:
     fail_first: int = 0
     failure: Failure = "rate_limit"
     finish_reason: str = "stop"
+    prices: tuple[float, float] | None = None  # (input, output) USD per token its calls cost; None: unpriced
     calls: int = 0
     seen: list[list[Message]] = field(default_factory=list)
     _served: int = 0
@@ -129,15 +131,24 @@ def ensure_registered() -> ScriptedProvider:
             *litellm.custom_provider_map,
             {"provider": PROVIDER, "custom_handler": _PROVIDER},
         ]
-    register_model_source(ModelSource(PROVIDER, is_scripted, _prepare_scripted))
+    register_model_source(ModelSource(PROVIDER, is_scripted, _prepare_scripted, _script_prices))
     return _PROVIDER
 
 
 def _prepare_scripted(spec: ClientSpec, server: object) -> ClientSpec:
-    script = spec.name.removeprefix(f"{PROVIDER}/")
-    if get_script(script) is None:
-        raise ValueError(f"no script named {script!r}: register it first with register_script({script!r}, ...)")
+    name = spec.name.removeprefix(f"{PROVIDER}/")
+    script = get_script(name)
+    if script is None:
+        raise ValueError(f"no script named {name!r}: register it first with register_script({name!r}, ...)")
+    options = spec.options or ClientOptions()
+    if script.prices is not None and options.token_prices is None and options.price_as is None:
+        return replace(spec, options=options.model_copy(update={"token_prices": script.prices}))
     return spec
+
+
+def _script_prices(model: str) -> tuple[float, float] | None:
+    script = get_script(model.removeprefix(f"{PROVIDER}/"))
+    return script.prices if script is not None else None
 
 
 def register_script(
@@ -147,13 +158,16 @@ def register_script(
     fail_first: int = 0,
     failure: Failure = "rate_limit",
     finish_reason: str = "stop",
+    prices: tuple[float, float] | None = None,
 ) -> Script:
-    """Make `scripted/<name>` answer with `replies`; replaces a script of the same name."""
+    """Make `scripted/<name>` answer with `replies`; replaces a script of the same name.
+    `prices`: (input, output) USD per token its calls are billed at, as a
+    provider's would be (None: unpriced, as litellm has no price for it)."""
     if not name or "/" in name:
         raise ValueError(f"script name must be non-empty and contain no '/': {name!r}")
     if isinstance(replies, str):
         raise TypeError("replies must be a list of strings or a callable, not one string")
-    script = Script(name, replies, fail_first=fail_first, failure=failure, finish_reason=finish_reason)
+    script = Script(name, replies, fail_first=fail_first, failure=failure, finish_reason=finish_reason, prices=prices)
     ensure_registered().scripts[name] = script
     return script
 

@@ -16,6 +16,7 @@ from fembench_agents.report.render import (
     paired_rows,
     reason_rows,
     render_markdown,
+    scaling_rows,
     stage_rows,
     summary_rows,
     task_rows,
@@ -35,6 +36,8 @@ def all_sections(report: Report) -> list[ReportSection]:
         return []
     own = kind_sections(report)
     out = [ReportSection("summary", "Summary", summary_rows(report)), ReportSection("cost", "Cost", cost_rows(report))]
+    if any(g.oracle is not None for g in report.groups):
+        out.append(ReportSection("test_time_scaling", "Test-time scaling", scaling_rows(report)))
     out += [s for s in own if not s.after_tasks]
     for t in report.task_tables:
         stem = "tasks_" + "".join(ch if ch.isalnum() else "_" for ch in f"{t.model}_{t.track}")

@@ -83,6 +83,9 @@ class PlainReport:
     def facts(self, outcome: Any) -> list[str]:
         return []
 
+    def notes(self, report: Report) -> list[str]:
+        return []
+
 
 # The report's sections a kind may fill: those empty unless a kind fills them
 # (every report has the summary, groups, per-task tables and paired tests).
@@ -124,6 +127,11 @@ def kind_fields(
 def kind_sections(report: Report) -> list[ReportSection]:
     """Every family's tables of `report`, families in registration order."""
     return [s for part in family_parts().values() for s in part.sections(report)]
+
+
+def kind_notes(report: Report) -> list[str]:
+    """Every family's lines for the terminal under its tables, families in registration order."""
+    return [line for part in family_parts().values() for line in part.notes(report)]
 
 
 def kind_figures(report: Report) -> list[KindFigure]:

@@ -114,6 +114,19 @@ def cost_rows(report: Report) -> Rows:
     return headers, rows
 
 
+def scaling_rows(report: Report) -> Rows:
+    """Test-time scaling: the sample a scaffold chose beside the oracle choice among the same
+    samples (chosen by the hidden verdict: an upper bound no agent can reach by itself)."""
+    conf = round(report.settings.confidence * 100)
+    headers = ["Model", "Agent", "Track", f"Chosen: correct [{conf}% CI]", f"Oracle choice, upper bound [{conf}% CI]"]
+    rows = [
+        [g.model, g.agent, g.track, fmt_estimate(g.correct), fmt_estimate(g.oracle)]
+        for g in report.groups
+        if g.oracle is not None
+    ]
+    return headers, rows
+
+
 def stage_columns(report: Report) -> list[str]:
     present = {s for g in report.groups for s in g.stage_failures}
     return [s for s in STAGE_ORDER if s in present] + sorted(present - set(STAGE_ORDER))
@@ -178,6 +191,29 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
     return [line(headers), "|" + "---|" * len(headers), *(line(r) for r in rows), ""]
 
 
+def budget_lines(report: Report) -> list[str]:
+    """The runs' episode budgets, said once when they agree and flagged when they differ (the
+    agents compared then did not work under the same caps), then the episodes each cap ended."""
+    budgets = {r.run_id: r.episode_budget or "none" for r in report.runs}
+    if set(budgets.values()) == {"none"}:
+        return []
+    if len(set(budgets.values())) == 1:
+        out = [f"Episode budget: {next(iter(budgets.values()))} (every run)."]
+    else:
+        each = "; ".join(f"{run}: {b}" for run, b in budgets.items())
+        out = [
+            f"**Warning**: the runs' episode budgets differ ({each}): their agents did not work under the same caps."
+        ]
+    out += [
+        f"{g.model} / {g.agent} / {g.track}: "
+        + ", ".join(f"{n} episode(s) ended by {cap}" for cap, n in g.budget_stops.items())
+        + "."
+        for g in report.groups
+        if g.budget_stops
+    ]
+    return out
+
+
 def isolation_warnings(report: Report) -> list[str]:
     """One line per run whose generated code ran with less than namespaced isolation."""
     return [
@@ -223,6 +259,7 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
         "",
     ]
     out += md_table(*summary_rows(report))
+    out += [f"{line}\n" for line in budget_lines(report)]
     out += [
         "## Cost",
         "",
@@ -231,6 +268,16 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
         "",
     ]
     out += md_table(*cost_rows(report))
+    if any(g.oracle is not None for g in report.groups):
+        out += [
+            "## Test-time scaling",
+            "",
+            "Each best-of-N episode hands in one of its samples, chosen from what an agent may see. "
+            "The oracle choice takes a passing sample whenever there is one (the hidden verdict "
+            "decides): an upper bound, not a score any agent earned.",
+            "",
+        ]
+        out += md_table(*scaling_rows(report))
     own = kind_sections(report)
     for section in (s for s in own if not s.after_tasks):
         out += _md_section(section)
@@ -272,6 +319,8 @@ def rich_tables(report: Report) -> list[Table]:
     """Per-task results, summary, stage failures and paired tests, for `Console.print`."""
     tables = [_rich_table(task_table_title(t), task_rows(t)) for t in report.task_tables]
     tables += [_rich_table("Summary", summary_rows(report)), _rich_table("Cost", cost_rows(report))]
+    if any(g.oracle is not None for g in report.groups):
+        tables.append(_rich_table("Test-time scaling (oracle choice: an upper bound)", scaling_rows(report)))
     tables.append(_rich_table("Stage failures", stage_rows(report)))
     own = kind_sections(report)
     tables += [_rich_table(s.terminal_title or s.title, s.rows) for s in own if not s.after_tasks]

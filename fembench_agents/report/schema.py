@@ -46,6 +46,7 @@ class RunInfo(_Frozen):
     git_commit: str | None = None
     episodes: int
     isolation: IsolationReport | None = None  # None: recorded before isolation was kept
+    episode_budget: str | None = None  # its agents' caps (calls=..,usd=..); None: uncapped
 
 
 class GroupSummary(_Frozen):
@@ -65,6 +66,9 @@ class GroupSummary(_Frozen):
     tasks_solved: int  # tasks a strict majority of whose repeats passed
     correct: Estimate  # mean over tasks of the share of repeats that passed
     joint_tests: Estimate | None = None  # tests track: mean over tasks of the joint test score
+    # best-of-N: mean over tasks of the share of repeats any of whose samples passes (the oracle
+    # choice: what a choice by the hidden verdict would give, an upper bound on the scaffold's)
+    oracle: Estimate | None = None
     pass_at_k: dict[int, float]  # k = 1 .. repeats_min
     k_of_n: dict[int, int]  # k -> tasks passed in at least k repeats
     stage_failures: dict[str, int]  # failed stage -> failed episodes
@@ -74,6 +78,7 @@ class GroupSummary(_Frozen):
     cost_usd: float | None  # None when any episode's cost is unknown
     seconds: float  # summed over episodes (not wall clock when episodes overlap)
     model_seconds: float
+    budget_stops: dict[str, int] = {}  # episode budget cap -> episodes it ended
     model_calls: int = 0  # one per model sample
     reused_calls: int = 0  # of those, served by the response cache or a recording
 
@@ -241,3 +246,4 @@ class Report(_Frozen):
     breakdowns: list[BreakdownRow] = []
     diagnostics: list[Diagnostics] = []
     case_margins: list[CaseMargins] = []
+    case_gates: list[str] = []  # the gates that judged the PDE attempts, as named ("ours (alpha_acc 10, ...)")

@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from fembench_agents.report.stats import (
     mcnemar_exact,
     mean_pass_at_k,
 )
+from fembench_agents.runs.episode_budget import EpisodeBudget
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
 from fembench_agents.runs.reader import RunRecords, chosen_episodes, latest_attempts, open_run
 
@@ -73,9 +75,15 @@ def collect_episodes(
                 git_commit=manifest.git_commit,
                 episodes=len(chosen),
                 isolation=manifest.isolation,
+                episode_budget=_budget(manifest.config.get("episode_budget")),
             )
         )
     return runs, episodes
+
+
+def _budget(recorded: Any) -> str | None:
+    budget = EpisodeBudget.of(recorded) if recorded else None
+    return budget.describe() if budget else None
 
 
 def collect_attempts(run_dirs: Iterable[RunSource]) -> list[AttemptRecord]:
@@ -136,6 +144,11 @@ def summarize_group(
             if report_part(track).graded
             else None
         ),
+        oracle=(
+            _estimate([float(np.mean([bool(e.oracle_passed) for e in t])) for t in tasks.values()], settings)
+            if all(e.oracle_passed is not None for e in eps)
+            else None
+        ),
         pass_at_k={k: mean_pass_at_k(counts, k) for k in range(1, repeats_min + 1)},
         k_of_n=k_of_n(counts),
         stage_failures=dict(sorted(stages.items())),
@@ -145,6 +158,7 @@ def summarize_group(
         cost_usd=None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None)),
         seconds=sum(e.seconds for e in eps),
         model_seconds=sum(e.model_seconds for e in eps),
+        budget_stops=dict(sorted(Counter(e.budget_stop for e in eps if e.budget_stop).items())),
         model_calls=sum(e.model_calls for e in eps),
         reused_calls=sum(e.reused_calls for e in eps),
     )

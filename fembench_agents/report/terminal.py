@@ -14,6 +14,7 @@ from fembench_agents.report.kind_parts import Rows, kind_sections
 from fembench_agents.report.render import (
     cost_rows,
     paired_rows,
+    scaling_rows,
     stage_rows,
     summary_rows,
     task_rows,
@@ -55,6 +56,7 @@ def terminal_tables(report: Report, width: int, full: bool = False) -> list[Tabl
         titled += [(s.terminal_title or s.title, s.rows) for s in ordered if not s.repeats_summary]
     else:
         titled.append(("Summary", fitted(summary_rows(report), width)))
+    titled.append(("Test-time scaling (oracle choice: an upper bound)", scaling_rows(report)))
     if report.paired:
         titled.append(("Paired tests (exact McNemar, tasks)", paired_rows(report)))
     return [table(title, rows) for title, rows in titled if says_something(rows)]

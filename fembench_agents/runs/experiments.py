@@ -18,6 +18,7 @@ from fembench_agents.runs.defaults import (
     DEFAULT_TRACK,
     TASKS_PATH,
 )
+from fembench_agents.runs.episode_budget import EpisodeBudget
 from fembench_agents.vocabulary import Track
 
 
@@ -39,6 +40,16 @@ class Experiment(BaseModel):
     model_concurrency: int | None = Field(default=None, ge=1)  # model calls at once per provider
     sandbox_workers: int | None = Field(default=None, ge=1)  # default: one per CPU
     params: ModelParams = ModelParams()
+    # the same caps on every agent's episode: "calls=N,tokens=N,usd=X,seconds=S" or a table of them
+    episode_budget: EpisodeBudget | None = None
+
+    @field_validator("episode_budget", mode="before")
+    @classmethod
+    def _budget(cls, value: Any) -> EpisodeBudget | None:
+        return EpisodeBudget.of(value)
+
+    # USD the whole grid may spend on model calls (`--max-cost`; runs/budget.py); None: no cap
+    max_cost: float | None = Field(default=None, ge=0)
 
     @field_validator("track", "tracks", "libraries")
     @classmethod

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fembench_agents.contracts import ModelClient
+from fembench_agents.runs.budget import SpendCap, unpriced_refusal
 from fembench_agents.runs.defaults import DEFAULT_LIBRARY, DEFAULT_SELECTION, RUNS_DIR
 from fembench_agents.runs.experiments import Experiment
 from fembench_agents.runs.health import RunStopped
@@ -89,6 +90,7 @@ def experiment_runs(exp: Experiment, out: Path) -> list[PlannedRun]:
                 concurrency=exp.concurrency,
                 model_concurrency=exp.model_concurrency,
                 params=exp.params,
+                episode_budget=exp.episode_budget,
             ),
             out / run_dir_name(m, a, suffix),
         )
@@ -134,10 +136,12 @@ async def execute_grid(
     sets: ProblemSets,
     clients: dict[str, ModelClient],
     on_episode: Callable[[EpisodeRecord], None] | None = None,
+    budget: SpendCap | None = None,
 ) -> list[RunStopped]:
     """Every run of the grid to its end, or to its early stop (returned, not raised:
     one run stopping leaves the others going). Each run's manifest names the
-    problem sources its track went on without."""
+    problem sources its track went on without. `budget`: one spend cap for the
+    whole grid (`grid_budget`)."""
     stops = await asyncio.gather(
         *(
             _until_stopped(
@@ -148,6 +152,7 @@ async def execute_grid(
                     clients[r.config.model],
                     sets.evaluator,
                     on_episode=on_episode,
+                    budget=budget,
                 )
             )
             for r in runs
@@ -156,6 +161,24 @@ async def execute_grid(
     for r in runs:
         record_skipped_tasks(r.out, sets.skipped_by_track.get(r.config.track, []))
     return [s for s in stops if s is not None]
+
+
+def grid_budget(runs: Sequence[PlannedRun], max_cost: float) -> SpendCap:
+    """One cap for every run of a grid, starting from what their logs already spent.
+    ValueError, one line per model, when a model has no price, or $0 from litellm's
+    price map (a model it lists without prices): its calls could not be capped."""
+    from fembench_agents.models import model_prices, priced_by_litellm  # lazy: litellm import
+
+    refusals = []
+    for model in dict.fromkeys(r.config.model for r in runs):
+        price = model_prices(model)
+        if price is None or (price == (0.0, 0.0) and priced_by_litellm(model)):
+            refusals.append(unpriced_refusal(model, price is not None))
+    if refusals:
+        raise ValueError("\n".join(refusals))
+    budget = SpendCap(max_cost)
+    budget.count_logged(r.out for r in runs)
+    return budget
 
 
 async def _until_stopped(run: Coroutine[Any, Any, object]) -> RunStopped | None:

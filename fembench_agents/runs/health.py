@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from fembench_agents.runs.log import EpisodeRecord
 
+BUDGET_ERROR_KIND = "budget"  # an episode's error_kind when the spend cap stopped it (runs/budget.py)
 STOP_AFTER = 3  # consecutive episodes failing with the same permanent error
 # ModelCallError's message (models/errors.py) as an episode records it: the task and attempt differ per episode.
 _CALL_CONTEXT = re.compile(r"^ModelCallError: model call failed \(.*?\) after \d+ retr(?:y|ies): ")
@@ -31,8 +32,8 @@ def provider_message(error: str | None) -> str:
 
 
 def _sameness(record: EpisodeRecord) -> tuple[str, tuple[str, ...]] | None:
-    if record.status != "error" or record.error_kind is None:
-        return None
+    if record.status != "error" or record.error_kind in (None, BUDGET_ERROR_KIND):
+        return None  # a budget stop is not the provider failing: the cap's own message says it
     return record.error_kind, tuple(_VARYING.split(provider_message(record.error)))
 
 
@@ -70,7 +71,7 @@ class FailureStreak:
 def error_summary(episodes: Iterable[EpisodeRecord], shown: int = 3) -> list[str]:
     """Lines for the terminal: how many episodes ended in a model error, and the
     first `shown` distinct error messages with how many episodes each ended."""
-    failed = [e for e in episodes if e.status == "error"]
+    failed = [e for e in episodes if e.status == "error" and e.error_kind != BUDGET_ERROR_KIND]
     if not failed:
         return []
     counts: dict[str, int] = {}

@@ -11,7 +11,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 
 from fembench_agents.contracts import Feedback, Track
 from fembench_agents.kinds import outcome_types
@@ -101,6 +111,19 @@ class EpisodeRecord(_Record):
     model_calls: int = 0  # answered calls, one per sample
     reused_calls: int = 0  # of those, served by the response cache or a recording, not asked this time
     error_kind: str | None = None  # the kind of an error retrying cannot fix ("authentication", ...)
+    # best-of-N: whether any of its samples passes the hidden verdict, which chose none of them
+    # (the oracle choice, an upper bound on the scaffold's); absent for every other agent
+    oracle_passed: bool | None = None
+    budget_stop: str | None = None  # the episode budget's cap that ended it (calls, tokens, usd, seconds)
+
+    @model_serializer(mode="wrap")
+    def _optional_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """An episode without an oracle choice or a budget stop reads as before those fields existed."""
+        data: dict[str, Any] = handler(self)
+        for name in ("oracle_passed", "budget_stop"):
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
 
     @field_validator("failed_stage", mode="before")
     @classmethod

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fembench_agents.kinds import kind_for
-from fembench_agents.kinds.contract import ScoringOptions, SkippedTask
+from fembench_agents.kinds.contract import PreviewedProblems, Progress, ScoringOptions, SkippedTask
+from fembench_agents.runs.run import select_tasks
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
 
@@ -54,3 +55,34 @@ def load_problems(
         sets.skipped_by_track.update({track: list(loaded.skipped) for track in group})
         evaluator.use(group[0], loaded.scorer)
     return sets
+
+
+def preview_problems(tracks: Iterable[str], paths: Mapping[str, str] | None = None) -> PreviewedProblems:
+    """Each track's problems as its kind reads them without a sandbox job (a dry
+    run's), one read per source. Raises ProblemsUnavailable (a ValueError)."""
+    paths = paths or {}
+    groups: dict[str, list[str]] = {}
+    for track in dict.fromkeys(tracks):
+        groups.setdefault(kind_for(track).scorer_key, []).append(track)
+    found = PreviewedProblems(by_track={})
+    for group in groups.values():
+        kind = kind_for(group[0])
+        read = kind.preview(paths.get(kind.default_path, kind.default_path), group)
+        found.by_track.update(read.by_track)
+        found.skipped += [s for s in read.skipped if s not in found.skipped]
+    return found
+
+
+def prepare_selected(
+    sets: ProblemSets, paths: Mapping[str, str], selections: Iterable[tuple[str, str]], progress: Progress
+) -> None:
+    """Before a run's first episode: for each (track, selector) of the runs, the track's kind makes
+    what scoring the problems selected there needs on this machine and does not have yet (load
+    with ScoringOptions(prepared_later=True))."""
+    chosen: dict[str, dict[str, Any]] = {}
+    for track, selector in selections:
+        chosen.setdefault(track, {}).update((p.task_id, p) for p in select_tasks(sets.by_track[track], selector))
+    for track, problems in chosen.items():
+        kind = kind_for(track)
+        path = paths.get(kind.default_path, kind.default_path)
+        kind.prepare(path, list(problems.values()), sets.evaluator.scorer_for(track), progress)

@@ -19,8 +19,10 @@ from fembench_agents.contracts import FeedbackBuilder, ModelClient, Problem, Sol
 from fembench_agents.kinds import tracks
 from fembench_agents.kinds.contract import SkippedTask
 from fembench_agents.messages import ModelParams
+from fembench_agents.runs.budget import BudgetReached, SpendCap
 from fembench_agents.runs.defaults import DEFAULT_CONCURRENCY, DEFAULT_REPEATS, DEFAULT_SELECTION, DEFAULT_TRACK
-from fembench_agents.runs.health import STOP_AFTER, FailureStreak, RunStopped
+from fembench_agents.runs.episode_budget import EpisodeBudget, EpisodeBudgetSpent
+from fembench_agents.runs.health import BUDGET_ERROR_KIND, STOP_AFTER, FailureStreak, RunStopped
 from fembench_agents.runs.log import (
     EpisodeRecord,
     RunLog,
@@ -48,8 +50,11 @@ class RunConfig:
     concurrency: int = DEFAULT_CONCURRENCY  # episodes at once
     params: ModelParams = field(default_factory=ModelParams)
     model_concurrency: int | None = None  # model calls at once per provider; None: `concurrency`
+    # the same caps on every agent's episode (matched budgets); a manifest gives it as a dict
+    episode_budget: EpisodeBudget | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "episode_budget", EpisodeBudget.of(self.episode_budget))
         if self.track not in tracks():
             raise ValueError(f"track must be one of {', '.join(tracks())}, got {self.track!r}")
         if self.repeats < 1:
@@ -69,6 +74,8 @@ class RunConfig:
         d["params"] = self.params.model_dump(exclude={"timeout", "api_base"})
         d.pop("concurrency")  # how fast, not what: a resume may change them
         d.pop("model_concurrency")
+        if d["episode_budget"] is None:  # a run without one reads as runs did before budgets
+            d.pop("episode_budget")
         return d
 
 
@@ -189,6 +196,7 @@ async def run_episode(
     feedback: FeedbackBuilder,
     log: RunLog,
     repeat: int,
+    budget: SpendCap | None = None,
 ) -> EpisodeRecord:
     key = episode_key(config.model, agent.name, config.track, task.task_id, repeat)
     params = config.params.model_copy(update={"seed": repeat})
@@ -203,6 +211,8 @@ async def run_episode(
         episode=key,
         agent=agent.name,
         repeat=repeat,
+        caps=config.episode_budget,
+        budget=budget,
     )
     started = time.perf_counter()
     error, error_kind = None, None
@@ -210,6 +220,8 @@ async def run_episode(
         await agent.solve(task, session)
     except ModelUnavailable as exc:
         error, error_kind = str(exc), exc.permanent
+    except EpisodeBudgetSpent:  # the session kept which cap: the episode ends as its attempts left it
+        pass
     record = session.summary(started, error, error_kind)
     log.append(record)
     return record
@@ -226,12 +238,15 @@ async def execute_run(
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     stop_after: int | None = STOP_AFTER,
     batch: Sequence[str] | None = None,
+    budget: SpendCap | None = None,
 ) -> list[EpisodeRecord]:
     """Run every unfinished episode of `config` into `out`; returns all finished episodes.
     Raises RunStopped once `stop_after` episodes in a row fail with the same error
     that retrying cannot fix (None: never stop early). `batch`: run only these
     problems' episodes now, in this order, and let the run's selection grow to
-    `config.tasks` (an optimizer evaluates a candidate one batch of problems at a time)."""
+    `config.tasks` (an optimizer evaluates a candidate one batch of problems at a time).
+    `budget`: the spend cap (shared by a grid's runs); once it is reached no episode
+    starts, and BudgetReached is raised when every episode has ended or been left."""
     selected: list[Problem] = select_tasks(list(tasks), config.tasks)
     agent = agent or make_agent(config.agent)
     feedback = feedback if feedback is not None else TemplateFeedback()
@@ -255,13 +270,16 @@ async def execute_run(
     ]
     gate = asyncio.Semaphore(config.concurrency)
     streak = FailureStreak(stop_after) if stop_after else None
-    ended = 0
+    ended = not_started = 0
     with RunLog(out) as log:
 
-        async def one(task: Problem, repeat: int) -> EpisodeRecord:
+        async def one(task: Problem, repeat: int) -> EpisodeRecord | None:
+            nonlocal ended, not_started
             async with gate:
-                record = await run_episode(agent, task, config, model, evaluator, feedback, log, repeat)
-            nonlocal ended
+                if budget is not None and budget.reached:
+                    ended, not_started = ended + 1, not_started + 1
+                    return None
+                record = await run_episode(agent, task, config, model, evaluator, feedback, log, repeat, budget)
             ended += 1
             if on_episode:
                 on_episode(record)
@@ -281,5 +299,8 @@ async def execute_run(
             if isinstance(exc, RunStopped):  # an episode may have ended while the stop was on its way
                 raise RunStopped(exc.kind, exc.message, exc.failed, len(todo) - ended) from None
             raise
-    merged = {**done, **{r.episode: r for r in fresh}}
+    stopped = sum(r is not None and r.error_kind == BUDGET_ERROR_KIND for r in fresh)
+    if budget is not None and (stopped or not_started):
+        raise BudgetReached(budget, stopped, not_started)
+    merged = {**done, **{r.episode: r for r in fresh if r is not None}}
     return sorted(merged.values(), key=lambda r: (r.task_id, r.repeat))

@@ -8,6 +8,8 @@ import time
 
 from fembench_agents.contracts import Feedback, FeedbackBuilder, ModelClient, Problem, Track
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelResponse
+from fembench_agents.runs.budget import SpendCap
+from fembench_agents.runs.episode_budget import EpisodeBudget, EpisodeBudgetSpent
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, RunLog
 from fembench_agents.runs.recording import ModelUnavailable, recorded_call
 from fembench_agents.scoring.evaluator import Evaluator
@@ -28,16 +30,31 @@ class EpisodeSession:
         episode: str,
         agent: str,
         repeat: int,
+        caps: EpisodeBudget | None = None,
+        budget: SpendCap | None = None,
     ) -> None:
         self.task, self.track, self.model, self.params = task, track, model, params
         self.evaluator, self.feedback, self.log = evaluator, feedback, log
         self.episode, self.agent, self.repeat = episode, agent, repeat
+        self.caps = caps  # the episode's budget (matched across agents); None: uncapped
+        self.budget_stop: str | None = None  # the cap that ended the episode
+        self.started = time.perf_counter()
+        self.budget = budget  # --max-cost: no call starts once the spend reaches it
         self.attempts: list[AttemptRecord] = []
+        self.oracle_passed: bool | None = None  # best-of-N's oracle choice (upper_bound)
         # every call answered through call_model: a coding agent makes many per attempt
         self.calls: list[ModelResponse] = []
 
     def last_reply(self) -> str:
         return self.attempts[-1].reply if self.attempts else ""
+
+    async def upper_bound(self, others: list[str], chosen_passed: bool) -> None:
+        passed = chosen_passed
+        for text in others:
+            if passed:
+                break
+            passed = (await self.score(text)).passed
+        self.oracle_passed = passed
 
     async def score(self, text: str) -> OutcomeBase:
         return await asyncio.to_thread(self.evaluator.score, self.task, self.track, text)
@@ -67,9 +84,24 @@ class EpisodeSession:
         context = CallContext(
             task_id=self.task.task_id, episode=self.episode, attempt_index=attempt_index, attempt=attempt, sample=sample
         )
+        self._check_caps()
+        if self.budget is not None:
+            self.budget.check()
         response = await recorded_call(self.model, self.log, messages, context, self.params)
+        if self.budget is not None:
+            self.budget.charge(response)
         self.calls.append(response)
         return response
+
+    def _check_caps(self) -> None:
+        if self.caps is None:
+            return
+        tokens = sum((r.usage.prompt_tokens or 0) + (r.usage.completion_tokens or 0) for r in self.calls)
+        usd = sum(r.cost_usd or 0.0 for r in self.calls if not r.cached)
+        cap = self.caps.reached(len(self.calls), tokens, usd, time.perf_counter() - self.started)
+        if cap is not None:
+            self.budget_stop = self.budget_stop or cap
+            raise EpisodeBudgetSpent(cap, f"episode budget reached: {cap} ({self.caps.describe()})")
 
     async def submit(
         self, text: str, messages: list[Message], response: ModelResponse | None
@@ -140,6 +172,8 @@ class EpisodeSession:
             seconds=time.perf_counter() - started,
             error=error,
             error_kind=error_kind,
+            oracle_passed=self.oracle_passed,
+            budget_stop=self.budget_stop,
             model_calls=len(self.calls),
             reused_calls=sum(r.cached or r.replayed for r in self.calls),
         )

@@ -33,4 +33,4 @@ def score_saved(
 
     with ThreadPoolExecutor(max_workers=evaluator.sandbox.size) as pool:
         scored = list(pool.map(score, found.attempts))
-    return folder.summary(found, scored, evaluator.sandbox.isolation(), list(skipped or []))
+    return folder.summary(found, scored, evaluator.sandbox.isolation(), list(skipped or []), evaluator.options)

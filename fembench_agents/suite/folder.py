@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from fembench_agents.kinds.contract import SkippedTask
+from fembench_agents.kinds.contract import ScoringOptions, SkippedTask
 from fembench_agents.kinds.review import FolderTable, SavedAttempt, SavedAttempts
 from fembench_agents.scoring.sandbox import IsolationReport
 from fembench_agents.suite.outcomes import FunctionOutcome, TestSuiteOutcome
@@ -73,6 +73,7 @@ class FunctionFolder:
         scored: list[tuple[SavedAttempt, Any]],
         isolation: IsolationReport,
         skipped: list[SkippedTask],
+        options: ScoringOptions,  # the function tasks' scorer takes none
     ) -> FolderScore:
         fn: dict[str, dict[str, FunctionOutcome]] = {}
         ts: dict[str, dict[str, TestSuiteOutcome]] = {}

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fembench_agents.kinds import register_kind
-from fembench_agents.kinds.contract import LoadedProblems, ScoringOptions
+from fembench_agents.kinds.contract import (
+    AttemptScorer,
+    LoadedProblems,
+    PreviewedProblems,
+    ProblemsUnavailable,
+    Progress,
+    ScoringOptions,
+)
 from fembench_agents.runs.defaults import TASKS_PATH
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.feedback import FunctionFeedback
@@ -16,6 +23,7 @@ from fembench_agents.suite.folder import FunctionFolder
 from fembench_agents.suite.hidden import FunctionHidden
 from fembench_agents.suite.loader import load_offered
 from fembench_agents.suite.outcomes import FunctionOutcome, TestSuiteOutcome
+from fembench_agents.suite.preview import preview_suite
 from fembench_agents.suite.report_view import CODE_REPORT, TESTS_REPORT, FunctionReport
 from fembench_agents.suite.scoring import FunctionScorer
 from fembench_agents.suite.solver_view import FunctionSolverView
@@ -50,6 +58,17 @@ class FunctionKind:
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> FunctionScorer:
         return FunctionScorer(sandbox)
+
+    def prepare(self, path: str, problems: Sequence[Any], scorer: AttemptScorer, progress: Progress) -> None:
+        """A function task needs nothing of the machine beforehand."""
+
+    def preview(self, path: str, tracks: Sequence[str]) -> PreviewedProblems:
+        """Every task module under `path` read unrun (`preview.py`), on each track."""
+        try:
+            tasks, skipped = preview_suite(path)
+        except FileNotFoundError as exc:
+            raise ProblemsUnavailable(str(exc)) from None
+        return PreviewedProblems({track: list(tasks) for track in tracks}, skipped)
 
 
 CODE = register_kind(

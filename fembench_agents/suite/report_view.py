@@ -111,6 +111,9 @@ class FunctionReport:
             for t in outcome.tests
         ]
 
+    def notes(self, report: Report) -> list[str]:
+        return []
+
 
 CODE_REPORT = FunctionReport(headline_label="functions correct")
 TESTS_REPORT = FunctionReport(

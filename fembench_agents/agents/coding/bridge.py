@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from fembench_agents.agents.totals import CallTotals
 from fembench_agents.contracts import SolveSession
 from fembench_agents.messages import Message, ModelResponse
+from fembench_agents.runs.episode_budget import EpisodeBudgetSpent
 from fembench_agents.runs.recording import ModelUnavailable
 
 
@@ -92,6 +93,8 @@ class Bridge:
             )
         except ModelUnavailable as exc:
             raise ModelFailure(exc.error, exc.__cause__ or exc) from exc
+        except EpisodeBudgetSpent as exc:  # the run's matched budget: an outcome, as the agent's own caps
+            raise CapReached("episode_budget", str(exc)) from None
         except Exception as exc:  # a diverged replay: the agent stops the run on it
             raise ModelFailure(f"{type(exc).__name__}: {exc}", exc) from exc
         self.episode_totals.add(response)

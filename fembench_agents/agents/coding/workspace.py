@@ -26,6 +26,12 @@ CHECK_FILE = "check.py"
 NOBODY = 65534
 
 
+def planned_names(task: Problem, track: Track, templates: Templates) -> dict[str, str]:
+    """`Workspace.names()` of the workspace `task` would get, without creating it (a dry run's prompts)."""
+    solution = kind_for(track).solver.workspace(task, templates).solution
+    return {"root": VIRTUAL_ROOT, "task": TASK_FILE, "solution": solution, "check": CHECK_FILE}
+
+
 @dataclass
 class Workspace:
     """`root` holds `workspace/` (what the agent sees) and `control/` (our

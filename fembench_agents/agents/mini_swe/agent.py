@@ -16,8 +16,8 @@ from typing import Any
 
 from fembench_agents.agents.coding.bridge import Bridge, CapReached, Caps, ModelFailure
 from fembench_agents.agents.coding.episode import AttemptTrace, episode_hidden, in_thread
-from fembench_agents.agents.coding.workspace import create_workspace
-from fembench_agents.agents.mini_swe.options import MiniSweOptions
+from fembench_agents.agents.coding.workspace import create_workspace, planned_names
+from fembench_agents.agents.mini_swe.options import SUBMIT_COMMAND, MiniSweOptions
 from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.contracts import Problem, SolveSession
 from fembench_agents.messages import Message
@@ -74,6 +74,20 @@ class MiniSweAgent:
     extra_hidden: tuple[str, ...] = ()
     keep_workspace: bool = False  # tests inspect it; normally removed after the episode
 
+    @property
+    def max_model_calls(self) -> int:
+        """The most model calls an episode makes: every step of every attempt is one."""
+        return self.options.attempts * self.options.max_steps
+
+    def first_messages(self, task: Problem, track: str) -> list[Message]:
+        """The system prompt and first message an episode opens with (later steps resend them, and more)."""
+        names = planned_names(task, track, self.prompts)
+        prompt = self.prompts.task_prompt(task, track).strip()
+        return [
+            Message(role="system", content=SYSTEM_PROMPT.format(submit=SUBMIT_COMMAND, **names)),
+            Message(role="user", content=FIRST_MESSAGE.format(prompt=prompt, **names)),
+        ]
+
     async def solve(self, task: Problem, session: SolveSession) -> None:
         await self.run(task, session)
 
@@ -109,7 +123,7 @@ class MiniSweAgent:
             await in_thread(lambda: check_launcher(launcher))
             env = runtime.ConfinedEnvironment(str(launcher), self.options.command_seconds)
             model = runtime.RecordedModel(bridge, session.model.model)
-            system = SYSTEM_PROMPT.format(submit=runtime.SUBMIT_COMMAND, **names)
+            system = SYSTEM_PROMPT.format(submit=SUBMIT_COMMAND, **names)
             agent = runtime.build_agent(model, env, system, self.options.max_steps)
             sent: list[Message] = []
             text = FIRST_MESSAGE.format(prompt=prompt.strip(), **names)

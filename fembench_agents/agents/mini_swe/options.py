@@ -7,6 +7,8 @@ from pydantic import Field
 
 from fembench_agents.agents.options import AgentOptions
 
+SUBMIT_COMMAND = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"  # the command that ends an attempt
+
 
 class MiniSweOptions(AgentOptions):
     """`max_steps` caps the agent's steps per attempt (one step: one model

@@ -20,11 +20,11 @@ from minisweagent.exceptions import FormatError, InterruptAgentFlow
 from minisweagent.models.utils.actions_text import format_observation_messages, parse_regex_actions
 
 from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT
+from fembench_agents.agents.mini_swe.options import SUBMIT_COMMAND
 from fembench_agents.messages import Message, ModelResponse
 
 Transport = Callable[[list[Message]], ModelResponse]
 ACTION_REGEX = r"```mswea_bash_command\s*\n(.*?)\n```"
-SUBMIT_COMMAND = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 MAX_OUTPUT_CHARS = 10_000
 OBSERVATION = (
     "<returncode>{{output.returncode}}</returncode>\n"

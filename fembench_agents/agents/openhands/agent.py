@@ -16,7 +16,7 @@ from typing import Any
 
 from fembench_agents.agents.coding.bridge import Bridge, Caps
 from fembench_agents.agents.coding.episode import AttemptTrace, episode_hidden, in_thread
-from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT, create_workspace
+from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT, create_workspace, planned_names
 from fembench_agents.agents.openhands.options import OpenHandsOptions
 from fembench_agents.agents.prompts import PromptRenderer
 from fembench_agents.contracts import Problem, SolveSession
@@ -79,6 +79,20 @@ class OpenHandsAgent:
     llm_factory: Callable[[Bridge], Any] | None = None
     extra_hidden: tuple[str, ...] = ()
     keep_workspace: bool = False  # tests inspect it; normally removed after the episode
+
+    @property
+    def max_model_calls(self) -> int:
+        """The most model calls an episode makes: every step of every attempt is one."""
+        return self.options.attempts * self.options.max_iterations
+
+    def first_messages(self, task: Problem, track: str) -> list[Message]:
+        """The system prompt and first message an episode opens with (later steps resend them, and more)."""
+        names = planned_names(task, track, self.prompts)
+        prompt = self.prompts.task_prompt(task, track).strip()
+        return [
+            Message(role="system", content=SYSTEM_PROMPT.format(**names)),
+            Message(role="user", content=FIRST_MESSAGE.format(prompt=prompt, **names)),
+        ]
 
     async def solve(self, task: Problem, session: SolveSession) -> None:
         await self.run(task, session)
