@@ -248,9 +248,11 @@ def replay(
 RunView = RunRecords
 
 
-def open_run(path: PathLike) -> RunRecords:
-    """The run in `path`: manifest, records, episodes (latest record wins), rows."""
-    return _open_run(path)
+def open_run(path: PathLike, skip_bad_lines: bool = False) -> RunRecords:
+    """The run in `path`: manifest, records, episodes (latest record wins), rows.
+    A log line that is not a record raises DamagedLog naming it, or with
+    `skip_bad_lines` is left out and listed in `skipped`."""
+    return _open_run(path, skip_bad_lines)
 
 
 def build_report(run_dirs: list[PathLike]) -> Report:

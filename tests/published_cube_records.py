@@ -109,15 +109,20 @@ def helmholtz3(rid: str, k: float = 2.0, u: sp.Expr = SMOOTH_U) -> dict[str, Any
     return _cube(rid, pde)
 
 
-def convection3(rid: str, eps: float = 0.1, beta: tuple[float, ...] = (1.0, 0.5, 0.25)) -> dict[str, Any]:
-    u = SMOOTH_U
-    f = -eps * _div(_grad(u)) + sum(bi * g for bi, g in zip(beta, _grad(u), strict=True))
-    pde = {
+def convection3(
+    rid: str, eps: float = 0.1, beta: tuple[float, ...] = (1.0, 0.5, 0.25), t_end: float | None = None
+) -> dict[str, Any]:
+    """Steady, or with `t_end` the transient variant (u_t - eps lap u + b . grad u = f) of HEAT_U."""
+    u = SMOOTH_U if t_end is None else HEAT_U
+    f = -eps * _div(_grad(u)) + sum(bi * g for bi, g in zip(beta, _grad(u), strict=True)) + sp.diff(u, t)
+    pde: dict[str, Any] = {
         "type": "convection_diffusion",
         "pde_params": {"epsilon": eps, "beta": list(beta)},
         "source_term": str(sp.expand(f)),
         "manufactured_solution": {"u": str(u)},
     }
+    if t_end is not None:
+        pde["time"] = {"t0": 0.0, "t_end": t_end, "dt": 0.01}
     return _cube(rid, pde)
 
 

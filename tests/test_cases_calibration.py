@@ -21,8 +21,8 @@ import pytest
 
 from fembench_agents.cases import gates, store, timing
 from fembench_agents.cases.calibrate import calibration_sandbox, gate_calibration, time_case
-from fembench_agents.cases.domains import DOMAINS, grid_mask
-from fembench_agents.cases.model import CaseSpec, GateConfig
+from fembench_agents.cases.domains import domain_mask
+from fembench_agents.cases.model import TRANSIENT_VARIANTS, CaseSpec, GateConfig
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.tracks import TRACKS, Track, TrackUnavailable, get_track
@@ -32,15 +32,24 @@ CASES = Path(__file__).resolve().parent.parent / "cases"
 SPECS = store.load_specs(CASES)
 
 
+def _variants(spec: CaseSpec, lib: str) -> set[tuple[str, ...]]:
+    """A natural piece's kind and the transient variant, per family: each is its own solver path."""
+    found = {("piece", p.kind, spec.family, lib) for p in spec.boundary if p.kind != "dirichlet"}
+    if spec.time is not None and spec.family in TRANSIENT_VARIANTS:
+        found.add(("transient", spec.family, lib))
+    return found
+
+
 def _cover() -> list[tuple[CaseSpec, str]]:
-    """The first case (by id) that brings a library a family, a domain or a
-    (family, reference kind) it has not met yet."""
+    """The first case (by id) that brings a library a family, a domain, a (family, reference
+    kind), a natural piece's kind or a transient variant it has not met yet."""
     met: set[tuple[str, ...]] = set()
     pairs = []
     for spec in SPECS:
         kind = json.loads((CASES / store.HIDDEN / f"{spec.id}.json").read_text())["reference_kind"]
         for lib in spec.libraries:
             keys = {("family", spec.family, lib), ("domain", spec.domain.name, lib), (kind, spec.family, lib)}
+            keys |= _variants(spec, lib)
             if not keys <= met:
                 pairs.append((spec, lib))
                 met |= keys
@@ -60,11 +69,12 @@ def test_the_solves_here_meet_every_family_domain_and_reference_kind_of_every_tr
                 ("family", spec.family, lib),
                 ("domain", spec.domain.name, lib),
                 (kinds[spec.id], spec.family, lib),
+                *_variants(spec, lib),
             )
         }
 
     every = [(s, lib) for s in SPECS for lib in s.libraries]
-    assert (len(every), len(PAIRS)) == (373, 82)
+    assert (len(every), len(PAIRS)) == (397, 96)
     assert met(PAIRS) == met(every)
 
 
@@ -77,7 +87,7 @@ def test_calibration_solver_passes_its_own_gates(spec, lib) -> None:  # type: ig
     start = time.perf_counter()
     out = solver(spec_dict)
     t_base = time.perf_counter() - start
-    mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
+    mask = domain_mask(spec.domain.name, spec.grid)
     outcome = gates.evaluate(
         spec.id,
         out,
@@ -206,6 +216,6 @@ def test_each_skeleton_runs_and_returns_the_contract_shape(library: str) -> None
     root = Path(__file__).resolve().parent.parent / "scaffolds"
     exec(compile((root / TRACKS[library].skeleton).read_text(), "<skeleton>", "exec"), namespace)  # noqa: S102
     out = namespace["solve"](json.loads(spec.model_dump_json()))  # type: ignore[operator]
-    mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
+    mask = domain_mask(spec.domain.name, spec.grid)
     assert gates.check_output(out, spec.output, mask).passed
     assert out["u"].shape == (65, 65)

@@ -34,7 +34,7 @@ def test_list_shows_cases_and_tracks() -> None:
     rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 9]
     assert (
         rows[0]
-        == "│ poisson              │ 3 abCD      │ 3 aBCD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ -         │ 13    │"
+        == "│ poisson              │ 4 abcD      │ 4 abcD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ -         │ 15    │"
     )
     assert (
         rows[6]
@@ -42,7 +42,7 @@ def test_list_shows_cases_and_tracks() -> None:
     )
     assert (
         rows[7]
-        == "│ stokes               │ 4 ABD       │ 2 ABD   │ 2 ABD       │ 2 ABD             │ 2 ABD  │ -         │ 12    │"
+        == "│ stokes               │ 5 Abd       │ 2 ABD   │ 2 ABD       │ 2 ABD             │ 2 ABD  │ -         │ 13    │"
     )
     assert (
         rows[8]
@@ -63,10 +63,22 @@ def test_list_shows_cases_and_tracks() -> None:
         "libraries: A = dolfinx, B = ngsolve, C = numpy-scipy, D = scikit-fem (lower case: some cases only)"
         in res.output
     )
-    assert "118 of 118 cases" in res.output
+    assert "130 of 130 cases" in res.output
+    # the natural pieces and transient variants, per family, with the tracks whose calibration applies
+    # them: DOLFINx every kind, scikit-fem all but do-nothing
+    variants = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 7]
+    assert variants == [
+        "│ poisson              │ 1 AD    │ 1 AD  │ -          │ -         │ 2     │",
+        "│ heat                 │ 1 AD    │ 1 AD  │ -          │ -         │ 1     │",
+        "│ convection_diffusion │ 1 AD    │ -     │ -          │ 2 AD      │ 3     │",
+        "│ reaction_diffusion   │ 1 AD    │ -     │ -          │ 3 AD      │ 3     │",
+        "│ elasticity           │ 1 AD    │ -     │ -          │ -         │ 1     │",
+        "│ helmholtz            │ -       │ 1 AD  │ -          │ -         │ 1     │",
+        "│ stokes               │ -       │ -     │ 1 A        │ -         │ 1     │",
+    ]
     some = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--family", "helmholtz", "--library", "scikit-fem"])
     assert some.exit_code == 0, some.output
-    assert "9 of 118 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
+    assert "10 of 130 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
     assert "track scikit-fem: available" in some.output and "track numpy-scipy" not in some.output
     bad = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--library", "fenics"])
     assert (
@@ -197,7 +209,7 @@ def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Pat
     # pairs against its own gates in-process, and `cases validate` scores them all
     skipped: list[str] = []
     found, checked = calibration_problems(_sample(tmp_path), lambda what, why: skipped.append(what))
-    assert (found, checked) == ([], 56)  # the sample cases and every library each lists (heat_cube_modes among them)
+    assert (found, checked) == ([], 52)  # the sample cases and every library each lists (heat_cube_modes among them)
     copy = _copy(tmp_path)
     lines = (copy / store.SPECS_FILE).read_text().splitlines()
     hidden = json.loads((copy / store.HIDDEN / "poisson_square_smooth.json").read_text())

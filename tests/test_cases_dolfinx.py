@@ -106,6 +106,28 @@ NEW_FAMILIES = {
 }
 
 
+# our own cases with natural pieces: (case, its piece kinds other than dirichlet, its recorded e_base)
+NATURAL_PIECES = {
+    "neumann": ("po_square_neumann", {"right": "neumann", "top": "neumann"}, 2.9228e-07),
+    "robin": ("po_lshape_robin", {"notch_bottom": "robin", "notch_left": "robin"}, 1.9705e-07),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NATURAL_PIECES))
+def test_the_dolfinx_solver_with_natural_pieces_passes_its_own_gates(kind: str) -> None:
+    case_id, kinds, e_base = NATURAL_PIECES[kind]
+    chosen = next(c for c in load_cases(CASES) if c.task_id == case_id)
+    assert {p.name: p.kind for p in chosen.spec.boundary if p.kind != "dirichlet"} == kinds
+    with calibrate.calibration_sandbox(["dolfinx"]) as box:
+        probe = CaseScorer(box)
+        t_base = calibrate.time_case(probe, chosen, "dolfinx", repeats=1)
+        cal = timing.MachineCalibration(machine="t", fingerprint={}, repeats=1, t_base={case_id: {"dolfinx": t_base}})
+        out = calibrate.gate_calibration(CaseScorer(box, cal), chosen, "dolfinx")
+    assert stages(out) == [("executes", True, None), ("accurate", True, None), ("fast", True, None)]
+    # a flux applied with the wrong sign or on the wrong facets would be O(1) off, not P2's 1e-7
+    assert out.relative_l2_error == pytest.approx(e_base, rel=1e-3)
+
+
 @pytest.mark.parametrize("family", sorted(NEW_FAMILIES))
 def test_the_dolfinx_solver_of_each_later_family_passes_its_own_gates(family: str) -> None:
     case_id, e_base = NEW_FAMILIES[family]
@@ -130,6 +152,26 @@ def test_a_correct_attempt_passes_and_compiles_its_forms_into_its_own_scratch(
     # HOME of a namespaced job is its scratch tmpfs, where nothing outlives the job
     assert out.solver_info["method"] == "forms compiled into /tmp/scratch/.cache/fenics"
     assert out.substitutions == ()
+
+
+def test_an_attempt_that_uses_fem_petsc_without_importing_it_fails_as_in_a_fresh_interpreter(
+    sandbox: Sandbox, case: SolverCase
+) -> None:
+    # The shape of two published programs: `from dolfinx import fem`, then `fem.petsc.LinearProblem`.
+    # The warm worker preloaded dolfinx.fem.petsc; the attempt still does not reach what it did not import.
+    unimported = ds.CORRECT.replace("from dolfinx.fem.petsc import LinearProblem\n", "").replace(
+        "LinearProblem(", "fem.petsc.LinearProblem("
+    )
+    out = score(scorer(sandbox), case, unimported)
+    assert stages(out) == [("executes", False, "runtime_error")]
+    assert out.error is not None
+    assert (out.error.type, out.error.message) == ("AttributeError", "module 'dolfinx.fem' has no attribute 'petsc'")
+    imported = unimported.replace(
+        "from dolfinx import fem, geometry, mesh\n",
+        "from dolfinx import fem, geometry, mesh\nimport dolfinx.fem.petsc\n",
+    )
+    out = score(scorer(sandbox), case, imported)
+    assert stages(out) == [("executes", True, None), ("accurate", True, None), ("fast", True, None)]
 
 
 def test_a_wrong_forcing_sign_fails_the_accuracy_gate(sandbox: Sandbox, case: SolverCase) -> None:

@@ -19,6 +19,7 @@ import numpy as np
 import pde_solvers as ps
 import pytest
 from conftest import ROOT
+from test_error_text import PETSC_ERROR
 
 import fembench_agents as fb
 from fembench_agents.cases import store, timing
@@ -31,6 +32,7 @@ from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig, NoPublis
 from fembench_agents.cases.tracks import TRACKS, Track
 from fembench_agents.kinds import kind_for
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
+from fembench_agents.scoring.error_text import shortened
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.sandbox import Sandbox
@@ -178,6 +180,31 @@ def test_a_module_that_fails_to_build_and_an_answer_that_cannot_be_sent_fail_exe
     assert stages(unsent) == [("executes", False, "runtime_error")] and unsent.timings == ()
     assert unsent.stages[0].detail == "UnserializableOutput: RuntimeError"
     assert unsent.error is not None and unsent.error.traceback == ()
+
+
+def test_a_long_petsc_error_keeps_its_code_and_its_cause_in_the_detail_and_the_feedback(
+    case_evaluator: Evaluator, case: SolverCase
+) -> None:
+    raiser = (
+        "class Error(RuntimeError):  # petsc4py's exception class is PETSc.Error\n"
+        f"    def __str__(self):\n        return {PETSC_ERROR!r}\n\n\n"
+        "def solve(case_spec):\n    raise Error(56)\n"
+    )
+    out = score(case_evaluator, case, raiser)
+    assert stages(out) == [("executes", False, "runtime_error")]
+    kept = shortened(PETSC_ERROR, 600)
+    assert kept.startswith("error code 56\n… [606 characters cut] …\n[0] MatGetFactor() at ")
+    assert kept.endswith(
+        "\n[0] No support for this operation for this object type\n"
+        "[0] Cannot locate function MatDenseGetLDA_C in object"
+    )
+    assert out.error is not None and (out.error.type, out.error.message) == ("Error", kept)
+    assert out.stages[0].detail == f"Error: {kept}"
+    assert FEEDBACK(out).text == (
+        f"Your previous solver raised an exception:\n    Error: {kept}\n"
+        "Traceback (your code only):\n    <attempt>, line 7, in solve: raise Error(56)\n"
+        "Fix the error and return the complete corrected code."
+    )
 
 
 def test_a_solver_slower_than_the_configured_limit_times_out(case: SolverCase) -> None:

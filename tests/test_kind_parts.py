@@ -94,6 +94,7 @@ class WordFolder:
         scored: list[tuple[SavedAttempt, Any]],
         isolation: IsolationReport,
         skipped: list[SkippedTask],
+        options: Any,
     ) -> Any:
         self.calls.append("summary")
         return SimpleNamespace(

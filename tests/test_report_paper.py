@@ -486,12 +486,13 @@ def test_a_near_miss_includes_its_bound_and_a_group_without_errors_has_no_median
 
 
 def test_an_attempt_scored_again_counts_once_in_the_diagnostics_as_its_latest_record(tmp_path: Path) -> None:
-    wrong = episode("loop", TASK_1D, 0, False)
+    # a session that ended in an error, its episode redone on resume (a finished one never is)
+    wrong = episode("loop", TASK_1D, 0, False).model_copy(update={"status": "error"})
     right = episode("loop", TASK_1D, 0, True)
     records = [
         attempt(wrong, 1, function_outcome(TASK_1D, [("mismatch", 0.5)], False)),
         wrong,
-        attempt(right, 1, function_outcome(TASK_1D, [("match", None)], True)),  # `rescore`: the later record wins
+        attempt(right, 1, function_outcome(TASK_1D, [("match", None)], True)),  # the later record wins
         right,
     ]
     (diag,) = build_report([make_run(tmp_path / "r", "r", records)]).diagnostics
@@ -629,8 +630,8 @@ def test_sensitivity_curves_count_every_latest_scored_attempt_per_model_agent_an
     records: list[AttemptRecord | EpisodeRecord] = [
         case_attempt("loop", 0, 1, recorded_case(3e-3, 0.5)),  # rescued at alpha_acc 30
         case_attempt("loop", 0, 2, recorded_case(5e-4, 1.5)),  # a feedback loop's attempts each count
-        case_attempt("loop", 1, 1, recorded_case(1e-2, 0.5)),  # rewritten below: the later record counts
-        case_attempt("loop", 1, 1, recorded_case(1e-4, 3.0)),  # passes at alpha_time 3
+        case_attempt("loop", 1, 0, recorded_case(1e-2, 0.5)),  # redone below (a resume): the later record counts
+        case_attempt("loop", 1, 0, recorded_case(1e-4, 3.0)),  # passes at alpha_time 3
         case_attempt("loop", 2, 1, None),  # the model call failed: nothing scored
         case_attempt("single", 0, 1, recorded_case(1e-4, 0.5).model_copy(update={"library": "scikit-fem"})),
         attempt(episode("single", TASK_1D, 0, True), 1, function_outcome(TASK_1D, [("match", None)], True)),

@@ -278,16 +278,17 @@ def test_a_solve_error_frame_is_read_with_its_defaults_and_its_caps(case: Solver
         case, "numpy-scipy", JobResult(frames=[{"event": "build_error", "error_type": "ImportError", "message": ""}])
     )
     assert built.stages[0].detail == "building the module failed: ImportError"
-    # and may be as long as it likes: the type keeps 100 characters, the message 600,
-    # the traceback its first 8 lines of 300 characters each
+    # and may be as long as it likes: the type keeps 100 characters, the message 600 and the
+    # traceback its first 8 lines of 300 characters each, a cut text its start and its end
+    # (scoring/error_text.py)
     lines = [f"line {i}: " + "a" * 292 + "b" * 100 for i in range(10)]
     frame = {"event": "solve", "status": "error", "error_type": "T" * 100 + "U" * 50,
              "message": "m" * 600 + "n" * 100, "traceback": lines}  # fmt: skip
     long = _scorer().judge(case, "numpy-scipy", JobResult(frames=[frame]))
-    assert long.error == ErrorInfo(
-        type="T" * 100, message="m" * 600, traceback=tuple(f"line {i}: " + "a" * 292 for i in range(8))
-    )
-    assert long.stages[0].detail == "T" * 100 + ": " + "m" * 600
+    message = "m" * 287 + " … [126 characters cut] … " + "m" * 187 + "n" * 100
+    cut_lines = tuple(f"line {i}: " + "a" * 129 + " … [126 characters cut] … " + "a" * 37 + "b" * 100 for i in range(8))
+    assert long.error == ErrorInfo(type="T" * 100, message=message, traceback=cut_lines)
+    assert long.stages[0].detail == "T" * 100 + ": " + message
 
 
 def test_a_machine_is_named_by_fembench_machine_in_file_name_characters(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,6 @@
 """What the sandbox child reports of an attempt's failure, as the outcome
-shows it: its own traceback lines only, the last eight; messages cut at 600
-characters; an exception whose message cannot be printed; an output that
+shows it: its own traceback lines only, the last eight; messages cut to 600
+characters, their start and their end kept; an exception whose message cannot be printed; an output that
 cannot be sent back. And what `disclosed_error` makes of a frame whatever the
 child put in it: every field of the frame is the attempt's to choose."""
 
@@ -101,9 +101,11 @@ def test_an_exception_that_cannot_say_what_it_is(evaluator: Evaluator, scale_tas
     assert (kind, message, reason) == ("a custom exception", "", "runtime_error")
 
 
-def test_messages_are_cut_at_600_characters(evaluator: Evaluator, scale_task: Task) -> None:
+def test_messages_are_cut_to_600_characters_keeping_both_ends(evaluator: Evaluator, scale_task: Task) -> None:
     _, message, _, _ = first_error(evaluator, scale_task, LONG_MESSAGE)
-    assert message == "m" * 600
+    # 1000 characters: the start and the end around the cut's marker (scoring/error_text.py), whose
+    # count is a number and shows as # like every number of an attempt's message (disclosure).
+    assert message == "m" * 286 + " … [# characters cut] … " + "m" * 287
 
 
 def test_an_output_that_cannot_be_sent_back(evaluator: Evaluator, scale_task: Task) -> None:
@@ -346,11 +348,16 @@ def test_every_number_of_a_message_is_masked_nan_and_inf_too_but_not_words_conta
     )
 
 
-def test_a_long_message_shows_its_first_600_characters() -> None:
-    """As a frame the attempt wrote itself may carry it: the child's own cut never ran."""
+def test_a_long_message_shows_its_start_and_its_end_in_600_characters() -> None:
+    """As a frame the attempt wrote itself may carry it: the child's own cut never ran. The
+    marker's count is masked as every number is: a message's length is the attempt's to choose."""
     message = "operands could not be broadcast together: " + "x" * 640 + " END"
     frame = {"status": "error", "error_type": "ValueError", "error_mro": VALUE_ERROR_MRO, "message": message}
-    assert disclosed_error(frame, own()).message == message[:600]
+    shown = disclosed_error(frame, own()).message
+    assert (
+        shown
+        == "operands could not be broadcast together: " + "x" * 245 + " … [# characters cut] … " + "x" * 283 + " END"
+    )
 
 
 def test_a_frame_without_a_message_shows_an_empty_one() -> None:
@@ -423,12 +430,14 @@ def test_a_frame_in_a_class_body_is_shown_where_its_line_is_the_code_s() -> None
     assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == ()
 
 
-def test_a_long_traceback_line_shows_its_first_300_characters() -> None:
+def test_a_long_traceback_line_shows_its_start_and_its_end_in_300_characters() -> None:
     code = "def f(v):\n    return " + " + ".join(f"v[{i}]" for i in range(80))
     line = "<attempt>, line 2, in f: " + code.splitlines()[1].strip()
     frame = {"error_type": "IndexError", "message": "out of range", "traceback": [line]}
     assert len(line) == 659
-    assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == (line[:300],)
+    # The line is the attempt's own code: its cut's count is no number the attempt chose at run time.
+    shown = line[:137] + " … [385 characters cut] … " + line[-137:]
+    assert disclosed_error(frame, OwnCode.of(attempt=code)).traceback == (shown,) and len(shown) == 300
 
 
 def test_a_frame_claiming_more_than_eight_lines_shows_its_last_eight() -> None:

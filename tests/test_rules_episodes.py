@@ -595,7 +595,7 @@ def test_a_line_torn_inside_a_character_is_skipped_and_a_complete_bad_last_line_
         pass
     with open(tmp_path / "log.jsonl", "a") as fh:
         fh.write('{"type": "episode", "episode": "x"}\n')  # complete, not a record: a resume keeps it
-    with pytest.raises(ValueError, match=r"log.jsonl:2: not a valid log record: Field required"):
+    with pytest.raises(ValueError, match=r"log.jsonl:2: episode record: field task_id: Field required \(and 8 more\)$"):
         read_log(tmp_path)
 
 
@@ -606,7 +606,7 @@ def test_a_bad_line_inside_the_log_names_its_line(tmp_path: Path) -> None:
         fh.write('{"type": "nonsense"}\n')
     with RunLog(tmp_path) as log:
         log.append(episode("b", "done", False, 0.0))
-    with pytest.raises(ValueError, match=r"log.jsonl:2: not a valid log record"):
+    with pytest.raises(ValueError, match=r"log.jsonl:2: a JSON object with type 'nonsense', not a log record"):
         read_log(tmp_path)
     assert read_log(tmp_path / "absent") == []
     # of a line's several faults, the first in the record's field order is named
@@ -614,7 +614,9 @@ def test_a_bad_line_inside_the_log_names_its_line(tmp_path: Path) -> None:
     (tmp_path / "log.jsonl").write_text("\n".join([lines[0], '{"type": "episode", "episode": 5}', lines[2]]) + "\n")
     with pytest.raises(ValueError) as err:
         read_log(tmp_path)
-    assert str(err.value) == f"{tmp_path / 'log.jsonl'}:2: not a valid log record: Input should be a valid string"
+    assert str(err.value) == (
+        f"{tmp_path / 'log.jsonl'}:2: episode record: field episode: Input should be a valid string (and 9 more)"
+    )
 
 
 # ----------------------------------------------------------------- resume
@@ -999,7 +1001,8 @@ def test_every_model_call_is_logged_with_its_attempt_request_and_outcome(tmp_pat
         (1, second, second.request_hash(), False),
     ]
     assert first.request_hash() != second.request_hash()
-    assert calls[1].error == ("RuntimeError: " + long)[:2000]
+    recorded = "RuntimeError: " + "x" * 972 + " … [1041 characters cut] … " + "x" * 987  # 2000: both ends kept
+    assert calls[1].error == recorded
     assert calls[0].response is not None and calls[0].response.usage.prompt_tokens == 10
     # a run read back gives them apart from the attempts
     write_manifest(tmp_path, RunManifest(run_id="r", config={}, task_hashes={}, versions={}))
@@ -1007,7 +1010,7 @@ def test_every_model_call_is_logged_with_its_attempt_request_and_outcome(tmp_pat
     attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
     assert (run.model_calls(), run.attempts()) == (calls, attempts) and len(attempts) == 2
     attempts = [r for r in read_log(tmp_path) if isinstance(r, AttemptRecord)]
-    assert [(a.attempt_index, a.model_error) for a in attempts] == [(0, None), (1, ("RuntimeError: " + long)[:2000])]
+    assert [(a.attempt_index, a.model_error) for a in attempts] == [(0, None), (1, recorded)]
     assert [a.episode for a in attempts] == [episode_key(MODEL, "loop", "code", "T", 0)] * 2
     assert (attempts[0].agent, attempts[0].model, attempts[0].repeat, attempts[0].track) == ("loop", MODEL, 0, "code")
     assert attempts[0].messages == tuple(PROMPT)

@@ -65,3 +65,12 @@ def test_the_distance_of_two_samples_sums_their_common_fields_relative_to_the_la
     assert distance(nan_p, b) == pytest.approx(0.0)  # a field with no finite pair is skipped
     assert distance({"u": np.zeros(2)}, {"u": np.zeros(2)}) == 0.0  # two zero fields: no division by zero
     assert choose([check(True, True, [1, 0]), check(True, True)]) == 0  # one with outputs: the first of the best
+
+
+def test_small_outputs_are_compared_relative_to_their_own_size_and_fields_add_up() -> None:
+    assert distance({"u": np.array([0.002])}, {"u": np.array([0.001])}) == pytest.approx(0.5)  # not against 1
+    two = {"u": np.array([2.0]), "p": np.array([4.0])}
+    one = {"u": np.array([1.0]), "p": np.array([1.0])}
+    assert distance(two, one) == pytest.approx(0.5 + 0.75)  # every common field counts
+    # the first of the best has no outputs, the two after it have: their consensus (a tie: the first of them)
+    assert choose([check(True, True), check(True, True, [1, 0]), check(True, True, [2, 0])]) == 1

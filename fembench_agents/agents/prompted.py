@@ -75,7 +75,9 @@ def read_prompt_file(file: Path) -> PromptFile:
     was made for."""
     import json
 
-    text = file.read_text()
+    from fembench_agents.errors import read_text_file
+
+    text = read_text_file(str(file), "system prompt file")
     if file.suffix == ".json":
         try:
             data = json.loads(text)

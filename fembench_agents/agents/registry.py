@@ -72,8 +72,10 @@ def _from_prompt_file(spec: str, rest: str, prompts: PromptRenderer) -> SolverAg
     if not sep or not path or Path(rest).exists() or not (count.isdigit() or Path(path).is_file()):
         path, count = rest, ""
     file = Path(path)
-    if not file.is_file():
+    if not file.exists():
         raise ValueError(f"agent {spec!r}: system prompt file {path!r} does not exist")
+    if not file.is_file():
+        raise ValueError(f"agent {spec!r}: system prompt file {path!r} is a directory, not a file")
     attempts = attempts_from(spec, count) if count else 1
     prompt = read_prompt_file(file)
     return PromptAgent(

@@ -29,10 +29,16 @@ from fembench_agents.cases.cube_cases import cube_spec
 from fembench_agents.cases.domains import DOMAINS, domain_mask, grid_coordinates
 from fembench_agents.cases.expressions import check_expr, compile_expr
 from fembench_agents.cases.leak import leaks
-from fembench_agents.cases.manufactured import EQUATIONS, CaseDefinitionError, derive, show
+from fembench_agents.cases.manufactured import (
+    CaseDefinitionError,
+    boundary_kinds,
+    check_time,
+    derive,
+    equation,
+    show,
+)
 from fembench_agents.cases.model import (
     FLOW_FAMILIES,
-    TIME_FAMILIES,
     VECTOR_FAMILIES,
     BoundaryPiece,
     CaseFile,
@@ -124,22 +130,30 @@ def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
         values = data_pieces(data.boundary, [n for n, _, _ in domain.pieces], case.id)
         boundary = [_expr_text(v) for v in values]
         forcing, initial, solution = _expr_text(data.forcing), data.initial, None
-        if (case.time is None) != (case.family not in TIME_FAMILIES) or (initial is None) != (case.time is None):
-            raise CaseDefinitionError(f"{case.id}: time-dependent families need `time` and `data.initial`")
+        check_time(case)
+        if (initial is None) != (case.time is None):
+            raise CaseDefinitionError(f"{case.id}: a case with a time interval needs `data.initial`, and only it")
     else:
         d = derive(case, domain)
         boundary = [_one([show(e) for e in vals]) for vals in d.boundary]
         forcing = _one([show(e) for e in d.forcing])
         initial = None if d.initial is None else _one([show(e) for e in d.initial])
         solution = d.solution
+    kinds = boundary_kinds(case, domain)
     pieces = [
-        BoundaryPiece(name=name, segment=(a, b), value=value)
-        for (name, a, b), value in zip(domain.pieces, boundary, strict=True)
+        BoundaryPiece(
+            name=name,
+            kind=kind,  # type: ignore[arg-type]
+            segment=(a, b),
+            value=value,
+            alpha=case.natural[name].alpha if name in case.natural else None,
+        )
+        for (name, a, b), value, kind in zip(domain.pieces, boundary, kinds, strict=True)
     ]
     spec = CaseSpec(
         id=case.id,
         family=case.family,
-        equation=EQUATIONS[case.family],
+        equation=equation(case.family, case.time is not None, tuple(kinds)),
         coefficients=dict(case.coefficients),
         forcing=forcing,
         boundary=pieces,
@@ -192,8 +206,9 @@ def calibrate_libraries(
     calib: dict[str, LibraryCalibration] = {}
     for lib in case.libraries:
         track = get_track(lib)
-        if not track.supports(case.family, case.domain):
-            raise CaseDefinitionError(f"{case.id}: track {lib} does not support {case.family} on {case.domain}")
+        why = track.refuses(case.family, tuple(p.kind for p in spec.boundary), spec.time is not None)
+        if why is not None:
+            raise CaseDefinitionError(f"{case.id}: track {lib} cannot solve it: {why}")
         out = track.calibration_solver()(spec_dict)
         err = gates.contract_error(out, ref, spec.output, mask, config.eps)
         if not np.isfinite(err):

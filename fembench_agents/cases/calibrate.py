@@ -13,6 +13,7 @@ from fembench_agents.cases.outcomes import CaseOutcome
 from fembench_agents.cases.problem import SolverCase
 from fembench_agents.cases.scorer import CaseScorer
 from fembench_agents.cases.tracks import get_track
+from fembench_agents.scoring.error_text import shortened
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 
 
@@ -38,7 +39,7 @@ def time_case(scorer: CaseScorer, case: SolverCase, library: str, repeats: int) 
         result = scorer.run_solve(case, None, calibration_module=module, library=library)
         frames = [f for f in result.events("solve") if f.get("status") == "ok"]
         if not frames:
-            what = (result.events("solve") or [{}])[0].get("message") or result.stderr[-300:] or "no result"
+            what = (result.events("solve") or [{}])[0].get("message") or shortened(result.stderr, 300) or "no result"
             raise CalibrationFailed(f"calibration solver of {case.task_id} on {library} failed: {what}")
         times.append(float(frames[0]["seconds"]))
     return float(statistics.median(times))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from fembench_agents.cases.model import DOMAINS, FAMILIES, CaseFile
+from fembench_agents.cases.model import DOMAINS, FAMILIES, TRANSIENT_VARIANTS, CaseFile
+
+VARIANTS = ("neumann", "robin", "do-nothing", "transient")  # the columns of `variants`
 
 
 def letters(libraries: list[str]) -> dict[str, str]:
@@ -35,4 +37,33 @@ def matrix(cases: list[CaseFile], libraries: list[str]) -> list[list[str]]:
             continue
         cells = [mark(fam, d) if count[fam, d] else "-" for d in DOMAINS]
         rows.append([fam, *cells, str(total)])
+    return rows
+
+
+def _variants_of(case: CaseFile) -> set[str]:
+    found: set[str] = {c.kind for c in case.natural.values()}
+    if case.family in TRANSIENT_VARIANTS and case.time is not None:
+        found.add("transient")
+    return found
+
+
+def variants(cases: list[CaseFile], libraries: list[str]) -> list[list[str]]:
+    """Rows: family, then per variant (a piece kind other than Dirichlet, or the transient variant of
+    a steady family) "count letters" as in `matrix`, then how many of the family's cases have any."""
+    legend = letters(libraries)
+    rows = []
+    for fam in FAMILIES:
+        mine = [c for c in cases if c.family == fam and _variants_of(c)]
+        if not mine:
+            continue
+        cells = []
+        for variant in VARIANTS:
+            having = [c for c in mine if variant in _variants_of(c)]
+            if not having:
+                cells.append("-")
+                continue
+            offers = {lib: sum(lib in c.libraries for c in having) for lib in sorted(legend)}
+            marks = "".join(legend[lib] if k == len(having) else legend[lib].lower() for lib, k in offers.items() if k)
+            cells.append(f"{len(having)} {marks}")
+        rows.append([fam, *cells, str(len(mine))])
     return rows

@@ -13,7 +13,7 @@ import sympy as sp
 from fembench_agents.cases import cube
 from fembench_agents.cases.cube_data import NAMES, T, face_trace, forcing
 from fembench_agents.cases.expressions import check_expr
-from fembench_agents.cases.manufactured import EQUATIONS, CaseDefinitionError, parse
+from fembench_agents.cases.manufactured import CaseDefinitionError, equation, parse
 from fembench_agents.cases.model import TIME_FAMILIES, BoundaryPiece, CaseFile, CaseSpec, FieldSpec, OutputContract
 
 CUBE_FAMILIES = ("poisson", "heat", "helmholtz", "convection_diffusion")
@@ -47,7 +47,7 @@ def cube_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr]]:
     spec = CaseSpec(
         id=case.id,
         family=case.family,
-        equation=EQUATIONS[case.family].replace("b = (b[0], b[1])", "b = (b[0], b[1], b[2])"),
+        equation=equation(case.family, dim=3),
         coefficients=dict(case.coefficients),
         forcing=_show(f[0]),
         boundary=pieces,

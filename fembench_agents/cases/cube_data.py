@@ -60,9 +60,10 @@ def forcing(family: str, coefficients: dict[str, Any], u: list[sp.Expr], p: sp.E
         return [f + sp.diff(u[0], T)] if family == "heat" else [f]
     if family == "helmholtz":
         return [-_div(_grad(u[0])) - _sym(c["k"]) ** 2 * u[0]]
-    if family == "convection_diffusion":
+    if family == "convection_diffusion":  # u_t where u depends on t: the transient variant
         b = [_sym(e) for e in c["b"]]
-        return [-_sym(c["eps"]) * _div(_grad(u[0])) + sum(bi * g for bi, g in zip(b, _grad(u[0]), strict=True))]
+        convection = sum(bi * g for bi, g in zip(b, _grad(u[0]), strict=True))
+        return [-_sym(c["eps"]) * _div(_grad(u[0])) + convection + sp.diff(u[0], T)]
     if family == "elasticity":
         E, nu = _sym(c["E"]), _sym(c["nu"])
         lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))

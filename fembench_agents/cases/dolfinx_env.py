@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 # The first import must be mpi4py.MPI: the order the warm workers preload.
-PRELOAD = ("mpi4py.MPI", "dolfinx", "dolfinx.fem.petsc", "petsc4py.PETSc", "ufl", "basix", "ffcx", __name__)
+PRELOAD = ("mpi4py.MPI", "dolfinx", "dolfinx.fem.petsc", "petsc4py.PETSc", "ufl", "basix", "ffcx", "gmsh", __name__)
 VERSION_PREFIX = "0.11."
 NO_HYPRE = (
     "this PETSc build has no hypre (pc_type hypre fails with PETSc error 86, unknown type): "
@@ -43,7 +43,9 @@ dolfinx.fem.petsc.LinearProblem and NonlinearProblem take a keyword `petsc_optio
 Each new form is compiled to C on first use (about 0.5 s, counted in your solve time): build
 forms once, outside time loops. Sample your solution on the evaluation grid yourself (for
 example with dolfinx.geometry.bb_tree, compute_collisions_points, compute_colliding_cells
-and Function.eval) and put NaN outside the domain."""
+and Function.eval) and put NaN outside the domain; every grid point of the exact domain needs a value,
+also one between a curved boundary and your mesh's edges. gmsh 4.15 meshes curved domains
+(dolfinx.io.gmsh.model_to_mesh)."""
 
 _PROBE = """
 import json

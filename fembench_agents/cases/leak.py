@@ -1,5 +1,6 @@
 """The leak check. Every agent-visible expression of a case (forcing, each
-boundary piece, each coefficient, the initial data) is evaluated on the whole
+boundary piece's data, whatever its kind, and a robin piece's alpha, each
+coefficient, the initial data) is evaluated on the whole
 evaluation grid (time-dependent ones at t_end), scaled by the least-squares
 best scalar, and compared with the reference. If any of them would pass the
 accuracy gate, the case leaks its solution."""
@@ -33,7 +34,10 @@ def _exprs(spec: CaseSpec) -> Iterator[tuple[str, Any]]:
 
     yield from comps("forcing", spec.forcing)
     for piece in spec.boundary:
-        yield from comps(f"boundary[{piece.name}]", piece.value)
+        if piece.value is not None:  # a periodic piece carries no data, only its partner's name
+            yield from comps(f"boundary[{piece.name}]", piece.value)
+        if piece.alpha is not None:
+            yield f"boundary[{piece.name}].alpha", piece.alpha
     for k, v in sorted(spec.coefficients.items()):
         yield from comps(f"coefficients[{k}]", v)
     if spec.initial is not None:

@@ -6,8 +6,8 @@ agent-visible expression is the interior formula.
 Sign conventions (the `equation` text shown to solvers says the same):
   poisson              -div(k grad u) = f
   heat                 du/dt - div(k grad u) = f,  u(t0) = u0
-  convection_diffusion -eps lap(u) + b . grad u = f
-  reaction_diffusion   -D lap(u) + R(u) = f,  R a nonlinear function of u
+  convection_diffusion -eps lap(u) + b . grad u = f  (with a time interval: du/dt + ... = f, u(t0) = u0)
+  reaction_diffusion   -D lap(u) + R(u) = f,  R a nonlinear function of u  (likewise transient)
   elasticity           -div sigma(u) = f,  sigma = 2 mu eps(u) + lambda tr(eps(u)) I, plane strain
                        lambda = E nu / ((1 + nu)(1 - 2 nu)),  mu = E / (2 (1 + nu))
   helmholtz            -lap(u) - k^2 u = f
@@ -24,9 +24,10 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from fembench_agents.cases.conditions import UnsupportedCondition, flux, outward_normal, with_kinds
 from fembench_agents.cases.domains import Domain
 from fembench_agents.cases.expressions import check_expr
-from fembench_agents.cases.model import FLOW_FAMILIES, TIME_FAMILIES, CaseFile, Coefficient
+from fembench_agents.cases.model import FLOW_FAMILIES, TIME_FAMILIES, TRANSIENT_VARIANTS, CaseFile, Coefficient
 
 x, y, t, u_sym = sp.symbols("x y t u", real=True)
 _LOCALS = {"x": x, "y": y, "t": t, "u": u_sym, "E": sp.E, "pi": sp.pi}
@@ -57,6 +58,25 @@ EQUATIONS: dict[str, str] = {
     "wave": "d2u/dt2 - c^2 lap(u) = f in the domain for t0 < t <= t_end; u = g on every boundary piece; "
     "at t = t0 u = u0 and du/dt = v0, `initial` is the pair [u0, v0]; the output is u at t = t_end",
 }
+# The transient variants (a case with a time interval), in the words of heat.
+TRANSIENT_EQUATIONS: dict[str, str] = {
+    "convection_diffusion": "du/dt - eps lap(u) + b . grad u = f in the domain for t0 < t <= t_end, "
+    "b = (b[0], b[1]); u = g on every boundary piece; u = u0 at t = t0; the output is u at t = t_end",
+    "reaction_diffusion": "du/dt - D lap(u) + R(u) = f in the domain for t0 < t <= t_end, R the given "
+    "function of u; u = g on every boundary piece; u = u0 at t = t0; the output is u at t = t_end",
+}
+
+
+def equation(family: str, transient: bool = False, kinds: tuple[str, ...] = ("dirichlet",), dim: int = 2) -> str:
+    """The equation text of a case: the family's (its transient variant's), with the words for
+    the boundary kinds of its pieces (unchanged when every piece is Dirichlet); on a 3D domain a
+    velocity b has three components."""
+    base = TRANSIENT_EQUATIONS[family] if transient and family in TRANSIENT_EQUATIONS else EQUATIONS[family]
+    if dim == 3:
+        base = base.replace("b = (b[0], b[1])", "b = (b[0], b[1], b[2])")
+    return with_kinds(base, family, kinds)
+
+
 REQUIRED: dict[str, tuple[str, ...]] = {
     "poisson": ("k",),
     "heat": ("k",),
@@ -148,16 +168,17 @@ def forcing(case: CaseFile, u: list[sp.Expr]) -> list[sp.Expr]:
         k = parse(c["k"])
         f = -(sp.diff(k * sp.diff(s, x), x) + sp.diff(k * sp.diff(s, y), y))
         return [f + sp.diff(s, t)] if fam == "heat" else [f]
+    rate = sp.diff(s, t) if case.time is not None else sp.Integer(0)  # a transient variant's du/dt
     if fam == "convection_diffusion":
         b = c["b"]
         if not isinstance(b, list) or len(b) != 2:
             raise CaseDefinitionError(f"{case.id}: b must be a list of two expressions")
-        return [-parse(c["eps"]) * _lap(s) + parse(b[0]) * sp.diff(s, x) + parse(b[1]) * sp.diff(s, y)]
+        return [rate - parse(c["eps"]) * _lap(s) + parse(b[0]) * sp.diff(s, x) + parse(b[1]) * sp.diff(s, y)]
     if fam == "reaction_diffusion":
         R = parse(c["R"])
         if sp.diff(R, u_sym, 2) == 0:
             raise CaseDefinitionError(f"{case.id}: R(u) must be nonlinear in u")
-        return [-parse(c["D"]) * _lap(s) + R.subs(u_sym, s)]
+        return [rate - parse(c["D"]) * _lap(s) + R.subs(u_sym, s)]
     if fam == "helmholtz":
         k = parse(c["k"])
         return [-_lap(s) - k**2 * s]
@@ -187,18 +208,60 @@ def _solution(case: CaseFile) -> list[sp.Expr]:
     return [parse(e) for e in comps if e is not None]
 
 
+def check_time(case: CaseFile) -> None:
+    """A time interval where the family needs one, or where it has a transient variant."""
+    if case.time is None and case.family in TIME_FAMILIES:
+        raise CaseDefinitionError(f"{case.id}: a time interval is required for {', '.join(TIME_FAMILIES)}")
+    if case.time is not None and case.family not in (*TIME_FAMILIES, *TRANSIENT_VARIANTS):
+        raise CaseDefinitionError(
+            f"{case.id}: a time interval is for {', '.join((*TIME_FAMILIES, *TRANSIENT_VARIANTS))} only"
+        )
+
+
+def boundary_kinds(case: CaseFile, domain: Domain) -> list[str]:
+    """Each piece's kind: Dirichlet unless the case file names it under `natural`."""
+    names = [n for n, _, _ in domain.pieces]
+    unknown = sorted(set(case.natural) - set(names))
+    if unknown:
+        raise CaseDefinitionError(f"{case.id}: natural names no boundary piece of {domain.name}: {', '.join(unknown)}")
+    kinds = [case.natural[n].kind if n in case.natural else "dirichlet" for n in names]
+    if "dirichlet" not in kinds:
+        raise CaseDefinitionError(f"{case.id}: at least one boundary piece must be Dirichlet (the solution is unique)")
+    try:
+        equation(case.family, case.time is not None, tuple(kinds))
+    except UnsupportedCondition as exc:
+        raise CaseDefinitionError(f"{case.id}: {exc}") from None
+    return kinds
+
+
+def _piece_data(case: CaseFile, domain: Domain, u: list[sp.Expr]) -> list[list[sp.Expr]]:
+    """Per piece, per component: the solution there (Dirichlet), its flux (neumann), its flux
+    plus alpha u (robin); the biharmonic's pair [u, lap u]."""
+    on_dirichlet = u[:2] if case.family in FLOW_FAMILIES else u
+    if case.family == "biharmonic":
+        on_dirichlet = [u[0], _lap(u[0])]
+    out = []
+    for name, a, b in domain.pieces:
+        natural = case.natural.get(name)
+        if natural is None:
+            values = on_dirichlet
+        else:
+            values = flux(case.family, dict(case.coefficients), u, outward_normal(domain, a, b), x, y, parse)
+            if natural.kind == "robin":
+                values = [v + parse(natural.alpha) * c for v, c in zip(values, u, strict=False)]  # type: ignore[arg-type]
+        out.append([restrict(e, a, b) for e in values])
+    return out
+
+
 def derive(case: CaseFile, domain: Domain) -> Derived:
     u = _solution(case)
-    timed = case.family in TIME_FAMILIES
-    if (case.time is None) == timed:
-        raise CaseDefinitionError(f"{case.id}: a time interval is required for {', '.join(TIME_FAMILIES)} only")
+    check_time(case)
+    timed = case.time is not None
     if not timed and any(t in e.free_symbols for e in u):
         raise CaseDefinitionError(f"{case.id}: a steady family's solution must not depend on t")
     f = [_tidy(e) for e in forcing(case, u)]
-    on_boundary = u[:2] if case.family in FLOW_FAMILIES else u
-    if case.family == "biharmonic":
-        on_boundary = [u[0], _lap(u[0])]
-    boundary = [[restrict(e, a, b) for e in on_boundary] for _, a, b in domain.pieces]
+    boundary_kinds(case, domain)
+    boundary = _piece_data(case, domain, u)
     initial = None
     if case.time is not None:
         t0 = sp.nsimplify(case.time.t0)

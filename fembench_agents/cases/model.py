@@ -10,6 +10,7 @@ Three shapes, three audiences:
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import (
@@ -38,12 +39,22 @@ Family = Literal[
     "wave",
 ]
 DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step", "cross", "unit_cube"]
+# Published domains given by their geometry (cases/shapes.py): an imported case's domain keeps the
+# published type and geometry_params, and its name is the published type.
+PublishedDomainName = Literal[
+    "circle", "annulus", "eccentric_annulus", "sector", "dumbbell", "multi_hole", "square_with_hole", "star", "gear"
+]
+# An imported case's domain, built from its published geometry (published_domains.py): an L-shape
+# or a square with a hole keeps its kind's name with its own polygons; these two are not ours.
+ImportedDomainName = Literal["rectangle", "t_junction"]
 Expr = str  # an expression in x, y (z on the unit cube; t, u where the family says so); see expressions.py
 Coefficient = Expr | float | list[Expr]
 
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
 DOMAINS: tuple[str, ...] = DomainName.__args__  # type: ignore[attr-defined]
 TIME_FAMILIES = ("heat", "burgers", "wave")
+# steady unless the case gives a time interval: then du/dt joins the operator (a transient variant)
+TRANSIENT_VARIANTS = ("convection_diffusion", "reaction_diffusion")
 FLOW_FAMILIES = ("stokes", "navier_stokes")  # velocity u (2, ny, nx) and pressure p (ny, nx)
 VECTOR_FAMILIES = ("elasticity", *FLOW_FAMILIES)
 
@@ -146,6 +157,20 @@ class ProblemData(_Frozen):
     initial: Expr | list[Expr] | None = None
 
 
+class NaturalCondition(_Frozen):
+    """A boundary piece of a case file that is not Dirichlet: its data (the flux, or the flux
+    plus alpha u) is derived from the manufactured solution, or given in `data.boundary`."""
+
+    kind: Literal["neumann", "robin", "do-nothing"]
+    alpha: Expr | float | None = None
+
+    @model_validator(mode="after")
+    def _alpha_only_for_robin(self) -> NaturalCondition:
+        if (self.kind == "robin") != (self.alpha is not None):
+            raise ValueError("alpha is given for a robin piece and only there")
+        return self
+
+
 class CaseFile(_Frozen):
     """A human-written case definition."""
 
@@ -158,6 +183,7 @@ class CaseFile(_Frozen):
     time: TimeSpec | None = None
     grid: GridSpec = GridSpec(nx=65, ny=65)
     libraries: tuple[str, ...] = ("numpy-scipy", "scikit-fem")
+    natural: dict[str, NaturalCondition] = {}  # piece name -> its condition; every other piece is Dirichlet
     note: str = ""  # for humans; never shown to a solver
 
     @field_validator("libraries")
@@ -179,6 +205,37 @@ class CaseFile(_Frozen):
         return self
 
 
+BoundaryKind = Literal["dirichlet", "neumann", "robin", "do-nothing", "periodic"]
+BOUNDARY_KINDS: tuple[str, ...] = BoundaryKind.__args__  # type: ignore[attr-defined]
+NATURAL_KINDS = ("neumann", "robin", "do-nothing")
+
+
+def _without_none(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """A record written before these optional fields existed reads the same, byte for byte."""
+    for key in keys:
+        if data.get(key) is None:
+            data.pop(key, None)
+    return data
+
+
+class Arc(_Frozen):
+    """The closed circular arc of points center + radius (cos a, sin a), a from `start` to `end`
+    counter-clockwise (radians, start < end <= start + 2 pi: a whole circle is [0, 2 pi])."""
+
+    center: tuple[float, float]
+    radius: float = Field(gt=0)
+    start: float
+    end: float
+
+    @model_validator(mode="after")
+    def _span(self) -> Arc:
+        if not 0 < self.end - self.start <= 2 * math.pi + 1e-12:
+            raise ValueError(
+                f"an arc runs counter-clockwise from start to at most start + 2 pi; got {self.start}, {self.end}"
+            )
+        return self
+
+
 class Face(_Frozen):
     """A closed face of the unit cube: the points with coordinate `axis` equal to `at`."""
 
@@ -187,35 +244,56 @@ class Face(_Frozen):
 
 
 class BoundaryPiece(_Frozen):
-    """A segment of a 2D domain's boundary, or a face of the unit cube, and the data there."""
+    """One piece of the boundary, a closed straight segment, a circular arc or a face of the unit
+    cube, and its condition (the equation text of the case says what each kind means for its family): `dirichlet`
+    u = value; `neumann` the flux k du/dn = value (n the outward unit normal; for elasticity the
+    traction sigma n = value, traction-free when 0); `robin` k du/dn + alpha u = value;
+    `do-nothing` for a flow nu du/dn - p n = value (an outflow: 0); `periodic` identified with
+    its `partner` piece (a parallel segment of the same length) by translation, no data of its own."""
 
     name: str
-    kind: Literal["dirichlet"] = "dirichlet"
-    segment: tuple[tuple[float, float], tuple[float, float]] | None = None  # endpoints, closed segment (2D)
+    kind: BoundaryKind = "dirichlet"
+    segment: tuple[tuple[float, float], tuple[float, float]] | None = None  # endpoints, closed segment
+    arc: Arc | None = None
     face: Face | None = None  # 3D
-    value: Expr | list[Expr]  # the data restricted to this piece, in x, y (z; and t)
+    value: Expr | list[Expr] | None = None  # the data restricted to this piece, in x, y (z; and t)
+    alpha: Expr | float | None = None  # a robin piece's coefficient, only there
+    partner: str | None = None  # a periodic piece's image
 
     @model_validator(mode="after")
-    def _one_place(self) -> BoundaryPiece:
-        if (self.segment is None) == (self.face is None):
-            raise ValueError(f"boundary piece {self.name!r} needs exactly one of segment (2D) and face (3D)")
+    def _condition(self) -> BoundaryPiece:
+        if sum(place is not None for place in (self.segment, self.arc, self.face)) != 1:
+            raise ValueError(f"boundary piece {self.name!r}: give exactly one of `segment`, `arc` (2D) and `face` (3D)")
+        if self.kind == "periodic" and (self.partner is None or self.value is not None or self.segment is None):
+            raise ValueError(f"periodic piece {self.name!r} is a segment, names its partner piece and has no value")
+        if self.kind != "periodic" and (self.value is None or self.partner is not None):
+            raise ValueError(f"{self.kind} piece {self.name!r} has a value and no partner")
+        if (self.kind == "robin") != (self.alpha is not None):
+            raise ValueError(f"boundary piece {self.name}: alpha is given for a robin piece and only there")
         return self
 
     @model_serializer(mode="wrap")
-    def _only_its_place(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A 2D piece reads as it did before faces existed (case_specs.jsonl byte for byte)."""
-        data: dict[str, Any] = handler(self)
-        for key in ("segment", "face"):
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
+    def _only_what_the_kind_has(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A Dirichlet segment reads as it did before other kinds and arcs existed (case_specs.jsonl
+        byte for byte)."""
+        return _without_none(handler(self), ("segment", "arc", "face", "value", "alpha", "partner"))
 
 
 class DomainSpec(_Frozen):
-    name: DomainName
+    """The domain: a polygon with polygonal holes (ours, or an imported axis-parallel one), or a
+    published domain given by its `type` and `geometry_params` as published (circle, annulus,
+    star, ...; cases/shapes.py), whose polygonal loops, where it has any, are `outer` and `holes` too."""
+
+    name: DomainName | ImportedDomainName | PublishedDomainName
     description: str
-    outer: list[tuple[float, float]]  # counter-clockwise polygon
+    outer: list[tuple[float, float]]  # counter-clockwise polygon; empty where the outer loop is curved
     holes: list[list[tuple[float, float]]] = []  # removed open polygons
+    type: PublishedDomainName | None = None
+    geometry_params: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _published_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_none(handler(self), ("type", "geometry_params"))
 
 
 class FieldSpec(_Frozen):

@@ -2,43 +2,51 @@
 its public repository; the user supplies the file, nothing is downloaded)
 into cases of this track, on the DOLFINx track only.
 
-A record becomes a case when it is 2D on one of our domains exactly (the unit
-square, or our l_shape: the corners (0,0) (1,0) (1,1/2) (1/2,1/2) (1/2,1) (0,1), or
-outer_bbox [0,1,0,1] with cutout_bbox [1/2,1,1/2,1]), of a family we have (steady
-where ours is steady), with Dirichlet data on the whole boundary: one value on
-`all`, or on the unit square a list of per-edge entries (x0, x1, y0, y1) that
-covers all four edges, each of our square's pieces then taking its edge's value
-as written. Every other record is excluded with its reason: any other domain with
-what differs ("domain not in the track: circle (curved boundary)", "... l_shape
-with re-entrant corner (0.4, 0.4) ...", periodic, hole sizes), counted per kind;
-a list that leaves edges out as a natural (do-nothing/traction-free) boundary,
-which our Dirichlet-only pieces cannot state. Without a manufactured solution, the
-reference is a fine solve with our DOLFINx calibration solver, kept only after
-the coarse-to-fine check of cases/numerical.py (its error estimate at most 1/20
-of the case's accuracy threshold). An imported case keeps the published id,
-family and parameters, and carries two agent-visible shapes in one case_spec
-(problem.SolverCase.spec_data): ours (boundary data per boundary piece) and
-the published one (`pde`, `domain.type`, `bc`, `output.grid`, `agent_knobs`),
-so that programs written for the published contract run unchanged.
+A record becomes a case when it is 2D on a domain built from its published geometry
+exactly (published_domains.track_domain: ours where it is ours, else any axis-parallel
+region: an L-shape anywhere, a rectangular hole of any size, the T-junction, a
+rectangle in its own box; or a curved or slanted published domain given by its
+geometry: circle, annulus, eccentric_annulus, sector, dumbbell, multi_hole,
+square_with_hole with a circular or polygonal hole, star, gear, cases/shapes.py and
+published_boundary.py, its pieces segments and circular arcs), of a family we have,
+with its boundary conditions as it states them: Dirichlet data on the whole boundary
+(one value on `all`, or on the unit square a list of per-edge entries (x0, x1, y0,
+y1), each of our square's pieces then taking its edge's value as written; an edge the
+list leaves out carries the condition the published oracle gives it, the weak form's
+natural one with zero data: do-nothing for a flow, traction-free for elasticity), or
+periodic sides with Dirichlet data on the others (published_periodic.py; on a
+rectangle only). Every other record is excluded with its reason: a domain not in the
+track with what differs, counted per kind, and the record's own defects (a periodic
+record whose solution is not periodic, initial data that is not its solution at t0, a
+zero solution, ...). Without a manufactured solution, the reference is a fine solve
+with our DOLFINx calibration solver, kept only after the coarse-to-fine check of
+cases/numerical.py (its error estimate at most 1/20 of the case's accuracy threshold).
+An imported case keeps the published id, family and parameters, and carries two
+agent-visible shapes in one case_spec (problem.SolverCase.spec_data): ours (boundary
+data per boundary piece) and the published one (`pde`, `domain.type`, `bc`,
+`output.grid`, `agent_knobs`), so that programs written for the published contract run
+unchanged.
 
-Leak-freedom: the published Dirichlet value is the exact solution on the
-whole boundary. Here each boundary piece gets the solution restricted to it,
+Leak-freedom: the published Dirichlet value is the exact solution on the whole
+boundary. Here each boundary piece gets the solution restricted to it,
 simplified, and the published `bc.dirichlet.value` becomes a blend of those
-restrictions: on the unit square their transfinite (Coons) blend, on the
-L-shape that blend plus a correction on the notch lines (l_shape_blend); equal
-to the solution on the boundary, determined by the boundary data alone. A record
-without a manufactured solution keeps its published bc (data, not the answer). The leak probe of cases/leak.py runs on every agent-
-visible expression, the blend included; a case that still leaks (its forcing a
-multiple of its solution, say) is imported marked as leaking, with the probe's finding.
+restrictions (blends.py: Gordon's transfinite interpolation on the pieces' lines,
+the Coons blend on the unit square); equal to the solution on the boundary,
+determined by the boundary data alone. A record without a manufactured solution keeps
+its published bc (data, not the answer). The leak probe of cases/leak.py runs on every
+agent-visible expression, the blend and the initial data included; a case that still
+leaks (its forcing a multiple of its solution, say) is imported marked as leaking, with
+the probe's finding.
 
-Vector families: elasticity, Stokes and Navier-Stokes keep the published output,
-a magnitude (ny, nx), as `u`, their boundary data per edge and per component;
-a flow record's manufactured pressure, unless constant, is a field `p` compared up
-to a constant, as is a numerical reference's pressure unless the boundary data
-jumps at a corner (a lid-driven cavity: p grows as 1/r there, not square-integrable). Burgers and wave keep the published t0 and t_end as heat does
-(the published dt is not ours); the wave's `initial` is [initial_condition,
-initial_velocity]. Biharmonic records state u on the boundary only, no second
-condition for our [u, lap u] pieces: they are excluded with that reason.
+What the published PDE data means is read as its oracle reads it
+(published_terms.py): the reaction term of reaction-diffusion, transient
+convection- and reaction-diffusion (kept as our families' transient variants),
+Burgers' interval (its oracle's default when the record has none), the
+biharmonic's second condition (lap u of the solution per piece, or 0 simply
+supported; stated in the published view as `bc.laplacian`, a blend as for u).
+Vector families keep the published output, a magnitude (ny, nx), as `u`; a flow
+record's pressure is a field `p` compared up to a constant where it converges.
+Time-dependent records keep t0 and t_end, not the published dt.
 
 Decisions on the published quirks (reported by `import`): the legacy
 `tolerance` (0.05 or 0.1, which the published evaluator uses as the accuracy
@@ -60,14 +68,15 @@ import numpy as np
 import sympy as sp
 
 from fembench_agents.cases import cube, published_cube
+from fembench_agents.cases.blends import blend
 from fembench_agents.cases.builder import LAYOUT
-from fembench_agents.cases.cube import CUBE
 from fembench_agents.cases.cube_data import Z
-from fembench_agents.cases.domains import DOMAINS, domain_mask, grid_coordinates
+from fembench_agents.cases.domains import grid_coordinates
 from fembench_agents.cases.expressions import ExpressionError, check_expr, compile_expr
 from fembench_agents.cases.leak import best_multiple_error
-from fembench_agents.cases.manufactured import EQUATIONS
+from fembench_agents.cases.manufactured import equation
 from fembench_agents.cases.model import (
+    TRANSIENT_VARIANTS,
     BoundaryPiece,
     CaseSpec,
     FieldSpec,
@@ -75,9 +84,9 @@ from fembench_agents.cases.model import (
     OutputContract,
     TimeSpec,
 )
+from fembench_agents.cases.published_boundary import imported_boundary
 from fembench_agents.cases.published_coefficients import published_coefficients
 from fembench_agents.cases.published_domains import (
-    BLENDS,
     DOMAIN_REASON,
     EDGES,
     Excluded,
@@ -86,11 +95,20 @@ from fembench_agents.cases.published_domains import (
     as_list,
     corner_jumps,
     dirichlet_entries,
+    domain_box,
     edge_values,
     restricted,
     sym,
     track_domain,
 )
+from fembench_agents.cases.published_periodic import directions, partners, periodic_traces
+from fembench_agents.cases.published_terms import (
+    NATURAL_ON_UNLISTED,
+    biharmonic_pair,
+    initial_data,
+    time_interval,
+)
+from fembench_agents.cases.shapes import domain_mask
 
 LIBRARY = "dolfinx"
 MAX_CALIBRATION_ERROR = 0.05
@@ -107,7 +125,7 @@ FAMILIES = {
     "burgers": "burgers",
     "wave": "wave",
 }
-STEADY_HERE = ("convection_diffusion", "reaction_diffusion", "stokes", "navier_stokes", "biharmonic")
+STEADY_HERE = ("stokes", "navier_stokes", "biharmonic")
 TIMED_HERE = ("heat", "burgers", "wave")
 FLOW = ("stokes", "navier_stokes")
 HIDDEN_KEYS = ("manufactured_solution", "manufactured_u", "exact_solution")
@@ -211,55 +229,73 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     grid = (oc.get("output") or {}).get("grid") or {}
     kind = (oc.get("domain") or {}).get("type")
     in_3d = published_cube.is_3d(oc)
-    if in_3d and kind != CUBE:
+    if in_3d and kind != cube.CUBE:
         raise Excluded(f"{DOMAIN_REASON}{kind} in 3D (the track's one 3D domain is the unit cube)")
     published_family = pde.get("type")
     if published_family not in FAMILIES:
         raise Excluded(f"family not in this track yet: {published_family}")
     family = FAMILIES[published_family]
-    name = CUBE if in_3d else track_domain(oc.get("domain") or {})
+    # an axis-parallel domain (a Domain), or a curved or slanted published one or the unit cube (its
+    # kind's name: its pieces, segments, arcs or faces, from published_boundary.imported_boundary)
+    track = cube.CUBE if in_3d else track_domain(oc.get("domain") or {})
+    domain = track if not isinstance(track, str) else None
+    geo = imported_boundary(track, oc.get("domain") or {}) if isinstance(track, str) else None
     if family in STEADY_HERE and pde.get("time"):
         raise Excluded(f"transient {published_family}: the track's family is steady")
-    if family == "biharmonic":
-        # Our pieces carry [u, lap u]; the published records state u = g on the boundary and nothing
-        # else (no lap u, no du/dn, no clamped or simply supported), so the problem is not determined.
-        raise Excluded(
-            "biharmonic second boundary condition not stated: the record gives only u on the boundary "
-            "(no lap u or du/dn), our boundary pieces need [u, lap u]"
-        )
-    timing = pde.get("time") or {}
-    if family in TIMED_HERE and "t_end" not in timing:
-        raise Excluded(f"time interval not stated: a {published_family} record without pde.time (t0, t_end)")
+    timed = family in TIMED_HERE or (family in TRANSIENT_VARIANTS and bool(pde.get("time")))
     manufactured = pde.get("manufactured_solution") or {}
     solution = manufactured.get("u")
     bc = oc.get("bc") or {}
+    periodic: dict[str, str] = {}
+    if domain is None:
+        if "periodic" in bc:
+            raise Excluded(f"boundary condition not read: periodic sides on a {track}")
+    else:
+        box = domain_box(domain, grid)
+        periodic = partners(directions(bc, box)) if "periodic" in bc else {}
+        if periodic and domain.name != "rectangle":
+            raise Excluded(f"boundary condition not read: periodic sides on a {domain.name}")
     dirichlet = bc.get("dirichlet")
-    if set(bc) != {"dirichlet"} or not isinstance(dirichlet, dict | list) or not dirichlet:
+    if set(bc) - {"dirichlet", "periodic"} or (
+        not periodic and (not isinstance(dirichlet, dict | list) or not dirichlet)
+    ):
         raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
-    entries = dirichlet_entries(dirichlet)
     shown: dict[str, list[str]] = {}
     if in_3d and not solution:
         raise Excluded(published_cube.NUMERICAL_REASON)
-    if in_3d and entries is not None:
-        raise Excluded("boundary condition not read: per-face Dirichlet data on the unit cube")
-    domain = DOMAINS[name] if not in_3d else None
-    if solution and name not in BLENDS:
-        raise Excluded(f"published boundary value not built: no leak-free blend for the {name} yet")
-    if entries is None:
-        # Without a manufactured solution the published Dirichlet value is data, not the answer:
-        # each boundary piece gets it restricted there, and the reference is a checked fine solve.
-        whole = dirichlet if isinstance(dirichlet, dict) else dirichlet[0]
-        u = [sym(e) for e in as_list(solution or whole.get("value", "0"))]
-        if domain is None:
-            traces = published_cube.traces(u)
-        else:
-            traces = {piece: [restricted(c, a, b) for c in u] for piece, a, b in domain.pieces}
-    else:  # per-edge data on the whole square: each piece gets its edge's value (data, no solution), as written
-        traces = edge_values(entries, name, solution)
-        shown = {EDGES[e["on"]]: [_checked(str(v)) for v in as_list(e.get("value", "0"))] for e in entries}
-        u = next(iter(traces.values()))
-        if len({len(v) for v in traces.values()}) != 1:
-            raise Excluded("boundary condition not read: per-edge values of different lengths")
+    piece_names = [n for n, _ in geo.pieces] if geo else [n for n, _, _ in track.pieces]  # type: ignore[union-attr]
+    kinds = {piece: "dirichlet" for piece in piece_names}
+    if periodic:
+        # the record's own Dirichlet sides, valued by their data; the published view keeps bc as
+        # published (per-edge traces and periodic pairs: data, not the answer)
+        assert domain is not None
+        u, traces = periodic_traces(pde, solution, dirichlet, periodic, domain, box)
+        if family == "biharmonic":  # the Dirichlet sides carry [u, lap u], as every biharmonic piece
+            pair = biharmonic_pair(u if solution else [], u[0])
+            traces = {n: [restricted(c, a, b) for c in pair] for n, a, b in domain.pieces if n in traces}
+    else:
+        entries = dirichlet_entries(dirichlet)
+        if entries is None:
+            # Without a manufactured solution the published Dirichlet value is data, not the answer:
+            # each boundary piece gets it restricted there, and the reference is a checked fine solve.
+            whole: Any = dirichlet if isinstance(dirichlet, dict) else (dirichlet or [{}])[0]
+            u = [sym(e) for e in as_list(solution or whole.get("value", "0"))]
+            on_boundary = biharmonic_pair(u if solution else [], u[0]) if family == "biharmonic" else u
+            if geo is not None:  # segments and arcs of a published geometry (published_boundary.py)
+                traces = {piece: [geo.trace(c, where) for c in on_boundary] for piece, where in geo.pieces}
+            else:
+                assert domain is not None
+                traces = {piece: [restricted(c, a, b) for c in on_boundary] for piece, a, b in domain.pieces}
+        else:  # per-edge data on the square, each piece its edge's value as written; unlisted edges natural
+            if family == "biharmonic":
+                raise Excluded("boundary condition not read: per-edge Dirichlet data for a biharmonic record")
+            name = domain.name if domain is not None else str(track)
+            traces, kinds = edge_values(entries, name, solution, NATURAL_ON_UNLISTED.get(family))  # type: ignore[assignment]
+            shown = {EDGES[e["on"]]: [_checked(str(v)) for v in as_list(e.get("value", "0"))] for e in entries}
+            shown |= {piece: ["0"] * len(traces[piece]) for piece, k in kinds.items() if k != "dirichlet"}
+            u = next(iter(traces.values()))
+            if len({len(v) for v in traces.values()}) != 1:
+                raise Excluded("boundary condition not read: per-edge values of different lengths")
     field = (oc.get("output") or {}).get("field")
     vector = family in MAGNITUDES
     components, magnitude = (published_cube.COMPONENTS, published_cube.MAGNITUDE_FIELD) if in_3d else (2, None)
@@ -281,7 +317,12 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         pressure = [] if in_3d or not (p.free_symbols & {X, Y, Z}) else [p]
     # A numerical flow reference has its p, unless the boundary data jumps at a corner (the lid of a
     # cavity): the pressure there grows as 1/r, is not square-integrable, and never converges in L2.
-    compare_p = bool(pressure) or (family in FLOW and not solution and not corner_jumps(domain, traces))
+    # Nor where an open (do-nothing) edge meets a wall: the pressure is singular at that corner too,
+    # and the published output is the velocity magnitude alone. (One value on the whole boundary of a
+    # published geometry is continuous: only per-edge data on our square can jump.)
+    open_edge = any(k != "dirichlet" for k in kinds.values())
+    jumps = domain is not None and bool(corner_jumps(domain, traces))
+    compare_p = bool(pressure) or (family in FLOW and not solution and not open_edge and not jumps)
     coefficients = published_coefficients(family, pde)
     stated = as_list(pde.get("source_term", "0"))
     derived = None
@@ -291,33 +332,51 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         report.forcing_derived.append(record["id"])
         stated = [str(e) for e in derived]
     forcing = [_show(sym(e)) for e in stated]
-    time = None
-    if family in TIMED_HERE:
-        # as heat: the interval is kept, the published dt is not (ours follows the grid: one step per spacing)
-        time = TimeSpec(t0=float(timing.get("t0", 0.0)), t_end=float(timing["t_end"]))
+    time, default_time = None, False
     initial: str | list[str] | None = None
-    if family in ("heat", "burgers"):
-        if "initial_condition" not in pde:
-            raise Excluded(f"initial data not stated: a {published_family} record without initial_condition")
-        initial = _show(sym(pde["initial_condition"]))
+    if timed:
+        # as heat: the interval is kept, the published dt is not (ours follows the grid: one step per spacing)
+        t0, t_end, default_time = time_interval(family, pde)
+        time = TimeSpec(t0=t0, t_end=t_end)
+    if timed and family != "wave":
+        initial = _show(initial_data(pde, u if solution else [], time.t0 if time else 0.0))
     elif family == "wave":
         if "initial_condition" not in pde or "initial_velocity" not in pde:
             raise Excluded("initial data not stated: a wave record needs initial_condition and initial_velocity")
         initial = [_show(sym(pde["initial_condition"])), _show(sym(pde["initial_velocity"]))]
-    if domain is None:
-        pieces = published_cube.pieces({n: _one([_show(c) for c in traces[n]]) for n in traces})
-    else:
-        pieces = [
-            BoundaryPiece(
-                name=piece,
-                segment=(a, b),
-                value=_one(shown[piece] if shown else [_show(c) for c in traces[piece]]),
-            )
-            for piece, a, b in domain.pieces
-        ]
+    pieces = [
+        BoundaryPiece(name=piece, kind="periodic", segment=(a, b), partner=periodic[piece])
+        if piece in periodic
+        else BoundaryPiece(
+            name=piece,
+            kind=kinds[piece],  # type: ignore[arg-type]
+            segment=(a, b),
+            value=_one(shown[piece] if shown else [_show(c) for c in traces[piece]]),
+        )
+        for piece, a, b in (domain.pieces if domain is not None else ())
+    ]
+    if geo is not None:
+        pieces = [geo.piece(piece, where, _one([_show(c) for c in traces[piece]])) for piece, where in geo.pieces]
     # The published view: a manufactured record's boundary value becomes the blend of its traces
-    # (the solution itself would be the answer); a record without one keeps its data as published.
-    published_bc = {"dirichlet": {"on": "all", "value": _one([_show(BLENDS[name](c)) for c in u])}} if solution else bc
+    # (the solution itself would be the answer); a record without one, or with periodic sides (its
+    # Dirichlet sides given per edge), keeps its data as published. On a published geometry the blend
+    # is its kind's (shape_blends.py), on an axis-parallel domain Gordon's (blends.py).
+    dirichlet_pieces = [(n, a, b) for n, a, b in domain.pieces if n not in periodic] if domain else []
+
+    def blended(c: sp.Expr) -> sp.Expr | str:
+        if geo is not None:
+            return geo.blend(c)
+        assert domain is not None
+        return blend(c, domain, dirichlet_pieces)
+
+    published_bc = bc
+    if solution and not periodic:
+        published_bc = {"dirichlet": {"on": "all", "value": _one([_show(blended(c)) for c in u])}}
+    if family == "biharmonic" and not periodic:
+        # the second condition the published oracle applies, stated: lap u on the boundary (a blend of its
+        # restrictions, as for u), or 0 for a record without a solution (simply supported)
+        lap = _show(blended(biharmonic_pair(u, u[0])[1])) if solution else "0"
+        published_bc = {**published_bc, "laplacian": {"on": "all", "value": lap}}
     try:
         grid_spec = (
             published_cube.grid_spec(grid)
@@ -328,27 +387,32 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         fields = {"u": FieldSpec(shape=shape)}
         if compare_p:
             fields["p"] = FieldSpec(shape=shape, up_to_constant=True)
+        words = equation(family, time is not None, tuple(kinds.values()), grid_spec.dim)
         spec = CaseSpec(
             id=record["id"],
             family=family,  # type: ignore[arg-type]
-            equation=EQUATIONS[family] + _output_words(family, compare_p),
+            equation=words + _output_words(family, compare_p),
             coefficients=coefficients,
             forcing=forcing[0] if len(forcing) == 1 else forcing,
             boundary=pieces,
             initial=initial,
             time=time,
-            domain=cube.spec() if domain is None else domain.spec(),
+            domain=geo.spec if geo is not None else domain.spec(),  # type: ignore[union-attr]
             grid=grid_spec,
             output=OutputContract(fields=fields, layout=cube.LAYOUT if in_3d else LAYOUT),
             libraries=(LIBRARY,),
         )
     except (ValueError, KeyError) as exc:
         raise Excluded(f"record not read: {str(exc).splitlines()[0]}") from None
+    view_pde = {k: v for k, v in pde.items() if k not in HIDDEN_KEYS}
+    if default_time and time is not None:  # the oracle's default interval, stated in the record's own shape
+        view_pde["time"] = {"t0": time.t0, "t_end": time.t_end}
+    if derived is not None:  # the forcing the published oracle solves with, in the record's own shape
+        view_pde["source_term"] = _one(forcing)
     view = {
         "id": record["id"],
         "pde_classification": record.get("pde_classification", {}),
-        "pde": {k: v for k, v in pde.items() if k not in HIDDEN_KEYS}
-        | ({"source_term": _one(forcing)} if derived is not None else {}),
+        "pde": view_pde,
         "domain": oc.get("domain", {"type": "unit_square"}),
         "bc": published_bc,
         "output": oc.get("output", {}),
@@ -369,7 +433,7 @@ def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[dict[str, np.ndarray], 
     """The manufactured solution on the grid, per output field: `u` (a vector family's
     magnitude) and, for a flow record with a non-constant pressure, `p`."""
     coords = grid_coordinates(spec.grid)
-    mask = domain_mask(spec.domain.name, spec.grid)
+    mask = domain_mask(spec.domain, spec.grid, spec.boundary)
     t = spec.time.t_end if spec.time else 0.0
     values = np.stack([compile_expr(str(c))(**coords, t=t) for c in u])
     ncomp = spec.grid.dim
@@ -385,8 +449,15 @@ def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[dict[str, np.ndarray], 
 def published_values(view: dict[str, Any]) -> list[list[Any]]:
     """The published view's Dirichlet values, each a list of components: one (the blend, or a
     record's own data on `all`), or one per edge entry."""
-    dirichlet = view["bc"]["dirichlet"]
-    return [as_list(e.get("value", "0")) for e in (dirichlet if isinstance(dirichlet, list) else [dirichlet])]
+    dirichlet = view["bc"].get("dirichlet")
+    values = (
+        []
+        if dirichlet is None
+        else [as_list(e.get("value", "0")) for e in (dirichlet if isinstance(dirichlet, list) else [dirichlet])]
+    )  # periodic sides only: no boundary value at all
+    if "laplacian" in view["bc"]:  # a biharmonic record's second condition, stated by us
+        values.append(as_list(view["bc"]["laplacian"]["value"]))
+    return values
 
 
 def blend_error(view: dict[str, Any], spec: CaseSpec, ref: np.ndarray, mask: np.ndarray) -> float:
@@ -400,4 +471,4 @@ def blend_error(view: dict[str, Any], spec: CaseSpec, ref: np.ndarray, mask: np.
         guess = np.sqrt(sum(c**2 for c in comps)) if len(comps) > 1 else comps[0]
         candidates = [guess, *comps] if len(comps) > 1 else [guess]
         errors += [best_multiple_error(c[mask], ref[mask]) for c in candidates]
-    return min(errors)
+    return min(errors, default=float("inf"))

@@ -1,5 +1,6 @@
 """The coefficients of a published record (`pde.coefficients`, `pde.pde_params`) as
-our families name them: kappa -> k, epsilon and beta -> eps and b, Lame's lambda
+our families name them: kappa -> k, epsilon and beta -> eps and b, a reaction
+term as published_terms.py reads it -> D and R, Lame's lambda
 and mu -> E and nu (exactly: E = mu (3 lambda + 2 mu) / (lambda + mu), nu = lambda
 / (2 (lambda + mu))); anything else is excluded with what the record gives."""
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from fembench_agents.cases.expressions import ExpressionError, check_expr
 from fembench_agents.cases.published_domains import Excluded, sym
+from fembench_agents.cases.published_terms import diffusion, reaction_term
 
 FLOW = ("stokes", "navier_stokes")
 
@@ -34,6 +36,10 @@ def published_coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
         raise Excluded(f"coefficient kind not read: kappa of type {kappa.get('type')!r}")
     if family == "convection_diffusion":
         return {"eps": float(params["epsilon"]), "b": [_show(sym(b)) for b in params["beta"]]}
+    if family == "reaction_diffusion":
+        return {"D": diffusion(params), "R": _show(reaction_term(params))}
+    if family == "biharmonic":
+        return {}
     if family == "helmholtz":
         return {"k": float(params["k"])}
     if family in (*FLOW, "burgers"):

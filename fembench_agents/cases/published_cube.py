@@ -1,8 +1,9 @@
 """The published unit-cube records (domain type `unit_cube`, an output grid with
 nz), as published.convert reads them: the six faces as our boundary pieces,
-each valued by the solution's trace there; the published `bc.dirichlet.value`
-their 3D transfinite blend (cube_data.coons_blend); the output (nz, ny, nx), a
-vector family's magnitude (`u_mag`) as in 2D.
+each valued by the solution's trace there, and the published
+`bc.dirichlet.value` their 3D transfinite blend (published_boundary.py,
+cube_data.coons_blend); the output (nz, ny, nx), a vector family's magnitude
+(`u_mag`) as in 2D.
 
 The published 3D scalar records state a source term that is not their
 solution's: the 2D Laplacian's, without the z derivatives (37 of the 40
@@ -19,9 +20,8 @@ from typing import Any
 
 import sympy as sp
 
-from fembench_agents.cases import cube
-from fembench_agents.cases.cube_data import NAMES, coons_blend, disagree, face_trace, forcing
-from fembench_agents.cases.model import BoundaryPiece, GridSpec
+from fembench_agents.cases.cube_data import NAMES, disagree, forcing
+from fembench_agents.cases.model import GridSpec
 from fembench_agents.cases.published_domains import Excluded, as_list
 
 COMPONENTS = 3  # a vector family's solution on the cube
@@ -47,18 +47,6 @@ def grid_spec(grid: dict[str, Any]) -> GridSpec:
         nz=int(grid["nz"]),
         bbox=tuple(float(v) for v in grid["bbox"]),
     )
-
-
-def traces(u: list[sp.Expr]) -> dict[str, list[sp.Expr]]:
-    return {name: [face_trace(c, face) for c in u] for name, face in cube.FACES}
-
-
-def pieces(values: dict[str, Any]) -> list[BoundaryPiece]:
-    return [BoundaryPiece(name=name, face=face, value=values[name]) for name, face in cube.FACES]
-
-
-def blend(u: sp.Expr) -> sp.Expr:
-    return coons_blend(u)
 
 
 def checked_forcing(

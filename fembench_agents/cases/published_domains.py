@@ -13,7 +13,10 @@ import numpy as np
 import sympy as sp
 
 from fembench_agents.cases import cube_data
-from fembench_agents.cases.domains import DOMAINS
+from fembench_agents.cases.domains import DOMAINS, Domain, Point, crossings
+from fembench_agents.cases.rectilinear import Box, GeometryError, in_box, region
+from fembench_agents.cases.shapes import GeometryError as ShapeError
+from fembench_agents.cases.shapes import published_shape
 
 X, Y, T = sp.symbols("x y t")
 
@@ -76,108 +79,146 @@ def _corners(vertices: list[list[float]]) -> list[tuple[float, float]]:
     return pts
 
 
-def _reentrant_corner(vertices: list[tuple[float, float]]) -> tuple[float, float] | None:
-    """The vertex of a polygon whose interior angle exceeds 180 degrees (the first one)."""
-    pts = np.asarray(vertices, dtype=float)
-    n = len(pts)
-    area = sum(pts[k, 0] * pts[(k + 1) % n, 1] - pts[(k + 1) % n, 0] * pts[k, 1] for k in range(n))
-    for k in range(n):
-        a, b, c = pts[k - 1], pts[k], pts[(k + 1) % n]
-        if _turn(a, b, c) * area < 0:
-            return float(b[0]), float(b[1])
-    return None
+def _four(value: Any, what: str) -> Box:
+    try:
+        box = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        raise Excluded(f"{DOMAIN_REASON}{what} is {value!r}, not [x0, x1, y0, y1]") from None
+    if len(box) != 4 or not (box[0] < box[1] and box[2] < box[3]):
+        raise Excluded(f"{DOMAIN_REASON}{what} is {value!r}, not [x0, x1, y0, y1] with x0 < x1, y0 < y1")
+    return box  # type: ignore[return-value]
 
 
-CURVED = ("circle", "annulus", "eccentric_annulus", "sector", "dumbbell", "multi_hole")
-SLANTED = ("star", "gear")
+def _polygon(kind: str, vertices: Any) -> Domain:
+    """The region a closed vertex ring bounds (even-odd rule), exactly, when every edge is axis-parallel."""
+    try:
+        pts = [(float(a), float(b)) for a, b in vertices]
+    except (TypeError, ValueError):
+        raise Excluded(f"{DOMAIN_REASON}{kind} vertices {vertices!r} are not [[x, y], ...]") from None
+    for p, q in zip(pts, pts[1:] + pts[:1], strict=True):
+        if p[0] != q[0] and p[1] != q[1]:
+            raise Excluded(f"{DOMAIN_REASON}{kind} with an edge not axis-parallel: {_points([p, q])}")
+    ring = tuple(pts)
+    text = f"{kind.replace('_', '-')}: the closed polygon with the corners {_points(_corners([list(p) for p in pts]))}"
+
+    def inside(x: float, y: float) -> bool:
+        return bool(crossings(ring, np.asarray(x), np.asarray(y)))
+
+    return _region(kind, text, ([p[0] for p in pts], [p[1] for p in pts]), inside)
 
 
-def track_domain(domain: dict[str, Any]) -> str:
-    """The name of our domain (cases/domains.py) that the published domain is, exactly;
-    raises Excluded with what differs otherwise."""
+def _region(kind: str, text: str, coordinates: tuple[list[float], list[float]], inside: Any, **kw: Any) -> Domain:
+    try:
+        return region(kind, text, coordinates, inside, **kw)
+    except GeometryError as exc:
+        raise Excluded(f"{DOMAIN_REASON}{exc}") from None
+
+
+def _less(box: Box, cut: Box) -> Any:
+    return lambda x, y: in_box(box, x, y) and not in_box(cut, x, y)
+
+
+def _l_shape(domain: dict[str, Any], params: dict[str, Any]) -> Domain:
+    vertices = params.get("vertices")
+    if vertices is not None:
+        corners = _corners(vertices)
+        if len(corners) == len(DOMAINS["l_shape"].outer) and set(corners) == set(DOMAINS["l_shape"].outer):
+            return DOMAINS["l_shape"]
+        return _polygon("l_shape", vertices)
+    if domain.get("outer_bbox") is None or domain.get("cutout_bbox") is None:
+        raise Excluded(f"{DOMAIN_REASON}l_shape given by {sorted(domain)}")
+    box, cut = _four(domain["outer_bbox"], "outer_bbox"), _four(domain["cutout_bbox"], "cutout_bbox")
+    if _close(box, [0, 1, 0, 1]) and _close(cut, [0.5, 1, 0.5, 1]):
+        return DOMAINS["l_shape"]
+    text = f"L-shape: {_box(box)} without the open box {_box(cut)}"
+    coordinates = ([box[0], box[1], cut[0], cut[1]], [box[2], box[3], cut[2], cut[3]])
+    return _region("l_shape", text, coordinates, _less(box, cut))
+
+
+def _t_junction(params: dict[str, Any]) -> Domain:
+    if "horizontal_rect" not in params or "vertical_rect" not in params:
+        raise Excluded(f"{DOMAIN_REASON}t_junction given by {sorted(params)} (expected horizontal_rect, vertical_rect)")
+    bar, stem = _four(params["horizontal_rect"], "horizontal_rect"), _four(params["vertical_rect"], "vertical_rect")
+
+    def name(a: Point, b: Point, side: str, bbox: Box) -> str:
+        """The stem's and the bar's own sides; the bar's underside either side of the stem."""
+        on = a[1] if side in ("bottom", "top") else a[0]
+        if side == "bottom" and on == bar[2]:
+            return "bar_bottom_left" if (a[0] + b[0]) / 2 < stem[0] else "bar_bottom_right"
+        part = "stem" if {"bottom": stem[2], "left": stem[0], "right": stem[1]}.get(side) == on else "bar"
+        return f"{part}_{side}"
+
+    text = f"T-junction: the union of the bar {_box(bar)} and the stem {_box(stem)}"
+    coordinates = ([bar[0], bar[1], stem[0], stem[1]], [bar[2], bar[3], stem[2], stem[3]])
+    return _region("t_junction", text, coordinates, lambda x, y: in_box(bar, x, y) or in_box(stem, x, y), namer=name)
+
+
+def rectangle(box: Box, text: str) -> Domain:
+    return _region("rectangle", text, ([box[0], box[1]], [box[2], box[3]]), lambda x, y: in_box(box, x, y))
+
+
+def periodic_box(params: dict[str, Any]) -> Box:
+    """A periodic_square's rectangle: `extents` or `bounds` (the same where both are given)."""
+    given = {k: _four(params[k], k) for k in ("extents", "bounds") if k in params}
+    if not given:
+        raise Excluded(f"{DOMAIN_REASON}periodic_square given by {sorted(params)} (expected extents or bounds)")
+    if len(given) == 2 and not _close(given["extents"], given["bounds"]):
+        raise Excluded(f"{DOMAIN_REASON}periodic_square with extents {given['extents']} and bounds {given['bounds']}")
+    return next(iter(given.values()))
+
+
+# published domains given by their geometry (cases/shapes.py), meshed without structure
+GEOMETRIC = ("circle", "annulus", "eccentric_annulus", "sector", "dumbbell", "multi_hole", "star", "gear")
+
+
+def track_domain(domain: dict[str, Any]) -> Domain | str:
+    """The domain a published record describes, built from its geometry exactly: ours where it
+    is ours (the unit square, our L-shape and square hole keep their pieces), else an
+    axis-parallel region of its own; a curved or slanted kind (GEOMETRIC, a square with a circular
+    or polygonal hole) is given by its geometry (cases/shapes.py) and returned as its kind's name,
+    its pieces built by published_boundary.imported_boundary; raises Excluded for a domain the
+    track cannot mesh."""
     kind = domain.get("type")
     params = domain.get("geometry_params") or {}
     if kind == "unit_square":
-        return "unit_square"
+        return DOMAINS["unit_square"]
     if kind == "l_shape":
-        ours = DOMAINS["l_shape"]
-        vertices = params.get("vertices")
-        if vertices is not None:
-            vertices = _corners(vertices)
-            if len(vertices) == len(ours.outer) and set(vertices) == set(ours.outer):
-                return "l_shape"
-            pts = np.asarray(vertices, dtype=float)
-            bbox: Any = [pts[:, 0].min(), pts[:, 0].max(), pts[:, 1].min(), pts[:, 1].max()]
-            corner = _reentrant_corner(vertices)
-        else:
-            bbox, cut = domain.get("outer_bbox"), domain.get("cutout_bbox")
-            if _close(bbox, [0, 1, 0, 1]) and _close(cut, [0.5, 1, 0.5, 1]):
-                return "l_shape"
-            if bbox is None or cut is None:
-                raise Excluded(f"{DOMAIN_REASON}l_shape given by {sorted(domain)}")
-            corner = (float(cut[0]), float(cut[2]))
-        if not _close(bbox, [0, 1, 0, 1]):
-            raise Excluded(f"{DOMAIN_REASON}l_shape on {_box(bbox)}, not the unit square")
-        if corner == (0.5, 0.5):  # our re-entrant corner, another region: say what else differs
-            if vertices is None:
-                raise Excluded(f"{DOMAIN_REASON}l_shape with the cutout {_box(cut)} (ours: [0.5, 1] x [0.5, 1])")
-            raise Excluded(f"{DOMAIN_REASON}l_shape with the corners {_points(vertices)} (ours: {_points(ours.outer)})")
-        where = f"({_num(corner[0])}, {_num(corner[1])})" if corner else "none"
-        raise Excluded(f"{DOMAIN_REASON}l_shape with re-entrant corner {where} (ours: (0.5, 0.5))")
+        return _l_shape(domain, params)
+    if kind in GEOMETRIC or (kind == "square_with_hole" and (params.get("inner_hole") or {}).get("type") != "rect"):
+        try:
+            published_shape(domain)
+        except ShapeError as exc:
+            raise Excluded(f"domain not read: {kind}: {exc}") from None
+        return str(kind)
     if kind == "square_with_hole":
         hole = params.get("inner_hole") or {}
-        if hole.get("type") == "rect" and _close(params.get("outer", [0, 1, 0, 1]), [0, 1, 0, 1]):
-            if _close(hole.get("bbox"), [0.375, 0.625, 0.375, 0.625]):
-                return "square_hole"
-            raise Excluded(
-                f"{DOMAIN_REASON}square_with_hole with the rectangular hole {_box(hole['bbox'])} "
-                "(ours: [0.375, 0.625] x [0.375, 0.625])"
-            )
-        if hole.get("type") == "circle":
-            raise Excluded(f"{DOMAIN_REASON}square_with_hole with a circular hole (curved boundary)")
-        raise Excluded(f"{DOMAIN_REASON}square_with_hole with a {hole.get('type')} hole (edges not axis-parallel)")
-    if kind in CURVED:
-        raise Excluded(f"{DOMAIN_REASON}{kind} (curved boundary)")
-    if kind in SLANTED:
-        raise Excluded(f"{DOMAIN_REASON}{kind} (edges not axis-parallel)")
+        if hole.get("type") == "rect":
+            box, cut = _four(params.get("outer", [0, 1, 0, 1]), "outer"), _four(hole.get("bbox"), "inner_hole.bbox")
+            if _close(box, [0, 1, 0, 1]) and _close(cut, [0.375, 0.625, 0.375, 0.625]):
+                return DOMAINS["square_hole"]
+            text = f"{_box(box)} without the open rectangular hole {_box(cut)}"
+            coordinates = ([box[0], box[1], cut[0], cut[1]], [box[2], box[3], cut[2], cut[3]])
+            return _region("square_hole", text, coordinates, _less(box, cut))
+    if kind == "t_junction":
+        return _t_junction(params)
     if kind == "periodic_square":
-        raise Excluded(f"{DOMAIN_REASON}periodic_square (periodic boundary)")
+        box = periodic_box(params)
+        return rectangle(box, f"the rectangle {_box(box)}")
     raise Excluded(f"{DOMAIN_REASON}{kind} (not one of the track's domains)")
 
 
-def coons_blend(u: sp.Expr) -> sp.Expr:
-    """The transfinite blend of u's restrictions to the four edges of the unit
-    square: u on the boundary, and a function of the boundary data alone."""
-    bottom, top = u.subs(Y, 0), u.subs(Y, 1)
-    left, right = u.subs(X, 0), u.subs(X, 1)
-    c00, c10, c01, c11 = (u.subs({X: a, Y: b}) for a, b in ((0, 0), (1, 0), (0, 1), (1, 1)))
-    corners = (1 - X) * (1 - Y) * c00 + X * (1 - Y) * c10 + (1 - X) * Y * c01 + X * Y * c11
-    return (1 - Y) * bottom + Y * top + (1 - X) * left + X * right - corners
-
-
-def l_shape_blend(u: sp.Expr) -> sp.Expr:
-    """u on every segment of our L-shape (the unit square without (1/2, 1] x (1/2, 1]), and a
-    function of u's restrictions to the lines of those segments alone: the square's Coons blend C
-    of the lines x = 0, x = 1, y = 0, y = 1 (the top and right traces taken on their whole lines,
-    as the formulas of our pieces are), plus a Coons-type correction of the notch residuals
-    r1(x) = u(x, 1/2) - C(x, 1/2) and r2(y) = u(1/2, y) - C(1/2, y), with the weights
-    16 y^2 (1 - y)^2 and 16 x^2 (1 - x)^2, which are 1 on the notch lines and 0 on the outer ones.
-    The residuals vanish where the notch meets the outer edges, so the outer edges keep u; on the
-    notch lines the correction adds exactly the residual. The quartic weights, not 4 y (1 - y):
-    those would make the blend a quadratic interpolation through the lines y = 0, 1/2, 1 (and x
-    = 0, 1/2, 1), which is the solution itself wherever it is quadratic in x or in y (x^2 y^2,
-    exp(x) y^2, ...). Like the piece formulas themselves, it also equals u on the notch lines'
-    continuations into the domain (x = 1/2, y < 1/2 and y = 1/2, x < 1/2)."""
-    half = sp.Rational(1, 2)
-    coons = coons_blend(u)
-    r1 = u.subs(Y, half) - coons.subs(Y, half)
-    r2 = u.subs(X, half) - coons.subs(X, half)
-    r0 = u.subs({X: half, Y: half}) - coons.subs({X: half, Y: half})
-    wy, wx = 16 * Y**2 * (1 - Y) ** 2, 16 * X**2 * (1 - X) ** 2
-    return coons + wy * r1 + wx * r2 - wx * wy * r0
-
-
-BLENDS = {"unit_square": coons_blend, "l_shape": l_shape_blend, "unit_cube": cube_data.coons_blend}
+def domain_box(domain: Domain, grid: dict[str, Any]) -> tuple[float, float, float, float]:
+    """The domain's bounding box, which must lie in the output grid's box: our calibration meshes
+    that box (a domain beyond it would be cut off)."""
+    pts = np.asarray(domain.outer, dtype=float)
+    box = (float(pts[:, 0].min()), float(pts[:, 0].max()), float(pts[:, 1].min()), float(pts[:, 1].max()))
+    try:
+        gx0, gx1, gy0, gy1 = (float(v) for v in grid["bbox"][:4])
+    except (KeyError, TypeError, ValueError):
+        raise Excluded(f"record not read: output grid {grid!r} without a bbox") from None
+    if box[0] < gx0 - 1e-12 or box[1] > gx1 + 1e-12 or box[2] < gy0 - 1e-12 or box[3] > gy1 + 1e-12:
+        raise Excluded(f"domain beyond the output grid: the domain spans {list(box)}, the grid {grid['bbox']}")
+    return box
 
 
 def restricted(u: sp.Expr, a: tuple[float, float], b: tuple[float, float]) -> sp.Expr:
@@ -194,15 +235,24 @@ EDGES = {"y0": "bottom", "x1": "right", "y1": "top", "x0": "left"}
 
 
 def corner_jumps(domain: Any, traces: dict[str, list[sp.Expr]]) -> list[tuple[float, float]]:
-    """The corners where the data of the piece ending there and of the piece starting there
-    disagree. Matched by the corner, not by the order of the pieces: a domain with a hole lists
-    its outer loop, then the hole's, and each loop closes on its own first piece."""
+    """The corners where the Dirichlet data of the piece ending there and of the piece starting
+    there disagree (`traces`: the Dirichlet pieces only). Matched by the corner, not by the order
+    of the pieces: a domain with a hole lists its outer loop, then the hole's, and each loop
+    closes on its own first piece."""
     out = []
     for first, _, end in domain.pieces:
+        if first not in traces:  # a periodic piece: no data of its own
+            continue
         at = {X: sp.nsimplify(end[0]), Y: sp.nsimplify(end[1])}
         for second, start, _ in domain.pieces:
-            if start == end and any(
-                sp.simplify(a.subs(at) - b.subs(at)) != 0 for a, b in zip(traces[first], traces[second], strict=True)
+            if (
+                first in traces
+                and second in traces
+                and start == end
+                and any(
+                    sp.simplify(a.subs(at) - b.subs(at)) != 0
+                    for a, b in zip(traces[first], traces[second], strict=True)
+                )
             ):
                 out.append((float(end[0]), float(end[1])))
     return out
@@ -219,16 +269,26 @@ def dirichlet_entries(dirichlet: Any) -> list[dict[str, Any]] | None:
     return entries
 
 
-def edge_values(entries: list[dict[str, Any]], domain: str, solution: Any) -> dict[str, list[sp.Expr]]:
-    """Our square's pieces, valued by the published per-edge Dirichlet entries."""
+def edge_values(
+    entries: list[dict[str, Any]], domain: str, solution: Any, natural: str | None
+) -> tuple[dict[str, list[sp.Expr]], dict[str, str]]:
+    """Our square's pieces, valued by the published per-edge Dirichlet entries, and the kind of
+    each piece: an edge the list leaves out carries `natural` with zero data (the published
+    oracle applies Dirichlet data on the listed edges only)."""
     names = [e.get("on") for e in entries]
     if domain != "unit_square" or solution or not set(names) <= set(EDGES) or len(set(names)) != len(names):
         where = "alongside a manufactured solution" if solution else f"on {names} of a {domain}"
         raise Excluded(f"boundary condition not read: per-edge Dirichlet data {where}")
+    traces = {EDGES[e["on"]]: [sym(v) for v in as_list(e.get("value", "0"))] for e in entries}
+    kinds = {piece: "dirichlet" for piece in traces}
     missing = sorted(e for e in EDGES if e not in names)
-    if missing:
+    if missing and natural is None:
         raise Excluded(
-            f"natural (do-nothing/traction-free) boundary: on edges [{', '.join(missing)}]; "
-            "the track's pieces are Dirichlet only"
+            f"natural boundary not read: a per-edge Dirichlet list leaves edges [{', '.join(missing)}] out, "
+            "and this family's pieces are Dirichlet only"
         )
-    return {EDGES[e["on"]]: [sym(v) for v in as_list(e.get("value", "0"))] for e in entries}
+    width = len(next(iter(traces.values())))
+    for edge in missing:
+        traces[EDGES[edge]] = [sp.Integer(0)] * width
+        kinds[EDGES[edge]] = natural  # type: ignore[assignment]
+    return traces, kinds

@@ -5,6 +5,7 @@ leak checks; a folder of them with the published views and the report."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,6 @@ import numpy as np
 from fembench_agents.cases import gates, numerical, store
 from fembench_agents.cases.builder import Built
 from fembench_agents.cases.builder import write as write_records
-from fembench_agents.cases.domains import domain_mask
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.manufactured import CaseDefinitionError
 from fembench_agents.cases.model import (
@@ -34,11 +34,18 @@ from fembench_agents.cases.published import (
     reference,
 )
 from fembench_agents.cases.published_domains import Excluded
+from fembench_agents.cases.shapes import domain_mask
 
 # Our DOLFINx solver meshes (n - 1) / 2 cells for a grid of n points when n - 1 is even,
 # n - 1 cells otherwise: refined 2x, the published 50-point grid gets its 49 cells again.
 # Refined 4x and 8x, the meshes double: 49, 98, 196 cells.
 IMPORT_REFINEMENTS = (1, 4, 8)
+# An unstructured mesh (a published domain given by its geometry) is refined by its cell size, which
+# follows the grid's spacing: 2x and 4x halve it twice (P2: the 2x solve is some 8 times closer).
+UNSTRUCTURED_REFINEMENTS = (1, 2, 4)
+NEWTON_PER_STEP = ("reaction_diffusion",)
+NEWTON_STEP_BUDGET = 5e6  # unknowns x time steps of the finest solve, for NEWTON_PER_STEP families
+ZERO_SOLUTION = 1e-9  # a numerical reference whose largest value is below this is the zero solution
 
 
 def published_thresholds(record: dict[str, Any]) -> PublishedThresholds:
@@ -68,19 +75,27 @@ def build(record: dict[str, Any], report: ImportReport, config: GateConfig | Non
         "output": {**view["output"], **data["output"]},
     }
     check: ReferenceCheck | None = None
+    if not u:
+        _within_budget(spec)
     try:
         if u:
             ref, mask = reference(spec, u)
             out = dolfinx_fem.solve(merged)
         else:
-            mask = domain_mask(spec.domain.name, spec.grid)
-            fine = numerical.solve_refinements(spec, mask, dolfinx_fem.solve, merged, IMPORT_REFINEMENTS)
+            mask = domain_mask(spec.domain, spec.grid, spec.boundary)
+            refinements = IMPORT_REFINEMENTS if spec.domain.geometry_params is None else UNSTRUCTURED_REFINEMENTS
+            fine = numerical.solve_refinements(spec, mask, dolfinx_fem.solve, merged, refinements)
             ref, out = fine.arrays, {**fine.solves[1], "solver_info": {"method": "p2"}}
     except Exception as exc:  # a record our solver cannot run is reported, never fatal to the import
         raise Excluded(f"calibration solver failed: {type(exc).__name__}: {exc}") from None
+    if not u and all(float(np.nanmax(np.abs(a))) <= ZERO_SOLUTION for a in ref.values()):
+        raise Excluded(
+            "numerical reference refused: the solution is zero on the grid (largest value "
+            f"{max(float(np.nanmax(np.abs(a))) for a in ref.values()):.1e}), so no relative error is defined"
+        )
     err = gates.contract_error(out, ref, spec.output, mask, config.eps)
     if not np.isfinite(err) or err > MAX_CALIBRATION_ERROR:
-        why = "forcing and solution disagree?" if u else f"our solve against its {IMPORT_REFINEMENTS[-1]}x refinement"
+        why = "forcing and solution disagree?" if u else f"our solve against its {max(fine.solves)}x refinement"
         raise Excluded(f"calibration error above {MAX_CALIBRATION_ERROR}: {err:.3g} ({why})")
     e_base = float(f"{err:.4e}")
     tau = float(f"{gates.tau_acc(e_base, config):.4e}")
@@ -114,6 +129,24 @@ def build(record: dict[str, Any], report: ImportReport, config: GateConfig | Non
         published=thresholds,
     )
     return Built(spec=spec, hidden=hidden, reference=ref, npz=npz), view
+
+
+def _within_budget(spec: Any) -> None:
+    """A time-dependent reference whose every step is a Newton solve (reaction-diffusion, whose
+    DOLFINx solve refactorises each iteration) is refused when its finest solve would take more
+    than NEWTON_STEP_BUDGET unknowns x time steps: the import must stay within minutes."""
+    if spec.time is None or spec.family not in NEWTON_PER_STEP:
+        return
+    r = IMPORT_REFINEMENTS[-1]
+    n = r * (spec.grid.nx - 1)  # intervals of the finest grid
+    cells = n // 2 if n % 2 == 0 else n
+    dofs = (2 * cells + 1) ** 2
+    steps = math.ceil((spec.time.t_end - spec.time.t0) * n)
+    if dofs * steps > NEWTON_STEP_BUDGET:
+        raise Excluded(
+            f"numerical reference refused: its {r}x solve would take {steps} Newton time steps of {dofs} "
+            f"unknowns ({dofs * steps:.1e}, over the import's budget of {NEWTON_STEP_BUDGET:.0e})"
+        )
 
 
 def _leak(
@@ -231,7 +264,7 @@ def problems(cases_dir: Path) -> list[str]:
         if not hidden.leak:  # a marked case leaks by its record's own account (the blend may be the solution)
             out += [f"{case.task_id}: the manufactured solution is given in the case_spec" for _ in given]
         tau = max(c.tau_acc for c in hidden.calibration.values())
-        mask = domain_mask(case.spec.domain.name, case.spec.grid)
+        mask = domain_mask(case.spec.domain, case.spec.grid, case.spec.boundary)
         leak = _leak(case.spec, case.published, dict(arrays), mask, tau, [s for s in sols if s is not None])
         if leak and not hidden.leak:
             out.append(f"{case.task_id}: {leak}")

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from fembench_agents.cases import compat, gates, store
-from fembench_agents.cases.domains import domain_mask
 from fembench_agents.cases.model import GateConfig, HiddenRecord
 from fembench_agents.cases.outcomes import CaseOutcome, CaseThresholds, GateSet
 from fembench_agents.cases.problem import SOLVE, SolverCase
+from fembench_agents.cases.shapes import domain_mask
 from fembench_agents.cases.timing import CalibrationMissing, MachineCalibration
 from fembench_agents.cases.tracks import Track, get_track
 from fembench_agents.scoring import codec
@@ -93,7 +93,7 @@ class CaseScorer:
             found = self._hidden.get(case.content_hash)
         if found is None:
             record, reference = store.load_hidden(case.cases_dir, case.task_id)
-            mask = domain_mask(case.spec.domain.name, case.spec.grid)
+            mask = domain_mask(case.spec.domain, case.spec.grid, case.spec.boundary)
             found = _Hidden(record=record, reference=reference, mask=mask)
             with self._lock:
                 self._hidden[case.content_hash] = found

@@ -12,14 +12,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from fembench_agents.cases import dolfinx_env
+from fembench_agents.cases.model import TRANSIENT_VARIANTS
 
 Solver = Callable[[dict[str, Any]], dict[str, Any]]
 
 CONTRACT = """\
 Write `solve(case_spec: dict) -> dict`. case_spec holds the PDE family and its
-coefficients, the forcing `f`, the boundary data per boundary piece (a segment
-and the value of u on it), initial data and time interval where the family is
-time-dependent, the domain and the evaluation grid. Expressions are Python
+coefficients, the forcing `f`, the boundary data per boundary piece (a segment,
+its kind and the value there: u itself on a dirichlet piece, the flux or
+traction on the others, as the equation text says), initial data and time
+interval where the case is time-dependent, the domain and the evaluation grid. Expressions are Python
 syntax in x, y, t (u in a reaction term R) with pi, E, sin, cos, tan, exp,
 log, sqrt, sinh, cosh, tanh, atan, step (step(s) = 1 for s > 0, 0 for s < 0,
 1/2 at 0); evaluate them with numpy.
@@ -54,9 +56,23 @@ class Track:
     # (code, error message) -> what the failure means in this install, or None.
     explain_error: Callable[[str, str], str | None] | None = None
     unsupported_families: tuple[str, ...] = ()  # families this track has no calibration solver for
+    boundary_kinds: tuple[str, ...] = ("dirichlet",)  # the piece kinds its calibration solvers apply
+    transient_variants: tuple[str, ...] = ()  # steady families it also solves with a time interval
 
     def supports(self, family: str, domain: str) -> bool:
         return family not in self.unsupported_families
+
+    def refuses(self, family: str, kinds: tuple[str, ...], transient: bool) -> str | None:
+        """Why this track's calibration cannot solve a case of this family with pieces of these
+        kinds (transient: a steady family given a time interval), or None."""
+        if family in self.unsupported_families:
+            return f"no {family} solver"
+        other = sorted(set(kinds) - set(self.boundary_kinds))
+        if other:
+            return f"no boundary pieces of kind {', '.join(other)} (it applies {', '.join(self.boundary_kinds)})"
+        if transient and family in TRANSIENT_VARIANTS and family not in self.transient_variants:
+            return f"no transient {family} solver"
+        return None
 
     def available(self) -> tuple[bool, str]:
         # Top-level names only: finding a submodule imports its package, and
@@ -101,6 +117,8 @@ TRACKS: dict[str, Track] = {
         allowed_imports=("numpy", "scipy", "skfem", "math", "functools", "itertools", "collections", "typing"),
         skeleton="pde/scikit_fem_skeleton.py",
         calibration_module="fembench_agents.cases.calibration.scikit_fem",
+        boundary_kinds=("dirichlet", "neumann", "robin"),
+        transient_variants=("convection_diffusion", "reaction_diffusion"),
         extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed.",
     ),
     "dolfinx": Track(
@@ -116,6 +134,7 @@ TRACKS: dict[str, Track] = {
             "numpy",
             "scipy",
             "sympy",  # programs written for the published track parse its expressions with it
+            "gmsh",  # the published track's programs mesh its curved domains with it
             "math",
             "functools",
             "itertools",
@@ -126,6 +145,8 @@ TRACKS: dict[str, Track] = {
         calibration_module="fembench_agents.cases.calibration.dolfinx_fem",
         extra_contract=dolfinx_env.CONTRACT,
         environment_check=dolfinx_env.check,
+        boundary_kinds=("dirichlet", "neumann", "robin", "do-nothing"),
+        transient_variants=("convection_diffusion", "reaction_diffusion"),
         job_setup=dolfinx_env.__name__,
         explain_error=dolfinx_env.explain_error,
     ),

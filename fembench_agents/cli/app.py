@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from fembench_agents.errors import BadInput
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions, SkippedTask
 from fembench_agents.runs.defaults import CASES_PATH, TASKS_PATH
 from fembench_agents.scoring.sandbox import Sandbox, WeakIsolationRefused
@@ -20,6 +22,7 @@ from fembench_agents.scoring.sandbox.executor import ExecutorChoice, JobExecutor
 
 if TYPE_CHECKING:
     from fembench_agents.runs.problems import ProblemSets
+    from fembench_agents.runs.reader import RunRecords
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -50,6 +53,89 @@ ExecutorOpt = Annotated[
         "ray:ADDRESS (a Ray cluster); Ray needs the ray extra, see docs/ray.md",
     ),
 ]
+
+SkipBadLinesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--skip-bad-lines",
+        help="read a damaged run log past the lines that are not records, and say how many were left out",
+    ),
+]
+SKIP_HINT = "pass --skip-bad-lines to read the rest of the log (the bad lines are left out and counted)"
+
+
+def say_bad_input(exc: BadInput, hint: str | None = None) -> None:
+    """The fault in one line on stderr, then what the user can do about it."""
+    err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+    if hint or exc.hint:
+        err.print(f"hint: {hint or exc.hint}", markup=False, highlight=False, soft_wrap=True)
+
+
+def bad_input(exc: BadInput, hint: str | None = None) -> NoReturn:
+    """Exit 2 on input the command cannot use, naming the fault (see `say_bad_input`)."""
+    say_bad_input(exc, hint)
+    raise typer.Exit(2)
+
+
+def fail(message: str, hint: str | None = None) -> NoReturn:
+    """Exit 2 with `message` on one line (never wrapped, never read as markup)."""
+    bad_input(BadInput(message), hint)
+
+
+def open_runs(run_dirs: Sequence[os.PathLike[str] | str], skip_bad_lines: bool) -> list[RunRecords]:
+    """Each run read back. A log line that is not a record exits 2 naming it,
+    or with `skip_bad_lines` is left out, and stderr says how many were."""
+    from fembench_agents.runs.log import LOG_NAME, DamagedLog
+    from fembench_agents.runs.reader import open_run
+
+    runs = []
+    for directory in run_dirs:
+        try:
+            run = open_run(directory, skip_bad_lines)
+        except DamagedLog as exc:
+            bad_input(exc, SKIP_HINT)
+        except BadInput as exc:
+            bad_input(exc)
+        if run.skipped:
+            n = len(run.skipped)
+            err.print(
+                f"skipped {n} bad line{'s' if n != 1 else ''} (first: {run.skipped[0]})",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+        if run.torn_line is not None:
+            err.print(
+                f"note: {run.path / LOG_NAME}:{run.torn_line}: incomplete last line (a writer stopped "
+                "mid-record) left out; a resume redoes its episode",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+        runs.append(run)
+    return runs
+
+
+RESUME_HINT = (
+    "a run resumes only from a log it can read entirely, and nothing was appended: repair or delete the bad "
+    "lines (`report --skip-bad-lines` shows what the rest holds), or run into a new --out"
+)
+
+
+def refuse_damaged_runs(run_dirs: Sequence[Path]) -> None:
+    """Before anything starts: exit 2 where a run to resume has a manifest or a log
+    line this build cannot read (a resume appends to a log it read entirely, or not at all)."""
+    from fembench_agents.runs.log import MANIFEST_NAME, DamagedLog, read_manifest, scan_log
+
+    for directory in run_dirs:
+        try:
+            if (directory / MANIFEST_NAME).exists():
+                read_manifest(directory)
+            faults = scan_log(directory).faults
+        except BadInput as exc:
+            bad_input(exc, RESUME_HINT)
+        if faults:
+            bad_input(DamagedLog(faults), RESUME_HINT)
 
 
 def open_sandbox(

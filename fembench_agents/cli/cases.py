@@ -77,6 +77,13 @@ def _coverage(chosen: list[CaseFile]) -> None:
     for row in coverage.matrix(chosen, list(TRACKS)):
         table.add_row(*row)
     console.print(table)
+    extra = Table(
+        "family", *coverage.VARIANTS, "cases", title="cases with natural pieces or a transient variant, per family"
+    )
+    for row in coverage.variants(chosen, list(TRACKS)):
+        extra.add_row(*row)
+    if extra.rows:
+        console.print(extra)
     console.print(
         "libraries: "
         + ", ".join(f"{letter} = {lib}" for lib, letter in legend.items())

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from fembench_agents.cli.cases import cases_app
+from fembench_agents.errors import read_text_file
 
 
 @cases_app.command("import")
@@ -30,7 +31,9 @@ def import_published(
     if not path.is_file():
         typer.echo(f"error: no file {path}", err=True)
         raise typer.Exit(2)
-    built, views, report = published_import.import_records(path.read_text().splitlines(), set(only) if only else None)
+    built, views, report = published_import.import_records(
+        read_text_file(str(path), "published records file").splitlines(), set(only) if only else None
+    )
     published_import.write(out, built, views, report)
     summary = report.as_dict()
     marked = summary["marked_leaking"]

@@ -16,6 +16,7 @@ from fembench_agents.cli.app import (
     app,
     console,
     err,
+    fail,
     fail_unavailable,
     open_sandbox,
     problem_paths,
@@ -123,8 +124,7 @@ def optimize(
         settings = load_settings(experiment, overrides)
         resolve_budget(settings.budget, 1)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     if dry_run:
         from fembench_agents.cli.dry_run import show_optimize_dry_run
 
@@ -193,8 +193,7 @@ def optimize(
                 )
             )
         except ValueError as exc:
-            err.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
+            fail(str(exc))
         err.print(
             f"held out {len(split.heldout)}, train {len(split.train)}, validation {len(split.val)}; "
             f"budget {settings.budget} = {total} metric calls; engine {settings.engine}; out {out}"
@@ -228,8 +227,7 @@ def optimize(
             )
             raise typer.Exit(130) from None
         except ValueError as exc:
-            err.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
+            fail(str(exc))
         judgement = None
         if evaluate and result.prompt_path is not None and not result.leak.leaked:
             _show(result, settings, judged=True)

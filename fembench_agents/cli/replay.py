@@ -13,14 +13,18 @@ from fembench_agents.cli.app import (
     DEFAULT_CASES,
     DEFAULT_TASKS,
     AllowWeakOpt,
+    SkipBadLinesOpt,
     TasksOpt,
     app,
+    bad_input,
     console,
-    err,
+    fail,
+    open_runs,
     open_sandbox,
     problems_for,
 )
 from fembench_agents.cli.runs import CasesPathOpt
+from fembench_agents.errors import BadInput
 
 if TYPE_CHECKING:
     from fembench_agents.runs.replay import Change
@@ -35,19 +39,19 @@ def replay(
     tasks_path: TasksOpt = DEFAULT_TASKS,
     cases_path: CasesPathOpt = DEFAULT_CASES,
     allow_weak_isolation: AllowWeakOpt = False,
+    skip_bad_lines: SkipBadLinesOpt = False,
 ) -> None:
     """Re-run a recorded run from its log with no model calls."""
-    from fembench_agents.runs.log import read_manifest
     from fembench_agents.runs.replay import episode_turns, run_track
     from fembench_agents.runs.replay import rescore as rescore_run
 
-    try:
-        read_manifest(run_dir)
-    except (FileNotFoundError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+    if not (run_dir / "manifest.json").exists():
+        bad_input(BadInput(f"{run_dir} is not a run directory (no manifest.json)"))
+    # read (and a damaged log named) before any sandbox starts
+    (recorded,) = open_runs([run_dir], skip_bad_lines)
+    records = recorded.records
     if show:
-        _print_turns(episode_turns(run_dir, show), show)
+        _print_turns(episode_turns(run_dir, show, records), show)
         return
     track = run_track(run_dir)
     with open_sandbox(allow_weak_isolation, tracks=[track]) as sandbox:
@@ -55,9 +59,9 @@ def replay(
         problems, evaluator = sets.by_track[track], sets.evaluator
         try:
             if rescore:
-                changes = rescore_run(run_dir, {t.task_id: t for t in problems}, evaluator)
+                changes = rescore_run(run_dir, {t.task_id: t for t in problems}, evaluator, records)
             else:
-                changes = _replayed(run_dir, problems, evaluator)
+                changes = _replayed(run_dir, problems, evaluator, records)
         finally:
             evaluator.close()
     what = "re-scored" if rescore else "replayed"
@@ -70,24 +74,20 @@ def replay(
     raise typer.Exit(1)
 
 
-def _replayed(run_dir: Path, problems: list[Any], evaluator: Evaluator) -> list[Change]:
+def _replayed(run_dir: Path, problems: list[Any], evaluator: Evaluator, records: list[Any]) -> list[Change]:
     """The replay's changes, or exit 2 where it diverged from the recording."""
-    from rich.markup import escape
-
     from fembench_agents.models import UnrecordedRequestError  # litellm's import: only for a replay
     from fembench_agents.runs.replay import replay_run
 
     try:
-        return replay_run(run_dir, problems, evaluator)
+        return replay_run(run_dir, problems, evaluator, records)
     except UnrecordedRequestError as exc:
-        err.print(f"[red]error:[/red] the replay diverged from the recording: {escape(str(exc))}")
-        raise typer.Exit(2) from None
+        fail(f"the replay diverged from the recording: {exc}")
 
 
 def _print_turns(episodes: list, task_id: str) -> None:
     if not episodes:
-        err.print(f"[red]error:[/red] no attempts at {task_id!r} in this run")
-        raise typer.Exit(2)
+        fail(f"no attempts at {task_id!r} in this run")
     for end, turns in episodes:
         console.rule(turns[0].episode)
         for a in turns:

@@ -5,17 +5,23 @@ optimization's held-out judgement."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fembench_agents.cli.app import app, console, err
+from fembench_agents.cli.app import SkipBadLinesOpt, app, bad_input, console, err, fail, open_runs
+from fembench_agents.errors import BadInput
+
+if TYPE_CHECKING:
+    from fembench_agents.runs.reader import RunRecords
 
 
-def show_report(run_dirs: list[Path], out: Path | None, full: bool = False) -> None:
-    """The terminal's tables (the short set unless `full`), isolation warnings, and one
-    line saying where everything else is; report.md under `out` holds every table."""
+def show_report(run_dirs: Sequence[Path | RunRecords], out: Path | None, full: bool = False) -> None:
+    """The terminal's tables (the short set unless `full`) of runs (directories, or runs
+    already read), isolation warnings, and one line saying where everything else is;
+    report.md under `out` holds every table."""
     from fembench_agents.report import build_report, isolation_warnings, write_report
     from fembench_agents.report.kind_parts import kind_notes
     from fembench_agents.report.terminal import pointer, terminal_tables
@@ -30,7 +36,8 @@ def show_report(run_dirs: list[Path], out: Path | None, full: bool = False) -> N
     written = None
     if out is not None:
         written = str(write_report(report, out)["markdown"])
-    err.print(pointer([str(r) for r in run_dirs], full, written), markup=False, highlight=False, soft_wrap=True)
+    paths = [str(r if isinstance(r, Path) else r.path) for r in run_dirs]
+    err.print(pointer(paths, full, written), markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("report")
@@ -45,6 +52,7 @@ def report(
     full: Annotated[
         bool, typer.Option("--full", help="every table (default: summary, per-task tables, paired tests)")
     ] = False,
+    skip_bad_lines: SkipBadLinesOpt = False,
 ) -> None:
     """Tables, confidence intervals, paired tests and plots for finished runs."""
     from fembench_agents.runs.reader import expand_run_dirs
@@ -53,12 +61,14 @@ def report(
     runs = expand_run_dirs(runs)
     for r in runs:
         if not (r / "manifest.json").exists():
-            err.print(f"[red]error:[/red] {r} is not a run directory (no manifest.json)")
-            raise typer.Exit(2)
+            bad_input(BadInput(f"{r} is not a run directory (no manifest.json)"))
+    opened = open_runs(runs, skip_bad_lines)  # a damaged log is named before any table
     if sensitivity:
+        if any(r.skipped for r in opened):  # its curves read each log whole (cases.sensitivity)
+            fail("--sensitivity reads every line of a log and cannot skip bad ones; without it, report can")
         _show_sensitivity(runs, out)
         return
-    show_report(runs, out, full=full)
+    show_report(opened, out, full=full)
 
 
 def _show_sensitivity(runs: list[Path], out: Path | None) -> None:
@@ -66,8 +76,7 @@ def _show_sensitivity(runs: list[Path], out: Path | None) -> None:
 
     found = curves(runs)
     if not found:
-        err.print("[red]error:[/red] no scored PDE case attempts in these runs")
-        raise typer.Exit(2)
+        fail("no scored PDE case attempts in these runs")
     for c in found:
         rates = "  ".join(f"{a:g}:{r:.2f}" for a, r in zip(c.alphas, c.pass_rates, strict=True))
         console.print(f"{c.model} / {c.agent} / {c.library} (n={c.attempts}) pass rate by {c.varied}: {rates}")
@@ -84,7 +93,15 @@ def _heldout_judgement(path: Path) -> Path:
 
     if not (path / JUDGEMENT_JSON).is_file():
         return path
-    from fembench_agents.cli.optimize import show_judgement
+    from pydantic import ValidationError
 
-    show_judgement(HeldoutJudgement.model_validate_json((path / JUDGEMENT_JSON).read_text()), path)
+    from fembench_agents.cli.optimize import show_judgement
+    from fembench_agents.errors import first_error, read_text_file
+
+    file = path / JUDGEMENT_JSON
+    try:
+        judgement = HeldoutJudgement.model_validate_json(read_text_file(str(file), "held-out judgement"))
+    except ValidationError as exc:
+        bad_input(BadInput(f"{file}: not a held-out judgement: {first_error(exc)}"))
+    show_judgement(judgement, path)
     return path / "heldout"

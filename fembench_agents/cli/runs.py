@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from pydantic import ValidationError
 
 from fembench_agents.cli.app import (
     DEFAULT_CASES,
@@ -15,14 +16,18 @@ from fembench_agents.cli.app import (
     AllowWeakOpt,
     ExecutorOpt,
     app,
+    bad_input,
     err,
     exit_if_skipped,
+    fail,
     fail_unavailable,
     open_sandbox,
     problem_paths,
     problems_for,
     progress_bar,
+    refuse_damaged_runs,
 )
+from fembench_agents.errors import BadInput, first_error
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions, SkippedTask
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.budget import BudgetReached, SpendCap, merged_stop
@@ -101,9 +106,8 @@ def _params(temperature: float, max_tokens: int, reasoning: str | None, api_base
             reasoning_effort=reasoning,  # type: ignore[arg-type]
             api_base=api_base,
         )
-    except ValueError as exc:
-        err.print(f"[red]error:[/red] bad model parameters: {exc}")
-        raise typer.Exit(2) from None
+    except ValidationError as exc:
+        bad_input(BadInput(f"bad model parameters: {first_error(exc)}"))
 
 
 async def _run_grid(
@@ -280,10 +284,10 @@ def run(
 
         make_agent(agent)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     planned = single_run(config, out)
     out = planned.out
+    refuse_damaged_runs([planned.out])
     if dry_run:
         from fembench_agents.cli.dry_run import show_dry_run
 
@@ -305,8 +309,7 @@ def run(
             )
         )
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     from fembench_agents.cli.report import show_report  # here: `run` and `compare` register before `report`
 
     show_report([out], out / "report")
@@ -375,10 +378,10 @@ def compare(
         for spec in exp.agents:
             make_agent(spec)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     out = experiment_dir(exp, out)
     runs = experiment_runs(exp, out)
+    refuse_damaged_runs([r.out for r in runs])
     if dry_run:
         from fembench_agents.cli.dry_run import show_dry_run
 
@@ -400,8 +403,7 @@ def compare(
             )
         )
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(str(exc))
     from fembench_agents.cli.report import show_report
 
     run_dirs = [r.out for r in runs]

@@ -18,6 +18,7 @@ from fembench_agents.cli.app import (
     console,
     err,
     exit_if_skipped,
+    fail,
     fail_unavailable,
     open_sandbox,
     problem_paths,
@@ -62,11 +63,9 @@ def score(
     from fembench_agents.scoring.folder import score_saved
 
     if not folder.is_dir():
-        err.print(f"[red]error:[/red] {folder} is not a directory")
-        raise typer.Exit(2)
+        fail(f"{folder} is not a directory")
     if not cases and (compat or gates != "ours"):
-        err.print("[red]error:[/red] --compat and --gates apply to PDE solver programs: add --cases")
-        raise typer.Exit(2)
+        fail("--compat and --gates apply to PDE solver programs: add --cases")
     kind = kind_for(DEFAULT_LIBRARY if cases else DEFAULT_TRACK)
     path = problem_paths(tasks, cases_path)[kind.default_path]
     try:

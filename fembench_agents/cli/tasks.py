@@ -19,6 +19,7 @@ from fembench_agents.cli.app import (
     console,
     err,
     exit_if_skipped,
+    fail,
     fail_unavailable,
     problems_for,
     progress_bar,
@@ -63,8 +64,7 @@ def tasks_show(task_id: str, tasks: TasksOpt = DEFAULT_TASKS) -> None:
     with Sandbox(allow_weak_isolation=True) as sandbox:
         loaded = {t.task_id: t for t in problems_for(["code"], tasks, DEFAULT_CASES, sandbox).by_track["code"]}
     if task_id not in loaded:
-        err.print(f"[red]error:[/red] no task {task_id!r} in {tasks}; try `fembench-agents tasks list`")
-        raise typer.Exit(2)
+        fail(f"no task {task_id!r} in {tasks}; try `fembench-agents tasks list`")
     console.print(task_card(loaded[task_id]), markup=False, highlight=False, soft_wrap=True)
 
 

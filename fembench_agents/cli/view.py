@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from fembench_agents.cli.app import app, err
+from fembench_agents.cli.app import SkipBadLinesOpt, app, bad_input, err, fail, open_runs
+from fembench_agents.errors import BadInput
 
 
 @app.command("view")
@@ -16,6 +17,7 @@ def view(
     out: Annotated[Path, typer.Option(help="write the site here")] = Path("view"),
     serve: Annotated[bool, typer.Option("--serve", help="then serve it on 127.0.0.1 until Ctrl-C")] = False,
     port: Annotated[int, typer.Option(help="the port for --serve (0: any free port)")] = 8000,
+    skip_bad_lines: SkipBadLinesOpt = False,
 ) -> None:
     """A static site of runs: tables linked to every episode and attempt.
 
@@ -26,16 +28,18 @@ def view(
     runs = expand_run_dirs(runs)
     for r in runs:
         if not (r / "manifest.json").exists():
-            err.print(f"[red]error:[/red] {r} is not a run directory (no manifest.json)")
-            raise typer.Exit(2)
+            bad_input(BadInput(f"{r} is not a run directory (no manifest.json)"))
+    opened = open_runs(runs, skip_bad_lines)
     try:
-        index = write_site(runs, out)
-    except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        index = write_site(opened, out)
+    except ValueError as exc:  # the same episode in two runs
+        bad_input(BadInput(str(exc)))
     err.print(f"site written to {index} (open it in a browser)")
     if serve:
-        server = site_server(out, port)
+        try:
+            server = site_server(out, port)
+        except (OSError, OverflowError) as exc:  # the port is taken, or no port at all
+            fail(f"cannot serve on 127.0.0.1:{port}: {exc}")
         err.print(f"serving http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
         try:
             server.serve_forever()

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from fembench_agents.errors import read_text_file
 from fembench_agents.kinds import kind_for
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.defaults import (
@@ -78,9 +79,7 @@ def read_experiment_file(path: str | Path, kind: str) -> dict[str, Any]:
     file without `kind` is of the kind asked for. ValueError names the file."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ValueError(f"experiment file {path} does not exist") from None
+        data = tomllib.loads(read_text_file(str(path), "experiment file"))
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: not valid TOML: {exc}") from None
     found = data.pop("kind", kind)

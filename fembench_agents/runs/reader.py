@@ -13,11 +13,13 @@ from typing import Any
 from fembench_agents.runs.log import (
     MANIFEST_NAME,
     AttemptRecord,
+    DamagedLog,
     EpisodeRecord,
+    LogFault,
     ModelCallRecord,
     RunManifest,
-    read_log,
     read_manifest,
+    scan_log,
 )
 
 
@@ -48,6 +50,8 @@ class RunRecords:
     path: Path
     manifest: RunManifest
     records: list[Any]
+    skipped: tuple[LogFault, ...] = ()  # bad log lines left out (only when asked to skip them)
+    torn_line: int | None = None  # an incomplete last line (a writer stopped mid-record), left out
 
     def episodes(self) -> list[EpisodeRecord]:
         """One record per episode (see `chosen_episodes`), in model, agent,
@@ -80,6 +84,12 @@ def expand_run_dirs(paths: list[Path]) -> list[Path]:
     return out
 
 
-def open_run(path: str | os.PathLike[str]) -> RunRecords:
-    """The run in `path`; FileNotFoundError when it holds no manifest."""
-    return RunRecords(Path(path), read_manifest(path), read_log(path))
+def open_run(path: str | os.PathLike[str], skip_bad_lines: bool = False) -> RunRecords:
+    """The run in `path`; FileNotFoundError when it holds no manifest. A log
+    line that is not a record is DamagedLog, or with `skip_bad_lines` left out
+    and listed in `skipped`."""
+    manifest = read_manifest(path)
+    reading = scan_log(path)
+    if reading.faults and not skip_bad_lines:
+        raise DamagedLog(reading.faults)
+    return RunRecords(Path(path), manifest, reading.records, reading.faults, reading.torn_line)

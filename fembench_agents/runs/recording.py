@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from fembench_agents.contracts import ModelClient
 from fembench_agents.messages import CallContext, Message, ModelParams, ModelRequest, ModelResponse
 from fembench_agents.runs.log import ModelCallRecord, RunLog
+from fembench_agents.scoring.error_text import shortened
 
 ERROR_TEXT_LIMIT = 2000
 
@@ -63,7 +64,7 @@ async def recorded_call(
         if diverged_replay(exc):
             raise
         # A replayed failure carries the recorded text, so a replay logs it identically.
-        error = getattr(exc, "recorded", None) or f"{type(exc).__name__}: {exc}"[:ERROR_TEXT_LIMIT]
+        error = getattr(exc, "recorded", None) or shortened(f"{type(exc).__name__}: {exc}", ERROR_TEXT_LIMIT)
         record(request_hash=request.request_hash(), error=error)
         # Read off the exception, not imported: see diverged_replay.
         raise ModelUnavailable(error, getattr(exc, "permanent", None)) from exc

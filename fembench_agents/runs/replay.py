@@ -11,9 +11,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from fembench_agents.contracts import Problem
+from fembench_agents.errors import BadInput
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.defaults import DEFAULT_TRACK
-from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, read_log, read_manifest
+from fembench_agents.runs.log import MANIFEST_NAME, AttemptRecord, EpisodeRecord, LogRecord, read_log, read_manifest
 from fembench_agents.runs.reader import latest_attempts
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
@@ -47,10 +48,13 @@ def compare_runs(original: list, replayed: list) -> list[Change]:
     return changes
 
 
-def rescore(run_dir: Path, tasks: dict[str, Problem], evaluator: Evaluator) -> list[Change]:
-    """Re-evaluate every stored attempt's reply with the current evaluator."""
+def rescore(
+    run_dir: Path, tasks: dict[str, Problem], evaluator: Evaluator, records: Sequence[LogRecord] | None = None
+) -> list[Change]:
+    """Re-evaluate every stored attempt's reply with the current evaluator
+    (`records`: the run's log already read; default: read it)."""
     changes = []
-    for record in read_log(run_dir):
+    for record in read_log(run_dir) if records is None else records:
         if not isinstance(record, AttemptRecord) or record.outcome is None:
             continue
         task = tasks.get(record.task_id)
@@ -67,8 +71,11 @@ def rescore(run_dir: Path, tasks: dict[str, Problem], evaluator: Evaluator) -> l
     return changes
 
 
-def episode_turns(run_dir: Path, task_id: str) -> list[tuple[EpisodeRecord | None, list[AttemptRecord]]]:
-    records = read_log(run_dir)
+def episode_turns(
+    run_dir: Path, task_id: str, records: Sequence[LogRecord] | None = None
+) -> list[tuple[EpisodeRecord | None, list[AttemptRecord]]]:
+    """Each episode of `task_id`: its end (None if it has none) and its latest try's attempts."""
+    records = read_log(run_dir) if records is None else records
     episodes: dict[str, list[AttemptRecord]] = {}
     for r in records:
         if isinstance(r, AttemptRecord) and r.task_id == task_id:
@@ -85,7 +92,9 @@ def run_track(run_dir: Path) -> str:
     return str(read_manifest(run_dir).config.get("track", DEFAULT_TRACK))
 
 
-def replay_run(run_dir: Path, problems: Sequence[Problem], evaluator: Evaluator) -> list[Change]:
+def replay_run(
+    run_dir: Path, problems: Sequence[Problem], evaluator: Evaluator, records: Sequence[LogRecord] | None = None
+) -> list[Change]:
     """Re-run the run at `run_dir` from its log with no model call (every reply
     as recorded, every attempt scored again) into `run_dir/replay`, and the
     attempts whose outcome differs. Raises UnrecordedRequestError where the
@@ -93,8 +102,11 @@ def replay_run(run_dir: Path, problems: Sequence[Problem], evaluator: Evaluator)
     from fembench_agents.models import ReplayModel  # the model layer's litellm import, only when replaying
 
     manifest = read_manifest(run_dir)
-    config = RunConfig(**{**manifest.config, "params": ModelParams(**manifest.config["params"])})
-    records = read_log(run_dir)
+    try:
+        config = RunConfig(**{**manifest.config, "params": ModelParams(**manifest.config["params"])})
+    except (KeyError, TypeError, ValueError) as exc:  # the manifest's config, as read from the file
+        raise BadInput(f"{run_dir / MANIFEST_NAME}: config is not a run this build can replay ({exc!r})") from None
+    records = read_log(run_dir) if records is None else list(records)
     target = run_dir / REPLAY_DIR
     if target.exists():
         shutil.rmtree(target)

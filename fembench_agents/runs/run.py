@@ -250,6 +250,8 @@ async def execute_run(
     selected: list[Problem] = select_tasks(list(tasks), config.tasks)
     agent = agent or make_agent(config.agent)
     feedback = feedback if feedback is not None else TemplateFeedback()
+    # A resume appends to the log: one it cannot read entirely is refused (DamagedLog) before anything is written.
+    done = finished_episodes(read_log(out))
     prepare_run_dir(
         out,
         config,
@@ -259,7 +261,6 @@ async def execute_run(
         evaluator.calibration_id(config.track),
         grow=batch is not None,
     )
-    done = finished_episodes(read_log(out))
     by_id = {t.task_id: t for t in selected}
     now = selected if batch is None else [by_id[t] for t in dict.fromkeys(batch) if t in by_id]
     todo = [

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from fembench_agents.scoring.error_text import shortened
 from fembench_agents.scoring.outcomes import ErrorInfo
 
 MESSAGE_SHOWN = 600
@@ -56,7 +57,8 @@ def shown_type(error_type: Any, mro: Any) -> str:
 
 
 def shown_message(message: Any) -> str:
-    return _NUMBER.sub("#", str(message))[:MESSAGE_SHOWN]
+    # Cut first: the cut's marker counts characters, a number the attempt chose like any other.
+    return _NUMBER.sub("#", shortened(str(message), MESSAGE_SHOWN))
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,7 @@ def _shown_line(line: Any, own: OwnCode) -> str | None:
         if not 1 <= number <= len(lines) or lines[number - 1].strip() != text:
             continue
         if name in _FRAMES_WITHOUT_DEF or name in _defined_names(source):
-            return f"{m['file']}, line {number}, in {name}: {text}"[:LINE_SHOWN]
+            return shortened(f"{m['file']}, line {number}, in {name}: {text}", LINE_SHOWN)
     return None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from fembench_agents.scoring.error_text import MESSAGE_LIMIT, TRACEBACK_LINE_LIMIT, shortened
 from fembench_agents.scoring.outcomes import ErrorInfo
 from fembench_agents.scoring.sandbox import JobResult
 
@@ -13,8 +14,8 @@ from fembench_agents.scoring.sandbox import JobResult
 def error_info(frame: dict[str, Any]) -> ErrorInfo:
     return ErrorInfo(
         type=str(frame.get("error_type", "Error"))[:100],
-        message=str(frame.get("message", ""))[:600],
-        traceback=tuple(str(x)[:300] for x in frame.get("traceback", [])[:8]),
+        message=shortened(str(frame.get("message", "")), MESSAGE_LIMIT),
+        traceback=tuple(shortened(str(x), TRACEBACK_LINE_LIMIT) for x in frame.get("traceback", [])[:8]),
     )
 
 

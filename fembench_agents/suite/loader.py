@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from fembench_agents.kinds.contract import ProblemsUnavailable, SkippedTask
 from fembench_agents.scoring import codec
+from fembench_agents.scoring.error_text import shortened
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
 from fembench_agents.suite.model import Comparison, SourceFunction, Task, TestCase, Tier
 
@@ -56,7 +57,7 @@ def load_task(path: str | os.PathLike[str], sandbox: Sandbox) -> Task:
             err = invalid[0]
             raise TaskFormatError(path, err.get("key"), f"{err.get('error_type')}: {err.get('message')}")
         why = "timed out" if result.timed_out else f"exited with {result.exit_code or result.signal}"
-        raise TaskFormatError(path, None, f"executing the module failed ({why}) {result.stderr[-300:]}")
+        raise TaskFormatError(path, None, f"executing the module failed ({why}) {shortened(result.stderr, 300)}")
     return _to_task(path, source, described[0]["task"])
 
 
@@ -131,7 +132,7 @@ def load_each(path: str | os.PathLike[str], sandbox: Sandbox) -> LoadedSuite:
             task = load_task(f, sandbox)
         except Exception as exc:  # noqa: BLE001 - whatever stops a module from loading skips it
             reason = str(exc) if isinstance(exc, TaskFormatError) else f"{type(exc).__name__}: {exc}"
-            skipped.append(SkippedTask(name=f.stem, path=str(f), reason=reason[:500]))
+            skipped.append(SkippedTask(name=f.stem, path=str(f), reason=shortened(reason, 500)))
             continue
         if task.task_id in tasks:
             reason = f"duplicate task id {task.task_id!r} (also in {tasks[task.task_id].path})"

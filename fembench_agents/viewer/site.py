@@ -21,7 +21,7 @@ from fembench_agents.report.plots import write_plots
 from fembench_agents.report.render import isolation_warnings
 from fembench_agents.report.schema import ReportSettings
 from fembench_agents.runs.log import AttemptRecord
-from fembench_agents.runs.reader import latest_attempts, open_run
+from fembench_agents.runs.reader import RunRecords, latest_attempts, open_run
 from fembench_agents.viewer.episodes import episode_view
 from fembench_agents.viewer.index import EPISODE_FIELDS, episode_row, linked_sections
 
@@ -43,13 +43,14 @@ def _attempts_by_episode(records: list[Any]) -> dict[str, list[AttemptRecord]]:
 
 
 def write_site(
-    run_dirs: Iterable[str | os.PathLike[str]],
+    run_dirs: Iterable[str | os.PathLike[str] | RunRecords],
     out_dir: str | os.PathLike[str],
     settings: ReportSettings | None = None,
 ) -> Path:
-    """The viewer for `run_dirs` in `out_dir`; returns the path of its
-    index.html. Episode files of an earlier site in `out_dir` are replaced."""
-    runs = [open_run(d) for d in run_dirs]
+    """The viewer for `run_dirs` (directories, or runs already read) in
+    `out_dir`; returns the path of its index.html. Episode files of an earlier
+    site in `out_dir` are replaced."""
+    runs = [d if isinstance(d, RunRecords) else open_run(d) for d in run_dirs]
     report = build_report(runs, settings)
     out = Path(out_dir)
     episodes_dir = out / DATA_DIR / EPISODES_DIR

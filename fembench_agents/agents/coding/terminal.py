@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT, Workspace
+from fembench_agents.scoring.error_text import shortened
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 CONFINE_SCRIPT = Path(__file__).resolve().parent / "confined_shell.py"
@@ -124,6 +125,6 @@ def check_launcher(launcher: Path) -> None:
     if done.returncode != 0:
         raise ConfinementUnavailable(
             "the openhands agent cannot confine its terminal on this machine (it needs Linux mount, network "
-            f"and PID namespaces: root, or unprivileged user namespaces): {done.stderr.strip()[-500:]}"
+            f"and PID namespaces: root, or unprivileged user namespaces): {shortened(done.stderr.strip(), 500)}"
         )
     _CHECKED.append(True)

@@ -19,6 +19,7 @@ from fembench_agents.agents.coding.workspace import Workspace
 from fembench_agents.agents.openhands.llm import BridgedLLM
 from fembench_agents.agents.openhands.options import OpenHandsOptions
 from fembench_agents.agents.openhands.tools import tool_specs
+from fembench_agents.scoring.error_text import shortened
 
 LLMFactory = Callable[[Bridge], LLM]
 
@@ -94,7 +95,7 @@ class OpenHandsSession:
         if status == ConversationExecutionStatus.STUCK:
             return TurnResult("stuck", "the agent repeated itself")
         detail = f"{type(crash).__name__}: {crash}" if crash else (errors[-1].detail if errors else str(status))
-        return TurnResult("agent_error", detail[:2000])
+        return TurnResult("agent_error", shortened(detail, 2000))
 
     def sdk_usage(self) -> tuple[int, int, float]:
         """(prompt tokens, completion tokens, cost) as the SDK's own metrics count them."""

@@ -11,6 +11,7 @@ import numpy as np
 
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import compile_expr
+from fembench_agents.cases.shapes import given_by_geometry, on_piece, published_shape
 
 TOL = 1e-12
 
@@ -105,6 +106,12 @@ def grid_problem(spec: dict[str, Any]) -> GridProblem:
     nx, ny = g["nx"], g["ny"]
     X, Y = np.meshgrid(np.linspace(x0, x1, nx), np.linspace(y0, y1, ny))
     piece = np.full((ny, nx), -1, dtype=int)
+    if given_by_geometry(spec["domain"]):
+        shape = published_shape({"type": spec["domain"]["type"], "geometry_params": spec["domain"]["geometry_params"]})
+        for k in reversed(range(len(spec["boundary"]))):
+            piece[on_piece(X, Y, spec["boundary"][k])] = k
+        hx, hy = (x1 - x0) / (nx - 1), (y1 - y0) / (ny - 1)
+        return GridProblem(nx, ny, hx, hy, X, Y, shape.inside(X, Y), piece >= 0, piece, spec)
     for k in reversed(range(len(spec["boundary"]))):
         a, b = spec["boundary"][k]["segment"]
         piece[on_segment(X, Y, tuple(a), tuple(b))] = k

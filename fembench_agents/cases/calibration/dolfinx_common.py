@@ -20,7 +20,7 @@ import numpy as np
 import ufl
 from dolfinx import fem
 from dolfinx import mesh as dmesh
-from dolfinx.fem.petsc import LinearProblem
+from dolfinx.fem.petsc import LinearProblem, apply_lifting, assemble_matrix, assemble_vector, set_bc
 from petsc4py import PETSc
 
 from fembench_agents.cases.calibration.common import (
@@ -29,8 +29,11 @@ from fembench_agents.cases.calibration.common import (
     inside_polygon_closed,
     kept_cells_as_triangles,
 )
+from fembench_agents.cases.calibration.dolfinx_periodic import LinearSolver, Reduction, reduction
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import check_expr, compile_expr
+from fembench_agents.cases.model import NATURAL_KINDS
+from fembench_agents.cases.shapes import piece_distance
 
 _C_INT_MAX = 2**31 - 1
 LU = {"ksp_type": "preonly", "pc_type": "lu", "pc_factor_mat_solver_type": "mumps"}
@@ -55,7 +58,11 @@ class Setup:
     spec: dict[str, Any]
     grid: GridProblem | None  # None on the unit cube (dolfinx_cube.CubeSetup reads its own grid)
     domain: dmesh.Mesh
-    cells: int  # cells per direction of the structured mesh
+    cells: int  # cells per direction of the structured mesh (per unit length of an unstructured one)
+    # an unstructured mesh's output: point evaluation at the in-domain grid points (dolfinx_gmsh.py)
+    sampler: Callable[[fem.Function], np.ndarray] | None = None
+    _facets: tuple[np.ndarray, np.ndarray] | None = None
+    _ds: ufl.Measure | None = None
 
     def space(self, vector: bool = False) -> fem.FunctionSpace:
         dim = self.domain.geometry.dim
@@ -85,26 +92,101 @@ class Setup:
     def coefficient(self, name: str) -> Any:
         return self.expr(self.spec["coefficients"][name])
 
+    def piece_facets(self) -> tuple[np.ndarray, np.ndarray]:
+        """The exterior facets and, per facet, the index of the boundary piece it lies on (the
+        first piece listed wins, as at shared corners; on an unstructured mesh the nearest piece)."""
+        if self._facets is None:
+            self.domain.topology.create_connectivity(1, 2)
+            facets = dmesh.exterior_facet_indices(self.domain.topology)
+            mid = dmesh.compute_midpoints(self.domain, 1, facets)
+            index = np.full(facets.size, -1, dtype=np.int32)
+            if self.sampler is not None:
+                # an unstructured mesh of a published geometry: a facet on a curved piece lies on its
+                # arc only up to the mesh's geometry, so each facet goes to its nearest piece (the
+                # distance to the segment, or to the arc's circle)
+                index[:] = _nearest_piece(self.spec["boundary"], mid[:, 0], mid[:, 1])
+            else:
+                for k in reversed(range(len(self.spec["boundary"]))):
+                    a, b = self.spec["boundary"][k]["segment"]
+                    index[on_segment(mid[:, 0], mid[:, 1], tuple(a), tuple(b))] = k
+            if (index < 0).any():
+                raise RuntimeError("a boundary facet lies on no boundary piece")
+            self._facets = (facets, index)
+        return self._facets
+
+    def kinds(self) -> list[str]:
+        return [piece.get("kind", "dirichlet") for piece in self.spec["boundary"]]
+
+    def dirichlet_facets(self) -> np.ndarray:
+        facets, index = self.piece_facets()
+        on_dirichlet = np.array([k == "dirichlet" for k in self.kinds()])
+        return facets[on_dirichlet[index]]
+
+    def has_natural(self) -> bool:
+        """A piece whose condition is natural (a flux, Robin or do-nothing), not a Dirichlet or periodic one."""
+        return any(k in NATURAL_KINDS for k in self.kinds())
+
+    def ds(self) -> ufl.Measure:
+        """The boundary measure, ds(k + 1) on piece k (one per setup: a form's integrals must
+        share their facet tags)."""
+        if self._ds is None:
+            facets, index = self.piece_facets()
+            order = np.argsort(facets)
+            fdim = self.domain.topology.dim - 1
+            tags = dmesh.meshtags(self.domain, fdim, facets[order], (index[order] + 1).astype(np.int32))
+            self._ds = ufl.Measure("ds", domain=self.domain, subdomain_data=tags)
+        return self._ds
+
+    def natural_load(self, v: Any, t: Any = None) -> Any:
+        """sum over natural pieces of (g, v) on the piece: the flux data g a family's weak form
+        puts on its boundary (k du/dn, sigma n, nu du/dn - p n); 0 (a number) when none."""
+        ds = self.ds()
+        form: Any = 0
+        for k, piece in enumerate(self.spec["boundary"]):
+            if piece.get("kind", "dirichlet") not in NATURAL_KINDS:
+                continue
+            texts = components(piece["value"])
+            g = [self.expr(e, t=t) if t is not None else self.expr(e) for e in texts]
+            form = form + (ufl.dot(ufl.as_vector(g), v) if len(g) > 1 else g[0] * v) * ds(k + 1)
+        return form
+
+    def robin_mass(self, u: Any, v: Any) -> Any:
+        """sum over robin pieces of alpha u v on the piece; 0 (a number) when none."""
+        ds = self.ds()
+        form: Any = 0
+        for k, piece in enumerate(self.spec["boundary"]):
+            if piece.get("kind") == "robin":
+                form = form + self.expr(piece["alpha"]) * u * v * ds(k + 1)
+        return form
+
     def boundary(
         self, V: fem.FunctionSpace, t: float | None = None, component: int | None = None
     ) -> tuple[fem.Function, Callable[[float | None], None], fem.DirichletBC]:
-        """The Dirichlet condition on every boundary dof, valued per boundary piece
-        (the first piece listed wins at shared corners); `update(t)` re-evaluates it.
+        """The Dirichlet condition on every dof of a Dirichlet piece's facets, valued per piece
+        (the first Dirichlet piece listed wins at shared corners); `update(t)` re-evaluates it.
         `component`: a scalar space takes that component of each piece's value."""
-        self.domain.topology.create_connectivity(1, 2)
-        facets = dmesh.exterior_facet_indices(self.domain.topology)
-        dofs = fem.locate_dofs_topological(V, 1, facets)
+        dofs = fem.locate_dofs_topological(V, self.domain.topology.dim - 1, self.dirichlet_facets())
         coords = V.tabulate_dof_coordinates()[dofs]
         x, y = coords[:, 0], coords[:, 1]
         g = fem.Function(V)
         ncomp = V.dofmap.index_map_bs
         values = g.x.array.reshape(-1, ncomp)
 
+        owner = None
+        if self.sampler is not None:  # an unstructured mesh: each dof goes to its nearest Dirichlet piece
+            kept = [k for k, kind in enumerate(self.kinds()) if kind == "dirichlet"]
+            owner = np.asarray(kept)[_nearest_piece([self.spec["boundary"][k] for k in kept], x, y)]
+
         def update(t: float | None = None) -> None:
             filled = np.zeros(dofs.size, dtype=bool)
-            for piece in reversed(self.spec["boundary"]):
-                a, b = piece["segment"]
-                sel = on_segment(x, y, tuple(a), tuple(b))
+            for k, piece in reversed(list(enumerate(self.spec["boundary"]))):
+                if piece.get("kind", "dirichlet") != "dirichlet":
+                    continue
+                if owner is None:
+                    a, b = piece["segment"]
+                    sel = on_segment(x, y, tuple(a), tuple(b))
+                else:
+                    sel = owner == k
                 filled |= sel
                 texts = components(piece["value"])
                 for c, text in enumerate(texts if component is None else [texts[component]]):
@@ -115,8 +197,26 @@ class Setup:
         update(t)
         return g, update, fem.dirichletbc(g, dofs)
 
+    @property
+    def periodic(self) -> bool:
+        return any(p.get("kind") == "periodic" for p in self.spec["boundary"])
+
+    def refuse_periodic(self, what: str) -> None:
+        if self.periodic:
+            raise ValueError(
+                f"periodic pieces: the DOLFINx calibration reduces linear solves only, not the {what} of "
+                f"{self.spec['family']}"
+            )
+
+    def reduction(self, V: fem.FunctionSpace, bcs: list[fem.DirichletBC]) -> Reduction | None:
+        """The reduction of V's systems to the periodic pieces' sources, None without periodic pieces."""
+        return reduction(self.spec, V, bcs)
+
     def output(self, u: fem.Function) -> np.ndarray:
-        """Nodal values on the grid (P2 nodes are grid points), NaN outside the domain."""
+        """Nodal values on the grid (P2 nodes are grid points), or the sampler's point values on an
+        unstructured mesh; NaN outside the domain."""
+        if self.sampler is not None:
+            return _published_output(self.spec, self.sampler(u))
         g = self.spec["grid"]
         x0, x1, y0, y1 = g["bbox"]
         nx, ny = g["nx"], g["ny"]
@@ -133,9 +233,21 @@ class Setup:
         if self.grid is None:
             raise ValueError("Setup.output reads a 2D grid; a cube's setup reads its own (dolfinx_cube.py)")
         out[:, ~self.grid.inside] = np.nan
-        if ncomp > 1 and self.spec["output"].get("field") in ("displacement_magnitude", "velocity_magnitude"):
-            return np.sqrt((out**2).sum(axis=0))  # an imported case keeps the published output
-        return out if ncomp > 1 else out[0]
+        return _published_output(self.spec, out)
+
+
+def _published_output(spec: dict[str, Any], out: np.ndarray) -> np.ndarray:
+    if out.shape[0] > 1 and spec["output"].get("field") in ("displacement_magnitude", "velocity_magnitude"):
+        return np.sqrt((out**2).sum(axis=0))  # an imported case keeps the published output
+    return out if out.shape[0] > 1 else out[0]
+
+
+def _nearest_piece(pieces: list[dict[str, Any]], x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Index of the boundary piece nearest each boundary dof of an unstructured mesh (the first
+    listed among those within 1e-9 of the nearest): a dof of a curved edge lies on its arc only
+    up to the mesh's geometry."""
+    dist = np.stack([piece_distance(x, y, p) for p in pieces])
+    return np.argmax(dist <= dist.min(axis=0) + 1e-9, axis=0)
 
 
 def structured_mesh(spec: dict[str, Any]) -> tuple[dmesh.Mesh, int]:
@@ -164,9 +276,26 @@ def _with_lines(nodes: np.ndarray, at: list[float]) -> np.ndarray:
     return np.unique(np.concatenate([nodes, extra])) if extra else nodes
 
 
-def linear(a: Any, L: Any, bcs: list[fem.DirichletBC], u: fem.Function) -> fem.Function:
-    problem = LinearProblem(a, L, bcs=bcs, u=u, petsc_options_prefix="calibration_", petsc_options=LU)
-    problem.solve()
+def linear(
+    a: Any, L: Any, bcs: list[fem.DirichletBC], u: fem.Function, reduced: Reduction | None = None
+) -> fem.Function:
+    """One LU solve into u; with periodic pieces, of the reduced system."""
+    if reduced is None:
+        problem = LinearProblem(a, L, bcs=bcs, u=u, petsc_options_prefix="calibration_", petsc_options=LU)
+        problem.solve()
+        return u
+    form_a, form_L = fem.form(a), fem.form(L)
+    A = assemble_matrix(form_a, bcs=bcs)
+    A.assemble()
+    b = assemble_vector(form_L)
+    apply_lifting(b, [form_a], [bcs])
+    set_bc(b, bcs)  # one rank (an MPI singleton): no ghost values to exchange
+    solver = reduced.solver(A)
+    solver.solve(b, u.x.petsc_vec)
+    u.x.scatter_forward()
+    solver.destroy()
+    A.destroy()
+    b.destroy()
     return u
 
 
@@ -177,8 +306,10 @@ def time_steps(spec: dict[str, Any]) -> tuple[float, float, int, float]:
     return t0, t1, steps, (t1 - t0) / steps
 
 
-def lu_solver(A: PETSc.Mat) -> PETSc.KSP:
-    """preonly + MUMPS LU on A (factorised at the first solve)."""
+def lu_solver(A: PETSc.Mat, reduced: Reduction | None = None) -> LinearSolver:
+    """preonly + MUMPS LU on A (factorised at the first solve); with periodic pieces, on the reduced A."""
+    if reduced is not None:
+        return reduced.solver(A)
     ksp = PETSc.KSP().create(PETSc.COMM_SELF)
     ksp.setOperators(A)
     ksp.setType("preonly")

@@ -72,26 +72,40 @@ class CubeSetup(Setup):
     def faces(self) -> list[Face]:
         return [Face.model_validate(p["face"]) for p in self.spec["boundary"]]
 
+    def piece_facets(self) -> tuple[np.ndarray, np.ndarray]:
+        """The exterior facets and, per facet, the index of the face it lies on (the first face
+        listed wins: a facet lies in one face, its midpoint on no edge)."""
+        if self._facets is None:
+            self.domain.topology.create_connectivity(2, 3)
+            facets = dmesh.exterior_facet_indices(self.domain.topology)
+            mid = dmesh.compute_midpoints(self.domain, 2, facets)
+            index = cube.face_index({c: mid[:, k] for k, c in enumerate(cube.AXES)}, self.faces())
+            if (index < 0).any():
+                raise RuntimeError(f"{int((index < 0).sum())} boundary facets lie on no face of the cube")
+            self._facets = (facets, index.astype(np.int32))
+        return self._facets
+
     def boundary(
         self, V: fem.FunctionSpace, t: float | None = None, component: int | None = None
     ) -> tuple[fem.Function, Callable[[float | None], None], fem.DirichletBC]:
-        """The Dirichlet condition on every boundary dof, valued by the first face (as
-        listed) the dof lies on; `update(t)` re-evaluates it."""
-        self.domain.topology.create_connectivity(2, 3)
-        facets = dmesh.exterior_facet_indices(self.domain.topology)
-        dofs = fem.locate_dofs_topological(V, 2, facets)
+        """The Dirichlet condition on every dof of a Dirichlet face, valued by the first
+        Dirichlet face (as listed) the dof lies on; `update(t)` re-evaluates it."""
+        dofs = fem.locate_dofs_topological(V, 2, self.dirichlet_facets())
         xyz = V.tabulate_dof_coordinates()[dofs]
         coords = {"x": xyz[:, 0], "y": xyz[:, 1], "z": xyz[:, 2]}
-        which = cube.face_index(coords, self.faces())
+        kept = [k for k, kind in enumerate(self.kinds()) if kind == "dirichlet"]
+        faces = self.faces()
+        which = cube.face_index(coords, [faces[k] for k in kept])
         if (which < 0).any():
-            raise RuntimeError(f"{int((which < 0).sum())} boundary dofs lie on no face of the cube")
+            raise RuntimeError(f"{int((which < 0).sum())} boundary dofs lie on no Dirichlet face of the cube")
+        owner = np.asarray(kept, dtype=int)[which] if kept else which
         g = fem.Function(V)
         values = g.x.array.reshape(-1, V.dofmap.index_map_bs)
 
         def update(t: float | None = None) -> None:
-            for k, piece in enumerate(self.spec["boundary"]):
-                sel = which == k
-                texts = components(piece["value"])
+            for k in kept:
+                sel = owner == k
+                texts = components(self.spec["boundary"][k]["value"])
                 for c, text in enumerate(texts if component is None else [texts[component]]):
                     at = {name: v[sel] for name, v in coords.items()}
                     values[dofs[sel], c] = compile_expr(text)(**at, t=t)

@@ -31,6 +31,8 @@ from dolfinx.fem.petsc import NonlinearProblem, apply_lifting, assemble_matrix, 
 from fembench_agents.cases.calibration import dolfinx_cube
 from fembench_agents.cases.calibration import dolfinx_dynamics as dynamics
 from fembench_agents.cases.calibration import dolfinx_flow as flow
+from fembench_agents.cases.calibration import dolfinx_gmsh as unstructured
+from fembench_agents.cases.calibration import dolfinx_transient as transient
 from fembench_agents.cases.calibration.common import grid_problem
 from fembench_agents.cases.calibration.dolfinx_common import (
     LU,
@@ -40,15 +42,16 @@ from fembench_agents.cases.calibration.dolfinx_common import (
     nodal,
     structured_mesh,
 )
+from fembench_agents.cases.shapes import given_by_geometry
 
 
 def poisson(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     V = s.space()
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
-    a = s.coefficient("k") * ufl.inner(ufl.grad(u), ufl.grad(v)) * s.dx
-    L = s.expr(s.spec["forcing"]) * v * s.dx
-    return linear(a, L, [bc], fem.Function(V)), {}
+    a = s.coefficient("k") * ufl.inner(ufl.grad(u), ufl.grad(v)) * s.dx + s.robin_mass(u, v)
+    L = s.expr(s.spec["forcing"]) * v * s.dx + s.natural_load(v)
+    return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
 def helmholtz(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
@@ -56,19 +59,22 @@ def helmholtz(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
     k = s.coefficient("k")
-    a = (ufl.inner(ufl.grad(u), ufl.grad(v)) - k * k * u * v) * s.dx
-    L = s.expr(s.spec["forcing"]) * v * s.dx
-    return linear(a, L, [bc], fem.Function(V)), {}
+    a = (ufl.inner(ufl.grad(u), ufl.grad(v)) - k * k * u * v) * s.dx + s.robin_mass(u, v)
+    L = s.expr(s.spec["forcing"]) * v * s.dx + s.natural_load(v)
+    return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
 def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
+    if s.spec.get("time"):
+        return transient.convection_diffusion(s)
     V = s.space()
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
     b = ufl.as_vector([s.expr(e) for e in s.spec["coefficients"]["b"]])
     a = (s.coefficient("eps") * ufl.inner(ufl.grad(u), ufl.grad(v)) + ufl.dot(b, ufl.grad(u)) * v) * s.dx
-    L = s.expr(s.spec["forcing"]) * v * s.dx
-    return linear(a, L, [bc], fem.Function(V)), {}
+    a = a + s.robin_mass(u, v)
+    L = s.expr(s.spec["forcing"]) * v * s.dx + s.natural_load(v)
+    return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
 def elasticity(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
@@ -84,17 +90,21 @@ def elasticity(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 
     f = ufl.as_vector([s.expr(e) for e in s.spec["forcing"]])
     a = ufl.inner(sigma(u), ufl.sym(ufl.grad(v))) * s.dx
-    L = ufl.dot(f, v) * s.dx
-    return linear(a, L, [bc], fem.Function(V)), {}
+    L = ufl.dot(f, v) * s.dx + s.natural_load(v)
+    return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
 def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
+    if s.spec.get("time"):
+        return transient.reaction_diffusion(s)
     V = s.space()
+    s.refuse_periodic("Newton (SNES) solve")
     u, v = fem.Function(V), ufl.TestFunction(V)
     g, _, bc = s.boundary(V)
     u.x.array[:] = g.x.array  # a start that satisfies the boundary data (0 inside)
     R = s.expr(s.spec["coefficients"]["R"], u=u)
-    F = (s.coefficient("D") * ufl.inner(ufl.grad(u), ufl.grad(v)) + R * v - s.expr(s.spec["forcing"]) * v) * ufl.dx
+    F = (s.coefficient("D") * ufl.inner(ufl.grad(u), ufl.grad(v)) + R * v - s.expr(s.spec["forcing"]) * v) * s.dx
+    F = F + s.robin_mass(u, v) - s.natural_load(v)
     options = {"snes_type": "newtonls", "snes_linesearch_type": "basic", "snes_rtol": 1e-12, "snes_atol": 1e-13, **LU}
     problem = NonlinearProblem(F, u, bcs=[bc], petsc_options_prefix="calibration_rd_", petsc_options=options)
     problem.solve()
@@ -116,11 +126,16 @@ def heat(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     t_old, t_new = fem.Constant(s.domain, t0), fem.Constant(s.domain, t0)
     k = s.coefficient("k")
     f_mid = (s.expr(s.spec["forcing"], t=t_old) + s.expr(s.spec["forcing"], t=t_new)) / 2
-    a = fem.form((u * v / dt + k / 2 * ufl.inner(ufl.grad(u), ufl.grad(v))) * s.dx)
-    L = fem.form((u_old * v / dt - k / 2 * ufl.inner(ufl.grad(u_old), ufl.grad(v)) + f_mid * v) * s.dx)
+    g_mid = 0.5 * (s.natural_load(v, t=t_old) + s.natural_load(v, t=t_new))  # natural pieces' flux data
+    a = fem.form((u * v / dt + k / 2 * ufl.inner(ufl.grad(u), ufl.grad(v))) * s.dx + 0.5 * s.robin_mass(u, v))
+    L = fem.form(
+        (u_old * v / dt - k / 2 * ufl.inner(ufl.grad(u_old), ufl.grad(v)) + f_mid * v) * s.dx
+        - 0.5 * s.robin_mass(u_old, v)
+        + g_mid
+    )
     A = assemble_matrix(a, bcs=[bc])
     A.assemble()
-    ksp = lu_solver(A)
+    ksp = lu_solver(A, s.reduction(V, [bc]))
     u_new = fem.Function(V)
     for n in range(1, steps + 1):
         t_old.value, t_new.value = np.asarray(t0 + (n - 1) * dt), np.asarray(t0 + n * dt)
@@ -145,9 +160,9 @@ def biharmonic(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, w_bc = s.boundary(V, component=1)
     _, _, u_bc = s.boundary(V, component=0)
-    a = ufl.inner(ufl.grad(u), ufl.grad(v)) * ufl.dx
-    w = linear(a, -s.expr(s.spec["forcing"]) * v * ufl.dx, [w_bc], fem.Function(V))
-    return linear(a, -w * v * ufl.dx, [u_bc], fem.Function(V)), {}
+    a = ufl.inner(ufl.grad(u), ufl.grad(v)) * s.dx
+    w = linear(a, -s.expr(s.spec["forcing"]) * v * s.dx, [w_bc], fem.Function(V), s.reduction(V, [w_bc]))
+    return linear(a, -w * v * s.dx, [u_bc], fem.Function(V), s.reduction(V, [u_bc])), {}
 
 
 FAMILIES: dict[str, Callable[[Setup], tuple[fem.Function | dict[str, fem.Function], dict[str, Any]]]] = {
@@ -170,8 +185,14 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     if family not in FAMILIES:
         raise ValueError(f"the DOLFINx calibration has no solver for family {family!r}")
     setup: Setup
-    if case_spec["grid"].get("nz") is not None:
+    if case_spec["grid"].get("nz") is not None:  # the unit cube (dolfinx_cube.py)
         setup, cells = dolfinx_cube.setup(case_spec)
+    elif given_by_geometry(case_spec["domain"]):  # a published curved or slanted domain
+        p = grid_problem(case_spec)
+        size = unstructured.mesh_size(case_spec)
+        domain, cells = unstructured.mesh_for(case_spec), round(1 / size)
+        sampler = unstructured.PointSampler(domain, p.X, p.Y, p.inside)
+        setup = Setup(spec=case_spec, grid=p, domain=domain, cells=cells, sampler=sampler)
     else:
         domain, cells = structured_mesh(case_spec)
         setup = Setup(spec=case_spec, grid=grid_problem(case_spec), domain=domain, cells=cells)

@@ -2,7 +2,8 @@
 scikit-fem track solves them (scikit_fem_flow.py): Taylor-Hood (P2 velocity, P1
 pressure) in one mixed space on the structured mesh whose P2 nodes are the in-domain
 grid points. The pressure is pinned at one vertex (it is compared up to a constant)
-and read off in P2.
+unless a do-nothing piece fixes it, and read off in P2. A do-nothing piece is the
+Laplacian form's natural boundary: nu du/dn - p n = g there.
 
 - stokes: -nu lap(u) + grad p = f, div u = 0: one monolithic LU solve.
 - navier_stokes: -nu lap(u) + (u . grad) u + grad p = f, div u = 0: SNES Newton
@@ -20,7 +21,6 @@ import basix.ufl
 import numpy as np
 import ufl
 from dolfinx import fem
-from dolfinx import mesh as dmesh
 from dolfinx.fem.petsc import NonlinearProblem
 
 from fembench_agents.cases.calibration.dolfinx_common import LU, Setup, linear
@@ -29,7 +29,8 @@ NEWTON_MAX = 25  # as scikit-fem's
 
 
 def _taylor_hood(s: Setup) -> tuple[fem.Function, list[fem.DirichletBC], Any, Any]:
-    """The Stokes solution in the mixed space, its boundary conditions, nu and f (as UFL)."""
+    """The Stokes solution in the mixed space, its boundary conditions, nu and the load form
+    (f, plus the data of do-nothing pieces)."""
     dim, cell = s.domain.geometry.dim, s.domain.topology.cell_name()
     P2 = basix.ufl.element("Lagrange", cell, 2, shape=(dim,))
     P1 = basix.ufl.element("Lagrange", cell, 1)
@@ -37,20 +38,25 @@ def _taylor_hood(s: Setup) -> tuple[fem.Function, list[fem.DirichletBC], Any, An
     V, _ = W.sub(0).collapse()
     Q, _ = W.sub(1).collapse()
     g, _, _ = s.boundary(V)
-    facets = dmesh.exterior_facet_indices(s.domain.topology)
+    facets = s.dirichlet_facets()
     velocity_bc = fem.dirichletbc(g, fem.locate_dofs_topological((W.sub(0), V), dim - 1, facets), W.sub(0))
-    corner = s.domain.geometry.x[0, :dim]
-    pinned = fem.locate_dofs_geometrical(
-        (W.sub(1), Q), lambda x: np.all([np.isclose(x[k], corner[k]) for k in range(dim)], axis=0)
-    )
-    pressure_bc = fem.dirichletbc(fem.Function(Q), pinned, W.sub(1))
+    bcs = [velocity_bc]
+    if not s.has_natural():  # the pressure is free up to a constant: pinned at one vertex
+        # a vertex: on a second-order (curved) mesh the first geometry node may be an edge's midpoint
+        corner = s.domain.geometry.x[0, :dim] if s.sampler is None else Q.tabulate_dof_coordinates()[0, :dim]
+        if s.periodic:  # pinned off the periodic sides: a pinned source would leave its image's row unpaired
+            x = s.domain.geometry.x[:, :dim]
+            corner = x[np.argmin(np.linalg.norm(x - x.mean(axis=0), axis=1))]
+        pinned = fem.locate_dofs_geometrical(
+            (W.sub(1), Q), lambda x: np.all([np.isclose(x[k], corner[k]) for k in range(dim)], axis=0)
+        )
+        bcs.append(fem.dirichletbc(fem.Function(Q), pinned, W.sub(1)))
     (u, p), (v, q) = ufl.TrialFunctions(W), ufl.TestFunctions(W)
     nu = s.coefficient("nu")
-    f = ufl.as_vector([s.expr(e) for e in s.spec["forcing"]])
+    # f and the do-nothing pieces' data (nu du/dn - p n = g, the Laplacian form's natural condition)
+    f = ufl.dot(ufl.as_vector([s.expr(e) for e in s.spec["forcing"]]), v) * s.dx + s.natural_load(v)
     a = (nu * ufl.inner(ufl.grad(u), ufl.grad(v)) - p * ufl.div(v) - q * ufl.div(u)) * s.dx
-    L = ufl.dot(f, v) * s.dx
-    bcs = [velocity_bc, pressure_bc]
-    return linear(a, L, bcs, fem.Function(W)), bcs, nu, f
+    return linear(a, f, bcs, fem.Function(W), s.reduction(W, bcs)), bcs, nu, f
 
 
 def _fields(s: Setup, w: fem.Function) -> dict[str, fem.Function]:
@@ -66,16 +72,14 @@ def stokes(s: Setup) -> tuple[dict[str, fem.Function], dict[str, Any]]:
 
 
 def navier_stokes(s: Setup) -> tuple[dict[str, fem.Function], dict[str, Any]]:
-    w, bcs, nu, f = _taylor_hood(s)  # the Stokes solution: Newton's start, on the boundary data
+    s.refuse_periodic("Newton (SNES) solve")
+    w, bcs, nu, load = _taylor_hood(s)  # the Stokes solution: Newton's start, on the boundary data
     u, p = ufl.split(w)
     v, q = ufl.TestFunctions(w.function_space)
+    # `load` is a form in the same test function (arguments of one space compare equal)
     F = (
-        nu * ufl.inner(ufl.grad(u), ufl.grad(v))
-        + ufl.dot(ufl.grad(u) * u, v)
-        - p * ufl.div(v)
-        - q * ufl.div(u)
-        - ufl.dot(f, v)
-    ) * ufl.dx
+        nu * ufl.inner(ufl.grad(u), ufl.grad(v)) + ufl.dot(ufl.grad(u) * u, v) - p * ufl.div(v) - q * ufl.div(u)
+    ) * s.dx - load
     options = {
         "snes_type": "newtonls",
         "snes_linesearch_type": "basic",

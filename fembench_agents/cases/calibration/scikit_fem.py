@@ -3,13 +3,15 @@ mesh of half the grid's resolution, so that the P2 nodes are exactly the
 in-domain grid points and the output is read off the degrees of freedom.
 
 - poisson, convection_diffusion, helmholtz: one Galerkin solve.
-- heat: Crank-Nicolson with one step per grid spacing; the forcing enters
-  through its P2 interpolant (M f_h).
+- heat, and the transient variant of convection_diffusion: Crank-Nicolson with
+  one step per grid spacing; the forcing enters through its P2 interpolant (M f_h).
+- the transient variant of reaction_diffusion: scikit_fem_dynamics.reaction.
 - reaction_diffusion: Newton, R'(u) by central differences.
 - elasticity: vector P2, plane-strain Lame parameters.
 - biharmonic: two Dirichlet problems (w = lap u, with its boundary data).
 - wave, burgers: scikit_fem_dynamics.py; stokes, navier_stokes: scikit_fem_flow.py.
-Dirichlet data: per boundary piece, at the boundary nodes on that piece.
+Dirichlet data: per Dirichlet piece, at the boundary nodes on that piece; a natural
+piece adds its flux data (and a Robin piece alpha u v) on its facets.
 """
 
 from __future__ import annotations
@@ -48,8 +50,11 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         return flow.solve(case_spec, mesh, p, nx, ny, cells)
     basis = Basis(mesh, ElementTriP2())
     locs = basis.doflocs
-    D = basis.get_dofs().all()
-    fexpr = compile_expr(case_spec["forcing"]) if fam not in ("heat", "wave", "burgers") else None
+    D = basis.get_dofs(facets=p2.dirichlet_facets(case_spec, mesh)).all()  # nodes of Dirichlet pieces only
+    # a time-dependent family assembles its natural pieces' data at each step instead
+    flux, robin = (None, None) if case_spec.get("time") else p2.natural(case_spec, mesh, ElementTriP2())
+    transient = fam in ("convection_diffusion", "reaction_diffusion") and bool(case_spec.get("time"))
+    fexpr = compile_expr(case_spec["forcing"]) if fam not in ("heat", "wave", "burgers") and not transient else None
 
     @LinearForm
     def load(v: Any, w: Any) -> Any:
@@ -71,6 +76,10 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
 
     if fam == "heat":
         return _heat(case_spec, basis, asm(mass, basis), stiffness(c["k"]), D, p, nx, ny, cells)
+    if transient and fam == "convection_diffusion":
+        return _heat(case_spec, basis, asm(mass, basis), _convection(c, basis), D, p, nx, ny, cells)
+    if transient:
+        return dynamics.reaction(case_spec, basis, asm(mass, basis), stiffness(c["D"]), D, p, nx, ny)
     if fam in ("wave", "burgers"):
         solver = dynamics.wave if fam == "wave" else dynamics.burgers
         return solver(case_spec, basis, asm(mass, basis), stiffness(1.0), D, p, nx, ny)
@@ -82,7 +91,7 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         u = p2.solve_dirichlet(K, -(M @ w_h), D, p2.dirichlet(case_spec, locs, D, 0))
         return {"u": p2.out(u, basis, p, nx, ny), "solver_info": p2.info(cells, 2 * basis.N, "p2-split-biharmonic")}
     uD = p2.dirichlet(case_spec, locs, D, 0)
-    F = asm(load, basis)
+    F = asm(load, basis) + (0 if flux is None else flux)
     its = None
     if fam == "poisson":
         A = stiffness(c["k"])
@@ -90,21 +99,26 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         k = float(c["k"])
         A = stiffness(1.0) - k * k * asm(mass, basis)
     elif fam == "convection_diffusion":
-        ef, bx, by = compile_expr(c["eps"]), compile_expr(c["b"][0]), compile_expr(c["b"][1])
-
-        @BilinearForm
-        def cd(u: Any, v: Any, w: Any) -> Any:
-            X, Y = w.x[0], w.x[1]
-            return ef(x=X, y=Y) * dot(grad(u), grad(v)) + (bx(x=X, y=Y) * grad(u)[0] + by(x=X, y=Y) * grad(u)[1]) * v
-
-        A = asm(cd, basis)
+        A = _convection(c, basis)
     elif fam == "reaction_diffusion":
-        u, its = _reaction(case_spec, basis, stiffness(float(c["D"])), F, D, uD)
+        K = stiffness(float(c["D"])) + (0 if robin is None else robin)
+        u, its = _reaction(case_spec, basis, K, F, D, uD)
         return {"u": p2.out(u, basis, p, nx, ny), "solver_info": p2.info(cells, basis.N, "p2-newton", iterations=its)}
     else:
         raise ValueError(f"unknown family {fam}")
-    u = p2.solve_dirichlet(A, F, D, uD)
+    u = p2.solve_dirichlet(A if robin is None else A + robin, F, D, uD)
     return {"u": p2.out(u, basis, p, nx, ny), "solver_info": p2.info(cells, basis.N, "p2-galerkin")}
+
+
+def _convection(c: dict[str, Any], basis: Any) -> Any:
+    ef, bx, by = compile_expr(c["eps"]), compile_expr(c["b"][0]), compile_expr(c["b"][1])
+
+    @BilinearForm
+    def cd(u: Any, v: Any, w: Any) -> Any:
+        X, Y = w.x[0], w.x[1]
+        return ef(x=X, y=Y) * dot(grad(u), grad(v)) + (bx(x=X, y=Y) * grad(u)[0] + by(x=X, y=Y) * grad(u)[1]) * v
+
+    return asm(cd, basis)
 
 
 def _reaction(
@@ -148,6 +162,9 @@ def _heat(
     locs = basis.doflocs
     fexpr = compile_expr(spec["forcing"])
     inn = np.setdiff1d(np.arange(basis.N), D)
+    mesh, element = basis.mesh, basis.elem
+    g_old, robin = p2.natural(spec, mesh, element, t0)  # natural pieces: their flux at both ends of a step
+    K = K if robin is None else K + robin
     A = (M + dt / 2 * K).tocsr()
     B = (M - dt / 2 * K).tocsr()
     lu = spla.splu(A[inn][:, inn].tocsc())
@@ -159,6 +176,10 @@ def _heat(
         f_new = M @ fexpr(x=locs[0], y=locs[1], t=t)
         gD = p2.dirichlet(spec, locs, D, 0, t)
         rhs = B @ u + dt / 2 * (f_old + f_new)
+        g_new, _ = p2.natural(spec, mesh, element, t)
+        if g_new is not None and g_old is not None:
+            rhs = rhs + dt / 2 * (g_old + g_new)
+        g_old = g_new
         u = u.copy()
         u[D] = gD
         u[inn] = lu.solve(rhs[inn] - AID @ gD)
@@ -184,12 +205,13 @@ def _elasticity(spec: dict[str, Any], mesh: MeshTri, p: Any, nx: int, ny: int, c
     def load(v: Any, w: Any) -> Any:
         return fx(x=w.x[0], y=w.x[1]) * v[0] + fy(x=w.x[0], y=w.x[1]) * v[1]
 
-    dofs = basis.get_dofs()
+    dofs = basis.get_dofs(facets=p2.dirichlet_facets(spec, mesh))
     D1, D2 = dofs.all("u^1"), dofs.all("u^2")
+    traction, _ = p2.natural(spec, mesh, ElementVector(ElementTriP2()))
     locs = basis.doflocs
     D = np.concatenate([D1, D2])
     uD = np.concatenate([p2.dirichlet(spec, locs, D1, 0), p2.dirichlet(spec, locs, D2, 1)])
-    u = p2.solve_dirichlet(asm(a, basis), asm(load, basis), D, uD)
+    u = p2.solve_dirichlet(asm(a, basis), asm(load, basis) + (0 if traction is None else traction), D, uD)
     out = np.full((2, ny, nx), np.nan)
     for comp, idx in enumerate(basis.split_indices()):
         j, i = p2.grid_index(locs[:, idx], nx, ny)

@@ -13,13 +13,15 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
+import numpy.random as _numpy_random  # held here: seeding never reaches it through numpy (`fresh_view`)
+
+from fembench_agents.scoring.error_text import MESSAGE_LIMIT, shortened
 
 ATTEMPT_FILE = "<attempt>"
 TEST_FILE = "<test>"
 GIVEN_FILE = "<given>"
 _GIVEN_PREFIX = "<given:"  # the file name of each given source, numbered (`exec_given`)
 TASK_FILE = "<task>"
-MESSAGE_LIMIT = 600
 
 
 class FrameWriter:
@@ -93,7 +95,7 @@ def error_frame(exc: BaseException, own_files: tuple[str, ...]) -> dict[str, Any
     ]
     mro = [c.__name__ for c in type(exc).__mro__]
     try:
-        message = str(exc)[:MESSAGE_LIMIT]
+        message = shortened(str(exc), MESSAGE_LIMIT)
     except BaseException:  # a hostile __str__
         message = "<unprintable message>"
     return {"error_type": type(exc).__name__, "error_mro": mro, "message": message, "traceback": lines[-8:]}
@@ -101,14 +103,14 @@ def error_frame(exc: BaseException, own_files: tuple[str, ...]) -> dict[str, Any
 
 def seed_generators() -> None:
     random.seed(0)
-    np.random.seed(0)
+    _numpy_random.seed(0)
 
 
 def seed_default_rng() -> None:
     # np.random.default_rng() without a seed draws OS entropy; a score must not.
-    original = np.random.default_rng
+    original = _numpy_random.default_rng
 
     def default_rng(seed: Any = None) -> np.random.Generator:
         return original(0 if seed is None else seed)
 
-    np.random.default_rng = default_rng
+    _numpy_random.default_rng = default_rng

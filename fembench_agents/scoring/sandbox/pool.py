@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fembench_agents.scoring.sandbox.executor import JobExecutor, SandboxRequest
+from fembench_agents.scoring.sandbox.fresh_probe import view_file
 from fembench_agents.scoring.sandbox.isolation import (
     NAMESPACED,
     IsolationReport,
@@ -63,7 +64,7 @@ class JobResult:
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])
 _WORKER_BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from fembench_agents.scoring.sandbox import zygote; zygote.main(sys.argv[2:])"
+    "from fembench_agents.scoring.sandbox import zygote; zygote.main(sys.argv[3:], sys.argv[2])"
 )
 
 
@@ -122,8 +123,9 @@ def _payload(job: Job, policy: SandboxPolicy, hidden: list[str], require_namespa
 
 class _Worker:
     def __init__(self, preload: tuple[str, ...] = ()) -> None:
+        self.view_file = view_file(preload, _PACKAGE_PARENT, sandbox_env())  # what a fresh interpreter binds
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _WORKER_BOOT, _PACKAGE_PARENT, *preload],
+            [sys.executable, "-I", "-c", _WORKER_BOOT, _PACKAGE_PARENT, self.view_file, *preload],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -148,6 +150,8 @@ class _Worker:
             self.proc.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
             self.proc.kill()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.view_file)  # a worker that died before reading it
 
 
 class _Workers:

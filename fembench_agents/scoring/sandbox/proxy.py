@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from fembench_agents.scoring import codec
+from fembench_agents.scoring.error_text import shortened
 from fembench_agents.scoring.sandbox.callbacks import decode_arguments, encode_arguments
 from fembench_agents.scoring.sandbox.implementation import (
     GIVEN_FILE,
@@ -85,7 +86,7 @@ def _recv(sock: Any) -> Any:
 
 def _exception_reply(exc: BaseException) -> dict[str, Any]:
     try:
-        message = str(exc)[:MESSAGE_LIMIT]
+        message = shortened(str(exc), MESSAGE_LIMIT)
     except BaseException:  # a hostile __str__
         message = "<unprintable message>"
     return {"error": {"mro": [_class_name(c) for c in type(exc).__mro__], "message": message}}

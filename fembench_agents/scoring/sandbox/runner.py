@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from fembench_agents.scoring import codec
+from fembench_agents.scoring.sandbox.fresh_view import reveal
 from fembench_agents.scoring.sandbox.implementation import (
     ATTEMPT_FILE,
     GIVEN_FILE,
@@ -107,7 +108,10 @@ def run_solve(job: dict[str, Any], out: FrameWriter) -> None:
     if "setup" in job:
         importlib.import_module(job["setup"]).prepare_job()  # our module, before any attempt code
     if "calibration" in job:
-        solver = sys.modules[job["calibration"]].solve  # preloaded by the worker: nothing new is imported
+        # Preloaded by the worker: nothing new is imported, and what it imported then is given back
+        # as it left it (hiding concerns attempts, whose imports happen in the job).
+        reveal()
+        solver = sys.modules[job["calibration"]].solve
     else:
         try:
             solver = build_implementation(job["implementation"])

@@ -41,7 +41,7 @@ import numpy.random  # noqa: F401 - every job seeds it
 import numpy.testing  # noqa: F401 - assert_allclose in generated tests (100 ms to import in each job)
 import pytest  # noqa: F401
 
-from fembench_agents.scoring.sandbox import confine, describe, runner  # noqa: F401 - with what they import
+from fembench_agents.scoring.sandbox import confine, describe, fresh_view, runner  # noqa: F401 - with what they import
 from fembench_agents.scoring.sandbox import pairs as pair_jobs
 
 STDERR_TAIL = 8192
@@ -258,12 +258,32 @@ def _settle() -> None:
     confine.use_huge_pages()
 
 
-def main(preload: list[str] | None = None) -> None:
+def prepare(preload: list[str]) -> None:
+    """The worker's state before it hides anything (`fresh_probe` measures it too)."""
     import importlib
 
-    for name in preload or ():
+    for name in preload:
         importlib.import_module(name)  # before fork, as the warm imports above
     _warm_up()
+
+
+def _read_view(path: str) -> fresh_view.FreshView:
+    """The fresh view the parent measured for this preload (`pool`), from a file only this worker reads."""
+    if not path:
+        return fresh_view.FreshView()
+    try:
+        with open(path) as fh:
+            return fresh_view.FreshView.from_data(json.load(fh))
+    finally:
+        os.unlink(path)
+
+
+def main(preload: list[str] | None = None, view_file: str = "") -> None:
+    view = _read_view(view_file)
+    prepare(list(preload or ()))
+    # Hidden here, once, not in each job: every job inherits it with its fork, and the pages that
+    # hiding writes are written in the worker only (in a job, each would be a copy-on-write fault).
+    fresh_view.hide(view)
     _settle()
     exposed = confine.python_paths()
     env = dict(os.environ)
