@@ -28,14 +28,17 @@ SPECS = {s.id: s for s in store.load_specs(CASES)}
 
 
 def test_coverage() -> None:
-    assert len(DEFS) == 130
+    assert len(DEFS) == 131
     domains: dict[str, set[str]] = defaultdict(set)
     for d in DEFS:
         domains[d.family].add(d.domain)
     assert set(domains) == set(FAMILIES) and len(FAMILIES) == 11
     assert all(len(v) >= 2 for v in domains.values()), domains
     assert {d.domain for d in DEFS} == set(DOMAIN_NAMES) and len(DOMAIN_NAMES) == 6
-    assert [(d.id, d.grid.shape) for d in DEFS if d.domain == "unit_cube"] == [("heat_cube_modes", (17, 17, 17))]
+    assert [(d.id, d.grid.shape, d.libraries) for d in DEFS if d.domain == "unit_cube"] == [
+        ("heat_cube_modes", (17, 17, 17), ("dolfinx", "scikit-fem")),
+        ("po_cube_mixed", (17, 17, 17), ("dolfinx", "scikit-fem")),
+    ]
     assert {d.id for d in DEFS} == set(SPECS)
     assert sum(d.data is not None for d in DEFS) == 19
 

@@ -206,7 +206,7 @@ def calibrate_libraries(
     calib: dict[str, LibraryCalibration] = {}
     for lib in case.libraries:
         track = get_track(lib)
-        why = track.refuses(case.family, tuple(p.kind for p in spec.boundary), spec.time is not None)
+        why = track.refuses(case.family, tuple(p.kind for p in spec.boundary), spec.time is not None, spec.grid.dim)
         if why is not None:
             raise CaseDefinitionError(f"{case.id}: track {lib} cannot solve it: {why}")
         out = track.calibration_solver()(spec_dict)

@@ -58,15 +58,18 @@ class Track:
     unsupported_families: tuple[str, ...] = ()  # families this track has no calibration solver for
     boundary_kinds: tuple[str, ...] = ("dirichlet",)  # the piece kinds its calibration solvers apply
     transient_variants: tuple[str, ...] = ()  # steady families it also solves with a time interval
+    cube_families: tuple[str, ...] = ()  # families its calibration solves on the unit cube (3D)
 
     def supports(self, family: str, domain: str) -> bool:
         return family not in self.unsupported_families
 
-    def refuses(self, family: str, kinds: tuple[str, ...], transient: bool) -> str | None:
+    def refuses(self, family: str, kinds: tuple[str, ...], transient: bool, dim: int = 2) -> str | None:
         """Why this track's calibration cannot solve a case of this family with pieces of these
-        kinds (transient: a steady family given a time interval), or None."""
+        kinds (transient: a steady family given a time interval; dim 3: on the unit cube), or None."""
         if family in self.unsupported_families:
             return f"no {family} solver"
+        if dim == 3 and family not in self.cube_families:
+            return f"no {family} solver on the unit cube (3D)"
         other = sorted(set(kinds) - set(self.boundary_kinds))
         if other:
             return f"no boundary pieces of kind {', '.join(other)} (it applies {', '.join(self.boundary_kinds)})"
@@ -119,6 +122,7 @@ TRACKS: dict[str, Track] = {
         calibration_module="fembench_agents.cases.calibration.scikit_fem",
         boundary_kinds=("dirichlet", "neumann", "robin"),
         transient_variants=("convection_diffusion", "reaction_diffusion"),
+        cube_families=("poisson", "heat", "helmholtz", "convection_diffusion"),  # scikit_fem_cube.py
         extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed.",
     ),
     "dolfinx": Track(
@@ -147,6 +151,16 @@ TRACKS: dict[str, Track] = {
         environment_check=dolfinx_env.check,
         boundary_kinds=("dirichlet", "neumann", "robin", "do-nothing"),
         transient_variants=("convection_diffusion", "reaction_diffusion"),
+        # dolfinx_cube.py: the scalar families and the published 3D vector ones (magnitude output)
+        cube_families=(
+            "poisson",
+            "heat",
+            "helmholtz",
+            "convection_diffusion",
+            "reaction_diffusion",
+            "elasticity",
+            "stokes",
+        ),
         job_setup=dolfinx_env.__name__,
         explain_error=dolfinx_env.explain_error,
     ),
