@@ -129,4 +129,5 @@ def test_a_track_refuses_what_its_calibration_cannot_solve() -> None:
         "no elasticity solver on the unit cube (3D)"
     )
     assert get_track("scikit-fem").refuses("heat", ("dirichlet",), False, 3) is None
+    assert get_track("ngsolve").refuses("poisson", ("dirichlet",), False, 3) is None
     assert get_track("dolfinx").refuses("convection_diffusion", ("dirichlet",), True, 3) is None

@@ -36,8 +36,8 @@ def test_coverage() -> None:
     assert all(len(v) >= 2 for v in domains.values()), domains
     assert {d.domain for d in DEFS} == set(DOMAIN_NAMES) and len(DOMAIN_NAMES) == 6
     assert [(d.id, d.grid.shape, d.libraries) for d in DEFS if d.domain == "unit_cube"] == [
-        ("heat_cube_modes", (17, 17, 17), ("dolfinx", "scikit-fem")),
-        ("po_cube_mixed", (17, 17, 17), ("dolfinx", "scikit-fem")),
+        ("heat_cube_modes", (17, 17, 17), ("dolfinx", "ngsolve", "scikit-fem")),
+        ("po_cube_mixed", (17, 17, 17), ("dolfinx", "ngsolve", "scikit-fem")),
     ]
     assert {d.id for d in DEFS} == set(SPECS)
     assert sum(d.data is not None for d in DEFS) == 19

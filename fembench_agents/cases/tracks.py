@@ -183,6 +183,7 @@ TRACKS: dict[str, Track] = {
         extra_contract="Use NGSolve (ngsolve 6.2, with netgen for the mesh) for the discretisation; "
         "numpy and scipy are allowed.",
         unsupported_families=("reaction_diffusion", "navier_stokes", "burgers", "wave"),
+        cube_families=("poisson", "heat", "helmholtz", "convection_diffusion"),  # ngsolve_cube.py
     ),
 }
 
