@@ -262,7 +262,8 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
     shown: dict[str, list[str]] = {}
     if in_3d and not solution:
-        raise Excluded(published_cube.NUMERICAL_REASON)
+        whole_data = dirichlet if isinstance(dirichlet, dict) else {}
+        raise Excluded(published_cube.without_reference(family, pde, whole_data))
     piece_names = [n for n, _ in geo.pieces] if geo else [n for n, _, _ in track.pieces]  # type: ignore[union-attr]
     kinds = {piece: "dirichlet" for piece in piece_names}
     if periodic:
