@@ -34,7 +34,7 @@ def test_list_shows_cases_and_tracks() -> None:
     rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 9]
     assert (
         rows[0]
-        == "│ poisson              │ 4 abcD      │ 4 abcD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ -         │ 15    │"
+        == "│ poisson              │ 4 abcD      │ 4 abcD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ 1 ABD     │ 16    │"
     )
     assert (
         rows[6]
@@ -56,8 +56,8 @@ def test_list_shows_cases_and_tracks() -> None:
         rows[10]
         == "│ wave                 │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ -         │ 11    │"
     )
-    heat = "│ heat                 │ 3 abCD      │ 3 aBCD  │ 2 ABCD      │ 1 BCD             │ 1 BCD  │ 1 A       │ 11    │"
-    assert rows[1] == heat  # our one 3D case, on the unit cube, DOLFINx
+    heat = "│ heat                 │ 4 abcD      │ 3 aBCD  │ 2 ABCD      │ 1 BCD             │ 1 BCD  │ 1 ABD     │ 12    │"
+    assert rows[1] == heat  # the cube cases run on DOLFINx, NGSolve and scikit-fem
     assert len(rows) == 11
     assert (
         "libraries: A = dolfinx, B = ngsolve, C = numpy-scipy, D = scikit-fem (lower case: some cases only)"
