@@ -31,32 +31,39 @@ def test_list_shows_cases_and_tracks() -> None:
     assert "track ngsolve: available; no calibration solver for reaction_diffusion, navier_stokes, burgers, wave" in (
         res.output
     )
-    rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 8]
+    rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 9]
     assert (
-        rows[0] == "│ poisson              │ 4 abcD      │ 4 abcD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ 15    │"
+        rows[0]
+        == "│ poisson              │ 4 abcD      │ 4 abcD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ 1 ABD     │ 16    │"
     )
     assert (
-        rows[6] == "│ biharmonic           │ 3 ABCD      │ 2 ABCD  │ 3 ABCD      │ 2 ABCD            │ 2 ABCD │ 12    │"
+        rows[6]
+        == "│ biharmonic           │ 3 ABCD      │ 2 ABCD  │ 3 ABCD      │ 2 ABCD            │ 2 ABCD │ -         │ 12    │"
     )
     assert (
-        rows[7] == "│ stokes               │ 5 Abd       │ 2 ABD   │ 2 ABD       │ 2 ABD             │ 2 ABD  │ 13    │"
+        rows[7]
+        == "│ stokes               │ 5 Abd       │ 2 ABD   │ 2 ABD       │ 2 ABD             │ 2 ABD  │ -         │ 13    │"
     )
     assert (
-        rows[8] == "│ navier_stokes        │ 4 AD        │ 2 AD    │ 2 AD        │ 2 AD              │ 2 AD   │ 12    │"
+        rows[8]
+        == "│ navier_stokes        │ 4 AD        │ 2 AD    │ 2 AD        │ 2 AD              │ 2 AD   │ -         │ 12    │"
     )
     assert (
-        rows[9] == "│ burgers              │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ 11    │"
+        rows[9]
+        == "│ burgers              │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ -         │ 11    │"
     )
     assert (
         rows[10]
-        == "│ wave                 │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ 11    │"
+        == "│ wave                 │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ -         │ 11    │"
     )
+    heat = "│ heat                 │ 4 abcD      │ 3 aBCD  │ 2 ABCD      │ 1 BCD             │ 1 BCD  │ 1 ABD     │ 12    │"
+    assert rows[1] == heat  # the cube cases run on DOLFINx, NGSolve and scikit-fem
     assert len(rows) == 11
     assert (
         "libraries: A = dolfinx, B = ngsolve, C = numpy-scipy, D = scikit-fem (lower case: some cases only)"
         in res.output
     )
-    assert "129 of 129 cases" in res.output
+    assert "131 of 131 cases" in res.output
     # the natural pieces and transient variants, per family, with the tracks whose calibration applies
     # them: DOLFINx every kind, scikit-fem all but do-nothing
     variants = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 7]
@@ -71,7 +78,7 @@ def test_list_shows_cases_and_tracks() -> None:
     ]
     some = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--family", "helmholtz", "--library", "scikit-fem"])
     assert some.exit_code == 0, some.output
-    assert "10 of 129 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
+    assert "10 of 131 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
     assert "track scikit-fem: available" in some.output and "track numpy-scipy" not in some.output
     bad = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--library", "fenics"])
     assert (
@@ -202,7 +209,7 @@ def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Pat
     # pairs against its own gates in-process, and `cases validate` scores them all
     skipped: list[str] = []
     found, checked = calibration_problems(_sample(tmp_path), lambda what, why: skipped.append(what))
-    assert (found, checked) == ([], 55)  # the sample cases and every library each lists
+    assert (found, checked) == ([], 52)  # the sample cases and every library each lists (heat_cube_modes among them)
     copy = _copy(tmp_path)
     lines = (copy / store.SPECS_FILE).read_text().splitlines()
     hidden = json.loads((copy / store.HIDDEN / "poisson_square_smooth.json").read_text())

@@ -31,6 +31,7 @@ IMPORTED = [
     "elasticity_smooth",
     "heat_mixed_modes",
     "ns_zero_pressure",
+    "poisson_cube",
     "poisson_edges",
     "poisson_eigen",  # marked as leaking: its forcing is the answer
     "poisson_legacy_tolerance",
@@ -57,10 +58,9 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     output = (imported.parent / "output.txt").read_text()
-    assert output.splitlines()[:8] == [
-        "read 22 records: imported 16 (15 leak-free, 1 marked as leaking; 2 with a numerical reference), excluded 6",
+    assert output.splitlines()[:7] == [
+        "read 22 records: imported 17 (16 leak-free, 1 marked as leaking; 2 with a numerical reference), excluded 5",
         "  marked as leaking, selected only by its id: poisson_eigen: " + report_leak(imported),
-        "  excluded, 3D: 1",
         "  excluded, boundary condition not read: 1",
         "  excluded, initial data disagrees with the manufactured solution at t0 = 0: 1",
         "  excluded, numerical reference refused: 1",
@@ -74,14 +74,14 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     assert '  decision: evaluation_config read from inside oracle_config: 1 ["poisson_nested_config"]' in output
     assert "  decision: thresholds removed from the case_spec: 21" in output
     report = json.loads((imported / published_import.REPORT_FILE).read_text())
-    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (22, 16, 15, 6)
+    assert (report["read"], report["imported"], report["leak_free"], report["excluded"]) == (22, 17, 16, 5)
     assert report["excluded_domains"] == {}
     excluded = report["excluded_cases"]
     eigen = report["marked_leaking"]["poisson_eigen"]  # f = 2 pi^2 u: the forcing is the answer, whatever the bc
     prefix = "forcing passes the accuracy gate (error "
     assert eigen.startswith(prefix) and float(eigen[len(prefix) : -1]) < 1e-12
     assert "poisson_eigen" not in excluded
-    assert excluded["poisson_cube"] == "3D: the track's grids are 2D"
+    assert "poisson_cube" not in excluded  # on the unit cube (tests/test_cases_import_cube.py)
     assert "poisson_lshape_corner" not in excluded  # an L-shape with its corner at (0.4, 0.4): built from its vertices
     # x0, y0, y1 walls, x1 open (do-nothing) and no forcing: the flow is zero, no relative error exists
     prefix = "numerical reference refused: the solution is zero on the grid (largest value "

@@ -32,7 +32,11 @@ y = linspace(bbox[2], bbox[3], ny), with NaN at points outside the domain
 u[0] is the x-displacement, u[1] the y-displacement. For Stokes and
 Navier-Stokes "u" is the velocity, shape (2, ny, nx), and "p" the pressure,
 shape (ny, nx), compared up to a constant. For time-dependent
-families return u at t_end. solver_info should report mesh_resolution,
+families return u at t_end. On the unit cube (a grid with nz) every
+boundary piece is a face (its axis and the value there), expressions are in
+x, y, z, and "u" has shape (nz, ny, nx): u[k, j, i] is the value at
+(x_i, y_j, z_k), z = linspace(bbox[4], bbox[5], nz); the output contract
+in case_spec["output"] gives each field's shape. solver_info should report mesh_resolution,
 element_degree, dofs and, where used, iterations and time_steps.
 The solve must be accurate and fast; choose the method and resolution yourself."""
 
@@ -54,15 +58,18 @@ class Track:
     unsupported_families: tuple[str, ...] = ()  # families this track has no calibration solver for
     boundary_kinds: tuple[str, ...] = ("dirichlet",)  # the piece kinds its calibration solvers apply
     transient_variants: tuple[str, ...] = ()  # steady families it also solves with a time interval
+    cube_families: tuple[str, ...] = ()  # families its calibration solves on the unit cube (3D)
 
     def supports(self, family: str, domain: str) -> bool:
         return family not in self.unsupported_families
 
-    def refuses(self, family: str, kinds: tuple[str, ...], transient: bool) -> str | None:
+    def refuses(self, family: str, kinds: tuple[str, ...], transient: bool, dim: int = 2) -> str | None:
         """Why this track's calibration cannot solve a case of this family with pieces of these
-        kinds (transient: a steady family given a time interval), or None."""
+        kinds (transient: a steady family given a time interval; dim 3: on the unit cube), or None."""
         if family in self.unsupported_families:
             return f"no {family} solver"
+        if dim == 3 and family not in self.cube_families:
+            return f"no {family} solver on the unit cube (3D)"
         other = sorted(set(kinds) - set(self.boundary_kinds))
         if other:
             return f"no boundary pieces of kind {', '.join(other)} (it applies {', '.join(self.boundary_kinds)})"
@@ -115,6 +122,7 @@ TRACKS: dict[str, Track] = {
         calibration_module="fembench_agents.cases.calibration.scikit_fem",
         boundary_kinds=("dirichlet", "neumann", "robin"),
         transient_variants=("convection_diffusion", "reaction_diffusion"),
+        cube_families=("poisson", "heat", "helmholtz", "convection_diffusion"),  # scikit_fem_cube.py
         extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed.",
     ),
     "dolfinx": Track(
@@ -143,6 +151,16 @@ TRACKS: dict[str, Track] = {
         environment_check=dolfinx_env.check,
         boundary_kinds=("dirichlet", "neumann", "robin", "do-nothing"),
         transient_variants=("convection_diffusion", "reaction_diffusion"),
+        # dolfinx_cube.py: the scalar families and the published 3D vector ones (magnitude output)
+        cube_families=(
+            "poisson",
+            "heat",
+            "helmholtz",
+            "convection_diffusion",
+            "reaction_diffusion",
+            "elasticity",
+            "stokes",
+        ),
         job_setup=dolfinx_env.__name__,
         explain_error=dolfinx_env.explain_error,
     ),
@@ -165,6 +183,7 @@ TRACKS: dict[str, Track] = {
         extra_contract="Use NGSolve (ngsolve 6.2, with netgen for the mesh) for the discretisation; "
         "numpy and scipy are allowed.",
         unsupported_families=("reaction_diffusion", "navier_stokes", "burgers", "wave"),
+        cube_families=("poisson", "heat", "helmholtz", "convection_diffusion"),  # ngsolve_cube.py
     ),
 }
 

@@ -59,4 +59,9 @@ def import_published(
     typer.echo(
         f"  decision: thresholds removed from the case_spec: {decisions['thresholds_removed_from_the_case_spec']}"
     )
+    derived = decisions["forcing_derived_from_the_solution"]
+    typer.echo(
+        f"  decision: forcing derived from the manufactured solution, as the published oracle solves "
+        f"(3D records stating another): {len(derived)} {json.dumps(derived)}"
+    )
     typer.echo(f"written to {out} (report: {out / published_import.REPORT_FILE}); next: cases calibrate --cases {out}")

@@ -20,6 +20,7 @@ import ngsolve as ng
 import numpy as np
 from netgen.geom2d import SplineGeometry
 
+from fembench_agents.cases.calibration import ngsolve_cube
 from fembench_agents.cases.calibration.common import components, grid_problem, inside_polygon_closed
 from fembench_agents.cases.expressions import check_expr
 
@@ -42,7 +43,7 @@ SUPPORTED = ("poisson", "heat", "convection_diffusion", "helmholtz", "elasticity
 def cf(expr: Any, t: Any = 0.0) -> Any:
     """An expression of the case as an NGSolve coefficient function (t a number or a Parameter)."""
     code = compile(check_expr(str(expr)), "<case expression>", "eval")
-    env = {**FUNCTIONS, "pi": math.pi, "E": math.e, "x": ng.x, "y": ng.y, "t": t}  # NGSolve's ** needs builtins
+    env = {**FUNCTIONS, "pi": math.pi, "E": math.e, "x": ng.x, "y": ng.y, "z": ng.z, "t": t}  # ** needs builtins
     return ng.CoefficientFunction(eval(code, env))  # noqa: S307 - the syntax tree was checked
 
 
@@ -99,6 +100,8 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     fam, c = case_spec["family"], case_spec["coefficients"]
     if fam not in SUPPORTED:
         raise ValueError(f"the NGSolve calibration has no solver for {fam}")
+    if case_spec["grid"].get("nz") is not None:  # the unit cube: a netgen box of its own
+        return ngsolve_cube.solve(case_spec, cf)
     p = grid_problem(case_spec)
     m = mesh(case_spec)
     names = "|".join(piece["name"] for piece in case_spec["boundary"])
