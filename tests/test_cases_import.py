@@ -181,16 +181,17 @@ def test_a_record_without_manufactured_solution_gets_a_checked_fine_solve_as_ref
     hidden, arrays = store.load_hidden(imported, "poisson_numerical")
     assert (hidden.reference_kind, hidden.solution) == ("numerical", None)
     check = hidden.reference_check
-    assert check is not None and check.solver == "dolfinx:p2@refined8x" and check.refinements == (1, 4, 8)
+    # the ladder's first rung passes: 6x after 4x, the distance doubled to bound the 6x solve's error
+    assert check is not None and check.solver == "dolfinx:p2@refined6x" and check.refinements == (1, 4, 6)
     first, second, finest = check.distances_to_finest
-    assert finest == 0.0 and second < first / 2 and check.error_estimate == second
+    assert finest == 0.0 and second < first / 2 and check.error_estimate == 2 * second
     # e_base is the calibration solve's (refinement 1) distance to the reference; the estimate
     # lies at most 1/20 below the accuracy threshold 10 e_base
     calibration = hidden.calibration["dolfinx"]
     assert calibration.e_base == first and calibration.tau_acc == float(f"{10 * first:.4e}")
-    assert check.threshold == float(f"{0.05 * calibration.tau_acc:.4e}") and second <= check.threshold
+    assert check.threshold == float(f"{0.05 * calibration.tau_acc:.4e}") and 2 * second <= check.threshold
     report = json.loads((imported / published_import.REPORT_FILE).read_text())
-    assert report["numerical_references"]["poisson_numerical"] == second
+    assert report["numerical_references"]["poisson_numerical"] == 2 * second
     # the torsion function of the unit square peaks at 0.07367 in its centre
     assert abs(float(np.nanmax(arrays["u"])) - 0.07367) < 2e-4
 
@@ -270,7 +271,7 @@ def test_per_edge_dirichlet_data_on_all_four_edges_gives_each_piece_its_edge(imp
     hidden, arrays = store.load_hidden(imported, "poisson_edges")
     assert (hidden.reference_kind, hidden.solution, hidden.leak) == ("numerical", None, None)
     check = hidden.reference_check
-    assert check is not None and check.refinements == (1, 4, 8) and check.error_estimate <= check.threshold
+    assert check is not None and check.refinements == (1, 4, 6) and check.error_estimate <= check.threshold
     (harmonic,) = _on_grid("poisson_edges", imported, ["exp(x)*cos(y)"])  # the data's harmonic extension
     assert float(np.max(np.abs(arrays["u"] - harmonic))) < 1e-7
 
