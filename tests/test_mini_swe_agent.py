@@ -74,7 +74,7 @@ def script_name() -> str:
 
 
 async def run_one(
-    agent: MiniSweAgent, task: Task, model: Any, evaluator: Evaluator, out: Path
+    agent: MiniSweAgent, task: Task, model: Any, evaluator: Evaluator, out: Path, caps: EpisodeBudget | None = None
 ) -> tuple[EpisodeTrace, EpisodeRecord]:
     key = episode_key(model.model, agent.name, "code", task.task_id, 0)
     with RunLog(out) as log:
@@ -89,6 +89,7 @@ async def run_one(
             episode=key,
             agent=agent.name,
             repeat=0,
+            caps=caps,
         )
         started = time.perf_counter()
         trace = await agent.run(task, session)
@@ -243,25 +244,10 @@ def test_the_run_s_episode_budget_ends_the_episode_not_only_the_attempt(
     for script in scripted(
         script_name, lambda messages: write(WRONG) if turns(messages) == 0 else command("python check.py")
     ):
-        agent = make_mini_swe_agent("attempts=3")
         model = make_client(f"scripted/{script_name}")
-        key = episode_key(model.model, agent.name, "code", scale_task.task_id, 0)
-        with RunLog(tmp_path) as log:
-            session = EpisodeSession(
-                task=scale_task,
-                track="code",
-                model=model,
-                params=ModelParams(seed=0),
-                evaluator=evaluator,
-                feedback=TemplateFeedback(),
-                log=log,
-                episode=key,
-                agent=agent.name,
-                repeat=0,
-                caps=EpisodeBudget(calls=2),
-            )
-            trace = asyncio.run(agent.run(scale_task, session))
-            record = session.summary(time.perf_counter())
+        trace, record = asyncio.run(
+            run_one(make_mini_swe_agent("attempts=3"), scale_task, model, evaluator, tmp_path, EpisodeBudget(calls=2))
+        )
         # the third call is refused: the written file is scored once, and no later attempt starts
         assert script.calls == 2
         assert [(a.stop_reason, a.detail, a.passed) for a in trace.attempts] == [
