@@ -24,7 +24,7 @@ import numpy as np
 import sympy as sp
 
 from fembench_agents.cases import gates, numerical, store
-from fembench_agents.cases.domains import DOMAINS, grid_mask, grid_points
+from fembench_agents.cases.domains import DOMAINS, grid_points
 from fembench_agents.cases.expressions import check_expr, compile_expr
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.manufactured import (
@@ -49,6 +49,8 @@ from fembench_agents.cases.model import (
     ReferenceCheck,
 )
 from fembench_agents.cases.numerical import data_pieces
+from fembench_agents.cases.own_curved import CURVED, case_mask, curved_spec
+from fembench_agents.cases.own_periodic import periodic_partners
 from fembench_agents.cases.tracks import get_track
 
 LAYOUT = (
@@ -120,6 +122,8 @@ def _expr_text(value: Any) -> Any:
 
 
 def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
+    if case.domain in CURVED:
+        return curved_spec(case, _contract(case))
     domain = DOMAINS[case.domain]
     if case.data is not None:
         data = case.data
@@ -136,13 +140,16 @@ def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
         initial = None if d.initial is None else _one([show(e) for e in d.initial])
         solution = d.solution
     kinds = boundary_kinds(case, domain)
+    partner = periodic_partners(case, solution)
+    kinds = ["periodic" if name in partner else k for (name, _, _), k in zip(domain.pieces, kinds, strict=True)]
     pieces = [
         BoundaryPiece(
             name=name,
             kind=kind,  # type: ignore[arg-type]
             segment=(a, b),
-            value=value,
+            value=None if name in partner else value,
             alpha=case.natural[name].alpha if name in case.natural else None,
+            partner=partner.get(name),
         )
         for (name, a, b), value, kind in zip(domain.pieces, boundary, kinds, strict=True)
     ]
@@ -165,7 +172,7 @@ def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
 
 def reference(case: CaseFile, solution: list[sp.Expr]) -> dict[str, np.ndarray]:
     X, Y = grid_points(case.grid)
-    mask = grid_mask(DOMAINS[case.domain], case.grid)
+    mask = case_mask(case.domain, case.grid)
     t = case.time.t_end if case.time else 0.0
     ref = np.stack([compile_expr(str(e))(x=X, y=Y, t=t) for e in solution])
     ref[:, ~mask] = np.nan
@@ -202,7 +209,8 @@ def calibrate_libraries(
     calib: dict[str, LibraryCalibration] = {}
     for lib in case.libraries:
         track = get_track(lib)
-        why = track.refuses(case.family, tuple(p.kind for p in spec.boundary), spec.time is not None)
+        kinds, curved = tuple(p.kind for p in spec.boundary), spec.domain.geometry_params is not None
+        why = track.refuses(case.family, kinds, spec.time is not None, curved)
         if why is not None:
             raise CaseDefinitionError(f"{case.id}: track {lib} cannot solve it: {why}")
         out = track.calibration_solver()(spec_dict)
@@ -219,7 +227,7 @@ def calibrate_libraries(
 def build_case(case: CaseFile, definition_bytes: bytes, config: GateConfig | None = None) -> Built:
     config = config or GateConfig()
     spec, solution = make_spec(case)
-    mask = grid_mask(DOMAINS[case.domain], case.grid)
+    mask = case_mask(case.domain, case.grid)
     check: ReferenceCheck | None = None
     if solution is not None:
         ref = reference(case, solution)
