@@ -35,7 +35,7 @@ def mesh(spec: dict[str, Any], inside: np.ndarray) -> tuple[MeshTri, int, int]:
     xs, ys = np.linspace(0.0, 1.0, cx + 1), np.linspace(0.0, 1.0, cy + 1)
     # a cell is in the domain if its centre grid point (a P2 node) is
     points, triangles = kept_cells_as_triangles(inside[1::2, 1::2][:cy, :cx], xs, ys)
-    return MeshTri(points.T, triangles.T), nx, ny
+    return MeshTri(np.ascontiguousarray(points.T), np.ascontiguousarray(triangles.T)), nx, ny
 
 
 def grid_index(locs: np.ndarray, nx: int, ny: int) -> tuple[np.ndarray, np.ndarray]:
