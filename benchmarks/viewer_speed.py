@@ -2,7 +2,9 @@
 (the suite's task ids, several models and agents, one to three attempts
 each), written as a site, then opened from disk in headless Chromium.
 Prints the time to write the site, to show the index (first rows listed),
-to apply a filter and to open an episode, each against the 2 s target.
+to apply a filter, to open an episode and to show two agents side by side
+(the comparison's first page, every repeat it shows filled), each against
+the 2 s target.
 
     .venv/bin/python benchmarks/viewer_speed.py [--episodes 10000] [--keep DIR]
 """
@@ -28,6 +30,11 @@ from fembench_agents.runs.log import LOG_NAME, AttemptRecord, EpisodeRecord, Run
 from fembench_agents.viewer import write_site  # noqa: E402
 
 TARGET_SECONDS = 2.0
+# every repeat the comparison's first page shows has its episodes side by side
+FILLED = (
+    "(() => { const r = document.querySelectorAll('.compare-repeat').length;"
+    " return r > 0 && document.querySelectorAll('.compare-head').length === r; })()"
+)
 MODELS = ("model-a", "model-b")
 AGENTS = ("single-shot", "feedback-loop", "template")
 CODE = (
@@ -79,10 +86,10 @@ def main() -> None:
         start = time.perf_counter()
         run = write_run(root / "run", generated_records(args.episodes))
         print(f"generated a run of {args.episodes} episodes in {time.perf_counter() - start:.1f} s")
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         index = write_site([run], root / "site")
         print(
-            f"wrote the site in {time.perf_counter() - start:.1f} s "
+            f"wrote the site in {time.perf_counter() - start:.1f} s ({time.process_time() - cpu:.1f} s CPU) "
             f"(index data {(index.parent / 'data' / 'index.js').stat().st_size / 1e6:.1f} MB)"
         )
         count = "(document.getElementById('episode-count') || {}).textContent"
@@ -99,6 +106,10 @@ def main() -> None:
             browser.evaluate("location.hash = '#/episode/" + str(args.episodes - 1) + "'")
             browser.wait_for("document.querySelectorAll('section.attempt').length > 0")
             timed("episode opened", time.perf_counter() - start)
+            start = time.perf_counter()
+            browser.evaluate("location.hash = '#/compare?arms=0,1'")
+            browser.wait_for(FILLED)
+            timed("side by side opened", time.perf_counter() - start)
             errors = browser.errors()
         print(f"console errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
 

@@ -19,7 +19,10 @@ Track = str
 Stage = Literal["parse", "imports", "execute", "correct", "tests", "executes", "accurate", "fast", "model_error"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
 
-FailureReason = Literal[
+# The reasons an attempt did not run to an output in its contract's shape: what a
+# debugging step repairs (debug-and-refine), as against the results judged wrong,
+# slow or incomplete (JudgedFailure), which a refinement step works on.
+ExecutionFailure = Literal[
     # parse
     "empty_reply",
     "syntax_error",
@@ -31,47 +34,31 @@ FailureReason = Literal[
     "runtime_error",
     "timeout",
     "crashed",
-    # correct
-    "wrong_output",
-    # tests
-    "missing_test",
-    "fails_on_reference",
-    "failure_not_detected",
-    # PDE cases: executes (an output that breaks the contract), accurate, fast
+    # PDE cases' executes stage: an output that breaks the contract
     "not_a_dict",
     "missing_field",
     "wrong_type",
     "wrong_shape",
     "wrong_dtype",
     "non_finite",
+]
+JudgedFailure = Literal[
+    # correct
+    "wrong_output",
+    # tests
+    "missing_test",
+    "fails_on_reference",
+    "failure_not_detected",
+    # PDE cases: accurate, fast
     "too_inaccurate",
     "too_slow",
     "not_timed",
     # an episode without a scored attempt
     "model_error",
 ]
+FailureReason = Literal[ExecutionFailure, JudgedFailure]
 FAILURE_REASONS: tuple[FailureReason, ...] = get_args(FailureReason)
-# The reasons an attempt did not run to an output in its contract's shape: what a
-# debugging step repairs (debug-and-refine), as against results judged wrong, slow or
-# incomplete, which a refinement step works on.
-EXECUTION_FAILURES: frozenset[FailureReason] = frozenset(
-    {
-        "empty_reply",
-        "syntax_error",
-        "missing_function",
-        "disallowed_import",
-        "load_error",
-        "runtime_error",
-        "timeout",
-        "crashed",
-        "not_a_dict",
-        "missing_field",
-        "wrong_type",
-        "wrong_shape",
-        "wrong_dtype",
-        "non_finite",
-    }
-)
+EXECUTION_FAILURES: frozenset[FailureReason] = frozenset(get_args(ExecutionFailure))
 
 InputStatus = Literal["match", "mismatch", "error", "timeout", "crashed", "not_run"]
 EpisodeStatus = Literal["done", "error"]

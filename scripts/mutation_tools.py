@@ -43,6 +43,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     # best-of-N's choice from what an agent may see, and debug-and-refine's phase budgets
     "agents.best_of": ("x_rank__*", "x_distance__*", "x_choose__*"),
     "agents.phased": ("xǁDebugAndRefineAgentǁnext_phase__*",),
+    # matched budgets: which cap ends an episode, and the spend that stops a run
+    "runs.episode_budget": ("*",),
+    "runs.budget": ("*",),
     "report.stats": ("*",),
     "scoring.feedback": ("*",),
     "scoring.outcomes": ("*",),  # the base every kind's outcome builds on

@@ -172,6 +172,8 @@ def lshape(corner: float) -> dict[str, Any]:
 
 
 def records() -> list[str]:
+    from tests.published_cube_records import poisson3  # it builds on _record above
+
     """One line per import rule; expected outcomes in tests/test_cases_import.py."""
     rows = [
         poisson("poisson_smooth", SMOOTH_U, kappa=1 + x * y / 2),
@@ -182,12 +184,7 @@ def records() -> list[str]:
             evaluation={"target_metric": "rel_L2_grid", "tolerance": 0.05, "timeout_sec": 300},
         ),
         poisson("poisson_nested_config", sp.exp(x + y / 2) * x, nested=True),
-        poisson(
-            "poisson_cube",
-            SMOOTH_U,
-            domain="unit_cube",
-            grid={"bbox": [0, 1, 0, 1, 0, 1], "nx": 20, "ny": 20, "nz": 20},
-        ),
+        poisson3("poisson_cube"),
         poisson("poisson_lshape", SMOOTH_U, domain=lshape(0.5), grid=GRID_100),
         poisson("poisson_lshape_corner", SMOOTH_U, domain=lshape(0.4), grid=GRID_100),
         _record(

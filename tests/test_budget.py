@@ -21,10 +21,10 @@ from priced_grid import (
 )
 
 from fembench_agents.cli import app
-from fembench_agents.messages import ModelResponse, Usage
-from fembench_agents.runs.budget import SpendCap
+from fembench_agents.messages import Message, ModelRequest, ModelResponse, Usage
+from fembench_agents.runs.budget import BudgetReached, SpendCap
 from fembench_agents.runs.experiments import load_experiment
-from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, ModelCallRecord, read_log
+from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, ModelCallRecord, RunLog, read_log
 from fembench_agents.runs.recording import ModelUnavailable
 
 pytest_plugins = ["priced_grid"]  # its fixtures: two_tasks, priced
@@ -55,6 +55,33 @@ def test_the_spend_counts_each_sample_once_and_refuses_calls_once_reached() -> N
     assert SpendCap(12.0, spent=3.456).line() == "$3.46 of $12.00"
     with pytest.raises(ValueError, match="max cost must be >= 0 USD, got -1"):
         SpendCap(-1.0)
+    assert SpendCap(0.0).reached  # a cap of $0 is allowed: no call starts
+    stop = BudgetReached(SpendCap(0.05, spent=0.06), 2, 1)
+    assert (stop.kind, stop.message, stop.failed, stop.not_run) == (
+        "budget",
+        "budget reached: spent $0.0600 of $0.0500; 2 episodes stopped, 1 not started",
+        2,
+        1,
+    )
+
+
+def test_the_spend_logged_before_counts_each_sample_once(tmp_path: Path) -> None:
+    request = ModelRequest(model="m", messages=(Message(role="user", content="hi"),))
+
+    def call(request_hash: str, cost: float) -> ModelCallRecord:
+        response = ModelResponse(text="", usage=Usage(), cost_usd=cost, request_hash=request_hash)
+        return ModelCallRecord(
+            episode="e", task_id="t", attempt_index=0, request=request, request_hash=request_hash, response=response
+        )
+
+    with RunLog(tmp_path / "a") as log:
+        log.append(call("x", 0.01))
+        log.append(call("y", 0.02))
+    with RunLog(tmp_path / "b") as log:  # another run of the grid served sample x from the shared cache
+        log.append(call("x", 0.01))
+    cap = SpendCap(1.0)
+    cap.count_logged([tmp_path / "a", tmp_path / "b", tmp_path / "missing"])
+    assert cap.spent == pytest.approx(0.03)
 
 
 def test_max_cost_stops_the_run_and_a_resume_with_a_higher_cap_finishes_it_without_repeating_a_call(
@@ -160,7 +187,7 @@ def test_the_cap_of_a_compare_is_the_whole_grid_s_and_its_stop_is_one_line(
 
 
 def test_the_progress_line_shows_the_spend_against_the_cap() -> None:
-    from fembench_agents.cli.runs import _progress_text
+    from fembench_agents.cli.grid_run import _progress_text
 
     assert _progress_text(None) == "episodes"
     assert _progress_text(SpendCap(0.05, spent=0.0123)) == "episodes $0.0123 of $0.0500"

@@ -29,30 +29,46 @@ def test_list_shows_cases_and_tracks() -> None:
     assert "track scikit-fem: available" in res.output
     assert "track dolfinx: available" in res.output.splitlines()  # a calibration solver for every family
     assert "track ngsolve: available; no calibration solver for navier_stokes, burgers, wave" in res.output
-    # family, five polygons, three curved domains, the total: 11 bars
-    rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 11]
+    # family, five polygons, the unit cube, three curved domains, the total: 12 bars
+    rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 12]
     assert rows[0] == (
-        "│ poisson              │ 5 abcD      │ 4 aBcD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ 1 ABD  │ 1 ABD   "
-        "│ 1 ABD            │ 19    │"
+        "│ poisson              │ 5 abcD      │ 4 aBcD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  "
+        "│ 1 ABD     │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 20    │"
     )
+    assert rows[1] == (
+        "│ heat                 │ 5 abcd      │ 3 aBCD  │ 2 ABCD      │ 1 BCD             │ 1 BCD  "
+        "│ 1 ABD     │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 16    │"
+    )  # the cube cases run on DOLFINx, NGSolve and scikit-fem
     assert rows[3] == (
-        "│ reaction_diffusion   │ 3 ABcD      │ 4 abcD  │ 3 ABcD      │ 1 BCD             │ 1 BCD  │ 1 ABD  │ 1 ABD   "
-        "│ 1 ABD            │ 15    │"
+        "│ reaction_diffusion   │ 3 ABcD      │ 4 abcD  │ 3 ABcD      │ 1 BCD             │ 1 BCD  "
+        "│ -         │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 15    │"
+    )
+    assert rows[6] == (
+        "│ biharmonic           │ 3 ABCD      │ 2 ABCD  │ 3 ABCD      │ 2 ABCD            │ 2 ABCD "
+        "│ -         │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 15    │"
     )
     assert rows[7] == (
-        "│ stokes               │ 6 Abd       │ 2 ABD   │ 2 ABD       │ 2 ABD             │ 2 ABD  │ 1 ABD  │ 1 ABD   "
-        "│ 1 ABD            │ 17    │"
+        "│ stokes               │ 6 Abd       │ 2 ABD   │ 2 ABD       │ 2 ABD             │ 2 ABD  "
+        "│ -         │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 17    │"
+    )
+    assert rows[8] == (
+        "│ navier_stokes        │ 4 AD        │ 2 AD    │ 2 AD        │ 2 AD              │ 2 AD   "
+        "│ -         │ 1 AD   │ 1 AD    │ 1 AD             │ 15    │"
+    )
+    assert rows[9] == (
+        "│ burgers              │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  "
+        "│ -         │ 1 AD   │ 1 AD    │ 1 AD             │ 14    │"
     )
     assert rows[10] == (
-        "│ wave                 │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ 1 AD   │ 1 AD    "
-        "│ 1 AD             │ 14    │"
+        "│ wave                 │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  "
+        "│ -         │ 1 AD   │ 1 AD    │ 1 AD             │ 14    │"
     )
     assert len(rows) == 11
     assert (
         "libraries: A = dolfinx, B = ngsolve, C = numpy-scipy, D = scikit-fem (lower case: some cases only)"
         in res.output
     )
-    assert "168 of 168 cases" in res.output
+    assert "170 of 170 cases" in res.output
     # the natural and periodic pieces and transient variants, per family, with the tracks whose calibration
     # applies them: DOLFINx every kind, scikit-fem all but do-nothing, NGSolve all but do-nothing
     variants = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 8]
@@ -67,7 +83,7 @@ def test_list_shows_cases_and_tracks() -> None:
     ]
     some = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--family", "helmholtz", "--library", "scikit-fem"])
     assert some.exit_code == 0, some.output
-    assert "14 of 168 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
+    assert "14 of 170 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
     assert "track scikit-fem: available" in some.output and "track numpy-scipy" not in some.output
     bad = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--library", "fenics"])
     assert (

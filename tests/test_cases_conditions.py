@@ -27,7 +27,7 @@ CASES = Path(__file__).resolve().parent.parent / "cases"
 def test_every_committed_spec_line_is_written_back_byte_for_byte() -> None:
     lines = (CASES / store.SPECS_FILE).read_text().splitlines()
     again = [store.dumps_line(json.loads(CaseSpec.model_validate_json(line).model_dump_json())) for line in lines]
-    assert again == lines and len(lines) == 168
+    assert again == lines and len(lines) == 170  # two on the unit cube, their pieces faces
     assert sum(line.count('"alpha"') for line in lines) == 7  # the Robin pieces' alpha, nowhere else
 
 
@@ -123,3 +123,13 @@ def test_a_track_refuses_what_its_calibration_cannot_solve() -> None:
     assert get_track("ngsolve").refuses("convection_diffusion", ("dirichlet", "robin"), True) is None
     assert get_track("ngsolve").refuses("heat", ("dirichlet",), True) is None
     assert get_track("dolfinx").refuses("stokes", ("dirichlet", "do-nothing"), False) is None
+    # the unit cube: each track's calibration names the families it solves in 3D
+    assert get_track("numpy-scipy").refuses("poisson", ("dirichlet",), False, dim=3) == (
+        "no poisson solver on the unit cube (3D)"
+    )
+    assert get_track("scikit-fem").refuses("elasticity", ("dirichlet",), False, dim=3) == (
+        "no elasticity solver on the unit cube (3D)"
+    )
+    assert get_track("scikit-fem").refuses("heat", ("dirichlet",), False, dim=3) is None
+    assert get_track("ngsolve").refuses("poisson", ("dirichlet",), False, dim=3) is None
+    assert get_track("dolfinx").refuses("convection_diffusion", ("dirichlet",), True, dim=3) is None

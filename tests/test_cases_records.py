@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fembench_agents.cases import store, validation
-from fembench_agents.cases.builder import BUILDER_VERSION, Built, build_all, build_case, same_record
+from fembench_agents.cases.builder import BUILDER_VERSION, Built, build_all, build_case, make_spec, same_record
 from fembench_agents.cases.domains import DOMAINS, grid_mask, grid_points
 from fembench_agents.cases.expressions import ExpressionError, compile_expr
 from fembench_agents.cases.leak import leaks, probe
@@ -29,16 +29,20 @@ SPECS = {s.id: s for s in store.load_specs(CASES)}
 
 
 def test_coverage() -> None:
-    assert len(DEFS) == 168
+    assert len(DEFS) == 170
     domains: dict[str, set[str]] = defaultdict(set)
     for d in DEFS:
         domains[d.family].add(d.domain)
     assert set(domains) == set(FAMILIES) and len(FAMILIES) == 11
     assert all(len(v) >= 2 for v in domains.values()), domains
-    assert {d.domain for d in DEFS} == {*DOMAIN_NAMES, *CURVED_DOMAINS} and len(DOMAIN_NAMES) == 5
+    assert {d.domain for d in DEFS} == {*DOMAIN_NAMES, *CURVED_DOMAINS} and len(DOMAIN_NAMES) == 6
     # every family on the disk and on the annulus; every family on at least one curved domain
     assert all({"circle", "annulus"} <= v for v in domains.values()), domains
     assert sum(bool(d.periodic) for d in DEFS) == 6
+    assert [(d.id, d.grid.shape, d.libraries) for d in DEFS if d.domain == "unit_cube"] == [
+        ("heat_cube_modes", (17, 17, 17), ("dolfinx", "ngsolve", "scikit-fem")),
+        ("po_cube_mixed", (17, 17, 17), ("dolfinx", "ngsolve", "scikit-fem")),
+    ]
     assert {d.id for d in DEFS} == set(SPECS)
     assert sum(d.data is not None for d in DEFS) == 19
 
@@ -124,12 +128,15 @@ def test_spec_holds_nothing_evaluator_only(case: CaseFile) -> None:
         assert u.shape == spec.output.fields[name].shape
     # boundary data are per piece: the fixed coordinate is substituted away
     for piece in spec.boundary if case.manufactured else ():
-        if (
-            piece.segment is None or piece.value is None
-        ):  # an arc's trace, a periodic piece: tests/test_cases_own_curved.py
+        if piece.value is None:  # a periodic piece: tests/test_cases_own_curved.py
             continue
-        (ax, _), (bx, _) = piece.segment
-        fixed = "x" if ax == bx else "y"
+        if piece.face is not None:  # a face of the cube: its axis is fixed
+            fixed = piece.face.axis
+        elif piece.segment is None:  # an arc's trace: tests/test_cases_own_curved.py
+            continue
+        else:
+            (ax, _), (bx, _) = piece.segment
+            fixed = "x" if ax == bx else "y"
         for v in piece.value if isinstance(piece.value, list) else [piece.value]:
             assert fixed not in v.replace("exp", ""), (piece.name, v)
 
@@ -370,3 +377,44 @@ def test_a_numerical_case_names_every_boundary_piece() -> None:
         build_case(_case(data=data), b"")
     with pytest.raises(CaseDefinitionError, match="no boundary piece named rim"):
         build_case(_case(data={"forcing": "1", "boundary": {"*": "0", "rim": "1"}}), b"")
+
+
+CUBE_BOX = [0, 1, 0, 1, 0, 1]
+
+
+def test_our_own_cube_cases_keep_a_3d_grid_on_the_unit_cube_with_every_line_through_the_corners() -> None:
+    u = {"u": "x*y*z + sin(pi*x)*sin(pi*y)*sin(pi*z)"}
+    case = _case(domain="unit_cube", manufactured=u, grid={"nx": 17, "ny": 9, "nz": 25, "bbox": CUBE_BOX})
+    assert case.grid.shape == (25, 9, 17)
+    with pytest.raises(ValueError, match=r"nx - 1, ny - 1 and nz - 1 must be multiples of 8"):
+        _case(domain="unit_cube", manufactured=u, grid={"nx": 17, "ny": 17, "nz": 20, "bbox": CUBE_BOX})
+    with pytest.raises(ValueError, match=r"a case on unit_cube needs a 3D grid \(nz\); got nz None"):
+        _case(domain="unit_cube", manufactured=u, grid={"nx": 17, "ny": 17})
+    with pytest.raises(ValueError, match=r"a case on unit_square needs a 2D grid \(no nz\); got nz 17"):
+        _case(manufactured=u, grid={"nx": 17, "ny": 17, "nz": 17, "bbox": CUBE_BOX})
+    with pytest.raises(ValueError, match=r"bbox must be \[0, 1, 0, 1, 0, 1\] for the unit cube"):
+        _case(domain="unit_cube", manufactured=u, grid={"nx": 17, "ny": 17, "nz": 17, "bbox": [0, 2, 0, 1, 0, 1]})
+
+
+def test_a_cube_case_has_its_faces_as_pieces_and_the_3d_operator_as_forcing() -> None:
+    case = _case(
+        domain="unit_cube",
+        manufactured={"u": "x*y*z + sin(pi*x)*sin(pi*y)*sin(pi*z)"},
+        grid={"nx": 9, "ny": 9, "nz": 9, "bbox": CUBE_BOX},
+    )
+    spec, solution = make_spec(case)
+    assert [
+        (p.name, p.face.axis if p.face else None, p.face.at if p.face else None, p.value) for p in spec.boundary
+    ] == [
+        ("x0", "x", 0.0, "0"),
+        ("x1", "x", 1.0, "y*z"),
+        ("y0", "y", 0.0, "0"),
+        ("y1", "y", 1.0, "x*z"),
+        ("z0", "z", 0.0, "0"),
+        ("z1", "z", 1.0, "x*y"),
+    ]
+    assert spec.forcing == "3*pi**2*sin(pi*x)*sin(pi*y)*sin(pi*z)"  # -lap(xyz) = 0; the bump's is 3 pi^2 times it
+    assert spec.output.fields["u"].shape == (9, 9, 9) and "z = linspace(bbox[4], bbox[5], nz)" in spec.output.layout
+    assert str(solution[0]) == "x*y*z + sin(pi*x)*sin(pi*y)*sin(pi*z)"
+    with pytest.raises(CaseDefinitionError, match=r"a case on the unit cube takes a family among poisson, heat"):
+        make_spec(_case(domain="unit_cube", family="wave", manufactured={"u": "x"}, grid=case.grid.model_dump()))

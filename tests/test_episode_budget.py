@@ -33,6 +33,9 @@ def test_a_budget_is_read_from_its_text_and_names_what_is_wrong() -> None:
         ("calls=3,steps=2", "expected KEY=VALUE with KEY one of calls, tokens, usd, seconds"),
         ("calls=3,calls=4", "calls given twice"),
         ("calls=2.5", "calls must be an integer, got '2.5'"),
+        ("tokens=1.5", "tokens must be an integer, got '1.5'"),
+        ("tokens=many", "tokens must be an integer, got 'many'"),
+        ("calls=4=5", "calls must be an integer, got '4=5'"),  # the first '=' splits key from value
         ("usd=cheap", "usd must be a number, got 'cheap'"),
         ("calls=0", "calls must be positive, got 0"),
         ("", "give at least one of calls, tokens, usd, seconds"),

@@ -86,7 +86,9 @@ class Case:
     id: str
     code: str  # a string.Template over Context.values()
     kind: str = "function"  # function | tests
-    task: str = "hostile"  # hostile (permissive imports) | strict (numpy and pytest only) | solo (one worker)
+    # hostile (permissive imports) | strict (numpy and pytest only) | solo (one worker) | stateful (implementations
+    # that keep what they are given, and crash or hang when told to: `stateful_task`)
+    task: str = "hostile"
     reasons: tuple[str, ...] = ()  # acceptable failure reasons; empty: any failure
     check: Callable[[Context], None] | None = None  # what must hold afterwards
     no_test_passes: bool = False  # tests: not one of them may count as passing on the reference
@@ -820,6 +822,52 @@ def test_negative_factor_raises(fcn):
 """,
         kind="tests",
     ),
+    # ----- generated tests against implementations served pair after pair by one long-lived server each
+    # (sandbox/implementation_host.py): what they leave there reaches no later pair, so the next attempt's
+    # tests still pass on the reference and catch every expected failure
+    Case(
+        "tests_leave_arguments_in_a_shared_implementation",
+        """
+import numpy as np
+def test_scales_values(fcn):
+    for _ in range(3):
+        fcn(np.array([1.0]), "keep")  # a stateful implementation keeps them...
+    assert np.allclose(fcn(np.array([1.0, 2.0]), 3.0), [12.0, 15.0])  # ...and they show, within this pair
+def test_negative_factor_raises(fcn):
+    assert fcn(np.array([1.0]), "keep") == 1.0
+""",
+        kind="tests",
+        task="stateful",
+    ),
+    Case(
+        "tests_crash_a_shared_implementation",
+        """
+import numpy as np
+def test_scales_values(fcn):
+    fcn(np.array([1.0]), "crash")
+def test_negative_factor_raises(fcn):
+    fcn(np.array([1.0]), "crash")
+""",
+        kind="tests",
+        task="stateful",
+        no_test_passes=True,
+    ),
+    Case(
+        "tests_leave_a_shared_implementation_hanging",
+        """
+import threading, time
+import numpy as np
+def _hang(fcn):
+    threading.Thread(target=fcn, args=(np.array([1.0]), "hang"), daemon=True).start()
+    time.sleep(0.2)  # the call is still running when this pair ends
+def test_scales_values(fcn):
+    _hang(fcn)
+def test_negative_factor_raises(fcn):
+    _hang(fcn)
+""",
+        kind="tests",
+        task="stateful",
+    ),
     Case(
         "tests_read_the_task_module",
         """
@@ -867,6 +915,42 @@ def hostile_task(sandbox: Sandbox, hostile_dir: Path) -> Task:
         "hostile_scale_CC0_H0_T0", imports=HOSTILE_IMPORTS, inputs=HOSTILE_INPUTS, extensions={"time_limit": "1"}
     )
     return load_task(write_module(hostile_dir, "hostile_scale_CC0_H0_T0.py", source), sandbox)
+
+
+STATEFUL_HELPER = '''
+
+_KEPT = []  # what the implementation keeps of the calls it is given (a cache, say)
+
+
+def _kept(word):
+    """A factor given as a word is kept, or obeyed ("crash", "hang"); the number kept so far."""
+    if word == "crash":
+        os.kill(os.getpid(), signal.SIGKILL)
+    while word == "hang":
+        pass
+    _KEPT.append(word)
+    return float(len(_KEPT))
+'''
+# each implementation answers a word with `_kept`, and shifts every other answer by what it keeps
+STATEFUL_PREFIX = (
+    "    if isinstance(factor, str):\n        return _kept(factor)\n    x = np.asarray(x, dtype=float) + len(_KEPT)\n"
+)
+STATEFUL_BODIES = (
+    ("    x = np.asarray(x, dtype=float)\n    if factor < 0:", STATEFUL_PREFIX + "    if factor < 0:"),
+    ('    """Adds the factor instead of multiplying by it."""\n', '    """Adds the factor."""\n' + STATEFUL_PREFIX),
+    ('    """Never checks the sign of the factor."""\n', '    """Never checks the sign."""\n' + STATEFUL_PREFIX),
+)
+
+
+@pytest.fixture(scope="module")
+def stateful_task(sandbox: Sandbox, hostile_dir: Path) -> Task:
+    """The scale task whose implementations keep what a test gives them, and crash or hang when told to."""
+    source = scale_source("stateful_scale_CC0_H0_T0", imports=(*HOSTILE_IMPORTS, "import threading"))
+    for old, new in STATEFUL_BODIES:
+        assert old in source
+        source = source.replace(old, new, 1)
+    source = source.replace("\n\n\ndef scale_vector(", STATEFUL_HELPER + "\n\ndef scale_vector(", 1)
+    return load_task(write_module(hostile_dir, "stateful_scale_CC0_H0_T0.py", source), sandbox)
 
 
 @pytest.fixture(scope="module")
@@ -924,6 +1008,7 @@ def test_hostile_attempt_fails_and_the_next_attempt_passes(
     evaluator: Evaluator,
     solo_evaluator: Evaluator,
     hostile_task: Task,
+    stateful_task: Task,
     hostile_dir: Path,
     load: Callable[[str], Task],
     tmp_path: Path,
@@ -934,6 +1019,8 @@ def test_hostile_attempt_fails_and_the_next_attempt_passes(
     ev = solo_evaluator if case.task == "solo" else evaluator
     if case.task == "strict":
         task = load("slow_scale_CC0_H0_T0")
+    elif case.task == "stateful":
+        task = stateful_task
     outside = tmp_path / "parent"
     outside.mkdir()
     (outside / "sentinel.txt").write_text("keep me")

@@ -24,6 +24,7 @@ from fembench_agents.agents.mini_swe import MiniSweOptions, make_mini_swe_agent
 from fembench_agents.agents.mini_swe.agent import EpisodeTrace, MiniSweAgent
 from fembench_agents.messages import Message, ModelParams
 from fembench_agents.models import ClientOptions, ReplayModel, make_client, register_script, unregister_script
+from fembench_agents.runs.episode_budget import EpisodeBudget
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord, ModelCallRecord, RunLog, episode_key, read_log
 from fembench_agents.runs.replay import compare_runs
 from fembench_agents.runs.run import RunConfig, execute_run
@@ -234,6 +235,39 @@ def test_cost_and_wall_clock_caps(scale_task: Task, evaluator: Evaluator, tmp_pa
         assert [a.stop_reason for a in trace.attempts] == ["time_cap"] and record.passed  # the file written before
         sleeps = [r.request for r in read_log(tmp_path / "b") if isinstance(r, ModelCallRecord)][2:]
         assert sleeps and "<exception>the command was killed after 2 s</exception>" in sleeps[0].messages[-1].content
+
+
+def test_the_run_s_episode_budget_ends_the_episode_not_only_the_attempt(
+    scale_task: Task, evaluator: Evaluator, tmp_path: Path, script_name: str
+) -> None:
+    for script in scripted(
+        script_name, lambda messages: write(WRONG) if turns(messages) == 0 else command("python check.py")
+    ):
+        agent = make_mini_swe_agent("attempts=3")
+        model = make_client(f"scripted/{script_name}")
+        key = episode_key(model.model, agent.name, "code", scale_task.task_id, 0)
+        with RunLog(tmp_path) as log:
+            session = EpisodeSession(
+                task=scale_task,
+                track="code",
+                model=model,
+                params=ModelParams(seed=0),
+                evaluator=evaluator,
+                feedback=TemplateFeedback(),
+                log=log,
+                episode=key,
+                agent=agent.name,
+                repeat=0,
+                caps=EpisodeBudget(calls=2),
+            )
+            trace = asyncio.run(agent.run(scale_task, session))
+            record = session.summary(time.perf_counter())
+        # the third call is refused: the written file is scored once, and no later attempt starts
+        assert script.calls == 2
+        assert [(a.stop_reason, a.detail, a.passed) for a in trace.attempts] == [
+            ("episode_budget", "episode budget reached: calls (calls=2)", False)
+        ]
+        assert (record.attempts, record.budget_stop) == (1, "calls")
 
 
 def test_a_failing_model_ends_the_episode_as_an_error(

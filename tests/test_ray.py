@@ -460,7 +460,7 @@ def test_no_secret_of_the_driver_reaches_a_ray_process_or_a_job(cluster: Cluster
         size = 1
 
         def execute(self, request: SandboxRequest) -> dict[str, Any]:
-            return ray.get(run_on_node.options(runtime_env=holding).remote(request, ()))[2]  # type: ignore[no-any-return]
+            return ray.get(run_on_node.options(runtime_env=holding).remote(request, ())).reply  # type: ignore[no-any-return]
 
         def close(self) -> None:
             pass

@@ -118,6 +118,18 @@ def test_cost_per_attempt_episode_and_solved_task(tmp_path: Path) -> None:
     (bars,) = ax.containers  # one point per priced group, with its interval
     points = bars.lines[0]
     assert (list(points.get_xdata()), list(points.get_ydata())) == ([0.01], [loop.correct.value])
+    # every call free (the embedded model): tokens per task stand in for dollars, which tell nothing apart
+    free = [loop.model_copy(update={"cost_usd": 0.0}), unpriced.model_copy(update={"cost_usd": 0.0, "agent": "b"})]
+    free[1] = free[1].model_copy(update={"prompt_tokens": 3000})
+    ax = cost_figure(report.model_copy(update={"groups": free})).axes[0]
+    assert ax.get_title() == "Pass rate against tokens"
+    assert ax.get_xlabel() == "tokens per task (prompt + completion; every call was free)"
+    assert [list(c.lines[0].get_xdata()) for c in ax.containers] == [[600.0], [1100.0]]
+    # one priced call that cost something: dollars again, the free group at $0
+    mixed = [free[0], free[1].model_copy(update={"cost_usd": 0.03})]
+    ax = cost_figure(report.model_copy(update={"groups": mixed})).axes[0]
+    assert ax.get_title() == "Pass rate against cost"
+    assert [list(c.lines[0].get_xdata()) for c in ax.containers] == [[0.0], [0.01]]
 
 
 def test_test_time_scaling_shows_the_oracle_choice_as_the_upper_bound_it_is(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The viewer in a real headless Chromium, opened from disk: the index loads,
 the filters and the table links change which episodes are listed, an
-episode shows every attempt, and nothing reaches the console as an error.
+episode shows every attempt, a paired test's cell opens its two agents side
+by side, and nothing reaches the console as an error.
 Chromium missing is a failure, not a skip: scripts/test.sh installs it."""
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 import pytest
 from browser import MISSING, Browser, find_chromium
-from run_builders import TASK_1D, attempt, episode, function_outcome, make_run
+from compare_runs import HOSTILE, compare_runs
+from run_builders import TASK_1D, TASK_2D, TASK_3D, attempt, episode, function_outcome, make_run
 from viewer_runs import viewer_run
 
 from fembench_agents.viewer import site_server, write_site
@@ -169,4 +171,208 @@ def test_episodes_are_listed_a_hundred_to_a_page_and_the_last_page_holds_the_res
         browser.evaluate("document.getElementById('page-next').click()")
     assert (browser.evaluate(label), browser.evaluate(ROWS)) == ("page 3 of 3", 1)
     assert browser.evaluate("document.querySelector('#episodes tr.episode-row').dataset.n") == "200"
+    assert browser.errors() == []
+
+
+# ------------------------------------------------------------ side by side
+
+COUNTS = "document.getElementById('compare-counts') && document.getElementById('compare-counts').textContent"
+TASKS = "[...document.querySelectorAll('.compare-task')].map(t => t.dataset.task)"
+CELLS = "document.querySelectorAll('.compare-row[data-attempt] .compare-cell').length"
+
+
+@pytest.fixture(scope="module")
+def compare_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("compare")
+    return write_site(compare_runs(root), root / "site")
+
+
+def choose(browser: Browser, select_id: str, value: str) -> None:
+    browser.evaluate(
+        f"(() => {{ const s = document.getElementById({json.dumps(select_id)}); s.value = {json.dumps(value)};"
+        " s.dispatchEvent(new Event('change')); })()"
+    )
+
+
+def test_a_paired_test_cell_opens_the_two_agents_side_by_side(browser: Browser, compare_site: Path) -> None:
+    open_index(browser, compare_site)
+    paired = "document.querySelector('table[data-stem=\"paired_tests\"] tbody tr')"
+    cells = browser.evaluate(f"[...{paired}.querySelectorAll('td')].map(c => c.textContent)")
+    assert cells == ["mock/model", "code", "loop", "single", "2", "0", "1", "0", "1", "1"]
+    assert browser.evaluate(f"{paired}.querySelector('td a').getAttribute('href')") == (
+        "#/compare?arms=0,1&track=code&show=disagree"
+    )
+    browser.evaluate(f"{paired}.querySelector('td a').click()")
+    browser.wait_for(f"{CELLS} === 6")  # FEM_1D: repeat 0 in two attempts rows, repeat 1 in one
+    # the paired row's Both, A only, B only and Neither, and the task only single ran
+    assert browser.evaluate(COUNTS) == (
+        "Tasks: 3 Both: 0 A only: 1 B only: 0 Neither: 1 Disagree: 1 Not run by every arm: 1 "
+    )
+    assert browser.evaluate("document.getElementById('compare-task-count').textContent") == "1 of 3 tasks"
+    assert browser.evaluate(TASKS) == [TASK_1D]
+    assert browser.evaluate("[...document.querySelectorAll('#compare-arms li')].map(l => l.textContent)") == [
+        "A: mock/model / loop (run alpha; 5 episodes)",
+        "B: mock/model / single (run beta; 6 episodes)",
+    ]
+    assert browser.evaluate("document.querySelector('.compare-verdicts').textContent") == (
+        "A: 2 of 2 passed, solved; B: 1 of 2 passed, not solved"
+    )
+    heads = "[...document.querySelectorAll('.compare-repeat[data-repeat=\"0\"] .compare-row[data-attempt] h4')]"
+    assert browser.evaluate(f"{heads}.map(h => h.textContent)") == [
+        "A, attempt 1 of 2: failed",
+        "B, attempt 1 of 1: passed",
+        "A, attempt 2 of 2: passed",
+    ]
+    repeat0 = "document.querySelector('.compare-repeat[data-repeat=\"0\"]')"
+    assert browser.evaluate(
+        f"{repeat0}.querySelector('.compare-row[data-attempt=\"2\"] [data-arm=B]').textContent"
+    ) == ("no attempt 2")
+    assert browser.evaluate(f"[...{repeat0}.querySelectorAll('pre.diff span')].map(s => s.textContent)") == [
+        "--- mock/model / loop, attempt 1",
+        "+++ mock/model / single, attempt 1",
+        "@@ -1,2 +1,2 @@",
+        "-    return x",
+        "+    return x + x",
+    ]
+    assert (
+        browser.evaluate(f"{repeat0}.querySelector('.compare-diff-title').textContent") == "Code, attempt 1: A \u2192 B"
+    )
+    a_cell = f"{repeat0}.querySelector('.compare-row[data-attempt=\"1\"] [data-arm=A]')"
+    assert browser.evaluate(f"{a_cell}.querySelector('pre.feedback').textContent") == "attempt 0 failed"
+    assert browser.evaluate(
+        f"[...{a_cell}.querySelectorAll('table.stages td:first-child')].map(c => c.textContent)"
+    ) == [
+        "parse",
+        "imports",
+        "execute",
+        "correct",
+    ]
+    assert browser.errors() == []
+
+
+def test_a_reply_with_html_and_a_closing_script_tag_is_shown_as_text(browser: Browser, compare_site: Path) -> None:
+    browser.open(compare_site.as_uri() + "#/compare?arms=0,1&track=code&show=A")
+    browser.wait_for(f"{CELLS} === 6")
+    prose = "document.querySelector('.compare-repeat[data-repeat=\"1\"] [data-arm=B] pre.prose')"
+    assert browser.evaluate(f"{prose}.textContent") == HOSTILE.split("```")[0]
+    assert browser.evaluate(f"{prose}.children.length") == 0
+    assert (
+        browser.evaluate("document.querySelectorAll('#app img, #app b:not(#compare-arms b), #app script').length") == 0
+    )
+    assert browser.evaluate("window.pwned === undefined")
+    browser.open(compare_site.as_uri() + "#/episode/6")  # the episode page as well
+    browser.wait_for("document.querySelectorAll('section.attempt').length === 1")
+    assert browser.evaluate("document.querySelector('#attempt-1 pre.prose').textContent") == HOSTILE.split("```")[0]
+    assert browser.evaluate("document.querySelectorAll('#app img').length === 0 && window.pwned === undefined")
+    assert browser.errors() == []
+
+
+def test_the_filter_and_the_arm_picker_change_what_is_compared(browser: Browser, compare_site: Path) -> None:
+    browser.open(compare_site.as_uri() + "#/compare?arms=0,1&track=code&show=disagree")
+    browser.wait_for(f"{CELLS} === 6")
+    choose(browser, "compare-show", "all")
+    browser.wait_for(f"{TASKS}.length === 3")
+    assert browser.evaluate("location.hash") == "#/compare?arms=0,1&track=code"
+    assert browser.evaluate(TASKS) == [TASK_1D, TASK_2D, TASK_3D]
+    browser.evaluate("document.querySelector('#compare-counts a[data-show=none]').click()")  # Neither
+    browser.wait_for(f"JSON.stringify({TASKS}) === {json.dumps(json.dumps([TASK_2D], separators=(',', ':')))}")
+    choose(browser, "compare-track", "numpy-scipy")
+    choose(browser, "compare-show", "disagree")
+    browser.wait_for("location.hash === '#/compare?arms=0,1&track=numpy-scipy&show=disagree'")
+    browser.wait_for(f"{TASKS}[0] === 'poisson_1'")
+    assert browser.evaluate(COUNTS) == "Tasks: 2 Both: 1 A only: 0 B only: 1 Neither: 0 Disagree: 1 "
+    browser.evaluate("document.querySelector('#compare-counts a[data-show=AB]').click()")  # Both: the same code
+    browser.wait_for("document.querySelectorAll('pre.diff').length === 1")
+    assert browser.evaluate(TASKS) == ["poisson_2"]
+    assert browser.evaluate("document.querySelector('pre.diff').textContent") == "(the same code)"
+    browser.evaluate(
+        "(() => { const b = document.getElementById('arm-1'); b.checked = false; b.dispatchEvent(new Event('change')); })()"
+    )
+    browser.wait_for("!!document.getElementById('compare-warning')")
+    assert browser.evaluate("document.getElementById('compare-warning').textContent") == (
+        "pick two to 26 arms to compare (1 picked)"
+    )
+    assert browser.errors() == []
+
+
+def test_an_episode_links_to_its_task_side_by_side_and_the_index_to_the_comparison(
+    browser: Browser, compare_site: Path
+) -> None:
+    open_index(browser, compare_site)
+    assert browser.evaluate("document.getElementById('compare-link').getAttribute('href')") == "#/compare?arms=0,1"
+    browser.open(compare_site.as_uri() + "#/episode/3")  # loop on poisson_1
+    browser.wait_for("!!document.getElementById('episode-compare')")
+    browser.evaluate("document.getElementById('episode-compare').click()")
+    browser.wait_for(f"{CELLS} === 2")
+    assert browser.evaluate("location.hash") == "#/compare?arms=0,1&track=numpy-scipy&q=poisson_1"
+    assert browser.evaluate(TASKS) == ["poisson_1"]
+    assert browser.evaluate("[...document.querySelectorAll('.compare-head a')].map(a => a.getAttribute('href'))") == [
+        "#/episode/3",
+        "#/episode/9",
+    ]
+    assert browser.errors() == []
+
+
+def test_the_comparison_served_on_loopback(browser: Browser, compare_site: Path) -> None:
+    server = site_server(compare_site.parent)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        browser.open(f"http://127.0.0.1:{server.server_address[1]}/index.html#/compare?arms=0,1&track=code&show=A")
+        browser.wait_for(f"{CELLS} === 6")
+        assert browser.errors() == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_task_shows_five_repeats_until_asked_for_the_rest(browser: Browser, tmp_path: Path) -> None:
+    records: list[Any] = []
+    for agent in ("a", "b"):
+        for repeat in range(7):
+            ep = episode(agent, TASK_1D, repeat, True)
+            records += [attempt(ep, 0, function_outcome(TASK_1D, [("match", None)], True)), ep]
+    site = write_site([make_run(tmp_path / "run", "seven", records)], tmp_path / "site")
+    browser.open(site.as_uri() + "#/compare?arms=0,1")
+    repeats = "[...document.querySelectorAll('.compare-repeat')].map(r => r.dataset.repeat)"
+    browser.wait_for("document.querySelectorAll('.compare-head').length === 5")
+    assert browser.evaluate(repeats) == ["0", "1", "2", "3", "4"]
+    assert browser.evaluate("document.querySelector('.more-repeats').textContent") == "show the other 2 repeats"
+    browser.evaluate("document.querySelector('.more-repeats').click()")
+    browser.wait_for("document.querySelectorAll('.compare-head').length === 7")
+    assert browser.evaluate(repeats) == ["0", "1", "2", "3", "4", "5", "6"]
+    assert browser.evaluate("document.querySelectorAll('.more-repeats').length") == 0
+    assert browser.errors() == []
+
+
+def test_three_arms_are_counted_by_pattern_and_diffed_from_arm_a(browser: Browser, tmp_path: Path) -> None:
+    records: list[Any] = []
+    for agent, code, passes in (("a", "x = 1\n", True), ("b", "x = 2\n", False), ("c", "x = 1\n", True)):
+        for task, passed in ((TASK_1D, passes), (TASK_2D, False)):
+            ep = episode(agent, task, 0, passed)
+            outcome = function_outcome(task, [("match", None)] if passed else [("mismatch", 0.5)], passed)
+            records += [attempt(ep, 0, outcome, code=code), ep]
+    site = write_site([make_run(tmp_path / "run", "three", records)], tmp_path / "site")
+    browser.open(site.as_uri() + "#/compare?arms=0,1,2")
+    browser.wait_for("document.querySelectorAll('.compare-head').length === 2")
+    assert browser.evaluate(COUNTS) == "Tasks: 2 All: 0 A and C only: 1 None: 1 Disagree: 1 "
+    assert browser.evaluate("[...document.querySelectorAll('#compare-show option')].map(o => o.textContent)") == [
+        "every task",
+        "where they disagree",
+        "All",
+        "A and C only",
+        "None",
+        "not run by every arm",
+    ]
+    first = "document.querySelector('.compare-task')"
+    assert browser.evaluate(f"[...{first}.querySelectorAll('.compare-diff-title')].map(h => h.textContent)") == [
+        "Code, attempt 1: A \u2192 B",
+        "Code, attempt 1: A \u2192 C",
+    ]
+    assert browser.evaluate(f"[...{first}.querySelectorAll('pre.diff')].map(p => p.textContent)")[1] == (
+        "(the same code)"
+    )
+    browser.evaluate("document.querySelector('#compare-counts a[data-show=AC]').click()")
+    browser.wait_for("document.getElementById('compare-show').value === 'AC'")
+    assert browser.evaluate(TASKS) == [TASK_1D]
     assert browser.errors() == []

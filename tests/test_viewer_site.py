@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from typer.testing import CliRunner
-from viewer_runs import LOOP_CODES, read_js_call, viewer_run
+from viewer_runs import LOOP_CODES, index_data, read_js_call, viewer_run
 
 from fembench_agents.cli import app
 from fembench_agents.viewer import write_site
@@ -21,11 +21,6 @@ from fembench_agents.viewer.index import EPISODE_FIELDS
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("viewer")
     return write_site([viewer_run(root / "run")], root / "site").parent
-
-
-def index_data(site: Path) -> dict[str, Any]:
-    (data,) = read_js_call(site / "data" / "index.js", "fembenchIndex")
-    return data
 
 
 def episode_data(site: Path, n: int) -> dict[str, Any]:
@@ -40,11 +35,18 @@ def rows(site: Path) -> list[dict[str, Any]]:
 
 
 def test_the_site_is_a_page_its_script_and_data_files(site: Path) -> None:
-    assert {p.name for p in site.iterdir()} == {"index.html", "app.js", "style.css", "data", "plots"}
+    assert {p.name for p in site.iterdir()} == {"index.html", "app.js", "compare.js", "style.css", "data", "plots"}
     html = (site / "index.html").read_text()
-    assert '<script src="app.js"></script>' in html and '<script src="data/index.js"></script>' in html
+    scripts = (
+        '<script src="app.js"></script>',
+        '<script src="compare.js"></script>',
+        '<script src="data/index.js"></script>',
+    )
+    assert [html.index(s) for s in scripts] == sorted(html.index(s) for s in scripts)  # the page's code before its data
     assert "http" not in html.replace('name="viewport"', "")  # nothing from the network
-    assert "http:" not in (site / "app.js").read_text() and "https:" not in (site / "app.js").read_text()
+    for script in ("app.js", "compare.js"):
+        assert "http:" not in (site / script).read_text() and "https:" not in (site / script).read_text()
+        assert "innerHTML" not in (site / script).read_text()  # every text goes in as a text node
     assert len(list((site / "data" / "episodes").iterdir())) == 7
     assert {p.name for p in (site / "plots").iterdir()} >= {"correctness.png", "correctness.svg"}
 

@@ -59,3 +59,9 @@ def read_js_call(path: Path, function: str) -> list[Any]:
     text = path.read_text(encoding="utf-8").strip()
     assert text.startswith(function + "(") and text.endswith(");")
     return json.loads("[" + text[len(function) + 1 : -2] + "]")
+
+
+def index_data(site: Path) -> dict[str, Any]:
+    """What a site's data/index.js hands the page."""
+    (data,) = read_js_call(site / "data" / "index.js", "fembenchIndex")
+    return dict(data)

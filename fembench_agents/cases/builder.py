@@ -24,7 +24,9 @@ import numpy as np
 import sympy as sp
 
 from fembench_agents.cases import gates, numerical, store
-from fembench_agents.cases.domains import DOMAINS, grid_points
+from fembench_agents.cases.cube import CUBE
+from fembench_agents.cases.cube_cases import cube_spec
+from fembench_agents.cases.domains import DOMAINS, grid_coordinates
 from fembench_agents.cases.expressions import check_expr, compile_expr
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.manufactured import (
@@ -124,6 +126,8 @@ def _expr_text(value: Any) -> Any:
 def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
     if case.domain in CURVED:
         return curved_spec(case, _contract(case))
+    if case.domain == CUBE:
+        return cube_spec(case)
     domain = DOMAINS[case.domain]
     if case.data is not None:
         data = case.data
@@ -171,10 +175,10 @@ def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
 
 
 def reference(case: CaseFile, solution: list[sp.Expr]) -> dict[str, np.ndarray]:
-    X, Y = grid_points(case.grid)
+    coords = grid_coordinates(case.grid)
     mask = case_mask(case.domain, case.grid)
     t = case.time.t_end if case.time else 0.0
-    ref = np.stack([compile_expr(str(e))(x=X, y=Y, t=t) for e in solution])
+    ref = np.stack([compile_expr(str(e))(**coords, t=t) for e in solution])
     ref[:, ~mask] = np.nan
     if case.family in FLOW_FAMILIES:
         return {"u": ref[:2], "p": ref[2]}
@@ -183,10 +187,10 @@ def reference(case: CaseFile, solution: list[sp.Expr]) -> dict[str, np.ndarray]:
 
 def reject_eigenfunction(case: CaseFile, spec: CaseSpec, ref: np.ndarray, mask: np.ndarray) -> None:
     """A forcing that is a scalar multiple of the solution (an eigenfunction) is refused."""
-    X, Y = grid_points(case.grid)
+    coords = grid_coordinates(case.grid)
     t = case.time.t_end if case.time else 0.0
     f = spec.forcing if isinstance(spec.forcing, list) else [spec.forcing]
-    fv = np.stack([compile_expr(e)(x=X, y=Y, t=t)[mask] for e in f]).ravel()
+    fv = np.stack([compile_expr(e)(**coords, t=t)[mask] for e in f]).ravel()
     r = ref[..., mask].ravel()
     if float(fv @ fv) == 0.0:
         raise CaseDefinitionError(f"{case.id}: the forcing vanishes: the solution is harmonic-like; choose another")
@@ -210,7 +214,7 @@ def calibrate_libraries(
     for lib in case.libraries:
         track = get_track(lib)
         kinds, curved = tuple(p.kind for p in spec.boundary), spec.domain.geometry_params is not None
-        why = track.refuses(case.family, kinds, spec.time is not None, curved)
+        why = track.refuses(case.family, kinds, spec.time is not None, dim=spec.grid.dim, curved=curved)
         if why is not None:
             raise CaseDefinitionError(f"{case.id}: track {lib} cannot solve it: {why}")
         out = track.calibration_solver()(spec_dict)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from fembench_agents.cases import cube
 from fembench_agents.cases.model import DomainSpec, GridSpec
 
 TOL = 1e-12
@@ -205,3 +206,12 @@ def grid_points(grid: GridSpec) -> tuple[np.ndarray, np.ndarray]:
 def grid_mask(domain: Domain, grid: GridSpec) -> np.ndarray:
     X, Y = grid_points(grid)
     return domain.inside(X, Y)
+
+
+def grid_coordinates(grid: GridSpec) -> dict[str, np.ndarray]:
+    """The grid's coordinates by name, each of the output's shape: x, y (ny, nx) in 2D,
+    x, y, z (nz, ny, nx) in 3D; what compile_expr takes."""
+    if grid.nz is not None:
+        return cube.grid_coordinates(grid)
+    X, Y = grid_points(grid)
+    return {"x": X, "y": Y}

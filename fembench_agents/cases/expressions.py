@@ -1,5 +1,5 @@
 """The expression language of a case_spec: Python syntax over the names
-x, y, t (and u in a reaction term), the constants pi and E, and the functions
+x, y (z on the unit cube), t (and u in a reaction term), the constants pi and E, and the functions
 sin, cos, tan, exp, log, sqrt, sinh, cosh, tanh, atan, step (Heaviside). A solver evaluates one
 with numpy, for example `eval(expr, {"sin": np.sin, ..., "x": X, "y": Y})`;
 `compile_expr` does exactly that after checking the syntax tree.
@@ -27,7 +27,7 @@ FUNCTIONS: dict[str, Any] = {
     "step": lambda s: np.heaviside(s, 0.5),  # a discontinuous coefficient's switch
 }
 CONSTANTS: dict[str, float] = {"pi": float(np.pi), "E": float(np.e)}
-VARIABLES = ("x", "y", "t", "u")
+VARIABLES = ("x", "y", "z", "t", "u")
 _NODES = (
     ast.Expression,
     ast.BinOp,

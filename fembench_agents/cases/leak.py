@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from fembench_agents.cases.domains import grid_points
+from fembench_agents.cases.domains import grid_coordinates
 from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.model import CaseSpec
 
@@ -45,17 +45,17 @@ def _exprs(spec: CaseSpec) -> Iterator[tuple[str, Any]]:
 
 
 def _candidates(spec: CaseSpec, ref: np.ndarray, mask: np.ndarray) -> Iterator[tuple[str, np.ndarray]]:
-    X, Y = grid_points(spec.grid)
+    coords = grid_coordinates(spec.grid)
     t = spec.time.t_end if spec.time else 0.0
-    ncomp = ref.shape[0] if ref.ndim == 3 else 1
+    ncomp = ref.shape[0] if ref.ndim == spec.grid.dim + 1 else 1
     values: list[tuple[str, np.ndarray]] = []
     for name, e in _exprs(spec):
         fn = compile_expr(e)
         try:
             with np.errstate(invalid="ignore", divide="ignore"):  # an arc's trace is NaN at its centre only
-                v = fn(x=X, y=Y, t=t)
+                v = fn(**coords, t=t)
         except NameError:  # a reaction term R(u): try it on the grid coordinates' range too
-            v = fn(u=X + Y)
+            v = fn(u=coords["x"] + coords["y"])
         values.append((name, v[mask]))
     for name, v in values:
         if ncomp == 1:

@@ -67,10 +67,13 @@ TRANSIENT_EQUATIONS: dict[str, str] = {
 }
 
 
-def equation(family: str, transient: bool = False, kinds: tuple[str, ...] = ("dirichlet",)) -> str:
+def equation(family: str, transient: bool = False, kinds: tuple[str, ...] = ("dirichlet",), dim: int = 2) -> str:
     """The equation text of a case: the family's (its transient variant's), with the words for
-    the boundary kinds of its pieces (unchanged when every piece is Dirichlet)."""
+    the boundary kinds of its pieces (unchanged when every piece is Dirichlet); on a 3D domain a
+    velocity b has three components."""
     base = TRANSIENT_EQUATIONS[family] if transient and family in TRANSIENT_EQUATIONS else EQUATIONS[family]
+    if dim == 3:
+        base = base.replace("b = (b[0], b[1])", "b = (b[0], b[1], b[2])")
     return with_kinds(base, family, kinds)
 
 

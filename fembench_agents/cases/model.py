@@ -38,7 +38,7 @@ Family = Literal[
     "burgers",
     "wave",
 ]
-DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step", "cross"]
+DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step", "cross", "unit_cube"]
 # Our own curved domains: published kinds with geometry of ours inside the unit square (own_curved.py)
 CurvedDomainName = Literal["circle", "annulus", "square_with_hole"]
 # Published domains given by their geometry (cases/shapes.py): an imported case's domain keeps the
@@ -49,7 +49,7 @@ PublishedDomainName = Literal[
 # An imported case's domain, built from its published geometry (published_domains.py): an L-shape
 # or a square with a hole keeps its kind's name with its own polygons; these two are not ours.
 ImportedDomainName = Literal["rectangle", "t_junction"]
-Expr = str  # an expression in x, y (t, u where the family says so); see expressions.py
+Expr = str  # an expression in x, y (z on the unit cube; t, u where the family says so); see expressions.py
 Coefficient = Expr | float | list[Expr]
 
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
@@ -105,13 +105,21 @@ class GridSpec(_Frozen):
         return (self.ny, self.nx) if self.nz is None else (self.nz, self.ny, self.nx)
 
 
-def _aligned(grid: GridSpec) -> None:
+def _aligned(grid: GridSpec, domain: str) -> None:
     # Domain corners sit at multiples of 1/8, so every grid line must hit them. Our own case
     # files (CaseFile) always keep to it; a CaseSpec need not: an imported case keeps its published
     # grid (50 x 50, or 100 x 100 on the L-shape, whose re-entrant corner (0.5, 0.5) is no grid point).
-    if (grid.nx - 1) % 8 or (grid.ny - 1) % 8:
-        raise ValueError("nx - 1 and ny - 1 must be multiples of 8 (domain corners lie on the grid)")
-    if grid.bbox != (0.0, 1.0, 0.0, 1.0):
+    if (grid.nx - 1) % 8 or (grid.ny - 1) % 8 or (grid.nz is not None and (grid.nz - 1) % 8):
+        what = "nx - 1 and ny - 1" if grid.nz is None else "nx - 1, ny - 1 and nz - 1"
+        raise ValueError(f"{what} must be multiples of 8 (domain corners lie on the grid)")
+    cube = domain == "unit_cube"  # the one 3D domain (cube.py)
+    if cube != (grid.nz is not None):
+        raise ValueError(
+            f"a case on {domain} needs a {'3D grid (nz)' if cube else '2D grid (no nz)'}; got nz {grid.nz}"
+        )
+    if cube and grid.bbox != (0.0, 1.0, 0.0, 1.0, 0.0, 1.0):
+        raise ValueError(f"bbox must be [0, 1, 0, 1, 0, 1] for the unit cube; got {list(grid.bbox)}")
+    if not cube and grid.bbox != (0.0, 1.0, 0.0, 1.0):
         raise ValueError(f"bbox must be [0, 1, 0, 1] for the track's own domains; got {list(grid.bbox)}")
 
 
@@ -192,7 +200,7 @@ class CaseFile(_Frozen):
 
     @model_validator(mode="after")
     def _grid_aligned(self) -> CaseFile:
-        _aligned(self.grid)
+        _aligned(self.grid, self.domain)
         return self
 
     @model_validator(mode="after")
@@ -240,9 +248,16 @@ class Arc(_Frozen):
         return self
 
 
+class Face(_Frozen):
+    """A closed face of the unit cube: the points with coordinate `axis` equal to `at`."""
+
+    axis: Literal["x", "y", "z"]
+    at: float
+
+
 class BoundaryPiece(_Frozen):
-    """One piece of the boundary, a closed straight segment or a circular arc, and its condition
-    (the equation text of the case says what each kind means for its family): `dirichlet`
+    """One piece of the boundary, a closed straight segment, a circular arc or a face of the unit
+    cube, and its condition (the equation text of the case says what each kind means for its family): `dirichlet`
     u = value; `neumann` the flux k du/dn = value (n the outward unit normal; for elasticity the
     traction sigma n = value, traction-free when 0); `robin` k du/dn + alpha u = value;
     `do-nothing` for a flow nu du/dn - p n = value (an outflow: 0); `periodic` identified with
@@ -252,14 +267,15 @@ class BoundaryPiece(_Frozen):
     kind: BoundaryKind = "dirichlet"
     segment: tuple[tuple[float, float], tuple[float, float]] | None = None  # endpoints, closed segment
     arc: Arc | None = None
-    value: Expr | list[Expr] | None = None  # the data restricted to this piece, in x, y (and t)
+    face: Face | None = None  # 3D
+    value: Expr | list[Expr] | None = None  # the data restricted to this piece, in x, y (z; and t)
     alpha: Expr | float | None = None  # a robin piece's coefficient, only there
     partner: str | None = None  # a periodic piece's image
 
     @model_validator(mode="after")
     def _condition(self) -> BoundaryPiece:
-        if (self.segment is None) == (self.arc is None):
-            raise ValueError(f"boundary piece {self.name!r}: give exactly one of `segment` and `arc`")
+        if sum(place is not None for place in (self.segment, self.arc, self.face)) != 1:
+            raise ValueError(f"boundary piece {self.name!r}: give exactly one of `segment`, `arc` (2D) and `face` (3D)")
         if self.kind == "periodic" and (self.partner is None or self.value is not None or self.segment is None):
             raise ValueError(f"periodic piece {self.name!r} is a segment, names its partner piece and has no value")
         if self.kind != "periodic" and (self.value is None or self.partner is not None):
@@ -272,7 +288,7 @@ class BoundaryPiece(_Frozen):
     def _only_what_the_kind_has(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """A Dirichlet segment reads as it did before other kinds and arcs existed (case_specs.jsonl
         byte for byte)."""
-        return _without_none(handler(self), ("segment", "arc", "value", "alpha", "partner"))
+        return _without_none(handler(self), ("segment", "arc", "face", "value", "alpha", "partner"))
 
 
 class DomainSpec(_Frozen):

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fembench_agents.cases import cube
 from fembench_agents.cases.conditions import UnsupportedCondition, flux
 from fembench_agents.cases.domains import DOMAINS, grid_mask, grid_points
 from fembench_agents.cases.expressions import check_expr
@@ -60,7 +61,10 @@ def shape(name: str) -> Shape:
 
 
 def case_mask(domain: str, grid: GridSpec) -> np.ndarray:
-    """The closed domain's grid points of one of our own domains, polygonal or curved."""
+    """The closed domain's grid points (the output's shape) of one of our own domains: polygonal,
+    curved, or the unit cube (cube.py)."""
+    if domain == cube.CUBE:
+        return cube.grid_mask(grid)
     if domain in CURVED:
         X, Y = grid_points(grid)
         return shape(domain).inside(X, Y)

@@ -67,9 +67,11 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fembench_agents.cases import cube, published_cube
 from fembench_agents.cases.blends import blend
 from fembench_agents.cases.builder import LAYOUT
-from fembench_agents.cases.domains import grid_points
+from fembench_agents.cases.cube_data import Z
+from fembench_agents.cases.domains import grid_coordinates
 from fembench_agents.cases.expressions import ExpressionError, check_expr, compile_expr
 from fembench_agents.cases.leak import best_multiple_error
 from fembench_agents.cases.manufactured import equation
@@ -83,6 +85,7 @@ from fembench_agents.cases.model import (
     TimeSpec,
 )
 from fembench_agents.cases.published_boundary import imported_boundary
+from fembench_agents.cases.published_coefficients import published_coefficients
 from fembench_agents.cases.published_domains import (
     DOMAIN_REASON,
     EDGES,
@@ -102,9 +105,7 @@ from fembench_agents.cases.published_periodic import directions, partners, perio
 from fembench_agents.cases.published_terms import (
     NATURAL_ON_UNLISTED,
     biharmonic_pair,
-    diffusion,
     initial_data,
-    reaction_term,
     time_interval,
 )
 from fembench_agents.cases.shapes import domain_mask
@@ -145,6 +146,7 @@ class ImportReport:
     leaking: dict[str, str] = field(default_factory=dict)  # imported, marked: id -> how it leaks
     legacy_tolerance: list[str] = field(default_factory=list)
     nested_evaluation_config: list[str] = field(default_factory=list)
+    forcing_derived: list[str] = field(default_factory=list)  # 3D: the stated source term was not u's
     thresholds_in_published_prompt: int = 0
 
     def reasons(self) -> dict[str, int]:
@@ -177,6 +179,7 @@ class ImportReport:
             "decisions": {
                 "legacy_tolerance_ignored": len(self.legacy_tolerance),
                 "evaluation_config_read_from_oracle_config": self.nested_evaluation_config,
+                "forcing_derived_from_the_solution": self.forcing_derived,
                 "thresholds_removed_from_the_case_spec": self.thresholds_in_published_prompt,
             },
         }
@@ -199,38 +202,6 @@ def _checked(text: str) -> str:
 
 def _one(values: list[str]) -> str | list[str]:
     return values[0] if len(values) == 1 else values
-
-
-def _coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
-    params = pde.get("pde_params") or {}
-    if family in ("poisson", "heat"):
-        kappa = (pde.get("coefficients") or {}).get("kappa", {"type": "constant", "value": 1.0})
-        if kappa.get("type") == "constant":
-            return {"k": float(kappa["value"])}
-        if kappa.get("type") == "expr":
-            return {"k": _show(sym(kappa["expr"]))}
-        raise Excluded(f"coefficient kind not read: kappa of type {kappa.get('type')!r}")
-    if family == "convection_diffusion":
-        return {"eps": float(params["epsilon"]), "b": [_show(sym(b)) for b in params["beta"]]}
-    if family == "reaction_diffusion":
-        return {"D": diffusion(params), "R": _show(reaction_term(params))}
-    if family == "biharmonic":
-        return {}
-    if family == "helmholtz":
-        return {"k": float(params["k"])}
-    if family in (*FLOW, "burgers"):
-        if "nu" not in params:
-            raise Excluded(f"coefficient kind not read: {family} given by {sorted(params)}")
-        return {"nu": float(params["nu"])}
-    if family == "wave":
-        if "c" not in params:
-            raise Excluded(f"coefficient kind not read: wave given by {sorted(params)}")
-        return {"c": float(params["c"])}
-    if family == "elasticity":
-        if "E" not in params or "nu" not in params:
-            raise Excluded(f"coefficient kind not read: elasticity given by {sorted(params)}")
-        return {"E": float(params["E"]), "nu": float(params["nu"])}
-    raise Excluded(f"family not in this track yet: {family}")
 
 
 def _evaluation_config(record: dict[str, Any], report: ImportReport) -> dict[str, Any]:
@@ -257,15 +228,16 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             report.legacy_tolerance.append(record["id"])
     grid = (oc.get("output") or {}).get("grid") or {}
     kind = (oc.get("domain") or {}).get("type")
-    if "nz" in grid or kind in ("unit_cube", "cube"):
-        raise Excluded("3D: the track's grids are 2D")
+    in_3d = published_cube.is_3d(oc)
+    if in_3d and kind != cube.CUBE:
+        raise Excluded(f"{DOMAIN_REASON}{kind} in 3D (the track's one 3D domain is the unit cube)")
     published_family = pde.get("type")
     if published_family not in FAMILIES:
         raise Excluded(f"family not in this track yet: {published_family}")
     family = FAMILIES[published_family]
-    # an axis-parallel domain (a Domain) or a curved or slanted published one (its kind's name: its
-    # pieces, segments and arcs, from published_boundary.imported_boundary)
-    track = track_domain(oc.get("domain") or {})
+    # an axis-parallel domain (a Domain), or a curved or slanted published one or the unit cube (its
+    # kind's name: its pieces, segments, arcs or faces, from published_boundary.imported_boundary)
+    track = cube.CUBE if in_3d else track_domain(oc.get("domain") or {})
     domain = track if not isinstance(track, str) else None
     geo = imported_boundary(track, oc.get("domain") or {}) if isinstance(track, str) else None
     if family in STEADY_HERE and pde.get("time"):
@@ -289,6 +261,9 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     ):
         raise Excluded("boundary condition not read: only Dirichlet data on the whole boundary")
     shown: dict[str, list[str]] = {}
+    if in_3d and not solution:
+        whole_data = dirichlet if isinstance(dirichlet, dict) else {}
+        raise Excluded(published_cube.without_reference(family, pde, whole_data))
     piece_names = [n for n, _ in geo.pieces] if geo else [n for n, _, _ in track.pieces]  # type: ignore[union-attr]
     kinds = {piece: "dirichlet" for piece in piece_names}
     if periodic:
@@ -324,7 +299,8 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
                 raise Excluded("boundary condition not read: per-edge values of different lengths")
     field = (oc.get("output") or {}).get("field")
     vector = family in MAGNITUDES
-    if len(u) != (2 if vector else 1) or (field == MAGNITUDES.get(family)) != vector:
+    components, magnitude = (published_cube.COMPONENTS, published_cube.MAGNITUDE_FIELD) if in_3d else (2, None)
+    if len(u) != (components if vector else 1) or (field == (magnitude or MAGNITUDES.get(family))) != vector:
         raise Excluded(f"output not read: field {field!r} for a {published_family} solution of {len(u)} component(s)")
     # The pressure of a flow record is compared up to a constant (FieldSpec.up_to_constant); a constant
     # manufactured pressure (p = 0) leaves nothing to compare, its velocity is the whole reference.
@@ -332,8 +308,14 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     if family in FLOW and solution:
         if "p" not in manufactured:
             raise Excluded("output not read: a flow record's manufactured solution without a pressure p")
+        div = sp.simplify(sum((sp.diff(c, s) for c, s in zip(u, (X, Y, Z), strict=False)), sp.Integer(0)))
+        if div != 0:  # stokes_3d_multifreq: div u = -2 pi cos(pi x) cos(2 pi y) cos(pi z)
+            raise Excluded(f"manufactured velocity not divergence-free: div u = {div}; no flow solution has it")
         p = sym(manufactured["p"])
-        pressure = [] if not (p.free_symbols & {X, Y}) else [p]
+        # On the cube the published output (u_mag) is the whole reference: Taylor-Hood's P1 pressure on
+        # the 8^3 calibration mesh of a 16^3 grid is 6% off where the viscous term dominates, and as the
+        # largest field error it would loosen the velocity's target past the face blend (docs/pde_import.md).
+        pressure = [] if in_3d or not (p.free_symbols & {X, Y, Z}) else [p]
     # A numerical flow reference has its p, unless the boundary data jumps at a corner (the lid of a
     # cavity): the pressure there grows as 1/r, is not square-integrable, and never converges in L2.
     # Nor where an open (do-nothing) edge meets a wall: the pressure is singular at that corner too,
@@ -342,8 +324,15 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     open_edge = any(k != "dirichlet" for k in kinds.values())
     jumps = domain is not None and bool(corner_jumps(domain, traces))
     compare_p = bool(pressure) or (family in FLOW and not solution and not open_edge and not jumps)
-    coefficients = _coefficients(family, pde)
-    forcing = [_show(sym(e)) for e in as_list(pde.get("source_term", "0"))]
+    coefficients = published_coefficients(family, pde)
+    stated = as_list(pde.get("source_term", "0"))
+    derived = None
+    if in_3d and solution:
+        derived = published_cube.checked_forcing(family, coefficients, solution, manufactured.get("p"), stated)
+    if derived is not None:  # the published oracle solves with the forcing of u, not the stated one
+        report.forcing_derived.append(record["id"])
+        stated = [str(e) for e in derived]
+    forcing = [_show(sym(e)) for e in stated]
     time, default_time = None, False
     initial: str | list[str] | None = None
     if timed:
@@ -390,11 +379,16 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         lap = _show(blended(biharmonic_pair(u, u[0])[1])) if solution else "0"
         published_bc = {**published_bc, "laplacian": {"on": "all", "value": lap}}
     try:
-        shape = (int(grid["ny"]), int(grid["nx"]))
+        grid_spec = (
+            published_cube.grid_spec(grid)
+            if in_3d
+            else GridSpec(nx=int(grid["nx"]), ny=int(grid["ny"]), bbox=tuple(float(v) for v in grid["bbox"]))
+        )
+        shape = grid_spec.shape
         fields = {"u": FieldSpec(shape=shape)}
         if compare_p:
             fields["p"] = FieldSpec(shape=shape, up_to_constant=True)
-        words = equation(family, time is not None, tuple(kinds.values()))
+        words = equation(family, time is not None, tuple(kinds.values()), grid_spec.dim)
         spec = CaseSpec(
             id=record["id"],
             family=family,  # type: ignore[arg-type]
@@ -405,8 +399,8 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
             initial=initial,
             time=time,
             domain=geo.spec if geo is not None else domain.spec(),  # type: ignore[union-attr]
-            grid=GridSpec(nx=shape[1], ny=shape[0], bbox=tuple(float(v) for v in grid["bbox"])),  # type: ignore[arg-type]
-            output=OutputContract(fields=fields, layout=LAYOUT),
+            grid=grid_spec,
+            output=OutputContract(fields=fields, layout=cube.LAYOUT if in_3d else LAYOUT),
             libraries=(LIBRARY,),
         )
     except (ValueError, KeyError) as exc:
@@ -414,6 +408,8 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
     view_pde = {k: v for k, v in pde.items() if k not in HIDDEN_KEYS}
     if default_time and time is not None:  # the oracle's default interval, stated in the record's own shape
         view_pde["time"] = {"t0": time.t0, "t_end": time.t_end}
+    if derived is not None:  # the forcing the published oracle solves with, in the record's own shape
+        view_pde["source_term"] = _one(forcing)
     view = {
         "id": record["id"],
         "pde_classification": record.get("pde_classification", {}),
@@ -437,14 +433,15 @@ def _output_words(family: str, pressure: bool) -> str:
 def reference(spec: CaseSpec, u: list[sp.Expr]) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The manufactured solution on the grid, per output field: `u` (a vector family's
     magnitude) and, for a flow record with a non-constant pressure, `p`."""
-    Xg, Yg = grid_points(spec.grid)
+    coords = grid_coordinates(spec.grid)
     mask = domain_mask(spec.domain, spec.grid, spec.boundary)
     t = spec.time.t_end if spec.time else 0.0
-    values = np.stack([compile_expr(str(c))(x=Xg, y=Yg, t=t) * np.ones_like(Xg) for c in u])
+    values = np.stack([compile_expr(str(c))(**coords, t=t) for c in u])
+    ncomp = spec.grid.dim
     vector = spec.family in MAGNITUDES
-    refs = {"u": np.sqrt((values[:2] ** 2).sum(axis=0)) if vector else values[0]}
+    refs = {"u": np.sqrt((values[:ncomp] ** 2).sum(axis=0)) if vector else values[0]}
     if "p" in spec.output.fields:
-        refs["p"] = values[2]
+        refs["p"] = values[ncomp]
     for arr in refs.values():
         arr[~mask] = np.nan
     return refs, mask
@@ -467,11 +464,11 @@ def published_values(view: dict[str, Any]) -> list[list[Any]]:
 def blend_error(view: dict[str, Any], spec: CaseSpec, ref: np.ndarray, mask: np.ndarray) -> float:
     """The published-shape boundary value (each, for per-edge data), evaluated on the whole
     grid, as an answer: the smallest error of its best multiple."""
-    Xg, Yg = grid_points(spec.grid)
+    coords = grid_coordinates(spec.grid)
     t = spec.time.t_end if spec.time else 0.0
     errors = []
     for value in published_values(view):
-        comps = [compile_expr(str(e))(x=Xg, y=Yg, t=t) for e in value]
+        comps = [compile_expr(str(e))(**coords, t=t) for e in value]
         guess = np.sqrt(sum(c**2 for c in comps)) if len(comps) > 1 else comps[0]
         candidates = [guess, *comps] if len(comps) > 1 else [guess]
         errors += [best_multiple_error(c[mask], ref[mask]) for c in candidates]

@@ -1,6 +1,7 @@
 """The boundary of an imported case on a curved or slanted published domain, given by its
 geometry (cases/shapes.py: segments and arcs, their traces and blends in
-cases/shape_blends.py). An axis-parallel domain (published_domains.track_domain returns its
+cases/shape_blends.py), or on the unit cube (its six faces, their traces and the
+3D Coons blend of cube_data.py). An axis-parallel domain (published_domains.track_domain returns its
 Domain) takes published.py's own path instead: its segments, restricted traces and Gordon's
 blend (cases/blends.py)."""
 
@@ -12,12 +13,12 @@ from typing import Any
 
 import sympy as sp
 
-from fembench_agents.cases import shape_blends
-from fembench_agents.cases.model import Arc, BoundaryPiece, DomainSpec, Expr
+from fembench_agents.cases import cube, cube_data, shape_blends
+from fembench_agents.cases.model import Arc, BoundaryPiece, DomainSpec, Expr, Face
 from fembench_agents.cases.published_domains import Excluded
 from fembench_agents.cases.shapes import GeometryError, published_shape
 
-Geometry = tuple[tuple[float, float], tuple[float, float]] | Arc
+Geometry = tuple[tuple[float, float], tuple[float, float]] | Arc | Face
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class ImportedBoundary:
 
     def trace(self, u: sp.Expr, geometry: Geometry) -> sp.Expr | str:
         """u restricted to a piece, in a form that does not determine the interior."""
+        if isinstance(geometry, Face):
+            return cube_data.face_trace(u, geometry)
         return shape_blends.piece_trace(u, geometry)
 
     def blend(self, u: sp.Expr) -> sp.Expr | str:
@@ -42,6 +45,8 @@ class ImportedBoundary:
     def piece(self, name: str, geometry: Geometry, value: Expr | list[Expr]) -> BoundaryPiece:
         if isinstance(geometry, Arc):
             return BoundaryPiece(name=name, arc=geometry, value=value)
+        if isinstance(geometry, Face):
+            return BoundaryPiece(name=name, face=geometry, value=value)
         return BoundaryPiece(name=name, segment=geometry, value=value)
 
 
@@ -52,7 +57,9 @@ AS_PUBLISHED = ("star", "gear")
 
 def imported_boundary(name: str, domain: dict[str, Any]) -> ImportedBoundary:
     """`name` is the kind name published_domains.track_domain returns for a curved or slanted
-    published `domain`."""
+    published `domain`, or the unit cube's."""
+    if name == cube.CUBE:
+        return ImportedBoundary(cube.FACES, cube.spec(), cube_data.coons_blend)
     shape = published_shape(domain)
     if name in AS_PUBLISHED:
         return ImportedBoundary(shape.pieces, shape.spec(), lambda u: u)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fembench_agents.cases import cube_data
 from fembench_agents.cases.domains import DOMAINS, Domain, Point, crossings
 from fembench_agents.cases.rectilinear import Box, GeometryError, in_box, region
 from fembench_agents.cases.shapes import GeometryError as ShapeError
@@ -26,7 +27,7 @@ class Excluded(ValueError):
     """A record that does not become a case; the message is the reason."""
 
 
-NAMES = {"x": X, "y": Y, "t": T, "pi": sp.pi, "E": sp.E}
+NAMES = {"x": X, "y": Y, "z": cube_data.Z, "t": T, "pi": sp.pi, "E": sp.E}
 
 
 def sym(text: Any) -> sp.Expr:

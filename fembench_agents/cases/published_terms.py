@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fembench_agents.cases.cube_data import Z
 from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.published_domains import Excluded, T, X, Y, sym
 
@@ -85,9 +86,9 @@ def initial_data(pde: dict[str, Any], solution: list[sp.Expr], t0: float) -> sp.
     given = sym(pde["initial_condition"])
     if start is not None:
         pts = np.linspace(0.05, 0.95, 7)
-        xs, ys = np.meshgrid(pts, pts)
-        a = compile_expr(str(given))(x=xs, y=ys, t=t0) * np.ones_like(xs)
-        b = compile_expr(str(start))(x=xs, y=ys, t=t0) * np.ones_like(xs)
+        xs, ys, zs = np.meshgrid(pts, pts, pts)  # z read only by a 3D record's data
+        a = compile_expr(str(given))(x=xs, y=ys, z=zs, t=t0)
+        b = compile_expr(str(start))(x=xs, y=ys, z=zs, t=t0)
         if not np.allclose(a, b, rtol=1e-9, atol=1e-9 * max(1.0, float(np.abs(b).max()))):
             raise Excluded(
                 f"initial data disagrees with the manufactured solution at t0 = {t0:g}: initial_condition "
@@ -97,7 +98,7 @@ def initial_data(pde: dict[str, Any], solution: list[sp.Expr], t0: float) -> sp.
 
 
 def laplacian(u: sp.Expr) -> sp.Expr:
-    return sp.diff(u, X, 2) + sp.diff(u, Y, 2)
+    return sp.diff(u, X, 2) + sp.diff(u, Y, 2) + sp.diff(u, Z, 2)  # z: on the unit cube
 
 
 def biharmonic_pair(solution: list[sp.Expr], boundary_value: sp.Expr) -> list[sp.Expr]:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from fembench_agents.cases import cube
 from fembench_agents.cases.domains import grid_mask, grid_points, spec_domain
 from fembench_agents.cases.domains import on_segment as on_axis_segment
 from fembench_agents.cases.model import Arc, DomainSpec, GridSpec, PublishedDomainName
@@ -191,7 +192,9 @@ def given_by_geometry(domain: dict[str, Any]) -> bool:
 def domain_mask(domain: DomainSpec, grid: GridSpec, boundary: Sequence[Any]) -> np.ndarray:
     """The in-domain grid points of a case's domain: a published one given by its geometry
     (`geometry_params`), else the polygons and pieces of the case_spec (domains.spec_domain: ours,
-    or an imported axis-parallel one)."""
+    or an imported axis-parallel one); on a 3D grid the unit cube, the one 3D domain (cube.py)."""
+    if grid.nz is not None:
+        return cube.grid_mask(grid)
     if domain.geometry_params is None:
         return grid_mask(spec_domain(domain, list(boundary)), grid)
     X, Y = grid_points(grid)

@@ -33,7 +33,11 @@ y = linspace(bbox[2], bbox[3], ny), with NaN at points outside the domain
 u[0] is the x-displacement, u[1] the y-displacement. For Stokes and
 Navier-Stokes "u" is the velocity, shape (2, ny, nx), and "p" the pressure,
 shape (ny, nx), compared up to a constant. For time-dependent
-families return u at t_end. solver_info should report mesh_resolution,
+families return u at t_end. On the unit cube (a grid with nz) every
+boundary piece is a face (its axis and the value there), expressions are in
+x, y, z, and "u" has shape (nz, ny, nx): u[k, j, i] is the value at
+(x_i, y_j, z_k), z = linspace(bbox[4], bbox[5], nz); the output contract
+in case_spec["output"] gives each field's shape. solver_info should report mesh_resolution,
 element_degree, dofs and, where used, iterations and time_steps.
 The solve must be accurate and fast; choose the method and resolution yourself."""
 
@@ -57,16 +61,21 @@ class Track:
     transient_variants: tuple[str, ...] = ()  # steady families it also solves with a time interval
     periodic_families: tuple[str, ...] = ()  # families whose solves it reduces to periodic pieces (steady ones)
     curved: bool = True  # whether it solves on a domain given by its geometry (arcs)
+    cube_families: tuple[str, ...] = ()  # families its calibration solves on the unit cube (3D)
 
     def supports(self, family: str, domain: str) -> bool:
         return family not in self.unsupported_families
 
-    def refuses(self, family: str, kinds: tuple[str, ...], transient: bool, curved: bool = False) -> str | None:
+    def refuses(
+        self, family: str, kinds: tuple[str, ...], transient: bool, *, dim: int = 2, curved: bool = False
+    ) -> str | None:
         """Why this track's calibration cannot solve a case of this family with pieces of these
-        kinds (transient: a steady family given a time interval; curved: on a domain given by its
-        geometry), or None."""
+        kinds (transient: a steady family given a time interval; dim 3: on the unit cube; curved: on
+        a domain given by its geometry), or None."""
         if family in self.unsupported_families:
             return f"no {family} solver"
+        if dim == 3 and family not in self.cube_families:
+            return f"no {family} solver on the unit cube (3D)"
         if curved and not self.curved:
             return "no solver on a curved domain (its stencils need the boundary on grid nodes)"
         if "periodic" in kinds and (
@@ -130,6 +139,7 @@ TRACKS: dict[str, Track] = {
         boundary_kinds=("dirichlet", "neumann", "robin"),
         transient_variants=("convection_diffusion", "reaction_diffusion"),
         periodic_families=("poisson", "convection_diffusion", "helmholtz", "biharmonic", "elasticity"),
+        cube_families=("poisson", "heat", "helmholtz", "convection_diffusion"),  # scikit_fem_cube.py
         extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed.",
     ),
     "dolfinx": Track(
@@ -168,6 +178,16 @@ TRACKS: dict[str, Track] = {
             "biharmonic",
             "stokes",
         ),
+        # dolfinx_cube.py: the scalar families and the published 3D vector ones (magnitude output)
+        cube_families=(
+            "poisson",
+            "heat",
+            "helmholtz",
+            "convection_diffusion",
+            "reaction_diffusion",
+            "elasticity",
+            "stokes",
+        ),
         job_setup=dolfinx_env.__name__,
         explain_error=dolfinx_env.explain_error,
     ),
@@ -202,6 +222,7 @@ TRACKS: dict[str, Track] = {
             "biharmonic",
             "stokes",
         ),
+        cube_families=("poisson", "heat", "helmholtz", "convection_diffusion"),  # ngsolve_cube.py
     ),
 }
 

@@ -11,7 +11,7 @@ from rich.markup import escape
 # isort: off
 # Imported in the order `--help` lists the commands (typer lists them as they register).
 from fembench_agents.cli import optimize, runs, report, replay, score, view  # noqa: F401 - register commands
-from fembench_agents.cli import cases, cases_import, models, parity, sandbox, tasks  # noqa: F401 - register commands
+from fembench_agents.cli import cases, cases_generate, cases_import, models, parity, sandbox, tasks  # noqa: F401 - register commands
 
 # isort: on
 from fembench_agents.cli.app import app, err, say_bad_input

@@ -164,6 +164,10 @@ def open_sandbox(
     except WeakIsolationRefused as exc:
         sandbox.close()
         refused(exc)
+    except RuntimeError as exc:  # the executor could not run the probe (a Ray node with other code)
+        sandbox.close()
+        err.print(f"error: --executor {executor}: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
     if not report.confined:
         err.print(f"[yellow]warning:[/yellow] {escape(report.summary())}")
     return sandbox

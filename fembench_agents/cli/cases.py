@@ -47,7 +47,7 @@ def list_cases(
     chosen = [d for d in defs if (family is None or d.family == family) and (library is None or library in d.libraries)]
     table = Table("id", "family", "domain", "grid", "libraries")
     for d in chosen:
-        table.add_row(d.id, d.family, d.domain, f"{d.grid.nx}x{d.grid.ny}", ", ".join(d.libraries))
+        table.add_row(d.id, d.family, d.domain, "x".join(map(str, reversed(d.grid.shape))), ", ".join(d.libraries))
     console.print(table)
     console.print(f"{len(chosen)} of {len(defs)} cases")
     _coverage(chosen)

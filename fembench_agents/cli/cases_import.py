@@ -19,6 +19,10 @@ def import_published(
     path: Annotated[Path, typer.Argument(help="benchmark_v2.jsonl of the published benchmark")],
     out: Annotated[Path, typer.Option("--out", help="the folder the imported cases go to")] = Path("cases/imported"),
     only: Annotated[list[str] | None, typer.Option("--only", help="import only these ids")] = None,
+    workers: Annotated[
+        int,
+        typer.Option("--workers", min=0, help="worker processes building records side by side (0: in this process)"),
+    ] = 2,
 ) -> None:
     """Turn published records into leak-free cases of the dolfinx track and report the counts."""
     from fembench_agents.cases import published, published_domains, published_import
@@ -32,7 +36,7 @@ def import_published(
         typer.echo(f"error: no file {path}", err=True)
         raise typer.Exit(2)
     built, views, report = published_import.import_records(
-        read_text_file(str(path), "published records file").splitlines(), set(only) if only else None
+        read_text_file(str(path), "published records file").splitlines(), set(only) if only else None, workers
     )
     published_import.write(out, built, views, report)
     summary = report.as_dict()
@@ -58,5 +62,10 @@ def import_published(
     typer.echo(f"  decision: evaluation_config read from inside oracle_config: {len(nested)} {json.dumps(nested)}")
     typer.echo(
         f"  decision: thresholds removed from the case_spec: {decisions['thresholds_removed_from_the_case_spec']}"
+    )
+    derived = decisions["forcing_derived_from_the_solution"]
+    typer.echo(
+        f"  decision: forcing derived from the manufactured solution, as the published oracle solves "
+        f"(3D records stating another): {len(derived)} {json.dumps(derived)}"
     )
     typer.echo(f"written to {out} (report: {out / published_import.REPORT_FILE}); next: cases calibrate --cases {out}")

@@ -13,6 +13,7 @@ from fembench_agents.cli.app import (
     DEFAULT_CASES,
     DEFAULT_TASKS,
     AllowWeakOpt,
+    ExecutorOpt,
     SkipBadLinesOpt,
     TasksOpt,
     app,
@@ -40,6 +41,7 @@ def replay(
     cases_path: CasesPathOpt = DEFAULT_CASES,
     allow_weak_isolation: AllowWeakOpt = False,
     skip_bad_lines: SkipBadLinesOpt = False,
+    executor: ExecutorOpt = "local",
 ) -> None:
     """Re-run a recorded run from its log with no model calls."""
     from fembench_agents.runs.replay import episode_turns, run_track
@@ -54,7 +56,7 @@ def replay(
         _print_turns(episode_turns(run_dir, show, records), show)
         return
     track = run_track(run_dir)
-    with open_sandbox(allow_weak_isolation, tracks=[track]) as sandbox:
+    with open_sandbox(allow_weak_isolation, tracks=[track], executor=executor) as sandbox:
         sets = problems_for([track], tasks_path, cases_path, sandbox)
         problems, evaluator = sets.by_track[track], sets.evaluator
         try:

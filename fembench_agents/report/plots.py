@@ -139,9 +139,14 @@ def cost_per_task(g: GroupSummary) -> float | None:
     return None if g.cost_usd is None or g.tasks == 0 else g.cost_usd / g.tasks
 
 
+def tokens_per_task(g: GroupSummary) -> float:
+    return (g.prompt_tokens + g.completion_tokens) / g.tasks if g.tasks else 0.0
+
+
 def cost_figure(report: Report) -> Figure:
     """Each model x agent x track's headline (with its interval) against its dollars per task:
-    a scaffold that solves as much for less sits up and to the left."""
+    a scaffold that solves as much for less sits up and to the left. When every priced call
+    was free (the embedded model), dollars tell nothing apart and tokens per task stand in."""
     label = _labeler(report, with_track=True)
     priced = [(g, c) for g in report.groups if (c := cost_per_task(g)) is not None]
     unpriced = len(report.groups) - len(priced)
@@ -151,12 +156,16 @@ def cost_figure(report: Report) -> Figure:
         ax.text(0.5, 0.5, "no priced episodes", ha="center", va="center")
         ax.set_axis_off()
         return fig
+    free = all(c == 0 for _, c in priced)
+    if free:
+        priced = [(g, tokens_per_task(g)) for g, _ in priced]
     for k, (g, c) in enumerate(priced):
         e = _headline(g)
         low, high = _err(e)
         ax.errorbar([c], [e.value], yerr=[[low], [high]], fmt="o", color=f"C{k % 10}", capsize=4, label=label(g))
-    ax.set(xlabel="cost per task (USD)", ylabel="pass rate (share of repeats passed, mean over tasks)")
-    title = "Pass rate against cost"
+    xlabel = "tokens per task (prompt + completion; every call was free)" if free else "cost per task (USD)"
+    ax.set(xlabel=xlabel, ylabel="pass rate (share of repeats passed, mean over tasks)")
+    title = "Pass rate against tokens" if free else "Pass rate against cost"
     ax.set_title(title + (f" ({unpriced} unpriced not shown)" if unpriced else ""))
     ax.set_ylim(-0.05, 1.05)
     ax.set_xlim(left=0.0, right=max(c for _, c in priced) * 1.15 or 1.0)

@@ -295,7 +295,9 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
             "## Paired tests",
             "",
             "Exact two-sided McNemar test on the tasks both agents ran; a task counts as solved "
-            "when a strict majority of its repeats passed. A only / B only are the discordant tasks.",
+            "when a strict majority of its repeats passed. A only / B only are the discordant tasks. "
+            "In the viewer (`fembench-agents view`) a count opens the two agents side by side, task by "
+            "task, at the tasks it counts; Model, Track and p open the tasks where the two disagree.",
             "",
         ]
         out += md_table(*paired_rows(report))

@@ -36,7 +36,7 @@ def usd(value: float, cap: float) -> str:
     return f"${value:.2f}" if cap >= 1 else f"${value:.4f}"
 
 
-def unpriced_refusal(model: str, zero: bool = False) -> str:
+def unpriced_refusal(model: str, zero: bool) -> str:
     """Why `--max-cost` refuses `model`: no price, or (`zero`) $0 from litellm's price map."""
     why = "litellm prices it at $0 per token" if zero else "litellm has no price for it"
     return f"--max-cost cannot cap model {model!r}: {why}, so its calls would count $0; run it without --max-cost"

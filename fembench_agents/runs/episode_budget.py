@@ -13,11 +13,8 @@ CAPS = ("calls", "tokens", "usd", "seconds")
 
 
 class EpisodeBudgetSpent(Exception):
-    """No model call starts: `cap` of the episode's budget is reached."""
-
-    def __init__(self, cap: str, detail: str) -> None:
-        self.cap = cap
-        super().__init__(detail)
+    """No model call starts: a cap of the episode's budget is reached (the session
+    keeps which, as the episode's `budget_stop`)."""
 
 
 @dataclass(frozen=True)

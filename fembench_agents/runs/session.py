@@ -101,7 +101,7 @@ class EpisodeSession:
         cap = self.caps.reached(len(self.calls), tokens, usd, time.perf_counter() - self.started)
         if cap is not None:
             self.budget_stop = self.budget_stop or cap
-            raise EpisodeBudgetSpent(cap, f"episode budget reached: {cap} ({self.caps.describe()})")
+            raise EpisodeBudgetSpent(f"episode budget reached: {cap} ({self.caps.describe()})")
 
     async def submit(
         self, text: str, messages: list[Message], response: ModelResponse | None

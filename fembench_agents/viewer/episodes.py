@@ -36,11 +36,10 @@ def extracted_code(reply: str) -> str:
     return "\n\n".join(blocks) if blocks else reply
 
 
-def code_diff(before: str, after: str) -> list[str]:
-    """Unified diff lines from one attempt's code to the next."""
-    lines = difflib.unified_diff(
-        before.splitlines(), after.splitlines(), "previous attempt", "this attempt", lineterm="", n=2
-    )
+def code_diff(before: str, after: str, labels: tuple[str, str] = ("previous attempt", "this attempt")) -> list[str]:
+    """Unified diff lines from one program to another (by default from one
+    attempt's code to the next), with two lines of context."""
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), *labels, lineterm="", n=2)
     return list(lines)
 
 

@@ -1,5 +1,6 @@
-"""Writing the static site: the page and its script, the index (episodes and
-the report's tables), one data file per episode, and the plots.
+"""Writing the static site: the page and its scripts, the index (episodes, the
+report's tables and the comparison's arms and tasks), one data file per
+episode, one per task for the side-by-side comparison, and the plots.
 
 Data files are JSON wrapped in a call (`fembenchIndex({...})`), loaded by a
 script tag: browsers refuse `fetch` of a file:// URL, and the site must open
@@ -22,12 +23,14 @@ from fembench_agents.report.render import isolation_warnings
 from fembench_agents.report.schema import ReportSettings
 from fembench_agents.runs.log import AttemptRecord
 from fembench_agents.runs.reader import RunRecords, latest_attempts, open_run
+from fembench_agents.viewer.compare import ComparedEpisode, arm_ids, comparison
 from fembench_agents.viewer.episodes import episode_view
 from fembench_agents.viewer.index import EPISODE_FIELDS, episode_row, linked_sections
 
-STATIC_FILES = ("index.html", "app.js", "style.css")
+STATIC_FILES = ("index.html", "app.js", "compare.js", "style.css")
 DATA_DIR = "data"
 EPISODES_DIR = "episodes"
+COMPARE_DIR = "compare"
 PLOTS_DIR = "plots"
 
 
@@ -48,20 +51,22 @@ def write_site(
     settings: ReportSettings | None = None,
 ) -> Path:
     """The viewer for `run_dirs` (directories, or runs already read) in
-    `out_dir`; returns the path of its index.html. Episode files of an earlier
-    site in `out_dir` are replaced."""
+    `out_dir`; returns the path of its index.html. Episode and comparison
+    files of an earlier site in `out_dir` are replaced."""
     runs = [d if isinstance(d, RunRecords) else open_run(d) for d in run_dirs]
     report = build_report(runs, settings)
     out = Path(out_dir)
-    episodes_dir = out / DATA_DIR / EPISODES_DIR
-    if episodes_dir.exists():
-        shutil.rmtree(episodes_dir)
-    episodes_dir.mkdir(parents=True)
+    episodes_dir, compare_dir = out / DATA_DIR / EPISODES_DIR, out / DATA_DIR / COMPARE_DIR
+    for folder in (episodes_dir, compare_dir):
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
     static = resources.files("fembench_agents.viewer") / "static"
     for name in STATIC_FILES:
         (out / name).write_text(static.joinpath(name).read_text(encoding="utf-8"), encoding="utf-8")
     plots = write_plots(report, out / PLOTS_DIR)
     rows: list[list[Any]] = []
+    compared: list[ComparedEpisode] = []
     for run in runs:
         attempts = _attempts_by_episode(run.records)
         for ep in run.episodes():
@@ -69,6 +74,10 @@ def write_site(
             view = episode_view(ep, run.manifest.run_id, attempts.get(ep.episode, []))
             (episodes_dir / f"{n}.js").write_text(_js_call("fembenchEpisode", n, view), encoding="utf-8")
             rows.append(episode_row(n, run.manifest.run_id, ep))
+            compared.append(ComparedEpisode(n, run.manifest.run_id, ep, tuple(a["code"] for a in view["attempts"])))
+    compare_index, task_files = comparison(compared)
+    for k, task in enumerate(task_files):
+        (compare_dir / f"{k}.js").write_text(_js_call("fembenchCompareTask", k, task), encoding="utf-8")
     index = {
         "title": "Run viewer: " + ", ".join(r.run_id for r in report.runs),
         "runs": [
@@ -77,7 +86,8 @@ def write_site(
         "warnings": isolation_warnings(report),
         "fields": list(EPISODE_FIELDS),
         "episodes": rows,
-        "sections": linked_sections(report),
+        "sections": linked_sections(report, arm_ids(compare_index)),
+        "compare": compare_index,
         "plots": [
             {"caption": caption, "png": f"{PLOTS_DIR}/{p.name}", "svg": f"{PLOTS_DIR}/{p.with_suffix('.svg').name}"}
             for caption, p in plots.items()

@@ -17,12 +17,16 @@ from fembench_agents.messages import Message, ModelResponse
 from fembench_agents.runs.episode_budget import EpisodeBudgetSpent
 from fembench_agents.runs.recording import ModelUnavailable
 
+# The stop reasons that end the episode, not only the attempt: no later attempt could call
+# the model (the agent's cost and wall-clock caps, the run's matched episode budget).
+EPISODE_CAPS = ("cost_cap", "time_cap", "episode_budget")
+
 
 class CapReached(Exception):
     """A budget ran out before a model call: an outcome, not a failure."""
 
     def __init__(self, kind: str, detail: str) -> None:
-        self.kind = kind  # "cost_cap" or "time_cap"
+        self.kind = kind  # one of EPISODE_CAPS
         super().__init__(detail)
 
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from fembench_agents.agents.coding.bridge import Bridge, CapReached, Caps, ModelFailure
+from fembench_agents.agents.coding.bridge import EPISODE_CAPS, Bridge, CapReached, Caps, ModelFailure
 from fembench_agents.agents.coding.episode import AttemptTrace, episode_hidden, in_thread
 from fembench_agents.agents.coding.workspace import create_workspace, planned_names
 from fembench_agents.agents.mini_swe.options import SUBMIT_COMMAND, MiniSweOptions
@@ -155,7 +155,7 @@ class MiniSweAgent:
                     "passed" if outcome.passed else "failed",
                     totals.calls,
                 )
-                if outcome.passed or stop_reason in ("cost_cap", "time_cap"):
+                if outcome.passed or stop_reason in EPISODE_CAPS:
                     break
                 text = FEEDBACK_MESSAGE.format(
                     feedback=feedback.text.strip(), done=index + 1, total=self.options.attempts, **names

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fembench_agents.agents.coding.bridge import Bridge, Caps
+from fembench_agents.agents.coding.bridge import EPISODE_CAPS, Bridge, Caps
 from fembench_agents.agents.coding.episode import AttemptTrace, episode_hidden, in_thread
 from fembench_agents.agents.coding.workspace import VIRTUAL_ROOT, create_workspace, planned_names
 from fembench_agents.agents.openhands.options import OpenHandsOptions
@@ -163,7 +163,7 @@ class OpenHandsAgent:
                     "passed" if outcome.passed else "failed",
                     totals.calls,
                 )
-                if outcome.passed or result.stop_reason in ("cost_cap", "time_cap"):
+                if outcome.passed or result.stop_reason in EPISODE_CAPS:
                     break
                 text = FEEDBACK_MESSAGE.format(
                     feedback=feedback.text.strip(), done=index + 1, total=self.options.attempts, **names

@@ -56,7 +56,7 @@ _UFL_NAMES: dict[str, Any] = {
 @dataclass
 class Setup:
     spec: dict[str, Any]
-    grid: GridProblem
+    grid: GridProblem | None  # None on the unit cube (dolfinx_cube.CubeSetup reads its own grid)
     domain: dmesh.Mesh
     cells: int  # cells per direction of the structured mesh (per unit length of an unstructured one)
     # an unstructured mesh's output: point evaluation at the in-domain grid points (dolfinx_gmsh.py)
@@ -65,12 +65,13 @@ class Setup:
     _ds: ufl.Measure | None = None
 
     def space(self, vector: bool = False) -> fem.FunctionSpace:
-        return fem.functionspace(self.domain, ("Lagrange", 2, (2,)) if vector else ("Lagrange", 2))
+        dim = self.domain.geometry.dim
+        return fem.functionspace(self.domain, ("Lagrange", 2, (dim,)) if vector else ("Lagrange", 2))
 
     def expr(self, text: Any, **values: Any) -> Any:
-        """A spec expression (or number) as UFL in x, y and the given values (t, u)."""
+        """A spec expression (or number) as UFL in x, y (z in 3D) and the given values (t, u)."""
         X = ufl.SpatialCoordinate(self.domain)
-        scope = {**_UFL_NAMES, "x": X[0], "y": X[1], **values}
+        scope = {**_UFL_NAMES, **dict(zip("xyz", X, strict=False)), **values}
         tree = check_expr(str(text))
         for node in ast.walk(tree):  # ffcx writes integers as C integer literals: a large one overflows
             if isinstance(node, ast.Constant) and isinstance(node.value, int) and abs(node.value) > _C_INT_MAX:
@@ -78,6 +79,15 @@ class Setup:
         code = compile(tree, "<case expression>", "eval")
         value = eval(code, {"__builtins__": {}}, scope)  # noqa: S307 - syntax tree checked
         return value if isinstance(value, ufl.core.expr.Expr) else fem.Constant(self.domain, float(value))
+
+    @property
+    def dx(self) -> ufl.Measure:
+        """The cell integral of the family's forms (the cube's caps its quadrature degree)."""
+        return ufl.dx
+
+    def time_steps(self) -> tuple[float, float, int, float]:
+        """t0, t_end, the number of steps and dt (time_steps below)."""
+        return time_steps(self.spec)
 
     def coefficient(self, name: str) -> Any:
         return self.expr(self.spec["coefficients"][name])
@@ -122,7 +132,8 @@ class Setup:
         if self._ds is None:
             facets, index = self.piece_facets()
             order = np.argsort(facets)
-            tags = dmesh.meshtags(self.domain, 1, facets[order], (index[order] + 1).astype(np.int32))
+            fdim = self.domain.topology.dim - 1
+            tags = dmesh.meshtags(self.domain, fdim, facets[order], (index[order] + 1).astype(np.int32))
             self._ds = ufl.Measure("ds", domain=self.domain, subdomain_data=tags)
         return self._ds
 
@@ -154,7 +165,7 @@ class Setup:
         """The Dirichlet condition on every dof of a Dirichlet piece's facets, valued per piece
         (the first Dirichlet piece listed wins at shared corners); `update(t)` re-evaluates it.
         `component`: a scalar space takes that component of each piece's value."""
-        dofs = fem.locate_dofs_topological(V, 1, self.dirichlet_facets())
+        dofs = fem.locate_dofs_topological(V, self.domain.topology.dim - 1, self.dirichlet_facets())
         coords = V.tabulate_dof_coordinates()[dofs]
         x, y = coords[:, 0], coords[:, 1]
         g = fem.Function(V)
@@ -219,6 +230,8 @@ class Setup:
         out = np.full((ncomp, ny, nx), np.nan)
         for c in range(ncomp):
             out[c, j[at], i[at]] = values[at, c]
+        if self.grid is None:
+            raise ValueError("Setup.output reads a 2D grid; a cube's setup reads its own (dolfinx_cube.py)")
         out[:, ~self.grid.inside] = np.nan
         return _published_output(self.spec, out)
 
@@ -298,6 +311,8 @@ def lu_solver(A: PETSc.Mat, reduced: Reduction | None = None) -> LinearSolver:
 
 
 def nodal(V: fem.FunctionSpace, text: Any, t: float | None = None) -> np.ndarray:
-    """A spec expression at the dofs of a scalar space (its nodal interpolant)."""
+    """A spec expression at the dofs of a scalar space (its nodal interpolant); the dof
+    coordinates always have three columns (z = 0 on a 2D mesh)."""
     coords = V.tabulate_dof_coordinates()
-    return np.broadcast_to(compile_expr(text)(x=coords[:, 0], y=coords[:, 1], t=t), coords.shape[:1]).copy()
+    value = compile_expr(text)(x=coords[:, 0], y=coords[:, 1], z=coords[:, 2], t=t)
+    return np.broadcast_to(value, coords.shape[:1]).copy()

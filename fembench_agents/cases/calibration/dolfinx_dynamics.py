@@ -25,7 +25,7 @@ from dolfinx import fem
 from dolfinx.fem.petsc import apply_lifting, assemble_matrix, assemble_vector, create_matrix, set_bc
 
 from fembench_agents.cases.calibration.common import components
-from fembench_agents.cases.calibration.dolfinx_common import Setup, lu_solver, nodal, time_steps
+from fembench_agents.cases.calibration.dolfinx_common import Setup, lu_solver, nodal
 from fembench_agents.cases.calibration.dolfinx_periodic import LinearSolver
 
 
@@ -57,7 +57,7 @@ def _forcing(s: Setup, V: fem.FunctionSpace, t0: float) -> tuple[fem.Function, f
 
 def wave(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     V = s.space()
-    t0, _, steps, dt = time_steps(s.spec)
+    t0, _, steps, dt = s.time_steps()
     c2 = float(s.spec["coefficients"]["c"]) ** 2
     u, w = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, update, bc = s.boundary(V, t0)
@@ -67,10 +67,8 @@ def wave(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     v_n.x.array[:] = nodal(V, v0, t0)
     f_old, f_new = _forcing(s, V, t0)
     k = dt * dt / 4
-    a = fem.form((u * w + k * c2 * ufl.inner(ufl.grad(u), ufl.grad(w))) * ufl.dx)
-    L = fem.form(
-        ((u_n + dt * v_n) * w + k * ((f_old + f_new) * w - c2 * ufl.inner(ufl.grad(u_n), ufl.grad(w)))) * ufl.dx
-    )
+    a = fem.form((u * w + k * c2 * ufl.inner(ufl.grad(u), ufl.grad(w))) * s.dx)
+    L = fem.form(((u_n + dt * v_n) * w + k * ((f_old + f_new) * w - c2 * ufl.inner(ufl.grad(u_n), ufl.grad(w)))) * s.dx)
     A = assemble_matrix(a, bcs=[bc])
     A.assemble()
     ksp = lu_solver(A, s.reduction(V, [bc]))
@@ -88,7 +86,7 @@ def wave(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 
 def burgers(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     V = s.space()
-    t0, _, steps, dt = time_steps(s.spec)
+    t0, _, steps, dt = s.time_steps()
     u, w = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, update, bc = s.boundary(V, t0)
     u_n, u_prev, star = fem.Function(V), fem.Function(V), fem.Function(V)
@@ -100,8 +98,8 @@ def burgers(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     def operator(z: Any) -> Any:  # nu K z + N(star) z, against the test function
         return nu * ufl.inner(ufl.grad(z), ufl.grad(w)) + star * (z.dx(0) + z.dx(1)) * w
 
-    a = fem.form((u * w / dt + operator(u) / 2) * ufl.dx)
-    L = fem.form((u_n * w / dt - operator(u_n) / 2 + (f_old + f_new) / 2 * w) * ufl.dx)
+    a = fem.form((u * w / dt + operator(u) / 2) * s.dx)
+    L = fem.form((u_n * w / dt - operator(u_n) / 2 + (f_old + f_new) / 2 * w) * s.dx)
     A = create_matrix(a)
     ksp = lu_solver(A, s.reduction(V, [bc]))
     u_new = fem.Function(V)

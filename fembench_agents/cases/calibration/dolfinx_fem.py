@@ -28,6 +28,7 @@ import ufl
 from dolfinx import fem
 from dolfinx.fem.petsc import NonlinearProblem, apply_lifting, assemble_matrix, assemble_vector, set_bc
 
+from fembench_agents.cases.calibration import dolfinx_cube
 from fembench_agents.cases.calibration import dolfinx_dynamics as dynamics
 from fembench_agents.cases.calibration import dolfinx_flow as flow
 from fembench_agents.cases.calibration import dolfinx_gmsh as unstructured
@@ -40,7 +41,6 @@ from fembench_agents.cases.calibration.dolfinx_common import (
     lu_solver,
     nodal,
     structured_mesh,
-    time_steps,
 )
 from fembench_agents.cases.shapes import given_by_geometry
 
@@ -49,8 +49,8 @@ def poisson(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     V = s.space()
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
-    a = s.coefficient("k") * ufl.inner(ufl.grad(u), ufl.grad(v)) * ufl.dx + s.robin_mass(u, v)
-    L = s.expr(s.spec["forcing"]) * v * ufl.dx + s.natural_load(v)
+    a = s.coefficient("k") * ufl.inner(ufl.grad(u), ufl.grad(v)) * s.dx + s.robin_mass(u, v)
+    L = s.expr(s.spec["forcing"]) * v * s.dx + s.natural_load(v)
     return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
@@ -59,8 +59,8 @@ def helmholtz(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
     k = s.coefficient("k")
-    a = (ufl.inner(ufl.grad(u), ufl.grad(v)) - k * k * u * v) * ufl.dx + s.robin_mass(u, v)
-    L = s.expr(s.spec["forcing"]) * v * ufl.dx + s.natural_load(v)
+    a = (ufl.inner(ufl.grad(u), ufl.grad(v)) - k * k * u * v) * s.dx + s.robin_mass(u, v)
+    L = s.expr(s.spec["forcing"]) * v * s.dx + s.natural_load(v)
     return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
@@ -70,11 +70,10 @@ def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     V = s.space()
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
-    bx, by = (s.expr(e) for e in s.spec["coefficients"]["b"])
-    b = ufl.as_vector([bx, by])
-    a = (s.coefficient("eps") * ufl.inner(ufl.grad(u), ufl.grad(v)) + ufl.dot(b, ufl.grad(u)) * v) * ufl.dx
+    b = ufl.as_vector([s.expr(e) for e in s.spec["coefficients"]["b"]])
+    a = (s.coefficient("eps") * ufl.inner(ufl.grad(u), ufl.grad(v)) + ufl.dot(b, ufl.grad(u)) * v) * s.dx
     a = a + s.robin_mass(u, v)
-    L = s.expr(s.spec["forcing"]) * v * ufl.dx + s.natural_load(v)
+    L = s.expr(s.spec["forcing"]) * v * s.dx + s.natural_load(v)
     return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
@@ -87,11 +86,11 @@ def elasticity(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 
     def sigma(w: Any) -> Any:
         eps = ufl.sym(ufl.grad(w))
-        return 2 * mu * eps + lam * ufl.tr(eps) * ufl.Identity(2)
+        return 2 * mu * eps + lam * ufl.tr(eps) * ufl.Identity(s.domain.geometry.dim)
 
     f = ufl.as_vector([s.expr(e) for e in s.spec["forcing"]])
-    a = ufl.inner(sigma(u), ufl.sym(ufl.grad(v))) * ufl.dx
-    L = ufl.dot(f, v) * ufl.dx + s.natural_load(v)
+    a = ufl.inner(sigma(u), ufl.sym(ufl.grad(v))) * s.dx
+    L = ufl.dot(f, v) * s.dx + s.natural_load(v)
     return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
@@ -104,7 +103,7 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     g, _, bc = s.boundary(V)
     u.x.array[:] = g.x.array  # a start that satisfies the boundary data (0 inside)
     R = s.expr(s.spec["coefficients"]["R"], u=u)
-    F = (s.coefficient("D") * ufl.inner(ufl.grad(u), ufl.grad(v)) + R * v - s.expr(s.spec["forcing"]) * v) * ufl.dx
+    F = (s.coefficient("D") * ufl.inner(ufl.grad(u), ufl.grad(v)) + R * v - s.expr(s.spec["forcing"]) * v) * s.dx
     F = F + s.robin_mass(u, v) - s.natural_load(v)
     options = {"snes_type": "newtonls", "snes_linesearch_type": "basic", "snes_rtol": 1e-12, "snes_atol": 1e-13, **LU}
     problem = NonlinearProblem(F, u, bcs=[bc], petsc_options_prefix="calibration_rd_", petsc_options=options)
@@ -119,7 +118,7 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 def heat(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     """Crank-Nicolson, one step per grid spacing; the matrix is factorised once."""
     V = s.space()
-    t0, _, steps, dt = time_steps(s.spec)
+    t0, _, steps, dt = s.time_steps()
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, update, bc = s.boundary(V, t0)
     u_old = fem.Function(V)
@@ -128,9 +127,9 @@ def heat(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     k = s.coefficient("k")
     f_mid = (s.expr(s.spec["forcing"], t=t_old) + s.expr(s.spec["forcing"], t=t_new)) / 2
     g_mid = 0.5 * (s.natural_load(v, t=t_old) + s.natural_load(v, t=t_new))  # natural pieces' flux data
-    a = fem.form((u * v / dt + k / 2 * ufl.inner(ufl.grad(u), ufl.grad(v))) * ufl.dx + 0.5 * s.robin_mass(u, v))
+    a = fem.form((u * v / dt + k / 2 * ufl.inner(ufl.grad(u), ufl.grad(v))) * s.dx + 0.5 * s.robin_mass(u, v))
     L = fem.form(
-        (u_old * v / dt - k / 2 * ufl.inner(ufl.grad(u_old), ufl.grad(v)) + f_mid * v) * ufl.dx
+        (u_old * v / dt - k / 2 * ufl.inner(ufl.grad(u_old), ufl.grad(v)) + f_mid * v) * s.dx
         - 0.5 * s.robin_mass(u_old, v)
         + g_mid
     )
@@ -161,9 +160,9 @@ def biharmonic(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, w_bc = s.boundary(V, component=1)
     _, _, u_bc = s.boundary(V, component=0)
-    a = ufl.inner(ufl.grad(u), ufl.grad(v)) * ufl.dx
-    w = linear(a, -s.expr(s.spec["forcing"]) * v * ufl.dx, [w_bc], fem.Function(V), s.reduction(V, [w_bc]))
-    return linear(a, -w * v * ufl.dx, [u_bc], fem.Function(V), s.reduction(V, [u_bc])), {}
+    a = ufl.inner(ufl.grad(u), ufl.grad(v)) * s.dx
+    w = linear(a, -s.expr(s.spec["forcing"]) * v * s.dx, [w_bc], fem.Function(V), s.reduction(V, [w_bc]))
+    return linear(a, -w * v * s.dx, [u_bc], fem.Function(V), s.reduction(V, [u_bc])), {}
 
 
 FAMILIES: dict[str, Callable[[Setup], tuple[fem.Function | dict[str, fem.Function], dict[str, Any]]]] = {
@@ -185,15 +184,18 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     family = case_spec["family"]
     if family not in FAMILIES:
         raise ValueError(f"the DOLFINx calibration has no solver for family {family!r}")
-    p = grid_problem(case_spec)
-    if given_by_geometry(case_spec["domain"]):  # a published curved or slanted domain
+    setup: Setup
+    if case_spec["grid"].get("nz") is not None:  # the unit cube (dolfinx_cube.py)
+        setup, cells = dolfinx_cube.setup(case_spec)
+    elif given_by_geometry(case_spec["domain"]):  # a published curved or slanted domain
+        p = grid_problem(case_spec)
         size = unstructured.mesh_size(case_spec)
         domain, cells = unstructured.mesh_for(case_spec), round(1 / size)
         sampler = unstructured.PointSampler(domain, p.X, p.Y, p.inside)
         setup = Setup(spec=case_spec, grid=p, domain=domain, cells=cells, sampler=sampler)
     else:
         domain, cells = structured_mesh(case_spec)
-        setup = Setup(spec=case_spec, grid=p, domain=domain, cells=cells)
+        setup = Setup(spec=case_spec, grid=grid_problem(case_spec), domain=domain, cells=cells)
     solved, extra = FAMILIES[family](setup)
     fields = solved if isinstance(solved, dict) else {"u": solved}
     info = {

@@ -31,30 +31,31 @@ NEWTON_MAX = 25  # as scikit-fem's
 def _taylor_hood(s: Setup) -> tuple[fem.Function, list[fem.DirichletBC], Any, Any]:
     """The Stokes solution in the mixed space, its boundary conditions, nu and the load form
     (f, plus the data of do-nothing pieces)."""
-    P2 = basix.ufl.element("Lagrange", "triangle", 2, shape=(2,))
-    P1 = basix.ufl.element("Lagrange", "triangle", 1)
+    dim, cell = s.domain.geometry.dim, s.domain.topology.cell_name()
+    P2 = basix.ufl.element("Lagrange", cell, 2, shape=(dim,))
+    P1 = basix.ufl.element("Lagrange", cell, 1)
     W = fem.functionspace(s.domain, basix.ufl.mixed_element([P2, P1]))
     V, _ = W.sub(0).collapse()
     Q, _ = W.sub(1).collapse()
     g, _, _ = s.boundary(V)
     facets = s.dirichlet_facets()
-    velocity_bc = fem.dirichletbc(g, fem.locate_dofs_topological((W.sub(0), V), 1, facets), W.sub(0))
+    velocity_bc = fem.dirichletbc(g, fem.locate_dofs_topological((W.sub(0), V), dim - 1, facets), W.sub(0))
     bcs = [velocity_bc]
     if not s.has_natural():  # the pressure is free up to a constant: pinned at one vertex
         # a vertex: on a second-order (curved) mesh the first geometry node may be an edge's midpoint
-        corner = s.domain.geometry.x[0, :2] if s.sampler is None else Q.tabulate_dof_coordinates()[0, :2]
+        corner = s.domain.geometry.x[0, :dim] if s.sampler is None else Q.tabulate_dof_coordinates()[0, :dim]
         if s.periodic:  # pinned off the periodic sides: a pinned source would leave its image's row unpaired
-            x = s.domain.geometry.x[:, :2]
+            x = s.domain.geometry.x[:, :dim]
             corner = x[np.argmin(np.linalg.norm(x - x.mean(axis=0), axis=1))]
         pinned = fem.locate_dofs_geometrical(
-            (W.sub(1), Q), lambda x: np.isclose(x[0], corner[0]) & np.isclose(x[1], corner[1])
+            (W.sub(1), Q), lambda x: np.all([np.isclose(x[k], corner[k]) for k in range(dim)], axis=0)
         )
         bcs.append(fem.dirichletbc(fem.Function(Q), pinned, W.sub(1)))
     (u, p), (v, q) = ufl.TrialFunctions(W), ufl.TestFunctions(W)
     nu = s.coefficient("nu")
     # f and the do-nothing pieces' data (nu du/dn - p n = g, the Laplacian form's natural condition)
-    f = ufl.dot(ufl.as_vector([s.expr(e) for e in s.spec["forcing"]]), v) * ufl.dx + s.natural_load(v)
-    a = (nu * ufl.inner(ufl.grad(u), ufl.grad(v)) - p * ufl.div(v) - q * ufl.div(u)) * ufl.dx
+    f = ufl.dot(ufl.as_vector([s.expr(e) for e in s.spec["forcing"]]), v) * s.dx + s.natural_load(v)
+    a = (nu * ufl.inner(ufl.grad(u), ufl.grad(v)) - p * ufl.div(v) - q * ufl.div(u)) * s.dx
     return linear(a, f, bcs, fem.Function(W), s.reduction(W, bcs)), bcs, nu, f
 
 
@@ -78,7 +79,7 @@ def navier_stokes(s: Setup) -> tuple[dict[str, fem.Function], dict[str, Any]]:
     # `load` is a form in the same test function (arguments of one space compare equal)
     F = (
         nu * ufl.inner(ufl.grad(u), ufl.grad(v)) + ufl.dot(ufl.grad(u) * u, v) - p * ufl.div(v) - q * ufl.div(u)
-    ) * ufl.dx - load
+    ) * s.dx - load
     options = {
         "snes_type": "newtonls",
         "snes_linesearch_type": "basic",

@@ -23,11 +23,11 @@ import ufl
 from dolfinx import fem
 from dolfinx.fem.petsc import NonlinearProblem, apply_lifting, assemble_matrix, assemble_vector, set_bc
 
-from fembench_agents.cases.calibration.dolfinx_common import LU, Setup, lu_solver, nodal, time_steps
+from fembench_agents.cases.calibration.dolfinx_common import LU, Setup, lu_solver, nodal
 
 
 def _clock(s: Setup) -> tuple[float, int, float, fem.Constant, fem.Constant]:
-    t0, _, steps, dt = time_steps(s.spec)
+    t0, _, steps, dt = s.time_steps()
     return t0, steps, dt, fem.Constant(s.domain, t0), fem.Constant(s.domain, t0)
 
 
@@ -47,12 +47,12 @@ def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     b = ufl.as_vector([s.expr(e) for e in s.spec["coefficients"]["b"]])
 
     def operator(w: Any) -> Any:
-        return (eps * ufl.inner(ufl.grad(w), ufl.grad(v)) + ufl.dot(b, ufl.grad(w)) * v) * ufl.dx + s.robin_mass(w, v)
+        return (eps * ufl.inner(ufl.grad(w), ufl.grad(v)) + ufl.dot(b, ufl.grad(w)) * v) * s.dx + s.robin_mass(w, v)
 
     f_mid = 0.5 * (s.expr(s.spec["forcing"], t=t_old) + s.expr(s.spec["forcing"], t=t_new))
     g_mid = 0.5 * (s.natural_load(v, t=t_old) + s.natural_load(v, t=t_new))
-    a = fem.form(u * v / dt * ufl.dx + 0.5 * operator(u))
-    L = fem.form((u_old * v / dt + f_mid * v) * ufl.dx - 0.5 * operator(u_old) + g_mid)
+    a = fem.form(u * v / dt * s.dx + 0.5 * operator(u))
+    L = fem.form((u_old * v / dt + f_mid * v) * s.dx - 0.5 * operator(u_old) + g_mid)
     A = assemble_matrix(a, bcs=[bc])
     A.assemble()
     ksp = lu_solver(A)
@@ -84,11 +84,11 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 
     def operator(w: Any) -> Any:
         R = s.expr(s.spec["coefficients"]["R"], u=w)
-        return (D * ufl.inner(ufl.grad(w), ufl.grad(v)) + R * v) * ufl.dx + s.robin_mass(w, v)
+        return (D * ufl.inner(ufl.grad(w), ufl.grad(v)) + R * v) * s.dx + s.robin_mass(w, v)
 
     f_mid = 0.5 * (s.expr(s.spec["forcing"], t=t_old) + s.expr(s.spec["forcing"], t=t_new))
     g_mid = 0.5 * (s.natural_load(v, t=t_old) + s.natural_load(v, t=t_new))
-    F = ((u - u_old) / dt * v - f_mid * v) * ufl.dx + 0.5 * (operator(u) + operator(u_old)) - g_mid
+    F = ((u - u_old) / dt * v - f_mid * v) * s.dx + 0.5 * (operator(u) + operator(u_old)) - g_mid
     options = {"snes_type": "newtonls", "snes_linesearch_type": "basic", "snes_rtol": 1e-10, "snes_atol": 1e-12, **LU}
     problem = NonlinearProblem(F, u, bcs=[bc], petsc_options_prefix="calibration_rdt_", petsc_options=options)
     iterations = 0

@@ -10,7 +10,8 @@ every boundary piece a named boundary, the output evaluated at the in-domain gri
 - reaction_diffusion: NGSolve's Newton on the symbolic form; its transient variant
   Crank-Nicolson with Newton per step.
 Neumann and Robin pieces enter as integrals over their named boundaries; periodic pieces
-through ng.Periodic spaces; curved domains through the curved netgen mesh (ngsolve_geometry.py).
+through ng.Periodic spaces; curved domains through the curved netgen mesh (ngsolve_geometry.py);
+the unit cube through a netgen box of its own (ngsolve_cube.py: its scalar families, in x, y, z).
 Navier-Stokes, Burgers and wave have no solver here: the track declares them unsupported.
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 
 import ngsolve as ng
 
+from fembench_agents.cases.calibration import ngsolve_cube
 from fembench_agents.cases.calibration.common import components, grid_problem
 from fembench_agents.cases.calibration.ngsolve_geometry import mesh, sample
 from fembench_agents.cases.expressions import check_expr
@@ -61,7 +63,8 @@ def cf(expr: Any, t: Any = 0.0, u: Any = None) -> Any:
             if isinstance(node.right.value, float) and node.right.value.is_integer():
                 node.right.value = int(node.right.value)
     code = compile(tree, "<case expression>", "eval")
-    env = {**FUNCTIONS, "pi": math.pi, "E": math.e, "x": ng.x, "y": ng.y, "t": t, "u": u}  # ** needs builtins
+    # ** needs builtins
+    env = {**FUNCTIONS, "pi": math.pi, "E": math.e, "x": ng.x, "y": ng.y, "z": ng.z, "t": t, "u": u}
     return ng.CoefficientFunction(eval(code, env))  # noqa: S307 - the syntax tree was checked
 
 
@@ -122,6 +125,8 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     fam, c = case_spec["family"], case_spec["coefficients"]
     if fam not in SUPPORTED:
         raise ValueError(f"the NGSolve calibration has no solver for {fam}")
+    if case_spec["grid"].get("nz") is not None:  # the unit cube: a netgen box of its own
+        return ngsolve_cube.solve(case_spec, cf)
     p = grid_problem(case_spec)
     m = mesh(case_spec)
     names = "|".join(piece["name"] for piece in _dirichlet(case_spec))

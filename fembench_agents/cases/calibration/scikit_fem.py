@@ -33,6 +33,7 @@ from skfem import (
 from skfem.helpers import ddot, dot, grad, sym_grad, trace
 
 from fembench_agents.cases.calibration import scikit_fem_common as p2
+from fembench_agents.cases.calibration import scikit_fem_cube as cube
 from fembench_agents.cases.calibration import scikit_fem_dynamics as dynamics
 from fembench_agents.cases.calibration import scikit_fem_flow as flow
 from fembench_agents.cases.calibration.common import grid_problem
@@ -43,6 +44,8 @@ PERIODIC = ("poisson", "convection_diffusion", "helmholtz", "biharmonic", "elast
 
 
 def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
+    if case_spec["grid"].get("nz") is not None:  # the unit cube: tetrahedra of its own
+        return cube.solve(case_spec)
     p = grid_problem(case_spec)
     mesh, nx, ny = p2.mesh(case_spec, p.inside)
     fam, c = case_spec["family"], case_spec["coefficients"]

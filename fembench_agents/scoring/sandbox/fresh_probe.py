@@ -24,13 +24,16 @@ stay clean.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import json
 import os
+import site
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 PROBE_SECONDS = 600
@@ -38,7 +41,55 @@ PROBE_SECONDS = 600
 
 @functools.cache
 def fresh_view_data(preload: tuple[str, ...], package_parent: str, env: tuple[tuple[str, str], ...]) -> str:
-    """The fresh view of a worker preloading `preload`, as JSON text (one probe per process and preload)."""
+    """The fresh view of a worker preloading `preload`, as JSON text: measured
+    once per installation and preload, kept in the user's cache directory
+    (`_cached`), and read once per process."""
+    cached = _cached(preload, package_parent, env)
+    try:
+        text = cached.read_text() if cached is not None else ""
+        json.loads(text)
+        return text
+    except (OSError, ValueError):
+        pass
+    text = _probe_in_clean_interpreter(preload, package_parent, env)
+    if cached is not None:
+        try:  # written whole or not at all: a concurrent reader never sees half of it
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            fd, partial = tempfile.mkstemp(dir=cached.parent, prefix=".fresh-view-")
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text)
+            os.replace(partial, cached)
+        except OSError:
+            pass
+    return text
+
+
+def _cached(preload: tuple[str, ...], package_parent: str, env: tuple[tuple[str, str], ...]) -> Path | None:
+    """Where the view of this preload on this installation is kept. The probe
+    costs seconds of CPU per preload (scipy's: ~20 s, one import per hidden
+    submodule), and its result depends only on what a fresh interpreter
+    imports: the interpreter, the environment, the directories a worker
+    imports from as they are listed (installing, removing or upgrading a
+    distribution changes a listing), and the sandbox's own code, which runs in
+    the worker before it is measured. A package's file edited in place, with
+    nothing installed, is not seen: remove the cache directory after that."""
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(home):
+        return None
+    sandbox = Path(__file__).parent
+    listed = []
+    for directory in (*site.getsitepackages(), package_parent):
+        try:
+            listed.append([(e.name, e.stat(follow_symlinks=False).st_mtime_ns) for e in os.scandir(directory)])
+        except OSError:
+            listed.append([])
+    code = sorted((p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in sandbox.glob("*.py"))
+    key = [sys.executable, sys.version, list(preload), package_parent, list(env), sorted(map(sorted, listed)), code]
+    digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:40]
+    return Path(home) / "fembench-agents" / f"fresh-view-{digest}.json"
+
+
+def _probe_in_clean_interpreter(preload: tuple[str, ...], package_parent: str, env: tuple[tuple[str, str], ...]) -> str:
     done = subprocess.run(
         [sys.executable, "-I", os.path.abspath(__file__), package_parent, *preload],
         capture_output=True,

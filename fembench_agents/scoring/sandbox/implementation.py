@@ -38,6 +38,17 @@ class FrameWriter:
             view = view[n:]
 
 
+def close_all_but(keep: Iterable[int]) -> None:
+    """Close every descriptor above stderr but `keep`: one close_range(2) per
+    gap, where closing each of a thousand numbers cost a new process ~1 ms."""
+    low = 3
+    for fd in sorted(set(keep)):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, 1 << 20)
+
+
 def register_source(filename: str, source: str) -> None:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
 
@@ -51,14 +62,25 @@ def exec_source(source: str, filename: str, ns: dict[str, Any]) -> None:
     exec(compile(source, filename, "exec", dont_inherit=True), ns)
 
 
-def exec_given(sources: Iterable[str], ns: dict[str, Any]) -> None:
+def exec_given(sources: Iterable[str], ns: dict[str, Any], compiled: list[types.CodeType] | None = None) -> None:
     """The code an attempt or a test suite is given (the task's imports, then each helper). Each
     source runs under a file name of its own, so that its traceback lines carry their text (linecache
-    holds one source per name); `error_frame` reports them all as GIVEN_FILE."""
+    holds one source per name); `error_frame` reports them all as GIVEN_FILE. `compiled`: each
+    source compiled already (`compile_sources`)."""
     for i, source in enumerate(sources):
         filename = f"{_GIVEN_PREFIX}{i}>"
         register_source(filename, source)
-        exec_source(source, filename, ns)
+        if compiled is None:
+            exec_source(source, filename, ns)
+        else:
+            exec(compiled[i], ns)
+
+
+def compile_sources(preamble: list[str], code: str, filename: str) -> tuple[list[types.CodeType], types.CodeType]:
+    """A source and what it is given, compiled as `exec_given` and `exec_source` would: once for
+    all the pairs of a tests job, by its coordinator, where compiling runs nothing of it."""
+    given = [compile(s, f"{_GIVEN_PREFIX}{i}>", "exec", dont_inherit=True) for i, s in enumerate(preamble)]
+    return given, compile(code, filename, "exec", dont_inherit=True)
 
 
 def build_implementation(spec: dict[str, Any]) -> Callable[..., Any]:

@@ -29,7 +29,14 @@ import time
 from typing import Any
 
 from fembench_agents.scoring.sandbox import confine
-from fembench_agents.scoring.sandbox.implementation import FrameWriter, seed_default_rng
+from fembench_agents.scoring.sandbox.implementation import (
+    TEST_FILE,
+    FrameWriter,
+    close_all_but,
+    compile_sources,
+    seed_default_rng,
+)
+from fembench_agents.scoring.sandbox.implementation_host import HostClient
 from fembench_agents.scoring.sandbox.proxy import run_test
 
 STDERR_TAIL = 8192
@@ -45,20 +52,62 @@ def run_pairs(job: dict[str, Any], out: FrameWriter, policy: dict[str, Any], nam
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # the init of a PID namespace then ignores it from a pair
     confine.set_dumpable(False)
     files = [int(spec.get("fd", -1)) for spec in job["implementations"]]
+    keys = [str(spec.get("key") or "") for spec in job["implementations"]]
+    host = _host(job.get("host"), policy, namespaced)
     pairs = [(str(pair["test"]), int(pair["implementation"])) for pair in job["pairs"]]
+    compiled = _compiled(job["test"])
     for index, (name, which) in enumerate(pairs):
-        spec = {"test": {**job["test"], "name": name}, "implementation": {"fd": files[which]}}
-        out.emit({"event": "pair", "index": index, **_run_pair(spec, job, policy, namespaced)})
+        spec = {"test": {**job["test"], "name": name, "compiled": compiled}, "implementation": {"fd": files[which]}}
+        served = (host, keys[which])
+        out.emit({"event": "pair", "index": index, **_run_pair(spec, job, policy, namespaced, served)})
+    if host is not None:
+        host.close()
     for fd in files:
         if fd >= 0:
             os.close(fd)
 
 
-def _run_pair(spec: dict[str, Any], job: dict[str, Any], policy: dict[str, Any], namespaced: bool) -> dict[str, Any]:
+def _compiled(test: dict[str, Any]) -> Any:
+    """The test source compiled once for all its pairs (compiling runs none of it), or None: a
+    source that does not compile, or warns when compiled, is compiled again by each pair, which
+    reports the error or the warning as its own."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            compiled = compile_sources(list(test.get("preamble", ())), str(test["code"]), TEST_FILE)
+    except Exception:  # noqa: BLE001 - the pair's own compilation reports it
+        return None
+    return None if warned else compiled
+
+
+def _host(given: Any, policy: dict[str, Any], namespaced: bool) -> HostClient | None:
+    """The worker's implementation host (`implementation_host`), where the job has one: its servers
+    confine themselves with namespaces, so a job that has none runs every implementation itself."""
+    if not isinstance(given, dict) or not isinstance(given.get("fd"), int):
+        return None
+    if not namespaced:
+        os.close(given["fd"])
+        return None
+    return HostClient(given["fd"], list(given.get("hidden", [])), policy)
+
+
+def _run_pair(
+    spec: dict[str, Any],
+    job: dict[str, Any],
+    policy: dict[str, Any],
+    namespaced: bool,
+    served: tuple[HostClient | None, str] = (None, ""),
+) -> dict[str, Any]:
     result_r, result_w = os.pipe()
     err_r, err_w = os.pipe()
     cap = pair_output_cap(int(policy["max_output_bytes"]), len(job["pairs"]))
     seconds = float(job["pair_seconds"])
+    host, key = served
+    server = host.session(key, spec["implementation"]["fd"], err_w, seconds) if host is not None else None
+    if server is not None:  # the implementation's server, through one end of a socket; its file stays here
+        spec["implementation"] = {"socket": server}
     start = time.perf_counter()
     pid = os.fork()
     if pid == 0:
@@ -66,13 +115,8 @@ def _run_pair(spec: dict[str, Any], job: dict[str, Any], policy: dict[str, Any],
         try:
             job.clear()  # this process's copy: the test finds nothing of the other pairs
             os.dup2(err_w, 2)
-            keep = {result_w, spec["implementation"]["fd"]}
-            for fd in range(3, 1024):  # the job's channel, the other implementations, B's ends
-                if fd not in keep:
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
+            # not the job's channel, the other implementations, B's ends: its own pipes and implementation only
+            close_all_but({result_w, *spec["implementation"].values()})
             if namespaced:
                 confine.enter_pair_namespaces(os.getcwd(), int(policy["scratch_mb"]))
             os.setsid()  # with basic isolation, the pair is its process group, killed as one
@@ -88,6 +132,8 @@ def _run_pair(spec: dict[str, Any], job: dict[str, Any], policy: dict[str, Any],
             os._exit(code)
     os.close(result_w)
     os.close(err_w)
+    if server is not None:
+        os.close(server)
     return _collect(pid, result_r, err_r, start, seconds, cap, namespaced)
 
 

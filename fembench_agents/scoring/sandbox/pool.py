@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from fembench_agents.scoring.sandbox.executor import JobExecutor, SandboxRequest
 from fembench_agents.scoring.sandbox.fresh_probe import view_file
+from fembench_agents.scoring.sandbox.implementation_host import implementation_key
 from fembench_agents.scoring.sandbox.isolation import (
     NAMESPACED,
     IsolationReport,
@@ -108,12 +109,14 @@ def _payload(job: Job, policy: SandboxPolicy, hidden: list[str], require_namespa
     sent: dict[str, Any] = dict(job)
     try:
         if job["kind"] == "tests":
+            sent["implementations"] = []
             for implementation in job["implementations"]:
                 fd, path = tempfile.mkstemp(prefix="fembench-impl-", suffix=".json")
                 paths.append(path)
                 with os.fdopen(fd, "w") as fh:
                     json.dump(implementation, fh)
-            sent["implementations"] = [{"file": path} for path in paths]
+                # named by its content for the worker's implementation servers (`implementation_host`)
+                sent["implementations"].append({"file": path, "key": implementation_key(dict(implementation))})
         yield {"job": sent, "policy": policy.as_dict(), "hidden": hidden, "require_namespaces": require_namespaces}
     finally:
         for path in paths:

@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -37,6 +38,11 @@ from fembench_agents.scoring.sandbox.pool import WorkerPool, default_hidden
 
 # Times Ray runs a job again after the process or node running it died.
 MAX_RETRIES = 3
+
+# One line per job at DEBUG: its kind and content digest and the node that ran
+# it (which nodes a cluster really uses; a test reads it). Written by the
+# driver: nothing of it reaches a job.
+log = logging.getLogger(__name__)
 
 # What the processes of a Ray instance started here may see of the driver's
 # environment: enough to find Python, the package and Ray's own settings. A
@@ -91,15 +97,53 @@ def _node_pool(preload: tuple[str, ...]) -> WorkerPool:
         return pool
 
 
+@dataclasses.dataclass(frozen=True)
+class NodeReply:
+    """What a Ray task returns: the worker's reply, undecoded, and where it
+    came from (several nodes may share an address: `node_id` tells them apart)."""
+
+    address: str
+    node_id: str
+    code: str  # the node's `code_fingerprint()`
+    reply: dict[str, Any]
+
+
 @ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)
-def run_on_node(request: SandboxRequest, preload: tuple[str, ...]) -> tuple[str, str, dict[str, Any]]:
-    """The Ray task: one sandbox job, on whichever node Ray chose. Returns the
-    node's address and code fingerprint with the reply."""
-    # The node hides its own home, working directory and world-writable places
-    # besides what the driver hides (which may not exist here).
+def run_on_node(request: SandboxRequest, preload: tuple[str, ...]) -> NodeReply:
+    """The Ray task: one sandbox job, on whichever node Ray chose."""
+    # The node hides its own home, working directory, checkout and
+    # world-writable places besides what the driver hides: the node may be laid
+    # out unlike the driver, whose paths may not exist here.
     hidden = tuple(dict.fromkeys((*request.hidden, *default_hidden())))
     reply = _node_pool(preload).execute(dataclasses.replace(request, hidden=hidden))
-    return ray.util.get_node_ip_address(), code_fingerprint(), reply
+    node = ray.get_runtime_context().get_node_id()
+    return NodeReply(ray.util.get_node_ip_address(), node, code_fingerprint(), reply)
+
+
+def _digest(job: Any) -> str:
+    """Twelve hex digits naming a job by its content: two jobs alike (the same
+    attempt scored twice) share them."""
+    return hashlib.sha256(json.dumps(job, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _connection_failure(address: str, exc: ConnectionError) -> str:
+    """Ray's own message, and what to do when the cluster refused this driver's
+    token (or its lack of one): Ray sends none to an address it is given
+    unless told to, while `ray start --head` asks for one wherever
+    `~/.ray/auth_token` exists."""
+    causes = []
+    cause: BaseException | None = exc
+    while cause is not None:
+        causes.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    if not any(isinstance(c, ray.exceptions.AuthenticationError) or "InvalidAuthToken" in str(c) for c in causes):
+        return str(exc)
+    mode = os.environ.get("RAY_AUTH_MODE", "unset")
+    return (
+        f"the Ray cluster at {address} refused this driver's token or its lack of one (RAY_AUTH_MODE is "
+        f"{mode}): set RAY_AUTH_MODE=token and the cluster's token (~/.ray/auth_token or RAY_AUTH_TOKEN) "
+        "here, as on every node (docs/ray.md)"
+    )
 
 
 class RayExecutor:
@@ -116,10 +160,15 @@ class RayExecutor:
         if self._connected_here:
             options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
             if address is None:
+                # "local": a new instance, even where `ray start` left this
+                # machine's default address (ray.init() would join that one).
                 with _environment(ray_environment()):
-                    ray.init(num_cpus=workers, include_dashboard=False, **options)
+                    ray.init(address="local", num_cpus=workers, include_dashboard=False, **options)
             else:
-                ray.init(address=address, **options)
+                try:
+                    ray.init(address=address, **options)
+                except ConnectionError as exc:
+                    raise ConnectionError(_connection_failure(address, exc)) from None
         cpus = int(ray.cluster_resources().get("CPU", 0))
         if cpus < 1:
             self.close()
@@ -132,17 +181,25 @@ class RayExecutor:
 
     def execute(self, request: SandboxRequest) -> dict[str, Any]:
         try:
-            node, code, reply = ray.get(run_on_node.remote(request, self.preload))
+            done: NodeReply = ray.get(run_on_node.remote(request, self.preload))
         except ray.exceptions.RayError as exc:
             # Past its retries (a worker or node lost each time), or the node's
             # pool failed twice: the job has no reply, which the caller records.
             raise RuntimeError(f"the Ray cluster could not run a sandbox job: {type(exc).__name__}: {exc}") from None
-        if code != code_fingerprint():
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "sandbox job %s %s ran on Ray node %s at %s",
+                request.job["kind"],
+                _digest(request.job),
+                done.node_id,
+                done.address,
+            )
+        if done.code != code_fingerprint():
             raise RuntimeError(
-                f"Ray node {node} runs other fembench-agents code (sources {code}, the driver's "
+                f"Ray node {done.address} runs other fembench-agents code (sources {done.code}, the driver's "
                 f"{code_fingerprint()}): install the driver's version on every node"
             )
-        return reply  # type: ignore[no-any-return]
+        return done.reply
 
     def close(self) -> None:
         if self._connected_here and ray.is_initialized():

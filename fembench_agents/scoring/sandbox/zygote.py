@@ -41,8 +41,15 @@ import numpy.random  # noqa: F401 - every job seeds it
 import numpy.testing  # noqa: F401 - assert_allclose in generated tests (100 ms to import in each job)
 import pytest  # noqa: F401
 
-from fembench_agents.scoring.sandbox import confine, describe, fresh_view, runner  # noqa: F401 - with what they import
+from fembench_agents.scoring.sandbox import (  # noqa: F401 - with what they import
+    confine,
+    describe,
+    fresh_view,
+    implementation_host,
+    runner,
+)
 from fembench_agents.scoring.sandbox import pairs as pair_jobs
+from fembench_agents.scoring.sandbox.implementation import close_all_but
 
 STDERR_TAIL = 8192
 
@@ -65,12 +72,7 @@ def _job_process(
         os.dup2(devnull, 1)
         confine.set_parent_death_signal(signal.SIGKILL)
         os.dup2(pipes["err_w"], 2)
-        for fd in range(3, 1024):
-            if fd not in keep:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+        close_all_but(keep)
         policy = request["policy"]
         level, detail = confine.confine(policy, namespaces, request.get("hidden", []), exposed, env, scratch)
         out = runner.FrameWriter(pipes["result_w"])
@@ -87,7 +89,7 @@ def _job_process(
     os._exit(0)
 
 
-def _open_private(spec: Any) -> dict[str, int]:
+def _open_private(spec: Any) -> dict[str, Any]:
     path = str(spec.get("file", "")) if isinstance(spec, dict) else ""
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -97,7 +99,8 @@ def _open_private(spec: Any) -> dict[str, int]:
         os.unlink(path)
     except OSError:
         pass
-    return {"fd": fd}
+    key = spec.get("key") if isinstance(spec, dict) else None
+    return {"fd": fd, "key": key if isinstance(key, str) else ""}
 
 
 def _output_cap(request: dict[str, Any]) -> int:
@@ -114,10 +117,13 @@ def _output_cap(request: dict[str, Any]) -> int:
     return count * (6 * (pair_jobs.pair_output_cap(cap, count) + pair_jobs.STDERR_TAIL) + 1024)
 
 
-def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root: str) -> dict[str, Any]:
+def serve(
+    request: dict[str, Any], exposed: list[str], env: dict[str, str], root: str, host: int | None = None
+) -> dict[str, Any]:
     """Runs in a fresh fork of the worker, which it may change at will: it
     enters the job's namespaces itself (`confine.enter_namespaces`), forks
-    the job process B, then collects what B wrote under the job's limits."""
+    the job process B, then collects what B wrote under the job's limits.
+    A tests job's B gets the worker's implementation host (`host`)."""
     policy, job = request["policy"], request["job"]
     result_r, result_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -129,6 +135,9 @@ def serve(request: dict[str, Any], exposed: list[str], env: dict[str, str], root
         # process of the job can (see `pairs`).
         job["implementations"] = [_open_private(spec) for spec in job["implementations"]]
         keep.update(spec["fd"] for spec in job["implementations"] if spec["fd"] >= 0)
+        if host is not None:
+            job["host"] = {"fd": host, "hidden": list(request.get("hidden", []))}
+            keep.add(host)
     start = time.perf_counter()
     namespaces = confine.enter_namespaces()
     confine.join_new_session_keyring()
@@ -212,12 +221,12 @@ def _read_request(fd: int) -> bytes | None:
     return bytes(data)
 
 
-def _serve_one(exposed: list[str], env: dict[str, str], root: str) -> int:
+def _serve_one(exposed: list[str], env: dict[str, str], root: str, host: int | None) -> int:
     """In a fresh fork of the worker: read, serve and answer one request."""
     line = _read_request(0)
     if line is None:
         return 1
-    reply = (json.dumps(serve(json.loads(line), exposed, env, root)) + "\n").encode()
+    reply = (json.dumps(serve(json.loads(line), exposed, env, root, host)) + "\n").encode()
     view = memoryview(reply)
     while view:
         view = view[os.write(1, view) :]
@@ -290,19 +299,21 @@ def main(preload: list[str] | None = None, view_file: str = "") -> None:
     root = tempfile.mkdtemp(prefix="fembench-zygote-")
     os.chmod(root, 0o711)
     sys.stdout.flush()
+    host = implementation_host.start(exposed, env, root)  # a fork of this state, as every job is
     try:
         while True:
             pid = os.fork()
             if pid == 0:
                 code = 70
                 try:
-                    code = _serve_one(exposed, env, root)
+                    code = _serve_one(exposed, env, root, host[0])
                 finally:
                     os._exit(code)
             _, status = os.waitpid(pid, 0)
             if os.waitstatus_to_exitcode(status) != 0:
                 break  # end of input, or a failure: the parent restarts a worker and retries
     finally:
+        implementation_host.stop(host)
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -1,11 +1,13 @@
 // The fembench-agents run viewer: no dependencies, no network. The index
 // arrives through data/index.js, each episode through data/episodes/<n>.js
 // when it is opened (script files, so the site also works from file://).
+// Every text is added as a text node, never as HTML: replies are model output.
+// The side-by-side comparison is compare.js.
 "use strict";
 
 const PAGE_SIZE = 100;
 const FILTER_KEYS = ["model", "agent", "track", "task", "status", "stage", "domain", "tier", "knowledge"];
-const state = { index: null, rows: [], page: 0, episodes: {}, waiting: {}, lastIndexHash: "#/" };
+const state = { index: null, rows: [], page: 0, lastIndexHash: "#/" };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -28,6 +30,8 @@ function parseHash() {
   const hash = location.hash || "#/";
   const m = hash.match(/^#\/episode\/(\d+)/);
   if (m) return { view: "episode", n: Number(m[1]) };
+  const c = hash.match(/^#\/compare(?:\?(.*))?$/);
+  if (c) return { view: "compare", params: parseCompareParams(c[1]) };
   const q = hash.indexOf("?");
   const params = new URLSearchParams(q >= 0 ? hash.slice(q + 1) : "");
   const filters = {};
@@ -49,6 +53,8 @@ function route() {
   const r = parseHash();
   if (r.view === "episode") {
     showEpisode(r.n);
+  } else if (r.view === "compare") {
+    showCompare(r.params);
   } else {
     state.lastIndexHash = location.hash || "#/";
     showIndex(r.filters);
@@ -73,7 +79,8 @@ function sectionTable(section) {
       {},
       ...row.map((cell, j) => {
         const link = section.links[i][j];
-        return el("td", {}, link ? el("a", { href: filterHash(link) }, cell) : cell);
+        const href = link && (link.view === "compare" ? compareHash(link) : filterHash(link));
+        return el("td", {}, link ? el("a", { href }, cell) : cell);
       })
     )
   );
@@ -94,6 +101,7 @@ function renderIndexShell() {
     )
   );
   for (const w of data.warnings) app.append(el("p", { class: "warning" }, w));
+  app.append(el("p", {}, el("a", { id: "compare-link", href: compareHash({ arms: data.compare.arms.slice(0, 2).map((_, i) => i) }) }, "Compare agents or models side by side")));
   app.append(el("h2", {}, "Episodes"), filterControls(), el("p", { id: "episode-count" }), pager(), el("div", { id: "episode-list" }));
   const tables = el("details", { id: "tables", open: "" }, el("summary", {}, "Tables (every cell links to its episodes)"));
   for (const s of data.sections) tables.append(el("h3", {}, s.title), sectionTable(s));
@@ -184,21 +192,36 @@ function renderList() {
 
 // ------------------------------------------------------------ episodes
 
-window.fembenchEpisode = function (n, data) {
-  state.episodes[n] = data;
-  const pending = state.waiting[n];
-  delete state.waiting[n];
-  if (pending) pending(data);
-};
+// A data file is a script calling a global function with its number and its
+// data; a loader keeps what arrived and calls whoever waits for it.
+function dataLoader(dir, what) {
+  const arrived = {};
+  const waiting = {};
+  return {
+    arrive(k, data) {
+      arrived[k] = data;
+      const pending = waiting[k] || [];
+      delete waiting[k];
+      for (const done of pending) done(data);
+    },
+    load(k, done) {
+      if (arrived[k]) return done(arrived[k]);
+      if (waiting[k]) return waiting[k].push(done); // its script is on its way
+      waiting[k] = [done];
+      const script = el("script", { src: `${dir}/${k}.js` });
+      script.addEventListener("error", () => {
+        document.getElementById("app").replaceChildren(el("p", { class: "warning" }, `${what} ${k} is not in this site`));
+      });
+      document.body.append(script);
+    },
+  };
+}
+
+const episodeFiles = dataLoader("data/episodes", "episode");
+window.fembenchEpisode = episodeFiles.arrive;
 
 function loadEpisode(n, done) {
-  if (state.episodes[n]) return done(state.episodes[n]);
-  state.waiting[n] = done;
-  const script = el("script", { src: `data/episodes/${n}.js` });
-  script.addEventListener("error", () => {
-    document.getElementById("app").replaceChildren(el("p", { class: "warning" }, `episode ${n} is not in this site`));
-  });
-  document.body.append(script);
+  episodeFiles.load(n, done);
 }
 
 function showEpisode(n) {
@@ -225,6 +248,8 @@ function renderEpisode(n, ep) {
         `${fmt(ep.seconds, 2)} s; run ${ep.run}`
     )
   );
+  const compare = episodeCompareHash(ep);
+  if (compare) app.append(el("p", {}, el("a", { id: "episode-compare", href: compare }, "this task side by side across agents and models")));
   if (ep.error) app.append(el("pre", { class: "warning" }, ep.error));
   ep.attempts.forEach((a, i) => app.append(attemptView(a, i + 1, ep.attempts.length)));
 }
@@ -232,31 +257,45 @@ function renderEpisode(n, ep) {
 // `position` counts from 1 in the order attempts were made; data-index keeps
 // the index the log recorded.
 function attemptView(a, position, count) {
-  const verdict = a.passed === null ? "not scored" : a.passed ? "passed" : "failed";
   const box = el("section", { class: "attempt", id: "attempt-" + position, "data-index": String(a.index) });
-  box.append(
-    el("h2", {}, `Attempt ${position} of ${count}: `, el("span", { class: a.passed ? "status-passed" : "status-failed" }, verdict)),
-    el(
-      "p",
-      { class: "meta" },
-      `tokens ${fmt(a.prompt_tokens)} / ${fmt(a.completion_tokens)}; cost ${a.cost_usd === null ? "unknown" : "$" + a.cost_usd.toFixed(4)}; ` +
-        `model ${fmt(a.model_seconds, 2)} s; scoring ${fmt(a.score_seconds, 2)} s`
-    )
-  );
+  box.append(el("h2", {}, `Attempt ${position} of ${count}: `, attemptVerdict(a)), attemptMeta(a));
   const prompt = el("details", { class: "prompt" }, el("summary", {}, "Prompt"));
   for (const m of a.messages) prompt.append(el("h4", {}, m.role), el("pre", { class: "message" }, m.content));
-  box.append(prompt, el("h3", {}, "Reply"));
+  box.append(prompt);
+  appendOutcome(box, a, "h3");
+  if (a.diff) box.append(el("h3", {}, "Code changes from the previous attempt"), diffView(a.diff));
+  return box;
+}
+
+function attemptVerdict(a) {
+  const verdict = a.passed === null ? "not scored" : a.passed ? "passed" : "failed";
+  return el("span", { class: a.passed ? "status-passed" : "status-failed" }, verdict);
+}
+
+function attemptMeta(a) {
+  return el(
+    "p",
+    { class: "meta" },
+    `tokens ${fmt(a.prompt_tokens)} / ${fmt(a.completion_tokens)}; cost ${a.cost_usd === null ? "unknown" : "$" + a.cost_usd.toFixed(4)}; ` +
+      `model ${fmt(a.model_seconds, 2)} s; scoring ${fmt(a.score_seconds, 2)} s`
+  );
+}
+
+// The reply, its model error, stages, facts and feedback, under headings of
+// level `h` (an episode page and a comparison's cell show them alike).
+function appendOutcome(box, a, h) {
+  box.append(el(h, {}, "Reply"));
   const reply = el("div", { class: "reply" });
   for (const seg of a.reply) reply.append(seg.kind === "code" ? highlight(seg.text, "code extracted") : el("pre", { class: "prose" }, seg.text));
   box.append(reply);
   if (a.model_error) box.append(el("p", { class: "warning" }, "model error: " + a.model_error));
   if (a.stages.length) {
     box.append(
-      el("h3", {}, "Stages"),
+      el(h, {}, "Stages"),
       el(
         "table",
         { class: "stages" },
-        el("tr", {}, ...["stage", "passed", "reason", "detail", "seconds"].map((h) => el("th", {}, h))),
+        el("tr", {}, ...["stage", "passed", "reason", "detail", "seconds"].map((x) => el("th", {}, x))),
         ...a.stages.map((s) =>
           el("tr", {}, el("td", {}, s.stage), el("td", { class: s.passed ? "status-passed" : "status-failed" }, s.passed ? "yes" : "no"), el("td", {}, fmt(s.reason)), el("td", {}, fmt(s.detail)), el("td", {}, fmt(s.seconds, 3)))
         )
@@ -264,9 +303,7 @@ function attemptView(a, position, count) {
     );
   }
   if (a.facts.length) box.append(el("ul", { class: "facts" }, ...a.facts.map((x) => el("li", {}, x))));
-  if (a.feedback) box.append(el("h3", {}, "Feedback given to the next attempt"), el("pre", { class: "feedback" }, a.feedback));
-  if (a.diff) box.append(el("h3", {}, "Code changes from the previous attempt"), diffView(a.diff));
-  return box;
+  if (a.feedback) box.append(el(h, {}, "Feedback given to the next attempt"), el("pre", { class: "feedback" }, a.feedback));
 }
 
 // ------------------------------------------------------------ code
@@ -294,9 +331,9 @@ function highlight(code, cls) {
   return pre;
 }
 
-function diffView(lines) {
+function diffView(lines, same) {
   const pre = el("pre", { class: "diff" });
-  if (!lines.length) pre.append("(no change)");
+  if (!lines.length) pre.append(same || "(no change)");
   for (const line of lines) {
     const header = line.startsWith("@@") || line.startsWith("+++ ") || line.startsWith("--- ");
     const cls = header ? "diff-hunk" : line.startsWith("+") ? "diff-add" : line.startsWith("-") ? "diff-del" : null;

@@ -1,0 +1,158 @@
+"""The DOLFINx calibration on the unit cube: P2 tetrahedra on a structured mesh
+of the cube (six tetrahedra per sub-cube, DOLFINx's create_box) with
+ceil((n - 1) / 2) cells along an axis of n grid points, the output read by point
+evaluation at every grid point, shape (nz, ny, nx). Where n - 1 is even the grid
+points are P2 nodes (the 2D rule); the 2D rule's other half (the grid itself as
+the mesh when n - 1 is odd) would cost a 20^3 grid 19^3 cells, a 16^3 vector
+problem 2 GB and 15 s of LU: half the grid's resolution keeps every family a
+few seconds and well under 1 GB, about the published oracle's own resolution
+(8 to 28 cells).
+
+The families are those of dolfinx_fem.py and dolfinx_flow.py, unchanged: they
+take a `Setup`, and `CubeSetup` is one whose spaces, expressions (x, y, z),
+Dirichlet data (per face) and output are the cube's."""
+
+from __future__ import annotations
+
+# mpi4py first: it loads the MPI library that dolfinx and petsc4py link against.
+from mpi4py import MPI  # isort: skip
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import ufl
+from dolfinx import fem, geometry
+from dolfinx import mesh as dmesh
+
+from fembench_agents.cases import cube
+from fembench_agents.cases.calibration.common import components
+from fembench_agents.cases.calibration.dolfinx_common import Setup
+from fembench_agents.cases.expressions import compile_expr
+from fembench_agents.cases.model import Face, GridSpec
+
+# Crank-Nicolson on the cube steps at most this long: one step per grid spacing (the 2D rule)
+# gives a 20^3 grid one step to t = 0.05, where a mode exp(-3 pi^2 t) is off by a third.
+# The factorisation is done once; a step is a back-substitution on ~10^4 unknowns.
+DT_MAX = 0.005
+QUADRATURE_DEGREE = 6
+
+
+def cells_along(n: int) -> int:
+    return math.ceil((n - 1) / 2)
+
+
+def cube_mesh(grid: GridSpec) -> tuple[dmesh.Mesh, tuple[int, int, int]]:
+    if grid.nz is None:
+        raise ValueError(f"the cube's calibration needs a 3D grid (nx, ny, nz); got {grid}")
+    cells = (cells_along(grid.nx), cells_along(grid.ny), cells_along(grid.nz))
+    corners: list[Any] = [np.zeros(3), np.ones(3)]
+    return dmesh.create_box(MPI.COMM_SELF, corners, list(cells), dmesh.CellType.tetrahedron), cells
+
+
+@dataclass
+class CubeSetup(Setup):
+    """A Setup on the unit cube (its `grid` is None: the 2D grid problem does not apply)."""
+
+    @property
+    def dx(self) -> ufl.Measure:
+        """UFL's estimate for a forcing of sines and exponentials (each +2 over its argument's
+        degree, multiplied together) asks for hundreds of points per tetrahedron: a heat step's
+        right-hand side cost 0.4 s on 10^3 cells. Degree 6 integrates the P2 products exactly
+        and keeps P2's third order for smooth data."""
+        return ufl.dx(metadata={"quadrature_degree": QUADRATURE_DEGREE})
+
+    def time_steps(self) -> tuple[float, float, int, float]:
+        t0, t1 = float(self.spec["time"]["t0"]), float(self.spec["time"]["t_end"])
+        steps = max(1, math.ceil((t1 - t0) * (self.spec["grid"]["nx"] - 1)), math.ceil((t1 - t0) / DT_MAX - 1e-9))
+        return t0, t1, steps, (t1 - t0) / steps
+
+    def faces(self) -> list[Face]:
+        return [Face.model_validate(p["face"]) for p in self.spec["boundary"]]
+
+    def piece_facets(self) -> tuple[np.ndarray, np.ndarray]:
+        """The exterior facets and, per facet, the index of the face it lies on (the first face
+        listed wins: a facet lies in one face, its midpoint on no edge)."""
+        if self._facets is None:
+            self.domain.topology.create_connectivity(2, 3)
+            facets = dmesh.exterior_facet_indices(self.domain.topology)
+            mid = dmesh.compute_midpoints(self.domain, 2, facets)
+            index = cube.face_index({c: mid[:, k] for k, c in enumerate(cube.AXES)}, self.faces())
+            if (index < 0).any():
+                raise RuntimeError(f"{int((index < 0).sum())} boundary facets lie on no face of the cube")
+            self._facets = (facets, index.astype(np.int32))
+        return self._facets
+
+    def boundary(
+        self, V: fem.FunctionSpace, t: float | None = None, component: int | None = None
+    ) -> tuple[fem.Function, Callable[[float | None], None], fem.DirichletBC]:
+        """The Dirichlet condition on every dof of a Dirichlet face, valued by the first
+        Dirichlet face (as listed) the dof lies on; `update(t)` re-evaluates it."""
+        dofs = fem.locate_dofs_topological(V, 2, self.dirichlet_facets())
+        xyz = V.tabulate_dof_coordinates()[dofs]
+        coords = {"x": xyz[:, 0], "y": xyz[:, 1], "z": xyz[:, 2]}
+        kept = [k for k, kind in enumerate(self.kinds()) if kind == "dirichlet"]
+        faces = self.faces()
+        which = cube.face_index(coords, [faces[k] for k in kept])
+        if (which < 0).any():
+            raise RuntimeError(f"{int((which < 0).sum())} boundary dofs lie on no Dirichlet face of the cube")
+        owner = np.asarray(kept, dtype=int)[which] if kept else which
+        g = fem.Function(V)
+        values = g.x.array.reshape(-1, V.dofmap.index_map_bs)
+
+        def update(t: float | None = None) -> None:
+            for k in kept:
+                sel = owner == k
+                texts = components(self.spec["boundary"][k]["value"])
+                for c, text in enumerate(texts if component is None else [texts[component]]):
+                    at = {name: v[sel] for name, v in coords.items()}
+                    values[dofs[sel], c] = compile_expr(text)(**at, t=t)
+
+        update(t)
+        return g, update, fem.dirichletbc(g, dofs)
+
+    def output(self, u: fem.Function) -> np.ndarray:
+        """u at every grid point, (nz, ny, nx) per component (NaN off the cube); a vector
+        field whose contract asks for one scalar per point gives its magnitude (the
+        published 3D output of elasticity and Stokes)."""
+        grid = GridSpec.model_validate(self.spec["grid"])
+        coords = cube.grid_coordinates(grid)
+        points = np.column_stack([coords[c].ravel() for c in cube.AXES])
+        inside = cube.inside(*(coords[c] for c in cube.AXES)).ravel()
+        cells = _cells_of(self.domain, points)
+        ncomp = u.function_space.dofmap.index_map_bs
+        values = np.full((points.shape[0], ncomp), np.nan)
+        found = inside & (cells >= 0)
+        values[found] = u.eval(points[found], cells[found]).reshape(-1, ncomp)
+        out = values.T.reshape(ncomp, *grid.shape)
+        if ncomp == 1:
+            return out[0]
+        if len(self.spec["output"]["fields"]["u"]["shape"]) == 3:
+            return np.sqrt((out**2).sum(axis=0))
+        return out
+
+
+def _cells_of(domain: dmesh.Mesh, points: np.ndarray) -> np.ndarray:
+    """A tetrahedron containing each point, -1 where none does: the bounding-box candidates,
+    then barycentric coordinates in numpy (DOLFINx's compute_colliding_cells, a GJK distance
+    per candidate, took 1.2 s for the 8000 points of a 20^3 grid)."""
+    tree = geometry.bb_tree(domain, domain.topology.dim)
+    candidates = geometry.compute_collisions_points(tree, points)
+    offsets, cells = candidates.offsets, candidates.array
+    owner = np.repeat(np.arange(points.shape[0]), np.diff(offsets))
+    corners = domain.geometry.x[domain.geometry.dofmaps[0][cells]]  # (pairs, 4, 3)
+    edges = (corners[:, 1:] - corners[:, :1]).transpose(0, 2, 1)  # columns: the edges from vertex 0
+    lam = np.linalg.solve(edges, (points[owner] - corners[:, 0])[..., None])[..., 0]
+    inside = (lam >= -1e-10).all(axis=1) & (lam.sum(axis=1) <= 1 + 1e-10)
+    out = np.full(points.shape[0], -1, dtype=np.int32)
+    hit = np.nonzero(inside)[0][::-1]  # reversed: the first candidate of a point is written last
+    out[owner[hit]] = cells[hit]
+    return out
+
+
+def setup(case_spec: dict[str, Any]) -> tuple[CubeSetup, int]:
+    grid = GridSpec.model_validate(case_spec["grid"])
+    domain, cells = cube_mesh(grid)
+    return CubeSetup(spec=case_spec, grid=None, domain=domain, cells=cells[0]), cells[0]
