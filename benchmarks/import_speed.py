@@ -1,12 +1,12 @@
-"""What `cases import` of the published file costs: CPU seconds (this process and its
-children, so a reference solved in a child process counts) and peak resident memory, per
-record and in total, against a baseline measured before.
+"""What `cases import` of the published file costs: CPU seconds (this process and its worker
+processes) and the peak resident memory of all of them together (sampled), against the baseline
+peak, and per record against an earlier run's log.
 
     .venv/bin/python benchmarks/import_speed.py /work/pub/benchmark_v2.jsonl --out /tmp/imp \
-        [--only ID ...] [--log records.jsonl]
+        [--workers 2] [--only ID ...] [--log records.jsonl] [--baseline-log earlier.jsonl]
 
 Wall time is printed too but not compared: the machine is shared. The log (one line per
-record: id, family, domain, reference kind, CPU seconds, resident memory after it, peak so far,
+record: id, family, domain, CPU seconds of its build, its worker's resident memory after it,
 outcome) shows where the time and memory go.
 """
 
@@ -29,9 +29,10 @@ import psutil
 from fembench_agents.cases import published_import
 from fembench_agents.cases.import_workers import RecordResult
 
-# Measured before this change on the published file (645 records), idle machine (load 0.1):
-# see docs/pde_import.md, "Speed and memory".
-BASELINE = {"cpu_seconds": 0.0, "peak_rss_mb": 0.0}
+# Before the worker processes, the reference ladder and out-of-core solves: one process peaked at
+# 5550 MB (an 8x Taylor-Hood reference on a 100-point grid; docs/pde_import.md, "Speed and
+# memory"). CPU is compared record by record against an earlier run's log (--baseline-log).
+BASELINE_PEAK_MB = 5550.0
 
 
 def cpu_seconds() -> float:
@@ -71,7 +72,9 @@ def main() -> None:
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--log", type=Path)
+    parser.add_argument("--baseline-log", type=Path, help="a --log of an earlier run: CPU compared on shared ids")
     args = parser.parse_args()
+    cpu_of: dict[str, float] = {}
     log = args.log.open("w") if args.log else None
 
     def logged(record: dict[str, Any], result: RecordResult) -> None:
@@ -85,6 +88,7 @@ def main() -> None:
             "rss_mb": round(result.rss_mb),
             "outcome": "imported" if result.built else result.excluded,
         }
+        cpu_of[str(record.get("id"))] = result.cpu_seconds
         if log:
             log.write(json.dumps(line) + "\n")
             log.flush()
@@ -106,10 +110,13 @@ def main() -> None:
         f"CPU {cpu:.0f} s (wall {wall:.0f} s, not compared); peak resident, all processes together "
         f"{memory.peak_mb:.0f} MB, one process {memory.single_mb:.0f} MB"
     )
-    if not args.only:
+    print(f"peak resident against the baseline's {BASELINE_PEAK_MB:.0f} MB: {memory.peak_mb / BASELINE_PEAK_MB:.2f}x")
+    if args.baseline_log:
+        before = {(row := json.loads(line))["id"]: row["cpu"] for line in args.baseline_log.read_text().splitlines()}
+        shared = [i for i in cpu_of if i in before]
+        old, new = sum(before[i] for i in shared), sum(cpu_of[i] for i in shared)
         print(
-            f"against the baseline ({BASELINE['cpu_seconds']:.0f} s, {BASELINE['peak_rss_mb']:.0f} MB): "
-            f"CPU {cpu / BASELINE['cpu_seconds']:.2f}x, peak resident {memory.peak_mb / BASELINE['peak_rss_mb']:.2f}x"
+            f"CPU of the {len(shared)} records both runs built: {old:.0f} s before, {new:.0f} s now ({new / old:.2f}x)"
         )
 
 

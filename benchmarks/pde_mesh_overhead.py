@@ -28,8 +28,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import published_curved_records as cr  # noqa: E402
-
 from fembench_agents.cases import published_import, timing  # noqa: E402
 from fembench_agents.cases.problem import load_cases  # noqa: E402
 from fembench_agents.cases.scorer import CaseScorer  # noqa: E402
@@ -39,6 +37,8 @@ from fembench_agents.scoring.sandbox import Sandbox  # noqa: E402
 
 
 def disk_folder() -> tuple[Path, str, str]:
+    import published_curved_records as cr  # the tests' records: only for the default case
+
     folder = Path(tempfile.mkdtemp(prefix="mesh-overhead-"))
     built, views, report = published_import.import_records([json.dumps(cr.poisson_on("circle"))])
     published_import.write(folder, built, views, report)

@@ -26,8 +26,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-# The first import must be mpi4py.MPI: the order the warm workers preload.
-PRELOAD = ("mpi4py.MPI", "dolfinx", "dolfinx.fem.petsc", "petsc4py.PETSc", "ufl", "basix", "ffcx", "gmsh", __name__)
+# The first import must be mpi4py.MPI: the order the warm workers preload. sympy too: programs
+# written for the published contract parse its expressions with it, and importing it took
+# 0.7 to 1 s of every such attempt (benchmarks/pde_mesh_overhead.py).
+PRELOAD = (
+    "mpi4py.MPI",
+    "dolfinx",
+    "dolfinx.fem.petsc",
+    "petsc4py.PETSc",
+    "ufl",
+    "basix",
+    "ffcx",
+    "gmsh",
+    "sympy",
+    __name__,
+)
 VERSION_PREFIX = "0.11."
 NO_HYPRE = (
     "this PETSc build has no hypre (pc_type hypre fails with PETSc error 86, unknown type): "
