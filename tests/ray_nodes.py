@@ -203,6 +203,23 @@ def node_ids(cluster: TwoNodes, expected: int = 2, timeout: float = 60) -> dict[
         time.sleep(0.5)
 
 
+def _unhidden_parent() -> Path:
+    """Where the second node's own places go: beside the checkout unless the driver hides that
+    too (a checkout in /tmp or a home), else the first writable system directory it does not."""
+    from fembench_agents.scoring.sandbox.pool import default_hidden
+
+    hidden = [os.path.realpath(h) for h in default_hidden()]
+
+    def reached(path: Path) -> bool:
+        real = os.path.realpath(path)
+        return any(real == h or real.startswith(h.rstrip("/") + "/") for h in hidden)
+
+    for parent in (ROOT.parent, Path("/srv"), Path("/opt"), Path("/var/opt"), Path("/var/lib")):
+        if parent.is_dir() and os.access(parent, os.W_OK) and not reached(parent):
+            return parent
+    raise RuntimeError(f"no writable directory outside the driver's hidden places {hidden} for the second node")
+
+
 @contextlib.contextmanager
 def two_nodes(cpus: int = 1, second: bool = True, token: str | None = None) -> Iterator[TwoNodes]:
     """A head and (with `second`) a second raylet of `cpus` CPUs each; every
@@ -212,8 +229,7 @@ def two_nodes(cpus: int = 1, second: bool = True, token: str | None = None) -> I
     token = token or uuid.uuid4().hex
     marker = f"node{uuid.uuid4().hex[:10]}"
     base = Path(tempfile.mkdtemp(prefix="fbray-"))  # short: Ray's socket paths live below it
-    # Beside the checkout, where none of the driver's hidden places reaches.
-    node_root = Path(tempfile.mkdtemp(prefix=".fembench-node-", dir=ROOT.parent))
+    node_root = Path(tempfile.mkdtemp(prefix=".fembench-node-", dir=_unhidden_parent()))
     node_root.chmod(0o755)  # as a checkout usually is: readable to a job's user but for the hiding
     nodes: list[Node] = []
     try:

@@ -1,5 +1,5 @@
 """The fresh view of a preload (`sandbox/fresh_probe.py`) is measured once per
-installation and kept in the user's cache directory: a later process reads it
+installation where $FEMBENCH_CACHE_DIR names a directory: a later process reads it
 instead of probing again, and anything the measurement depends on that
 changes (the preload, a listing of the directories a worker imports from,
 the sandbox's code) makes it measure again."""
@@ -26,11 +26,16 @@ def probes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[tup
         ran.append(preload)
         return json.dumps({"detached": {f"{p}.sub": [f"{p}.sub"] for p in preload}, "loaded": []})
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("FEMBENCH_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(fresh_probe, "_probe_in_clean_interpreter", probe)
     fresh_probe.fresh_view_data.cache_clear()
     yield ran
     fresh_probe.fresh_view_data.cache_clear()
+
+
+def test_without_a_cache_directory_nothing_is_kept(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("FEMBENCH_CACHE_DIR", raising=False)
+    assert fresh_probe._cached(("numpy",), str(tmp_path), ENV) is None
 
 
 def test_a_view_is_measured_once_and_read_back_in_a_later_process(
@@ -42,7 +47,7 @@ def test_a_view_is_measured_once_and_read_back_in_a_later_process(
     fresh_probe.fresh_view_data.cache_clear()  # as a new process
     again = fresh_probe.fresh_view_data(("numpy",), parent, ENV)
     assert (first, again, probes) == (again, first, [("numpy",)])
-    (kept,) = (tmp_path / "cache" / "fembench-agents").iterdir()
+    (kept,) = (tmp_path / "cache").iterdir()
     assert kept.name.startswith("fresh-view-") and json.loads(kept.read_text()) == json.loads(first)
 
 
@@ -55,14 +60,14 @@ def test_another_preload_or_a_changed_listing_is_measured_again(probes: list[tup
     fresh_probe.fresh_view_data.cache_clear()
     fresh_probe.fresh_view_data(("numpy",), str(parent), ENV)
     assert probes == [("numpy",), ("scipy",), ("numpy",)]
-    assert len(list((tmp_path / "cache" / "fembench-agents").iterdir())) == 3
+    assert len(list((tmp_path / "cache").iterdir())) == 3
 
 
 def test_a_cache_entry_that_is_not_json_is_measured_again(probes: list[tuple[str, ...]], tmp_path: Path) -> None:
     parent = str(tmp_path / "checkout")
     Path(parent).mkdir()
     fresh_probe.fresh_view_data(("numpy",), parent, ENV)
-    (kept,) = (tmp_path / "cache" / "fembench-agents").iterdir()
+    (kept,) = (tmp_path / "cache").iterdir()
     kept.write_text('{"detached": ')  # cut short
     fresh_probe.fresh_view_data.cache_clear()
     text = fresh_probe.fresh_view_data(("numpy",), parent, ENV)

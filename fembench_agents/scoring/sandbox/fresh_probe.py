@@ -37,13 +37,14 @@ from pathlib import Path
 from typing import Any
 
 PROBE_SECONDS = 600
+CACHE_VARIABLE = "FEMBENCH_CACHE_DIR"  # a directory where measured views are kept across processes
 
 
 @functools.cache
 def fresh_view_data(preload: tuple[str, ...], package_parent: str, env: tuple[tuple[str, str], ...]) -> str:
     """The fresh view of a worker preloading `preload`, as JSON text: measured
-    once per installation and preload, kept in the user's cache directory
-    (`_cached`), and read once per process."""
+    once per process and preload, or once per installation where
+    $FEMBENCH_CACHE_DIR names a directory to keep it in (`_cached`)."""
     cached = _cached(preload, package_parent, env)
     try:
         text = cached.read_text() if cached is not None else ""
@@ -73,9 +74,9 @@ def _cached(preload: tuple[str, ...], package_parent: str, env: tuple[tuple[str,
     distribution changes a listing), and the sandbox's own code, which runs in
     the worker before it is measured. A package's file edited in place, with
     nothing installed, is not seen: remove the cache directory after that."""
-    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    home = os.environ.get(CACHE_VARIABLE, "")
     if not os.path.isabs(home):
-        return None
+        return None  # kept only where the user asked: nothing is written to a home directory unasked
     sandbox = Path(__file__).parent
     listed = []
     for directory in (*site.getsitepackages(), package_parent):
@@ -86,7 +87,7 @@ def _cached(preload: tuple[str, ...], package_parent: str, env: tuple[tuple[str,
     code = sorted((p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in sandbox.glob("*.py"))
     key = [sys.executable, sys.version, list(preload), package_parent, list(env), sorted(map(sorted, listed)), code]
     digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:40]
-    return Path(home) / "fembench-agents" / f"fresh-view-{digest}.json"
+    return Path(home) / f"fresh-view-{digest}.json"
 
 
 def _probe_in_clean_interpreter(preload: tuple[str, ...], package_parent: str, env: tuple[tuple[str, str], ...]) -> str:
