@@ -1,8 +1,8 @@
 """Our calibration solvers pass all three gates of their own cases, on every
 family, every domain and both kinds of reference, in every track; tracks report
 their availability honestly. `cases validate` runs every (case, library) pair
-(373 solves, through the sandbox); here each solver meets each family, each
-domain and each (family, reference kind) at least once (82 solves), which keeps the suite
+(521 solves, through the sandbox); here each solver meets each family, each
+domain (curved ones too), each piece kind and each (family, reference kind) at least once (118 solves), which keeps the suite
 under its time budget.
 
 The fast gate is given the calibration time itself: whether a second timing of
@@ -21,10 +21,10 @@ import pytest
 
 from fembench_agents.cases import gates, store, timing
 from fembench_agents.cases.calibrate import calibration_sandbox, gate_calibration, time_case
-from fembench_agents.cases.domains import domain_mask
 from fembench_agents.cases.model import TRANSIENT_VARIANTS, CaseSpec, GateConfig
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
+from fembench_agents.cases.shapes import domain_mask
 from fembench_agents.cases.tracks import TRACKS, Track, TrackUnavailable, get_track
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 
@@ -74,7 +74,7 @@ def test_the_solves_here_meet_every_family_domain_and_reference_kind_of_every_tr
         }
 
     every = [(s, lib) for s in SPECS for lib in s.libraries]
-    assert (len(every), len(PAIRS)) == (402, 100)
+    assert (len(every), len(PAIRS)) == (527, 121)
     assert met(PAIRS) == met(every)
 
 
@@ -87,7 +87,7 @@ def test_calibration_solver_passes_its_own_gates(spec, lib) -> None:  # type: ig
     start = time.perf_counter()
     out = solver(spec_dict)
     t_base = time.perf_counter() - start
-    mask = domain_mask(spec.domain.name, spec.grid)
+    mask = domain_mask(spec.domain, spec.grid, spec.boundary)
     outcome = gates.evaluate(
         spec.id,
         out,
@@ -216,6 +216,6 @@ def test_each_skeleton_runs_and_returns_the_contract_shape(library: str) -> None
     root = Path(__file__).resolve().parent.parent / "scaffolds"
     exec(compile((root / TRACKS[library].skeleton).read_text(), "<skeleton>", "exec"), namespace)  # noqa: S102
     out = namespace["solve"](json.loads(spec.model_dump_json()))  # type: ignore[operator]
-    mask = domain_mask(spec.domain.name, spec.grid)
+    mask = domain_mask(spec.domain, spec.grid, spec.boundary)
     assert gates.check_output(out, spec.output, mask).passed
     assert out["u"].shape == (65, 65)

@@ -28,57 +28,62 @@ def test_list_shows_cases_and_tracks() -> None:
     assert "track numpy-scipy: available; no calibration solver for stokes, navier_stokes" in res.output
     assert "track scikit-fem: available" in res.output
     assert "track dolfinx: available" in res.output.splitlines()  # a calibration solver for every family
-    assert "track ngsolve: available; no calibration solver for reaction_diffusion, navier_stokes, burgers, wave" in (
-        res.output
+    assert "track ngsolve: available; no calibration solver for navier_stokes, burgers, wave" in res.output
+    # family, five polygons, the unit cube, three curved domains, the total: 12 bars
+    rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 12]
+    assert rows[0] == (
+        "│ poisson              │ 5 abcD      │ 4 aBcD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  "
+        "│ 1 ABD     │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 20    │"
     )
-    rows = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 9]
-    assert (
-        rows[0]
-        == "│ poisson              │ 4 abcD      │ 4 abcD  │ 3 aBCD      │ 2 bCD             │ 2 bCD  │ 1 ABD     │ 16    │"
+    assert rows[1] == (
+        "│ heat                 │ 5 abcd      │ 3 aBCD  │ 2 ABCD      │ 1 BCD             │ 1 BCD  "
+        "│ 1 ABD     │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 16    │"
+    )  # the cube cases run on DOLFINx, NGSolve and scikit-fem
+    assert rows[3] == (
+        "│ reaction_diffusion   │ 3 ABcD      │ 4 abcD  │ 3 ABcD      │ 1 BCD             │ 1 BCD  "
+        "│ -         │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 15    │"
     )
-    assert (
-        rows[6]
-        == "│ biharmonic           │ 3 ABCD      │ 2 ABCD  │ 3 ABCD      │ 2 ABCD            │ 2 ABCD │ -         │ 12    │"
+    assert rows[6] == (
+        "│ biharmonic           │ 3 ABCD      │ 2 ABCD  │ 3 ABCD      │ 2 ABCD            │ 2 ABCD "
+        "│ -         │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 15    │"
     )
-    assert (
-        rows[7]
-        == "│ stokes               │ 5 Abd       │ 2 ABD   │ 2 ABD       │ 2 ABD             │ 2 ABD  │ -         │ 13    │"
+    assert rows[7] == (
+        "│ stokes               │ 6 Abd       │ 2 ABD   │ 2 ABD       │ 2 ABD             │ 2 ABD  "
+        "│ -         │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 17    │"
     )
-    assert (
-        rows[8]
-        == "│ navier_stokes        │ 4 AD        │ 2 AD    │ 2 AD        │ 2 AD              │ 2 AD   │ -         │ 12    │"
+    assert rows[8] == (
+        "│ navier_stokes        │ 4 AD        │ 2 AD    │ 2 AD        │ 2 AD              │ 2 AD   "
+        "│ -         │ 1 AD   │ 1 AD    │ 1 AD             │ 15    │"
     )
-    assert (
-        rows[9]
-        == "│ burgers              │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ -         │ 11    │"
+    assert rows[9] == (
+        "│ burgers              │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  "
+        "│ -         │ 1 AD   │ 1 AD    │ 1 AD             │ 14    │"
     )
-    assert (
-        rows[10]
-        == "│ wave                 │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  │ -         │ 11    │"
+    assert rows[10] == (
+        "│ wave                 │ 3 ACD       │ 2 ACD   │ 2 ACD       │ 2 ACD             │ 2 ACD  "
+        "│ -         │ 1 AD   │ 1 AD    │ 1 AD             │ 14    │"
     )
-    heat = "│ heat                 │ 4 abcD      │ 3 aBCD  │ 2 ABCD      │ 1 BCD             │ 1 BCD  │ 1 ABD     │ 12    │"
-    assert rows[1] == heat  # the cube cases run on DOLFINx, NGSolve and scikit-fem
     assert len(rows) == 11
     assert (
         "libraries: A = dolfinx, B = ngsolve, C = numpy-scipy, D = scikit-fem (lower case: some cases only)"
         in res.output
     )
-    assert "131 of 131 cases" in res.output
-    # the natural pieces and transient variants, per family, with the tracks whose calibration applies
-    # them: DOLFINx every kind, scikit-fem all but do-nothing
-    variants = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 7]
+    assert "170 of 170 cases" in res.output
+    # the natural and periodic pieces and transient variants, per family, with the tracks whose calibration
+    # applies them: DOLFINx every kind, scikit-fem all but do-nothing, NGSolve all but do-nothing
+    variants = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 8]
     assert variants == [
-        "│ poisson              │ 1 AD    │ 1 AD  │ -          │ -         │ 2     │",
-        "│ heat                 │ 1 AD    │ 1 AD  │ -          │ -         │ 1     │",
-        "│ convection_diffusion │ 1 AD    │ -     │ -          │ 2 AD      │ 3     │",
-        "│ reaction_diffusion   │ 1 AD    │ -     │ -          │ 3 AD      │ 3     │",
-        "│ elasticity           │ 1 AD    │ -     │ -          │ -         │ 1     │",
-        "│ helmholtz            │ -       │ 1 AD  │ -          │ -         │ 1     │",
-        "│ stokes               │ -       │ -     │ 1 A        │ -         │ 1     │",
+        "│ poisson              │ 2 ABD   │ 2 ABD │ -          │ 1 ABD    │ -         │ 5     │",
+        "│ heat                 │ 1 ABD   │ 2 ABD │ -          │ 1 AB     │ -         │ 3     │",
+        "│ convection_diffusion │ 2 ABD   │ -     │ -          │ 1 ABD    │ 3 ABD     │ 5     │",
+        "│ reaction_diffusion   │ 2 ABD   │ -     │ -          │ -        │ 4 ABD     │ 5     │",
+        "│ elasticity           │ 3 ABD   │ -     │ -          │ 1 ABD    │ -         │ 4     │",
+        "│ helmholtz            │ -       │ 2 ABD │ -          │ 1 ABD    │ -         │ 3     │",
+        "│ stokes               │ -       │ -     │ 1 A        │ 1 AB     │ -         │ 2     │",
     ]
     some = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--family", "helmholtz", "--library", "scikit-fem"])
     assert some.exit_code == 0, some.output
-    assert "10 of 131 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
+    assert "14 of 170 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
     assert "track scikit-fem: available" in some.output and "track numpy-scipy" not in some.output
     bad = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--library", "fenics"])
     assert (
@@ -209,7 +214,7 @@ def test_validate_passes_on_the_committed_cases_and_catches_a_leak(tmp_path: Pat
     # pairs against its own gates in-process, and `cases validate` scores them all
     skipped: list[str] = []
     found, checked = calibration_problems(_sample(tmp_path), lambda what, why: skipped.append(what))
-    assert (found, checked) == ([], 52)  # the sample cases and every library each lists (heat_cube_modes among them)
+    assert (found, checked) == ([], 56)  # the sample cases and every library each lists
     copy = _copy(tmp_path)
     lines = (copy / store.SPECS_FILE).read_text().splitlines()
     hidden = json.loads((copy / store.HIDDEN / "poisson_square_smooth.json").read_text())

@@ -14,10 +14,11 @@ from pydantic import ValidationError
 
 from fembench_agents.cases import store
 from fembench_agents.cases.builder import make_spec
-from fembench_agents.cases.domains import DOMAINS, grid_mask
+from fembench_agents.cases.domains import DOMAINS
 from fembench_agents.cases.leak import probe
 from fembench_agents.cases.manufactured import CaseDefinitionError
 from fembench_agents.cases.model import BoundaryPiece, CaseFile, CaseSpec
+from fembench_agents.cases.shapes import domain_mask
 from fembench_agents.cases.tracks import get_track
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
@@ -26,8 +27,8 @@ CASES = Path(__file__).resolve().parent.parent / "cases"
 def test_every_committed_spec_line_is_written_back_byte_for_byte() -> None:
     lines = (CASES / store.SPECS_FILE).read_text().splitlines()
     again = [store.dumps_line(json.loads(CaseSpec.model_validate_json(line).model_dump_json())) for line in lines]
-    assert again == lines and len(lines) == 131  # two on the unit cube, their pieces faces
-    assert sum(line.count('"alpha"') for line in lines) == 4  # the Robin pieces' alpha, nowhere else
+    assert again == lines and len(lines) == 170  # two on the unit cube, their pieces faces
+    assert sum(line.count('"alpha"') for line in lines) == 7  # the Robin pieces' alpha, nowhere else
 
 
 def test_alpha_belongs_to_a_robin_piece_and_only_there() -> None:
@@ -102,7 +103,7 @@ def test_a_case_file_s_natural_pieces_are_checked_against_its_domain_and_family(
 def test_natural_data_alpha_and_initial_fields_are_probed_and_none_passes(case_id: str, sources: set[str]) -> None:
     spec = {s.id: s for s in store.load_specs(CASES)}[case_id]
     hidden, arrays = store.load_hidden(CASES, case_id)
-    mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
+    mask = domain_mask(spec.domain, spec.grid, spec.boundary)
     found = {p.source: p.error for p in probe(spec, arrays["u"], mask)}
     assert sources <= set(found)
     assert min(found.values()) > max(c.tau_acc for c in hidden.calibration.values())
@@ -116,18 +117,19 @@ def test_a_track_refuses_what_its_calibration_cannot_solve() -> None:
     assert get_track("scikit-fem").refuses("stokes", ("dirichlet", "do-nothing"), False) == (
         "no boundary pieces of kind do-nothing (it applies dirichlet, neumann, robin)"
     )
-    assert get_track("ngsolve").refuses("convection_diffusion", ("dirichlet",), True) == (
-        "no transient convection_diffusion solver"
+    assert get_track("ngsolve").refuses("stokes", ("dirichlet", "do-nothing"), False) == (
+        "no boundary pieces of kind do-nothing (it applies dirichlet, neumann, robin)"
     )
+    assert get_track("ngsolve").refuses("convection_diffusion", ("dirichlet", "robin"), True) is None
     assert get_track("ngsolve").refuses("heat", ("dirichlet",), True) is None
     assert get_track("dolfinx").refuses("stokes", ("dirichlet", "do-nothing"), False) is None
     # the unit cube: each track's calibration names the families it solves in 3D
-    assert get_track("numpy-scipy").refuses("poisson", ("dirichlet",), False, 3) == (
+    assert get_track("numpy-scipy").refuses("poisson", ("dirichlet",), False, dim=3) == (
         "no poisson solver on the unit cube (3D)"
     )
-    assert get_track("scikit-fem").refuses("elasticity", ("dirichlet",), False, 3) == (
+    assert get_track("scikit-fem").refuses("elasticity", ("dirichlet",), False, dim=3) == (
         "no elasticity solver on the unit cube (3D)"
     )
-    assert get_track("scikit-fem").refuses("heat", ("dirichlet",), False, 3) is None
-    assert get_track("ngsolve").refuses("poisson", ("dirichlet",), False, 3) is None
-    assert get_track("dolfinx").refuses("convection_diffusion", ("dirichlet",), True, 3) is None
+    assert get_track("scikit-fem").refuses("heat", ("dirichlet",), False, dim=3) is None
+    assert get_track("ngsolve").refuses("poisson", ("dirichlet",), False, dim=3) is None
+    assert get_track("dolfinx").refuses("convection_diffusion", ("dirichlet",), True, dim=3) is None

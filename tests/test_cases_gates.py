@@ -14,8 +14,8 @@ import pytest
 
 from fembench_agents.cases import gates, store
 from fembench_agents.cases.calibration import numpy_scipy
-from fembench_agents.cases.domains import DOMAINS, grid_mask
 from fembench_agents.cases.model import GateConfig
+from fembench_agents.cases.shapes import domain_mask
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 CASE = "poisson_lshape_smooth"
@@ -25,7 +25,7 @@ CASE = "poisson_lshape_smooth"
 def case() -> dict[str, Any]:
     spec = next(s for s in store.load_specs(CASES) if s.id == CASE)
     hidden, arrays = store.load_hidden(CASES, CASE)
-    mask = grid_mask(DOMAINS[spec.domain.name], spec.grid)
+    mask = domain_mask(spec.domain, spec.grid, spec.boundary)
     return {"spec": spec, "dict": json.loads(spec.model_dump_json()), "hidden": hidden, "ref": arrays, "mask": mask}
 
 

@@ -26,7 +26,7 @@ import sympy as sp
 from fembench_agents.cases import gates, numerical, store
 from fembench_agents.cases.cube import CUBE
 from fembench_agents.cases.cube_cases import cube_spec
-from fembench_agents.cases.domains import DOMAINS, domain_mask, grid_coordinates
+from fembench_agents.cases.domains import DOMAINS, grid_coordinates
 from fembench_agents.cases.expressions import check_expr, compile_expr
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.manufactured import (
@@ -51,6 +51,8 @@ from fembench_agents.cases.model import (
     ReferenceCheck,
 )
 from fembench_agents.cases.numerical import data_pieces
+from fembench_agents.cases.own_curved import CURVED, case_mask, curved_spec
+from fembench_agents.cases.own_periodic import periodic_partners
 from fembench_agents.cases.tracks import get_track
 
 LAYOUT = (
@@ -122,6 +124,8 @@ def _expr_text(value: Any) -> Any:
 
 
 def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
+    if case.domain in CURVED:
+        return curved_spec(case, _contract(case))
     if case.domain == CUBE:
         return cube_spec(case)
     domain = DOMAINS[case.domain]
@@ -140,13 +144,16 @@ def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
         initial = None if d.initial is None else _one([show(e) for e in d.initial])
         solution = d.solution
     kinds = boundary_kinds(case, domain)
+    partner = periodic_partners(case, solution)
+    kinds = ["periodic" if name in partner else k for (name, _, _), k in zip(domain.pieces, kinds, strict=True)]
     pieces = [
         BoundaryPiece(
             name=name,
             kind=kind,  # type: ignore[arg-type]
             segment=(a, b),
-            value=value,
+            value=None if name in partner else value,
             alpha=case.natural[name].alpha if name in case.natural else None,
+            partner=partner.get(name),
         )
         for (name, a, b), value, kind in zip(domain.pieces, boundary, kinds, strict=True)
     ]
@@ -169,7 +176,7 @@ def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
 
 def reference(case: CaseFile, solution: list[sp.Expr]) -> dict[str, np.ndarray]:
     coords = grid_coordinates(case.grid)
-    mask = domain_mask(case.domain, case.grid)
+    mask = case_mask(case.domain, case.grid)
     t = case.time.t_end if case.time else 0.0
     ref = np.stack([compile_expr(str(e))(**coords, t=t) for e in solution])
     ref[:, ~mask] = np.nan
@@ -206,7 +213,8 @@ def calibrate_libraries(
     calib: dict[str, LibraryCalibration] = {}
     for lib in case.libraries:
         track = get_track(lib)
-        why = track.refuses(case.family, tuple(p.kind for p in spec.boundary), spec.time is not None, spec.grid.dim)
+        kinds, curved = tuple(p.kind for p in spec.boundary), spec.domain.geometry_params is not None
+        why = track.refuses(case.family, kinds, spec.time is not None, dim=spec.grid.dim, curved=curved)
         if why is not None:
             raise CaseDefinitionError(f"{case.id}: track {lib} cannot solve it: {why}")
         out = track.calibration_solver()(spec_dict)
@@ -223,7 +231,7 @@ def calibrate_libraries(
 def build_case(case: CaseFile, definition_bytes: bytes, config: GateConfig | None = None) -> Built:
     config = config or GateConfig()
     spec, solution = make_spec(case)
-    mask = domain_mask(case.domain, case.grid)
+    mask = case_mask(case.domain, case.grid)
     check: ReferenceCheck | None = None
     if solution is not None:
         ref = reference(case, solution)

@@ -77,11 +77,19 @@ def natural_words(family: str, kinds: Iterable[str]) -> str:
     return "; ".join(said[k] for k in present)
 
 
+PERIODIC_WORDS = (
+    "a piece of kind periodic has no value: u there equals u at the translated point of its `partner` "
+    "piece (a parallel side of the same length), and so does its normal derivative"
+)
+
+
 def with_kinds(equation: str, family: str, kinds: Iterable[str]) -> str:
     """The family's equation text for pieces of these kinds: unchanged when all are Dirichlet."""
     kinds = set(kinds)
+    periodic = "periodic" in kinds
+    kinds.discard("periodic")  # any family's pieces may be identified in pairs
     check_kinds(family, kinds)
-    words = natural_words(family, kinds)
+    words = "; ".join(w for w in (natural_words(family, kinds), PERIODIC_WORDS if periodic else "") if w)
     if not words:
         return equation
     equation = equation.replace("on every boundary piece", "on every boundary piece of kind dirichlet", 1)

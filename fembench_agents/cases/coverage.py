@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from fembench_agents.cases.model import DOMAINS, FAMILIES, TRANSIENT_VARIANTS, CaseFile
+from fembench_agents.cases.model import CURVED_DOMAINS, DOMAINS, FAMILIES, TRANSIENT_VARIANTS, CaseFile
 
-VARIANTS = ("neumann", "robin", "do-nothing", "transient")  # the columns of `variants`
+VARIANTS = ("neumann", "robin", "do-nothing", "periodic", "transient")  # the columns of `variants`
+COLUMNS = (*DOMAINS, *CURVED_DOMAINS)  # the columns of `matrix`: the polygons, then the curved domains
 
 
 def letters(libraries: list[str]) -> dict[str, str]:
@@ -32,16 +33,18 @@ def matrix(cases: list[CaseFile], libraries: list[str]) -> list[list[str]]:
 
     rows = []
     for fam in FAMILIES:
-        total = sum(count[fam, d] for d in DOMAINS)
+        total = sum(count[fam, d] for d in COLUMNS)
         if not total:
             continue
-        cells = [mark(fam, d) if count[fam, d] else "-" for d in DOMAINS]
+        cells = [mark(fam, d) if count[fam, d] else "-" for d in COLUMNS]
         rows.append([fam, *cells, str(total)])
     return rows
 
 
 def _variants_of(case: CaseFile) -> set[str]:
     found: set[str] = {c.kind for c in case.natural.values()}
+    if case.periodic:
+        found.add("periodic")
     if case.family in TRANSIENT_VARIANTS and case.time is not None:
         found.add("transient")
     return found

@@ -215,10 +215,3 @@ def grid_coordinates(grid: GridSpec) -> dict[str, np.ndarray]:
         return cube.grid_coordinates(grid)
     X, Y = grid_points(grid)
     return {"x": X, "y": Y}
-
-
-def domain_mask(name: str, grid: GridSpec) -> np.ndarray:
-    """The closed domain's points on the grid (the output's shape)."""
-    if name == cube.CUBE:
-        return cube.grid_mask(grid)
-    return grid_mask(DOMAINS[name], grid)

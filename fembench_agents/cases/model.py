@@ -39,6 +39,8 @@ Family = Literal[
     "wave",
 ]
 DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step", "cross", "unit_cube"]
+# Our own curved domains: published kinds with geometry of ours inside the unit square (own_curved.py)
+CurvedDomainName = Literal["circle", "annulus", "square_with_hole"]
 # Published domains given by their geometry (cases/shapes.py): an imported case's domain keeps the
 # published type and geometry_params, and its name is the published type.
 PublishedDomainName = Literal[
@@ -52,6 +54,7 @@ Coefficient = Expr | float | list[Expr]
 
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
 DOMAINS: tuple[str, ...] = DomainName.__args__  # type: ignore[attr-defined]
+CURVED_DOMAINS: tuple[str, ...] = CurvedDomainName.__args__  # type: ignore[attr-defined]
 TIME_FAMILIES = ("heat", "burgers", "wave")
 # steady unless the case gives a time interval: then du/dt joins the operator (a transient variant)
 TRANSIENT_VARIANTS = ("convection_diffusion", "reaction_diffusion")
@@ -176,7 +179,7 @@ class CaseFile(_Frozen):
 
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     family: Family
-    domain: DomainName
+    domain: DomainName | CurvedDomainName
     coefficients: dict[str, Coefficient] = {}
     manufactured: Manufactured | None = None
     data: ProblemData | None = None  # instead of `manufactured`: a numerical-reference case
@@ -184,6 +187,8 @@ class CaseFile(_Frozen):
     grid: GridSpec = GridSpec(nx=65, ny=65)
     libraries: tuple[str, ...] = ("numpy-scipy", "scikit-fem")
     natural: dict[str, NaturalCondition] = {}  # piece name -> its condition; every other piece is Dirichlet
+    # the unit square's sides identified by translation: "x" the left and right, "y" the bottom and top
+    periodic: tuple[Literal["x", "y"], ...] = ()
     note: str = ""  # for humans; never shown to a solver
 
     @field_validator("libraries")
@@ -197,6 +202,13 @@ class CaseFile(_Frozen):
     def _grid_aligned(self) -> CaseFile:
         _aligned(self.grid, self.domain)
         return self
+
+    @model_validator(mode="after")
+    def _periodic_on_the_square(self) -> CaseFile:
+        if not self.periodic or (self.domain == "unit_square" and len(set(self.periodic)) == len(self.periodic)):
+            return self
+        got = f"{list(self.periodic)} on {self.domain}"
+        raise ValueError(f"periodic sides are the unit square's, each direction once; got {got}")
 
     @model_validator(mode="after")
     def _one_reference(self) -> CaseFile:

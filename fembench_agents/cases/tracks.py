@@ -18,9 +18,10 @@ Solver = Callable[[dict[str, Any]], dict[str, Any]]
 
 CONTRACT = """\
 Write `solve(case_spec: dict) -> dict`. case_spec holds the PDE family and its
-coefficients, the forcing `f`, the boundary data per boundary piece (a segment,
-its kind and the value there: u itself on a dirichlet piece, the flux or
-traction on the others, as the equation text says), initial data and time
+coefficients, the forcing `f`, the boundary data per boundary piece (a segment
+or a circular arc, its kind and the value there: u itself on a dirichlet piece,
+the flux or traction on the others, as the equation text says; a periodic piece
+names its partner and has no value), initial data and time
 interval where the case is time-dependent, the domain and the evaluation grid. Expressions are Python
 syntax in x, y, t (u in a reaction term R) with pi, E, sin, cos, tan, exp,
 log, sqrt, sinh, cosh, tanh, atan, step (step(s) = 1 for s > 0, 0 for s < 0,
@@ -58,19 +59,30 @@ class Track:
     unsupported_families: tuple[str, ...] = ()  # families this track has no calibration solver for
     boundary_kinds: tuple[str, ...] = ("dirichlet",)  # the piece kinds its calibration solvers apply
     transient_variants: tuple[str, ...] = ()  # steady families it also solves with a time interval
+    periodic_families: tuple[str, ...] = ()  # families whose solves it reduces to periodic pieces (steady ones)
+    curved: bool = True  # whether it solves on a domain given by its geometry (arcs)
     cube_families: tuple[str, ...] = ()  # families its calibration solves on the unit cube (3D)
 
     def supports(self, family: str, domain: str) -> bool:
         return family not in self.unsupported_families
 
-    def refuses(self, family: str, kinds: tuple[str, ...], transient: bool, dim: int = 2) -> str | None:
+    def refuses(
+        self, family: str, kinds: tuple[str, ...], transient: bool, *, dim: int = 2, curved: bool = False
+    ) -> str | None:
         """Why this track's calibration cannot solve a case of this family with pieces of these
-        kinds (transient: a steady family given a time interval; dim 3: on the unit cube), or None."""
+        kinds (transient: a steady family given a time interval; dim 3: on the unit cube; curved: on
+        a domain given by its geometry), or None."""
         if family in self.unsupported_families:
             return f"no {family} solver"
         if dim == 3 and family not in self.cube_families:
             return f"no {family} solver on the unit cube (3D)"
-        other = sorted(set(kinds) - set(self.boundary_kinds))
+        if curved and not self.curved:
+            return "no solver on a curved domain (its stencils need the boundary on grid nodes)"
+        if "periodic" in kinds and (
+            family not in self.periodic_families or (transient and family in TRANSIENT_VARIANTS)
+        ):
+            return f"no periodic pieces in a{' transient' if transient else ''} {family} solve"
+        other = sorted(set(kinds) - {*self.boundary_kinds, "periodic"})
         if other:
             return f"no boundary pieces of kind {', '.join(other)} (it applies {', '.join(self.boundary_kinds)})"
         if transient and family in TRANSIENT_VARIANTS and family not in self.transient_variants:
@@ -113,15 +125,20 @@ TRACKS: dict[str, Track] = {
         calibration_module="fembench_agents.cases.calibration.numpy_scipy",
         extra_contract="Use numpy and scipy only (any method: finite differences, finite elements, ...).",
         unsupported_families=("stokes", "navier_stokes"),
+        # its finite differences take the boundary on grid nodes; a curve cuts grid lines between them
+        # (Shortley-Weller stencils per family would be needed)
+        curved=False,
     ),
     "scikit-fem": Track(
         name="scikit-fem",
         modules=("numpy", "scipy", "skfem"),
-        allowed_imports=("numpy", "scipy", "skfem", "math", "functools", "itertools", "collections", "typing"),
+        # gmsh: a curved domain's mesh, as the calibration makes it (skfem's own meshers do too)
+        allowed_imports=("numpy", "scipy", "skfem", "gmsh", "math", "functools", "itertools", "collections", "typing"),
         skeleton="pde/scikit_fem_skeleton.py",
         calibration_module="fembench_agents.cases.calibration.scikit_fem",
         boundary_kinds=("dirichlet", "neumann", "robin"),
         transient_variants=("convection_diffusion", "reaction_diffusion"),
+        periodic_families=("poisson", "convection_diffusion", "helmholtz", "biharmonic", "elasticity"),
         cube_families=("poisson", "heat", "helmholtz", "convection_diffusion"),  # scikit_fem_cube.py
         extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed.",
     ),
@@ -151,6 +168,16 @@ TRACKS: dict[str, Track] = {
         environment_check=dolfinx_env.check,
         boundary_kinds=("dirichlet", "neumann", "robin", "do-nothing"),
         transient_variants=("convection_diffusion", "reaction_diffusion"),
+        # its linear solves, reduced (dolfinx_periodic.py); a Newton (SNES) solve is not
+        periodic_families=(
+            "poisson",
+            "heat",
+            "convection_diffusion",
+            "helmholtz",
+            "elasticity",
+            "biharmonic",
+            "stokes",
+        ),
         # dolfinx_cube.py: the scalar families and the published 3D vector ones (magnitude output)
         cube_families=(
             "poisson",
@@ -182,7 +209,19 @@ TRACKS: dict[str, Track] = {
         calibration_module="fembench_agents.cases.calibration.ngsolve_track",
         extra_contract="Use NGSolve (ngsolve 6.2, with netgen for the mesh) for the discretisation; "
         "numpy and scipy are allowed.",
-        unsupported_families=("reaction_diffusion", "navier_stokes", "burgers", "wave"),
+        unsupported_families=("navier_stokes", "burgers", "wave"),
+        boundary_kinds=("dirichlet", "neumann", "robin"),
+        transient_variants=("convection_diffusion", "reaction_diffusion"),
+        # netgen identifies a periodic pair's nodes; ng.Periodic every space of these solves
+        periodic_families=(
+            "poisson",
+            "heat",
+            "convection_diffusion",
+            "helmholtz",
+            "elasticity",
+            "biharmonic",
+            "stokes",
+        ),
         cube_families=("poisson", "heat", "helmholtz", "convection_diffusion"),  # ngsolve_cube.py
     ),
 }

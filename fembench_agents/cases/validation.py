@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from fembench_agents.cases import store
-from fembench_agents.cases.domains import domain_mask
 from fembench_agents.cases.generate.manifest import is_fresh
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.problem import PUBLISHED_FILE
+from fembench_agents.cases.shapes import domain_mask
 from fembench_agents.kinds.review import Validation, ValidationOptions, ValidationProblem, ValidationProgress
 
 MIN_CASES = 110
@@ -52,7 +52,7 @@ def problems(cases_dir: Path, rebuild: bool = True) -> list[str]:
         sols = hidden.solution if isinstance(hidden.solution, list) else [hidden.solution] if hidden.solution else []
         out += [f"{d.id}: the manufactured solution appears in the spec" for s in sols if s in spec_text]
         tau = max(c.tau_acc for c in hidden.calibration.values())
-        mask = domain_mask(d.domain, d.grid)
+        mask = domain_mask(spec.domain, spec.grid, spec.boundary)  # the 2D, 3D or curved domain, no sympy
         out += [
             f"{d.id}: {p.source} passes the accuracy gate (error {p.error:.2e})" for p in leaks(spec, arrays, mask, tau)
         ]

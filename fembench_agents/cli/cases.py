@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fembench_agents.cases import coverage, store, timing
-from fembench_agents.cases.model import DOMAINS, CaseFile
+from fembench_agents.cases.model import CaseFile
 from fembench_agents.cases.tracks import TRACKS, TrackUnavailable
 from fembench_agents.cli.app import app
 from fembench_agents.kinds import kind_for, tracks
@@ -73,12 +73,17 @@ def _is_library(track: str) -> bool:
 
 def _coverage(chosen: list[CaseFile]) -> None:
     legend = coverage.letters(list(TRACKS))
-    table = Table("family", *DOMAINS, "cases", title="cases per family x domain, with the library tracks offering them")
+    table = Table(
+        "family", *coverage.COLUMNS, "cases", title="cases per family x domain, with the library tracks offering them"
+    )
     for row in coverage.matrix(chosen, list(TRACKS)):
         table.add_row(*row)
     console.print(table)
     extra = Table(
-        "family", *coverage.VARIANTS, "cases", title="cases with natural pieces or a transient variant, per family"
+        "family",
+        *coverage.VARIANTS,
+        "cases",
+        title="cases with natural or periodic pieces or a transient variant, per family",
     )
     for row in coverage.variants(chosen, list(TRACKS)):
         extra.add_row(*row)

@@ -11,7 +11,7 @@ import numpy as np
 
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import compile_expr
-from fembench_agents.cases.shapes import given_by_geometry, on_piece, published_shape
+from fembench_agents.cases.shapes import given_by_geometry, on_piece, piece_distance, published_shape
 
 TOL = 1e-12
 
@@ -42,6 +42,14 @@ def inside_polygon_closed(spec: dict[str, Any], x: np.ndarray, y: np.ndarray) ->
         a, b = piece["segment"]
         ok |= on_segment(x, y, tuple(a), tuple(b))
     return ok
+
+
+def nearest_piece(pieces: list[dict[str, Any]], x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Index of the boundary piece nearest each boundary point of an unstructured mesh (the first
+    listed among those within 1e-9 of the nearest): a node of a curved edge lies on its arc only
+    up to the mesh's geometry."""
+    dist = np.stack([piece_distance(x, y, p) for p in pieces])
+    return np.argmax(dist <= dist.min(axis=0) + 1e-9, axis=0)
 
 
 @dataclass

@@ -28,12 +28,12 @@ from fembench_agents.cases.calibration.common import (
     components,
     inside_polygon_closed,
     kept_cells_as_triangles,
+    nearest_piece,
 )
 from fembench_agents.cases.calibration.dolfinx_periodic import LinearSolver, Reduction, reduction
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import check_expr, compile_expr
 from fembench_agents.cases.model import NATURAL_KINDS
-from fembench_agents.cases.shapes import piece_distance
 
 _C_INT_MAX = 2**31 - 1
 LU = {"ksp_type": "preonly", "pc_type": "lu", "pc_factor_mat_solver_type": "mumps"}
@@ -104,7 +104,7 @@ class Setup:
                 # an unstructured mesh of a published geometry: a facet on a curved piece lies on its
                 # arc only up to the mesh's geometry, so each facet goes to its nearest piece (the
                 # distance to the segment, or to the arc's circle)
-                index[:] = _nearest_piece(self.spec["boundary"], mid[:, 0], mid[:, 1])
+                index[:] = nearest_piece(self.spec["boundary"], mid[:, 0], mid[:, 1])
             else:
                 for k in reversed(range(len(self.spec["boundary"]))):
                     a, b = self.spec["boundary"][k]["segment"]
@@ -175,7 +175,7 @@ class Setup:
         owner = None
         if self.sampler is not None:  # an unstructured mesh: each dof goes to its nearest Dirichlet piece
             kept = [k for k, kind in enumerate(self.kinds()) if kind == "dirichlet"]
-            owner = np.asarray(kept)[_nearest_piece([self.spec["boundary"][k] for k in kept], x, y)]
+            owner = np.asarray(kept)[nearest_piece([self.spec["boundary"][k] for k in kept], x, y)]
 
         def update(t: float | None = None) -> None:
             filled = np.zeros(dofs.size, dtype=bool)
@@ -240,14 +240,6 @@ def _published_output(spec: dict[str, Any], out: np.ndarray) -> np.ndarray:
     if out.shape[0] > 1 and spec["output"].get("field") in ("displacement_magnitude", "velocity_magnitude"):
         return np.sqrt((out**2).sum(axis=0))  # an imported case keeps the published output
     return out if out.shape[0] > 1 else out[0]
-
-
-def _nearest_piece(pieces: list[dict[str, Any]], x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Index of the boundary piece nearest each boundary dof of an unstructured mesh (the first
-    listed among those within 1e-9 of the nearest): a dof of a curved edge lies on its arc only
-    up to the mesh's geometry."""
-    dist = np.stack([piece_distance(x, y, p) for p in pieces])
-    return np.argmax(dist <= dist.min(axis=0) + 1e-9, axis=0)
 
 
 def structured_mesh(spec: dict[str, Any]) -> tuple[dmesh.Mesh, int]:

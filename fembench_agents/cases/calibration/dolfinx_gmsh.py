@@ -11,8 +11,6 @@ from __future__ import annotations
 from mpi4py import MPI  # isort: skip
 
 import json
-import math
-import threading
 from functools import lru_cache
 from typing import Any
 
@@ -20,10 +18,10 @@ import numpy as np
 from dolfinx import fem, geometry
 from dolfinx import mesh as dmesh
 
-from fembench_agents.cases.shapes import Box, Disk, Polygon, Shape, Wedge, published_shape
+from fembench_agents.cases.calibration.gmsh_shapes import meshed
+from fembench_agents.cases.shapes import Shape, published_shape
 
 CELLS_PER_SPACING = 2.0  # cell size: this many grid spacings (the NGSolve track's rule)
-_LOCK = threading.Lock()  # gmsh is one global model per process
 
 
 def mesh_size(spec: dict[str, Any]) -> float:
@@ -48,56 +46,11 @@ def _cached(key: str, size: float) -> dmesh.Mesh:
     return build_mesh(published_shape(json.loads(key)), size)
 
 
-def _add(occ: Any, p: Any) -> tuple[int, int]:
-    if isinstance(p, Disk):
-        return 2, occ.addDisk(p.center[0], p.center[1], 0, p.radius, p.radius)
-    if isinstance(p, Box):
-        return 2, occ.addRectangle(p.x0, p.y0, 0, p.x1 - p.x0, p.y1 - p.y0)
-    if isinstance(p, Polygon):
-        pts = [occ.addPoint(x, y, 0) for x, y in p.vertices]
-        lines = [occ.addLine(pts[k], pts[(k + 1) % len(pts)]) for k in range(len(pts))]
-        return 2, occ.addPlaneSurface([occ.addCurveLoop(lines)])
-    assert isinstance(p, Wedge)
-    (cx, cy), r = p.center, p.radius
-    c = occ.addPoint(cx, cy, 0)
-    n = 2 if p.angle > math.pi / 2 + 1e-9 else 1  # OCC arcs below pi: halve a wide one
-    ends = [
-        occ.addPoint(cx + r * math.cos(p.start + k * p.angle / n), cy + r * math.sin(p.start + k * p.angle / n), 0)
-        for k in range(n + 1)
-    ]
-    curves = [occ.addLine(c, ends[0])]
-    curves += [occ.addCircleArc(ends[k], c, ends[k + 1]) for k in range(n)]
-    curves.append(occ.addLine(ends[-1], c))
-    return 2, occ.addPlaneSurface([occ.addCurveLoop(curves)])
-
-
 def build_mesh(shape: Shape, size: float) -> dmesh.Mesh:
-    import gmsh
     from dolfinx.io import gmsh as gmshio
 
-    with _LOCK:
-        if not gmsh.isInitialized():
-            gmsh.initialize(interruptible=False)
-        gmsh.option.setNumber("General.Terminal", 0)
-        gmsh.model.add("calibration")
-        try:
-            occ = gmsh.model.occ
-            joined = [_add(occ, p) for p in shape.joined]
-            if len(joined) > 1:
-                joined, _ = occ.fuse(joined[:1], joined[1:])
-            if shape.removed:
-                joined, _ = occ.cut(joined, [_add(occ, p) for p in shape.removed])
-            occ.synchronize()
-            gmsh.model.addPhysicalGroup(2, [tag for _, tag in joined], 1)
-            gmsh.option.setNumber("Mesh.MeshSizeMax", size)
-            gmsh.option.setNumber("Mesh.MeshSizeMin", size / 4)
-            gmsh.option.setNumber("Mesh.MeshSizeFromCurvature", 24)
-            gmsh.option.setNumber("Mesh.Algorithm", 6)
-            gmsh.model.mesh.generate(2)
-            gmsh.model.mesh.setOrder(2)
-            data = gmshio.model_to_mesh(gmsh.model, MPI.COMM_SELF, 0, gdim=2)
-        finally:
-            gmsh.model.remove()
+    with meshed(shape, size, order=2) as model:
+        data = gmshio.model_to_mesh(model, MPI.COMM_SELF, 0, gdim=2)
     return data.mesh
 
 

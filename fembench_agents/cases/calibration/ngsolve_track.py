@@ -7,21 +7,25 @@ every boundary piece a named boundary, the output evaluated at the in-domain gri
 - elasticity: vector P2, plane-strain Lame parameters.
 - biharmonic: two Dirichlet problems (w = lap u, with its boundary data).
 - stokes: Taylor-Hood P2-P1, the pressure's mean fixed by a Lagrange multiplier.
-Reaction-diffusion, Navier-Stokes, Burgers and wave have no solver here: the track
-declares them unsupported.
+- reaction_diffusion: NGSolve's Newton on the symbolic form; its transient variant
+  Crank-Nicolson with Newton per step.
+Neumann and Robin pieces enter as integrals over their named boundaries; periodic pieces
+through ng.Periodic spaces; curved domains through the curved netgen mesh (ngsolve_geometry.py);
+the unit cube through a netgen box of its own (ngsolve_cube.py: its scalar families, in x, y, z).
+Navier-Stokes, Burgers and wave have no solver here: the track declares them unsupported.
 """
 
 from __future__ import annotations
 
+import ast
 import math
 from typing import Any
 
 import ngsolve as ng
-import numpy as np
-from netgen.geom2d import SplineGeometry
 
 from fembench_agents.cases.calibration import ngsolve_cube
-from fembench_agents.cases.calibration.common import components, grid_problem, inside_polygon_closed
+from fembench_agents.cases.calibration.common import components, grid_problem
+from fembench_agents.cases.calibration.ngsolve_geometry import mesh, sample
 from fembench_agents.cases.expressions import check_expr
 
 FUNCTIONS: dict[str, Any] = {
@@ -37,53 +41,67 @@ FUNCTIONS: dict[str, Any] = {
     "atan": ng.atan,
     "step": lambda s: ng.IfPos(s, 1.0, ng.IfPos(-s, 0.0, 0.5)),
 }
-SUPPORTED = ("poisson", "heat", "convection_diffusion", "helmholtz", "elasticity", "biharmonic", "stokes")
+SUPPORTED = (
+    "poisson",
+    "heat",
+    "convection_diffusion",
+    "reaction_diffusion",
+    "helmholtz",
+    "elasticity",
+    "biharmonic",
+    "stokes",
+)
+NEWTON_MAX = 40
 
 
-def cf(expr: Any, t: Any = 0.0) -> Any:
-    """An expression of the case as an NGSolve coefficient function (t a number or a Parameter)."""
-    code = compile(check_expr(str(expr)), "<case expression>", "eval")
-    env = {**FUNCTIONS, "pi": math.pi, "E": math.e, "x": ng.x, "y": ng.y, "z": ng.z, "t": t}  # ** needs builtins
+def cf(expr: Any, t: Any = 0.0, u: Any = None) -> Any:
+    """An expression of the case as an NGSolve coefficient function (t a number or a Parameter;
+    u, in a reaction term, a trial function or a grid function)."""
+    tree = check_expr(str(expr))
+    for node in ast.walk(tree):  # NGSolve's a ** 2.0 is NaN for a < 0 (a power through log): use 2
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant):
+            if isinstance(node.right.value, float) and node.right.value.is_integer():
+                node.right.value = int(node.right.value)
+    code = compile(tree, "<case expression>", "eval")
+    # ** needs builtins
+    env = {**FUNCTIONS, "pi": math.pi, "E": math.e, "x": ng.x, "y": ng.y, "z": ng.z, "t": t, "u": u}
     return ng.CoefficientFunction(eval(code, env))  # noqa: S307 - the syntax tree was checked
 
 
-def mesh(spec: dict[str, Any]) -> ng.Mesh:
-    """A netgen mesh whose boundary edges carry the names of the spec's boundary pieces."""
-    geo = SplineGeometry()
-    points: dict[tuple[float, float], int] = {}
-
-    def point(p: list[float]) -> int:
-        key = (float(p[0]), float(p[1]))
-        if key not in points:
-            points[key] = geo.AppendPoint(*key)
-        return points[key]
-
-    for piece in spec["boundary"]:
-        a, b = piece["segment"]
-        mid, d = np.array([(a[0] + b[0]) / 2, (a[1] + b[1]) / 2]), np.array([b[0] - a[0], b[1] - a[1]])
-        left = mid + 1e-6 * np.array([-d[1], d[0]]) / np.linalg.norm(d)
-        inside_left = bool(inside_polygon_closed(spec, np.array([left[0]]), np.array([left[1]]))[0])
-        geo.Append(
-            ["line", point(a), point(b)],
-            bc=piece["name"],
-            leftdomain=1 if inside_left else 0,
-            rightdomain=0 if inside_left else 1,
-        )
-    h = 2.0 / (spec["grid"]["nx"] - 1)
-    return ng.Mesh(geo.GenerateMesh(maxh=h))
+def _dirichlet(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for p in spec["boundary"] if p.get("kind", "dirichlet") == "dirichlet"]
 
 
 def _boundary(m: ng.Mesh, spec: dict[str, Any], comp: int, t: Any = 0.0) -> Any:
-    return m.BoundaryCF({p["name"]: cf(components(p["value"])[comp], t) for p in spec["boundary"]})
+    """The Dirichlet pieces' data (component comp) as one boundary coefficient, 0 elsewhere."""
+    return m.BoundaryCF({p["name"]: cf(components(p["value"])[comp], t) for p in _dirichlet(spec)}, default=0)
 
 
-def _sample(gf: Any, m: ng.Mesh, p: Any) -> np.ndarray:
-    ncomp = gf.dim
-    out = np.full((ncomp, p.ny, p.nx), np.nan)
-    vals = np.asarray(gf(m(p.X[p.inside], p.Y[p.inside]))).reshape(-1, ncomp)
-    for c in range(ncomp):
-        out[c][p.inside] = vals[:, c]
-    return out if ncomp > 1 else out[0]
+def _space(spec: dict[str, Any], fes: Any) -> Any:
+    """The space, its periodic pieces' dofs identified (the mesh carries the identification)."""
+    return ng.Periodic(fes) if any(p.get("kind") == "periodic" for p in spec["boundary"]) else fes
+
+
+def _natural(spec: dict[str, Any], v: Any, t: Any = 0.0) -> Any:
+    """sum over natural pieces of (g, v) on the piece (g the flux data the weak form puts there); None if none."""
+    form = None
+    for piece in spec["boundary"]:
+        if piece.get("kind", "dirichlet") not in ("neumann", "robin"):
+            continue
+        g = [cf(e, t) for e in components(piece["value"])]
+        term = (g[0] * v[0] + g[1] * v[1] if len(g) > 1 else g[0] * v) * ng.ds(piece["name"])
+        form = term if form is None else form + term
+    return form
+
+
+def _robin(spec: dict[str, Any], u: Any, v: Any) -> Any:
+    """sum over robin pieces of alpha u v on the piece; None if none."""
+    form = None
+    for piece in spec["boundary"]:
+        if piece.get("kind") == "robin":
+            term = cf(piece["alpha"]) * u * v * ng.ds(piece["name"])
+            form = term if form is None else form + term
+    return form
 
 
 def _dirichlet_solve(a: Any, f: Any, gf: Any, fes: Any) -> None:
@@ -96,6 +114,13 @@ def _info(spec: dict[str, Any], fes: Any, method: str, **extra: Any) -> dict[str
             "dofs": fes.ndof, "ksp_type": "preonly", "pc_type": "lu", "rtol": 0.0, **extra}  # fmt: skip
 
 
+def _set_dirichlet(gf: Any, m: ng.Mesh, spec: dict[str, Any], value: Any) -> None:
+    """gf's dofs on the Dirichlet pieces set to value; every other dof kept."""
+    names = "|".join(p["name"] for p in _dirichlet(spec))
+    if names:
+        gf.Set(value, definedon=m.Boundaries(names))
+
+
 def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     fam, c = case_spec["family"], case_spec["coefficients"]
     if fam not in SUPPORTED:
@@ -104,11 +129,11 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         return ngsolve_cube.solve(case_spec, cf)
     p = grid_problem(case_spec)
     m = mesh(case_spec)
-    names = "|".join(piece["name"] for piece in case_spec["boundary"])
+    names = "|".join(piece["name"] for piece in _dirichlet(case_spec))
     if fam == "stokes":
         return _stokes(case_spec, m, p, names)
     if fam == "elasticity":
-        fes = ng.VectorH1(m, order=2, dirichlet=names)
+        fes = _space(case_spec, ng.VectorH1(m, order=2, dirichlet=names))
         u, v = fes.TnT()
         E, nu = float(c["E"]), float(c["nu"])
         lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
@@ -118,57 +143,87 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         fx, fy = (cf(e) for e in case_spec["forcing"])
         f = ng.LinearForm(fes)
         f += (fx * v[0] + fy * v[1]) * ng.dx
+        traction = _natural(case_spec, v)
+        if traction is not None:
+            f += traction
         a.Assemble()
         f.Assemble()
         gf = ng.GridFunction(fes)
-        gf.Set(ng.CoefficientFunction((_boundary(m, case_spec, 0), _boundary(m, case_spec, 1))), ng.BND)
+        _set_dirichlet(
+            gf, m, case_spec, ng.CoefficientFunction((_boundary(m, case_spec, 0), _boundary(m, case_spec, 1)))
+        )
         _dirichlet_solve(a, f, gf, fes)
-        return {"u": _sample(gf, m, p), "solver_info": _info(case_spec, fes, "ngsolve-p2-vector")}
-    fes = ng.H1(m, order=2, dirichlet=names)
+        return {"u": sample(gf, m, p), "solver_info": _info(case_spec, fes, "ngsolve-p2-vector")}
+    fes = _space(case_spec, ng.H1(m, order=2, dirichlet=names))
     u, v = fes.TnT()
-    if fam == "heat":
+    transient = case_spec.get("time") is not None
+    if fam == "heat" or (fam == "convection_diffusion" and transient):
         return _heat(case_spec, m, p, fes)
+    if fam == "reaction_diffusion":
+        return _reaction(case_spec, m, p, fes)
     a = ng.BilinearForm(fes)
     if fam == "poisson":
         a += cf(c["k"]) * ng.grad(u) * ng.grad(v) * ng.dx
     elif fam == "helmholtz":
         a += (ng.grad(u) * ng.grad(v) - float(c["k"]) ** 2 * u * v) * ng.dx
     elif fam == "convection_diffusion":
-        b = ng.CoefficientFunction((cf(c["b"][0]), cf(c["b"][1])))
-        a += (cf(c["eps"]) * ng.grad(u) * ng.grad(v) + b * ng.grad(u) * v) * ng.dx
+        a += _convection_diffusion(c, u, v)
     else:  # biharmonic: lap w = f (w = h), lap u = w (u = g)
         a += ng.grad(u) * ng.grad(v) * ng.dx
+    robin = _robin(case_spec, u, v)
+    if robin is not None:
+        a += robin
     a.Assemble()
     f = ng.LinearForm(fes)
     f += cf(case_spec["forcing"]) * v * ng.dx
+    flux = _natural(case_spec, v)
+    if flux is not None:
+        f += flux
     f.Assemble()
     gf = ng.GridFunction(fes)
     if fam == "biharmonic":
         w = ng.GridFunction(fes)
-        w.Set(_boundary(m, case_spec, 1), ng.BND)
+        _set_dirichlet(w, m, case_spec, _boundary(m, case_spec, 1))
         f.vec.data = -f.vec
         _dirichlet_solve(a, f, w, fes)
         f2 = ng.LinearForm(-w * v * ng.dx).Assemble()
-        gf.Set(_boundary(m, case_spec, 0), ng.BND)
+        _set_dirichlet(gf, m, case_spec, _boundary(m, case_spec, 0))
         _dirichlet_solve(a, f2, gf, fes)
-        return {"u": _sample(gf, m, p), "solver_info": _info(case_spec, fes, "ngsolve-p2-split-biharmonic")}
-    gf.Set(_boundary(m, case_spec, 0), ng.BND)
+        return {"u": sample(gf, m, p), "solver_info": _info(case_spec, fes, "ngsolve-p2-split-biharmonic")}
+    _set_dirichlet(gf, m, case_spec, _boundary(m, case_spec, 0))
     _dirichlet_solve(a, f, gf, fes)
-    return {"u": _sample(gf, m, p), "solver_info": _info(case_spec, fes, "ngsolve-p2")}
+    return {"u": sample(gf, m, p), "solver_info": _info(case_spec, fes, "ngsolve-p2")}
+
+
+def _convection_diffusion(c: dict[str, Any], u: Any, v: Any) -> Any:
+    b = ng.CoefficientFunction((cf(c["b"][0]), cf(c["b"][1])))
+    return (cf(c["eps"]) * ng.grad(u) * ng.grad(v) + b * ng.grad(u) * v) * ng.dx
 
 
 def _heat(spec: dict[str, Any], m: ng.Mesh, p: Any, fes: Any) -> dict[str, Any]:
+    """Crank-Nicolson for heat and the transient convection-diffusion; natural pieces' data at
+    both ends of a step, a Robin piece's alpha u v in the operator."""
     t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
     steps = max(1, math.ceil((t1 - t0) * (spec["grid"]["nx"] - 1)))
     dt = (t1 - t0) / steps
     u, v = fes.TnT()
-    k = cf(spec["coefficients"]["k"])
+    c = spec["coefficients"]
+    if spec["family"] == "heat":
+        operator = cf(c["k"]) * ng.grad(u) * ng.grad(v) * ng.dx
+    else:
+        operator = _convection_diffusion(c, u, v)
+    robin = _robin(spec, u, v)
+    if robin is not None:
+        operator = operator + robin
     mass = ng.BilinearForm(u * v * ng.dx).Assemble()
-    stiff = ng.BilinearForm(k * ng.grad(u) * ng.grad(v) * ng.dx).Assemble()
-    mstar = ng.BilinearForm(u * v * ng.dx + dt / 2 * k * ng.grad(u) * ng.grad(v) * ng.dx).Assemble()
+    stiff = ng.BilinearForm(operator).Assemble()
+    mstar = ng.BilinearForm(u * v * ng.dx + dt / 2 * operator).Assemble()
     inv = mstar.mat.Inverse(fes.FreeDofs(), inverse="umfpack")
     tp = ng.Parameter(t0)
     load = ng.LinearForm(cf(spec["forcing"], tp) * v * ng.dx)
+    flux = _natural(spec, v, tp)
+    if flux is not None:
+        load += flux
     gf = ng.GridFunction(fes)
     gf.Set(cf(spec["initial"], t0))
     f_old = load.Assemble().vec.CreateVector()
@@ -178,17 +233,74 @@ def _heat(spec: dict[str, Any], m: ng.Mesh, p: Any, fes: Any) -> dict[str, Any]:
         tp.Set(t0 + n * dt)
         load.Assemble()
         rhs.data = mass.mat * gf.vec - dt / 2 * (stiff.mat * gf.vec) + dt / 2 * (f_old + load.vec)
-        gf.Set(_boundary(m, spec, 0, tp), ng.BND)  # the new step's Dirichlet values; interior kept
+        _set_dirichlet(gf, m, spec, _boundary(m, spec, 0, tp))  # the new step's Dirichlet values; the rest kept
         rhs.data -= mstar.mat * gf.vec
         gf.vec.data += inv * rhs
         f_old.data = load.vec
     info = _info(spec, fes, "ngsolve-p2-crank-nicolson", time_steps=steps, dt=dt)
-    return {"u": _sample(gf, m, p), "solver_info": info}
+    return {"u": sample(gf, m, p), "solver_info": info}
+
+
+def _reaction(spec: dict[str, Any], m: ng.Mesh, p: Any, fes: Any) -> dict[str, Any]:
+    """-D lap u + R(u) = f by Newton (the symbolic form's own linearisation); the transient variant
+    Crank-Nicolson, one Newton solve per step from the previous step. The forcing and the natural
+    pieces' data are assembled as vectors, once per time: a manufactured forcing is a long
+    expression, slow to evaluate inside every Newton assembly."""
+    u, v = fes.TnT()
+    c = spec["coefficients"]
+    operator = (cf(c["D"]) * ng.grad(u) * ng.grad(v) + cf(c["R"], u=u) * v) * ng.dx
+    robin = _robin(spec, u, v)
+    if robin is not None:
+        operator += robin
+    tp = ng.Parameter(spec["time"]["t0"] if spec.get("time") else 0.0)
+    load = ng.LinearForm(cf(spec["forcing"], tp) * v * ng.dx)
+    flux = _natural(spec, v, tp)
+    if flux is not None:
+        load += flux
+    gf = ng.GridFunction(fes)
+    if spec.get("time") is None:
+        _set_dirichlet(gf, m, spec, _boundary(m, spec, 0))
+        its = _newton(ng.BilinearForm(operator), gf, load.Assemble().vec, fes)
+        return {"u": sample(gf, m, p), "solver_info": _info(spec, fes, "ngsolve-p2-newton", iterations=its)}
+    t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
+    steps = max(1, math.ceil((t1 - t0) * (spec["grid"]["nx"] - 1)))
+    dt = (t1 - t0) / steps
+    mass = ng.BilinearForm(u * v * ng.dx).Assemble()
+    steady = ng.BilinearForm(operator)
+    step = ng.BilinearForm(u * v / dt * ng.dx + 0.5 * operator)
+    gf.Set(cf(spec["initial"], t0))
+    f_old = load.Assemble().vec.CreateVector()
+    f_old.data = load.vec
+    rhs, applied = gf.vec.CreateVector(), gf.vec.CreateVector()
+    for n in range(1, steps + 1):
+        tp.Set(t0 + n * dt)
+        load.Assemble()
+        steady.Apply(gf.vec, applied)
+        rhs.data = 1 / dt * (mass.mat * gf.vec) - 0.5 * applied + 0.5 * (f_old + load.vec)
+        _set_dirichlet(gf, m, spec, _boundary(m, spec, 0, tp))
+        _newton(step, gf, rhs, fes)
+        f_old.data = load.vec
+    info = _info(spec, fes, "ngsolve-p2-crank-nicolson-newton", time_steps=steps, dt=dt)
+    return {"u": sample(gf, m, p), "solver_info": info}
+
+
+def _newton(a: Any, gf: Any, rhs: Any, fes: Any) -> int:
+    """a(gf) = rhs on the free dofs (the others keep gf's values), Newton from gf; the iterations."""
+    residual, update = gf.vec.CreateVector(), gf.vec.CreateVector()
+    for n in range(1, NEWTON_MAX + 1):
+        a.Apply(gf.vec, residual)
+        residual.data -= rhs
+        a.AssembleLinearization(gf.vec)
+        update.data = a.mat.Inverse(fes.FreeDofs(), inverse="umfpack") * residual
+        gf.vec.data -= update
+        if ng.Norm(update) <= 1e-12 * max(1.0, ng.Norm(gf.vec)):
+            return n
+    raise RuntimeError(f"Newton did not converge in {NEWTON_MAX} iterations")
 
 
 def _stokes(spec: dict[str, Any], m: ng.Mesh, p: Any, names: str) -> dict[str, Any]:
-    V = ng.VectorH1(m, order=2, dirichlet=names)
-    Q = ng.H1(m, order=1)
+    V = _space(spec, ng.VectorH1(m, order=2, dirichlet=names))
+    Q = _space(spec, ng.H1(m, order=1))
     N = ng.NumberSpace(m)
     X = V * Q * N
     (u, q_p, lam), (v, q, mu) = X.TnT()
@@ -202,7 +314,7 @@ def _stokes(spec: dict[str, Any], m: ng.Mesh, p: Any, names: str) -> dict[str, A
     f += ng.InnerProduct(ng.CoefficientFunction((fx, fy)), v) * ng.dx
     f.Assemble()
     gf = ng.GridFunction(X)
-    gf.components[0].Set(ng.CoefficientFunction((_boundary(m, spec, 0), _boundary(m, spec, 1))), ng.BND)
+    _set_dirichlet(gf.components[0], m, spec, ng.CoefficientFunction((_boundary(m, spec, 0), _boundary(m, spec, 1))))
     _dirichlet_solve(a, f, gf, X)
-    out_u, out_p = _sample(gf.components[0], m, p), _sample(gf.components[1], m, p)
+    out_u, out_p = sample(gf.components[0], m, p), sample(gf.components[1], m, p)
     return {"u": out_u, "p": out_p, "solver_info": _info(spec, X, "ngsolve-taylor-hood")}

@@ -39,6 +39,9 @@ from fembench_agents.cases.calibration import scikit_fem_flow as flow
 from fembench_agents.cases.calibration.common import grid_problem
 from fembench_agents.cases.expressions import compile_expr
 
+# the families whose (steady, linear) solve is reduced to periodic pieces (p2.solve_dirichlet)
+PERIODIC = ("poisson", "convection_diffusion", "helmholtz", "biharmonic", "elasticity")
+
 
 def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     if case_spec["grid"].get("nz") is not None:  # the unit cube: tetrahedra of its own
@@ -58,6 +61,9 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     flux, robin = (None, None) if case_spec.get("time") else p2.natural(case_spec, mesh, ElementTriP2())
     transient = fam in ("convection_diffusion", "reaction_diffusion") and bool(case_spec.get("time"))
     fexpr = compile_expr(case_spec["forcing"]) if fam not in ("heat", "wave", "burgers") and not transient else None
+    pairs = p2.periodic(case_spec, basis, D)
+    if pairs is not None and (fam not in PERIODIC or transient):
+        raise ValueError(f"periodic pieces: the scikit-fem calibration reduces {', '.join(PERIODIC)} only")
 
     @LinearForm
     def load(v: Any, w: Any) -> Any:
@@ -89,9 +95,9 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     if fam == "biharmonic":
         # lap(lap u) = f as two Dirichlet problems: lap w = f with w = h, then lap u = w with u = g
         K = stiffness(1.0)
-        w_h = p2.solve_dirichlet(K, -asm(load, basis), D, p2.dirichlet(case_spec, locs, D, 1))
+        w_h = p2.solve_dirichlet(K, -asm(load, basis), D, p2.dirichlet(case_spec, locs, D, 1), pairs)
         M = asm(mass, basis)
-        u = p2.solve_dirichlet(K, -(M @ w_h), D, p2.dirichlet(case_spec, locs, D, 0))
+        u = p2.solve_dirichlet(K, -(M @ w_h), D, p2.dirichlet(case_spec, locs, D, 0), pairs)
         return {"u": p2.out(u, basis, p, nx, ny), "solver_info": p2.info(cells, 2 * basis.N, "p2-split-biharmonic")}
     uD = p2.dirichlet(case_spec, locs, D, 0)
     F = asm(load, basis) + (0 if flux is None else flux)
@@ -109,7 +115,7 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         return {"u": p2.out(u, basis, p, nx, ny), "solver_info": p2.info(cells, basis.N, "p2-newton", iterations=its)}
     else:
         raise ValueError(f"unknown family {fam}")
-    u = p2.solve_dirichlet(A if robin is None else A + robin, F, D, uD)
+    u = p2.solve_dirichlet(A if robin is None else A + robin, F, D, uD, pairs)
     return {"u": p2.out(u, basis, p, nx, ny), "solver_info": p2.info(cells, basis.N, "p2-galerkin")}
 
 
@@ -214,10 +220,6 @@ def _elasticity(spec: dict[str, Any], mesh: MeshTri, p: Any, nx: int, ny: int, c
     locs = basis.doflocs
     D = np.concatenate([D1, D2])
     uD = np.concatenate([p2.dirichlet(spec, locs, D1, 0), p2.dirichlet(spec, locs, D2, 1)])
-    u = p2.solve_dirichlet(asm(a, basis), asm(load, basis) + (0 if traction is None else traction), D, uD)
-    out = np.full((2, ny, nx), np.nan)
-    for comp, idx in enumerate(basis.split_indices()):
-        j, i = p2.grid_index(locs[:, idx], nx, ny)
-        out[comp, j, i] = u[idx]
-    out[:, ~p.inside] = np.nan
-    return {"u": out, "solver_info": p2.info(cells, basis.N, "p2-vector-galerkin")}
+    load_vector = asm(load, basis) + (0 if traction is None else traction)
+    u = p2.solve_dirichlet(asm(a, basis), load_vector, D, uD, p2.periodic(spec, basis, D))
+    return {"u": p2.vector_out(u, basis, p, nx, ny), "solver_info": p2.info(cells, basis.N, "p2-vector-galerkin")}

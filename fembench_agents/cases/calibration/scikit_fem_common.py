@@ -1,6 +1,9 @@
 """Shared parts of the scikit-fem calibration solvers: the structured P2 mesh whose
 nodes are the in-domain grid points, Dirichlet data per boundary piece, the
-output read off the degrees of freedom, one Dirichlet-constrained solve."""
+output read off the degrees of freedom, one Dirichlet-constrained solve. A domain
+given by its geometry (a curved one) is meshed by gmsh instead and read off by
+point evaluation (scikit_fem_curved.py); its boundary nodes and facets go to the
+nearest piece."""
 
 from __future__ import annotations
 
@@ -9,21 +12,30 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
-from skfem import MeshTri
+from skfem import Basis, ElementTriP2, ElementVector, MeshTri
 
-from fembench_agents.cases.calibration.common import components, kept_cells_as_triangles
+from fembench_agents.cases.calibration import scikit_fem_curved as curved
+from fembench_agents.cases.calibration.common import components, kept_cells_as_triangles, nearest_piece
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import compile_expr
+from fembench_agents.cases.shapes import given_by_geometry
+
+
+def unstructured(spec: dict[str, Any]) -> bool:
+    """Whether the case's domain is meshed by gmsh (given by its geometry) rather than on grid nodes."""
+    return given_by_geometry(spec["domain"])
 
 
 def mesh(spec: dict[str, Any], inside: np.ndarray) -> tuple[MeshTri, int, int]:
     g = spec["grid"]
     nx, ny = g["nx"], g["ny"]
+    if unstructured(spec):
+        return curved.mesh(spec), nx, ny
     cx, cy = (nx - 1) // 2, (ny - 1) // 2  # cells per direction
     xs, ys = np.linspace(0.0, 1.0, cx + 1), np.linspace(0.0, 1.0, cy + 1)
     # a cell is in the domain if its centre grid point (a P2 node) is
     points, triangles = kept_cells_as_triangles(inside[1::2, 1::2][:cy, :cx], xs, ys)
-    return MeshTri(points.T, triangles.T), nx, ny
+    return MeshTri(np.ascontiguousarray(points.T), np.ascontiguousarray(triangles.T)), nx, ny
 
 
 def grid_index(locs: np.ndarray, nx: int, ny: int) -> tuple[np.ndarray, np.ndarray]:
@@ -35,11 +47,18 @@ def dirichlet(
 ) -> np.ndarray:
     x, y = locs[0, dofs], locs[1, dofs]
     vals = np.full(dofs.size, np.nan)
-    for piece in reversed(spec["boundary"]):
+    owner = None
+    if unstructured(spec):  # each node to its nearest Dirichlet piece
+        kept = [k for k, piece in enumerate(spec["boundary"]) if kind(piece) == "dirichlet"]
+        owner = np.asarray(kept)[nearest_piece([spec["boundary"][k] for k in kept], x, y)]
+    for k, piece in reversed(list(enumerate(spec["boundary"]))):
         if kind(piece) != "dirichlet":  # its data is a flux, not a value: it never sets a node
             continue
-        a, b = piece["segment"]
-        sel = on_segment(x, y, tuple(a), tuple(b))
+        if owner is None:
+            a, b = piece["segment"]
+            sel = on_segment(x, y, tuple(a), tuple(b))
+        else:
+            sel = owner == k
         vals[sel] = compile_expr(components(piece["value"])[comp])(x=x[sel], y=y[sel], t=t)
     if np.isnan(vals).any():
         raise RuntimeError("a boundary node lies on no boundary piece")
@@ -47,10 +66,27 @@ def dirichlet(
 
 
 def out(u_dofs: np.ndarray, basis: Any, p: Any, nx: int, ny: int) -> np.ndarray:
+    """A scalar basis's values on the grid, NaN outside the domain."""
+    if unstructured(p.spec):
+        return curved.GridSampler(basis.mesh, p.X, p.Y, p.inside)(basis, u_dofs)
     out = np.full((ny, nx), np.nan)
     j, i = grid_index(basis.doflocs, nx, ny)
     out[j, i] = u_dofs
     out[~p.inside] = np.nan
+    return out
+
+
+def vector_out(u_dofs: np.ndarray, basis: Any, p: Any, nx: int, ny: int) -> np.ndarray:
+    """A vector P2 basis's values on the grid, (2, ny, nx), NaN outside the domain."""
+    out = np.full((2, ny, nx), np.nan)
+    scalar = Basis(basis.mesh, ElementTriP2()) if unstructured(p.spec) else None
+    for comp, idx in enumerate(basis.split_indices()):
+        if scalar is not None:  # a component's dofs are numbered as the scalar space's
+            out[comp] = curved.GridSampler(basis.mesh, p.X, p.Y, p.inside)(scalar, u_dofs[idx])
+            continue
+        j, i = grid_index(basis.doflocs[:, idx], nx, ny)
+        out[comp, j, i] = u_dofs[idx]
+    out[:, ~p.inside] = np.nan
     return out
 
 
@@ -67,13 +103,62 @@ def info(cells: int, dofs: int, method: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def solve_dirichlet(A: sps.spmatrix, rhs: np.ndarray, D: np.ndarray, uD: np.ndarray) -> np.ndarray:
-    u = np.zeros(A.shape[0])
-    u[D] = uD
-    inn = np.setdiff1d(np.arange(A.shape[0]), D)
+Pairs = tuple[np.ndarray, np.ndarray]  # (image dofs, their source dofs): u[image] = u[source]
+
+
+def solve_dirichlet(
+    A: sps.spmatrix, rhs: np.ndarray, D: np.ndarray, uD: np.ndarray, pairs: Pairs | None = None
+) -> np.ndarray:
+    """u with u[D] = uD solving the other rows of A u = rhs; with periodic pairs, the reduced
+    system P^T A P x = P^T rhs (P maps each image dof to its source, every other dof to itself)."""
+    n = A.shape[0]
+    x = np.zeros(n)
+    x[D] = uD
+    image = np.zeros(0, dtype=np.int64) if pairs is None else pairs[0]
+    inn = np.setdiff1d(np.arange(n), np.concatenate([D, image]))
+    P = None
+    if pairs is not None:
+        cols = np.arange(n)
+        cols[pairs[0]] = pairs[1]
+        P = sps.csr_matrix((np.ones(n), (np.arange(n), cols)), shape=(n, n))
+        A, rhs = P.T @ A @ P, P.T @ rhs
     A = A.tocsr()
-    u[inn] = spla.spsolve(A[inn][:, inn].tocsc(), rhs[inn] - A[inn][:, D] @ uD)
-    return u
+    x[inn] = spla.spsolve(A[inn][:, inn].tocsc(), rhs[inn] - A[inn][:, D] @ uD)
+    return x if P is None else P @ x
+
+
+def periodic(spec: dict[str, Any], basis: Any, D: np.ndarray) -> Pairs | None:
+    """Each dof on a periodic image piece (the right or top one), not on a Dirichlet piece, and
+    the dof of the same component at the translated point of its partner; None without periodic pieces."""
+    pieces = {p["name"]: p for p in spec["boundary"]}
+    images: list[tuple[tuple[float, float], tuple[float, float], np.ndarray]] = []
+    for p in spec["boundary"]:
+        if kind(p) != "periodic":
+            continue
+        ends = [np.asarray(v, dtype=float) for v in p["segment"]]
+        other = [np.asarray(v, dtype=float) for v in pieces[p["partner"]]["segment"]]
+        shift = np.minimum(*other) - np.minimum(*ends)
+        if shift.sum() < 0:  # the image lies right of or above its source
+            (ax, ay), (bx, by) = ends
+            images.append(((float(ax), float(ay)), (float(bx), float(by)), shift))
+    if not images:
+        return None
+    locs = basis.doflocs
+    groups = basis.split_indices() if isinstance(basis.elem, ElementVector) else [np.arange(basis.N)]
+    fixed = np.zeros(basis.N, dtype=bool)
+    fixed[D] = True
+    image_dofs, source_dofs = [], []
+    for group in groups:
+        where = {(round(float(locs[0, k]), 10), round(float(locs[1, k]), 10)): int(k) for k in group}
+        for start, end, shift in images:
+            on = group[on_segment(locs[0, group], locs[1, group], start, end) & ~fixed[group]]
+            for k in on:
+                key = (round(float(locs[0, k] + shift[0]), 10), round(float(locs[1, k] + shift[1]), 10))
+                if key not in where:
+                    raise RuntimeError(f"a periodic dof at {tuple(locs[:, k])} has no partner dof at {key}")
+                image_dofs.append(int(k))
+                source_dofs.append(where[key])
+    return np.asarray(image_dofs, dtype=np.int64), np.asarray(source_dofs, dtype=np.int64)
 
 
 def piece_facets(spec: dict[str, Any], mesh: MeshTri) -> tuple[np.ndarray, np.ndarray]:
@@ -81,6 +166,8 @@ def piece_facets(spec: dict[str, Any], mesh: MeshTri) -> tuple[np.ndarray, np.nd
     piece listed wins, as at shared corners)."""
     facets = mesh.boundary_facets()
     mid = mesh.p[:, mesh.facets[:, facets]].mean(axis=1)
+    if unstructured(spec):
+        return facets, nearest_piece(spec["boundary"], mid[0], mid[1])
     index = np.full(facets.size, -1)
     for k in reversed(range(len(spec["boundary"]))):
         a, b = spec["boundary"][k]["segment"]
@@ -138,7 +225,7 @@ def natural(
     load: np.ndarray | None = None
     robin: sps.spmatrix | None = None
     for k, piece in enumerate(spec["boundary"]):
-        if kind(piece) == "dirichlet" or not (index == k).any():
+        if kind(piece) not in ("neumann", "robin") or not (index == k).any():
             continue
         fb = FacetBasis(mesh, element, facets=facets[index == k])
         part = asm(_flux_form(components(piece["value"]), t), fb)

@@ -90,13 +90,12 @@ def solve(spec: dict[str, Any], mesh: MeshTri, p: Any, nx: int, ny: int, cells: 
                 break
         else:
             raise RuntimeError("Newton did not converge")
-    u = np.full((2, ny, nx), np.nan)
-    for comp, idx in enumerate(ub.split_indices()):
-        j, i = p2.grid_index(locs[:, idx], nx, ny)
-        u[comp, j, i] = x[idx]
-    pressure = _pressure_on_grid(x[nu_:], mesh, nx, ny)
-    u[:, ~p.inside] = np.nan
-    pressure[~p.inside] = np.nan
+    u = p2.vector_out(x[:nu_], ub, p, nx, ny)
+    if p2.unstructured(spec):
+        pressure = p2.out(x[nu_:], pb, p, nx, ny)
+    else:
+        pressure = _pressure_on_grid(x[nu_:], mesh, nx, ny)
+        pressure[~p.inside] = np.nan
     method = "taylor-hood-newton" if its else "taylor-hood"
     info = p2.info(cells, nu_ + np_, method, **({"iterations": its} if its else {}))
     return {"u": u, "p": pressure, "solver_info": info}
