@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from collections import defaultdict
 from pathlib import Path
 
@@ -303,6 +304,13 @@ def test_the_solvers_contract_describes_step_as_the_reference_evaluates_it() -> 
     assert step.tolist() == [0.0, 0.5, 1.0]
     words = " ".join(CONTRACT.split())
     assert "step (step(s) = 1 for s > 0, 0 for s < 0, 1/2 at 0); evaluate them with numpy." in words
+
+
+def test_an_expression_is_nan_off_its_domain_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an import prints no line per NaN point
+        value = compile_expr("sqrt(x)/(x - 1)")(x=np.array([-1.0, 1.0, 4.0]))
+    assert np.isnan(value[0]) and np.isinf(value[1]) and value[2] == pytest.approx(2.0 / 3.0)
 
 
 @pytest.mark.parametrize("bad", ["__import__('os')", "x.real", "open('f')", "[x]", "lambda: 1", "'s'"])

@@ -74,7 +74,11 @@ def compile_expr(text: str | float) -> Callable[..., np.ndarray]:
 
     def f(**vars_: Any) -> np.ndarray:
         env: dict[str, Any] = {"__builtins__": {}, **FUNCTIONS, **CONSTANTS, **vars_}
-        value = eval(code, env)  # noqa: S307 - syntax tree checked above
+        # Off its domain an expression may be NaN (a boundary trace at an arc's centre, a root of a
+        # negative number): callers mask those points or check finiteness; a warning only clutters
+        # an import's or a validation's output with hundreds of lines.
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            value = eval(code, env)  # noqa: S307 - syntax tree checked above
         like: Any = vars_.get("x", vars_.get("u", 0.0))
         return np.broadcast_to(np.asarray(value, dtype=float), np.shape(like)).copy()
 

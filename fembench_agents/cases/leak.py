@@ -52,8 +52,7 @@ def _candidates(spec: CaseSpec, ref: np.ndarray, mask: np.ndarray) -> Iterator[t
     for name, e in _exprs(spec):
         fn = compile_expr(e)
         try:
-            with np.errstate(invalid="ignore", divide="ignore"):  # an arc's trace is NaN at its centre only
-                v = fn(**coords, t=t)
+            v = fn(**coords, t=t)
         except NameError:  # a reaction term R(u): try it on the grid coordinates' range too
             v = fn(u=coords["x"] + coords["y"])
         values.append((name, v[mask]))
