@@ -256,6 +256,8 @@ def problems_for(
         sets = load_problems(tracks, sandbox, problem_paths(tasks_path, cases_path), options)
     except ProblemsUnavailable as exc:
         fail_unavailable(exc)
+    for note in sets.notes:
+        err.print(note, markup=False, highlight=False, soft_wrap=True)
     for skip in sets.skipped:
         say_skipped(skip)
     if skipped is not None:
