@@ -45,6 +45,7 @@ from fembench_agents.runs.grid import (
     experiment_dir,
     experiment_runs,
     grid_budget,
+    grid_options,
     grid_tracks,
     library_list,
     open_clients,
@@ -171,7 +172,7 @@ def _execute(
         ExitStack() as stack,
     ):
         sandbox.require_isolation()
-        sets = load_problems(tracks, sandbox, paths, ScoringOptions(prepared_later=True))
+        sets = load_problems(tracks, sandbox, paths, grid_options(runs))
         try:
             episode_total(runs, sets)  # a selection matching nothing fails before any model starts
             prepare_selected(sets, paths, [(r.config.track, r.config.tasks) for r in runs], _quiet)

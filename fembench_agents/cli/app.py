@@ -36,6 +36,16 @@ err = Console(stderr=True)
 DEFAULT_TASKS = os.environ.get("FEMBENCH_TASKS", TASKS_PATH)
 DEFAULT_CASES = os.environ.get("FEMBENCH_CASES", CASES_PATH)
 TasksOpt = Annotated[str, typer.Option("--tasks", help="task file or directory")]
+FreshInputsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--fresh-inputs",
+        min=0,
+        metavar="SEED",
+        help="beside each function task, its fresh instance <id>~fresh<SEED>: verification inputs drawn anew "
+        "from the ranges the task declares (docs/fresh_instances.md)",
+    ),
+]
 AllowWeakOpt = Annotated[
     bool,
     typer.Option(
