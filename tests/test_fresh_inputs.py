@@ -6,6 +6,7 @@ command line, and how a report tells a fresh instance from its published task.""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,26 @@ def test_the_seed_travels_from_an_experiment_to_the_load() -> None:
     other = PlannedRun(RunConfig(model="local", agent="best-of:2", fresh_inputs=8), Path("b"))
     with pytest.raises(ValueError, match=r"one grid draws fresh inputs with one seed, not \[7, 8\]"):
         grid_options([*runs, other])
+
+
+def test_a_run_on_fresh_inputs_logs_both_and_replays_with_its_seed(scale_dir: Path, tmp_path: Path) -> None:
+    from fembench_agents.api import open_run
+    from fembench_agents.models import register_script, unregister_script
+
+    name = f"recall{uuid.uuid4().hex[:8]}"
+    register_script(name, lambda messages: f"```python\n{RECALL}```\n")
+    out = tmp_path / "run"
+    try:
+        called = cli(
+            "run", "--model", f"scripted/{name}", "--agent", "single-shot", "--tasks", SCALE,
+            "--tasks-path", scale_dir, "--fresh-inputs", "2", "--out", out, "--concurrency", "1",
+        )  # fmt: skip
+        assert called.code == 0, called.text
+        recorded = open_run(out)
+        assert recorded.manifest.config["fresh_inputs"] == 2
+        assert {e.task_id: e.passed for e in recorded.episodes()} == {SCALE: True, f"{SCALE}~fresh2": False}
+        rescored = cli("replay", out, "--rescore", "--tasks", scale_dir)
+        assert rescored.code == 0, rescored.text  # the fresh instance was drawn again, with the same inputs
+        assert "every attempt's outcome is identical" in rescored.out
+    finally:
+        unregister_script(name)
