@@ -257,3 +257,21 @@ def test_a_run_on_fresh_inputs_logs_both_and_replays_with_its_seed(scale_dir: Pa
         assert "every attempt's outcome is identical" in rescored.out
     finally:
         unregister_script(name)
+
+
+def test_choice_and_common_scale_draw_whole_values() -> None:
+    from fembench_agents.suite.fresh_spec import FreshInputs
+
+    spec = FreshInputs.model_validate(
+        {
+            "draws": [
+                {"arguments": ["order"], "draw": "choice", "values": [1, 2, 3]},
+                {"arguments": ["K"], "draw": "scale", "low": 0.5, "high": 2.0, "common": True},
+            ]
+        }
+    )
+    K = np.array([[2.0, -1.0], [-1.0, 2.0]])
+    drawn = draw_input(spec, ("order", "K"), [3, K], stream("t", 1, 0, 0))
+    assert drawn[0] == 1
+    np.testing.assert_array_equal(drawn[1], 0.8891 * K)  # one factor: still symmetric, same null space
+    np.testing.assert_array_equal(K, [[2.0, -1.0], [-1.0, 2.0]])  # the published input is not touched

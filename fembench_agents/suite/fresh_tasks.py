@@ -94,7 +94,8 @@ def fresh_instances(tasks: Sequence[Task], seed: int, scorer: FunctionScorer) ->
 def fresh_instance(task: Task, seed: int, scorer: FunctionScorer) -> tuple[Task, list[Redraw]]:
     """`task` with drawn inputs, and the draws refused on the way. Raises
     ReferenceFailure when an input refuses MAX_DRAWS draws, naming the last reason."""
-    assert task.fresh_inputs is not None
+    spec = task.fresh_inputs
+    assert spec is not None
     parameters = parameter_names(task.main_signature)
     published = task.decoded_inputs()
     expected = scorer.reference_outputs(task)
@@ -104,7 +105,7 @@ def fresh_instance(task: Task, seed: int, scorer: FunctionScorer) -> tuple[Task,
     def drawn(i: int) -> Any:
         args = published[i]
         assert args is not None  # fixed_reason refused inputs built in the sandbox
-        return codec.to_data(draw_input(task.fresh_inputs, parameters, args, stream(task.task_id, seed, i, draws[i])))  # type: ignore[arg-type]
+        return codec.to_data(draw_input(spec, parameters, args, stream(task.task_id, seed, i, draws[i])))
 
     inputs = [drawn(i) for i in range(len(published))]
     pending = list(range(len(published)))
