@@ -45,6 +45,7 @@ from fembench_agents.runs.grid import (
     experiment_dir,
     experiment_runs,
     grid_budget,
+    grid_options,
     grid_tracks,
     library_list,
     open_clients,
@@ -54,7 +55,7 @@ from fembench_agents.runs.grid import (
 from fembench_agents.runs.problems import load_problems, preload_for, prepare_selected
 from fembench_agents.runs.reader import RunRecords
 from fembench_agents.runs.reader import open_run as _open_run
-from fembench_agents.runs.replay import Change, replay_run, run_track
+from fembench_agents.runs.replay import Change, replay_run, run_options, run_track
 from fembench_agents.runs.replay import rescore as _rescore
 from fembench_agents.runs.run import RunConfig
 from fembench_agents.scoring.folder import score_saved
@@ -89,11 +90,13 @@ def run(
     concurrency: int = DEFAULT_CONCURRENCY,
     allow_weak_isolation: bool = False,
     max_cost: float | None = None,
+    fresh_inputs: int | None = None,
 ) -> Path:
     """One model x one agent x a task selection (or PDE `cases` on one `library`)
     into a run directory (resumed if it exists); returns the directory. `model`
     is a litellm name or `local`. A run stopped early raises RunStopped (BudgetReached
-    when `max_cost` USD, as `--max-cost` counts it, was reached)."""
+    when `max_cost` USD, as `--max-cost` counts it, was reached). `fresh_inputs`: a
+    seed, to run each function task's fresh instance beside it (`--fresh-inputs`)."""
     tasks, track = problem_selection(tasks, track, cases, library)
     config = RunConfig(
         model=model,
@@ -103,6 +106,7 @@ def run(
         repeats=repeats,
         concurrency=concurrency,
         params=params or ModelParams(),
+        fresh_inputs=fresh_inputs,
     )
     return _execute(
         [single_run(config, Path(out) if out is not None else None)],
@@ -129,11 +133,13 @@ def compare(
     concurrency: int = DEFAULT_CONCURRENCY,
     allow_weak_isolation: bool = False,
     max_cost: float | None = None,
+    fresh_inputs: int | None = None,
 ) -> list[Path]:
     """Models x agents on a task selection (or PDE `cases` on each of `libraries`),
     each run in its own directory under `out` (runs/compare by default), as
     `fembench-agents compare` makes them; returns the run directories. `max_cost`:
-    USD the whole grid may spend (`--max-cost`)."""
+    USD the whole grid may spend (`--max-cost`). `fresh_inputs`: a seed, to run each
+    function task's fresh instance beside it (`--fresh-inputs`)."""
     exp = Experiment(
         name="compare",
         models=models,
@@ -147,6 +153,7 @@ def compare(
         repeats=repeats,
         concurrency=concurrency,
         params=params or ModelParams(),
+        fresh_inputs=fresh_inputs,
     )
     runs = experiment_runs(exp, experiment_dir(exp, Path(out) if out is not None else None))
     return _execute(runs, _paths(tasks_path, cases_path, paths), allow_weak_isolation, max_cost)
@@ -171,7 +178,7 @@ def _execute(
         ExitStack() as stack,
     ):
         sandbox.require_isolation()
-        sets = load_problems(tracks, sandbox, paths, ScoringOptions(prepared_later=True))
+        sets = load_problems(tracks, sandbox, paths, grid_options(runs))
         try:
             episode_total(runs, sets)  # a selection matching nothing fails before any model starts
             prepare_selected(sets, paths, [(r.config.track, r.config.tasks) for r in runs], _quiet)
@@ -197,19 +204,23 @@ def score_folder(
     track: str | None = None,
     paths: Mapping[str, PathLike] | None = None,
     allow_weak_isolation: bool = False,
+    fresh_inputs: int | None = None,
 ) -> FolderSummary:
     """Saved completions `{task_id}_code_{label}.py` / `_test_` in `folder`, scored;
     with `cases_path`, PDE solver programs `{case_id}_{library}_{label}.py` (and
     the compatibility options `compat` names; `gates="published"` judges each imported
     case by its published record's thresholds); with `track`, the saved attempts
-    of that track's kind as it names them (any registered kind, its source in `paths`)."""
+    of that track's kind as it names them (any registered kind, its source in `paths`);
+    with `fresh_inputs`, each function on its task's fresh instance too (`--fresh-inputs`)."""
     kind = kind_for(track or (DEFAULT_TRACK if cases_path is None else DEFAULT_LIBRARY))
     all_paths = _paths(tasks_path, cases_path or CASES_PATH, paths)
     path = all_paths.get(kind.default_path, kind.default_path)
     tracks = kind.folder.tracks(Path(folder), path)
     with Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for(tracks)) as sandbox:
         sandbox.require_isolation()
-        sets = load_problems(tracks, sandbox, all_paths, ScoringOptions(tuple(compat), gates=gates))
+        sets = load_problems(
+            tracks, sandbox, all_paths, ScoringOptions(tuple(compat), gates=gates, fresh_inputs=fresh_inputs)
+        )
         try:
             found = kind.folder.find(Path(folder), path, sets.by_track)
             return score_saved(found, kind.folder, sets.evaluator, skipped=sets.skipped)
@@ -235,7 +246,7 @@ def replay(
     track = run_track(run_path)
     with Sandbox(allow_weak_isolation=allow_weak_isolation, preload=preload_for([track])) as sandbox:
         sandbox.require_isolation()
-        sets = load_problems([track], sandbox, _paths(tasks_path, cases_path, paths))
+        sets = load_problems([track], sandbox, _paths(tasks_path, cases_path, paths), run_options(run_path))
         problems = sets.by_track[track]
         try:
             if rescore:

@@ -208,6 +208,8 @@ def test_score_folder_writes_summary_json(tmp_path: Path) -> None:
         "mean_joint_test_success": 1.0,
         "mean_reference_pass": 1.0,
         "mean_failure_detection": 1.0,
+        "fresh_tasks": 0,  # no --fresh-inputs
+        "fresh_functions_correct": 0,
     }
     bad = summaries["bad"]
     assert bad["tasks"] == n and bad["functions_correct"] == 1

@@ -211,7 +211,9 @@ def test_the_built_in_kinds_parts() -> None:
     assert tests.paired_headline == PairedHeadline(x_track="code", title="Correctness vs test quality")
     libraries = {id(kind_for(t).report) for t in LIBRARY_TRACKS}
     assert len(libraries) == 1 and kind_for("dolfinx").report.family == "pde"
-    assert code.task_info("FEM_2D_quad_CC0_H1_T3") == TaskInfo(domain="FEM 2D", tier="T3", knowledge="CC0")
+    assert code.task_info("FEM_2D_quad_CC0_H1_T3") == TaskInfo(
+        domain="FEM 2D", tier="T3", knowledge="CC0", stratum="FEM_2D_quad_CC0_H1_T3"
+    )
     assert kind_for("numpy-scipy").report.task_info("FEM_2D_quad_CC0_H1_T3") == TaskInfo(
         domain="other", tier="-", knowledge="-"
     )

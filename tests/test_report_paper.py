@@ -96,9 +96,9 @@ def report(tmp_path: Path) -> Report:
 
 
 def test_task_ids_name_domain_tier_and_knowledge_class() -> None:
-    assert task_info(TASK_3D) == TaskInfo(domain="MSA 3D", tier="T1", knowledge="CC1")
-    assert task_info(TASK_2D) == TaskInfo(domain="FEM 2D", tier="T3", knowledge="CC0")
-    assert task_info(TASK_OTHER) == TaskInfo(domain="other", tier="-", knowledge="-")
+    assert task_info(TASK_3D) == TaskInfo(domain="MSA 3D", tier="T1", knowledge="CC1", stratum=TASK_3D)
+    assert task_info(TASK_2D) == TaskInfo(domain="FEM 2D", tier="T3", knowledge="CC0", stratum=TASK_2D)
+    assert task_info(TASK_OTHER) == TaskInfo(domain="other", tier="-", knowledge="-", stratum=TASK_OTHER)
 
 
 def test_the_code_table_puts_best_of_n_beside_n_of_n_by_domain(report: Report) -> None:

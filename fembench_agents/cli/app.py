@@ -36,6 +36,16 @@ err = Console(stderr=True)
 DEFAULT_TASKS = os.environ.get("FEMBENCH_TASKS", TASKS_PATH)
 DEFAULT_CASES = os.environ.get("FEMBENCH_CASES", CASES_PATH)
 TasksOpt = Annotated[str, typer.Option("--tasks", help="task file or directory")]
+FreshInputsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--fresh-inputs",
+        min=0,
+        metavar="SEED",
+        help="beside each function task, its fresh instance <id>~fresh<SEED>: verification inputs drawn anew "
+        "from the ranges the task declares (docs/fresh_instances.md)",
+    ),
+]
 AllowWeakOpt = Annotated[
     bool,
     typer.Option(
@@ -256,6 +266,8 @@ def problems_for(
         sets = load_problems(tracks, sandbox, problem_paths(tasks_path, cases_path), options)
     except ProblemsUnavailable as exc:
         fail_unavailable(exc)
+    for note in sets.notes:
+        err.print(note, markup=False, highlight=False, soft_wrap=True)
     for skip in sets.skipped:
         say_skipped(skip)
     if skipped is not None:

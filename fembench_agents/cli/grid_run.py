@@ -19,9 +19,17 @@ from fembench_agents.cli.app import (
     problems_for,
     progress_bar,
 )
-from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions, SkippedTask
+from fembench_agents.kinds.contract import ProblemsUnavailable, SkippedTask
 from fembench_agents.runs.budget import BudgetReached, SpendCap, merged_stop
-from fembench_agents.runs.grid import PlannedRun, episode_total, execute_grid, grid_budget, grid_tracks, open_clients
+from fembench_agents.runs.grid import (
+    PlannedRun,
+    episode_total,
+    execute_grid,
+    grid_budget,
+    grid_options,
+    grid_tracks,
+    open_clients,
+)
 from fembench_agents.runs.health import RunStopped, error_summary
 
 if TYPE_CHECKING:
@@ -58,7 +66,7 @@ async def run_grid(
     response_cache = ResponseCache(cache) if cache else None
     tracks = grid_tracks(runs)
     with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:
-        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped, ScoringOptions(prepared_later=True))
+        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped, grid_options(runs))
         total = episode_total(runs, sets)  # a selection matching nothing fails before any model server starts
         _prepare(sets, problem_paths(tasks_path, cases_path), runs)
         clients = open_clients(runs, stack, response_cache)

@@ -44,7 +44,7 @@ def replay(
     executor: ExecutorOpt = "local",
 ) -> None:
     """Re-run a recorded run from its log with no model calls."""
-    from fembench_agents.runs.replay import episode_turns, run_track
+    from fembench_agents.runs.replay import episode_turns, run_options, run_track
     from fembench_agents.runs.replay import rescore as rescore_run
 
     if not (run_dir / "manifest.json").exists():
@@ -57,7 +57,7 @@ def replay(
         return
     track = run_track(run_dir)
     with open_sandbox(allow_weak_isolation, tracks=[track], executor=executor) as sandbox:
-        sets = problems_for([track], tasks_path, cases_path, sandbox)
+        sets = problems_for([track], tasks_path, cases_path, sandbox, options=run_options(run_dir))
         problems, evaluator = sets.by_track[track], sets.evaluator
         try:
             if rescore:

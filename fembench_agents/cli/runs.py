@@ -14,6 +14,7 @@ from fembench_agents.cli.app import (
     DEFAULT_TASKS,
     AllowWeakOpt,
     ExecutorOpt,
+    FreshInputsOpt,
     app,
     bad_input,
     exit_if_skipped,
@@ -128,6 +129,7 @@ def run(
     episode_budget: EpisodeBudgetOpt = None,
     dry_run: DryRunOpt = False,
     max_cost: MaxCostOpt = None,
+    fresh_inputs: FreshInputsOpt = None,
 ) -> None:
     """One model x one agent x a task selection (or PDE cases on one library) -> a resumable run directory."""
     tasks, track = problem_selection(tasks, track, cases, library)
@@ -142,6 +144,7 @@ def run(
             model_concurrency=model_concurrency,
             params=_params(temperature, max_tokens, reasoning_effort, api_base),
             episode_budget=EpisodeBudget.of(episode_budget),
+            fresh_inputs=fresh_inputs,
         )
         from fembench_agents.agents import make_agent
 
@@ -208,6 +211,7 @@ def compare(
     episode_budget: EpisodeBudgetOpt = None,
     dry_run: DryRunOpt = False,
     max_cost: MaxCostOpt = None,
+    fresh_inputs: FreshInputsOpt = None,
 ) -> None:
     """Models x agents x tasks x repeats, concurrently; ends with the report."""
     from fembench_agents.agents import make_agent
@@ -238,6 +242,8 @@ def compare(
             raise ValueError("give --experiment FILE, or both --models and --agents")
         if episode_budget is not None:  # the command line's caps over the file's
             exp = exp.model_copy(update={"episode_budget": EpisodeBudget.parse(episode_budget)})
+        if fresh_inputs is not None:  # the command line's seed over the file's
+            exp = exp.model_copy(update={"fresh_inputs": fresh_inputs})
         for spec in exp.agents:
             make_agent(spec)
     except ValueError as exc:

@@ -13,6 +13,7 @@ from fembench_agents.cli.app import (
     DEFAULT_TASKS,
     AllowWeakOpt,
     ExecutorOpt,
+    FreshInputsOpt,
     TasksOpt,
     app,
     console,
@@ -57,6 +58,7 @@ def score(
     ] = "ours",
     allow_weak_isolation: AllowWeakOpt = False,
     executor: ExecutorOpt = "local",
+    fresh_inputs: FreshInputsOpt = None,
 ) -> None:
     """Score saved completions: functions correct and mean joint test success per label
     (with --cases: PDE solver programs, per-stage counts per label and library)."""
@@ -73,7 +75,7 @@ def score(
     except ProblemsUnavailable as exc:
         fail_unavailable(exc)
     with open_sandbox(allow_weak_isolation, tracks=tracks, executor=executor) as sandbox:
-        options = ScoringOptions(tuple(compat or ()), gates=gates)
+        options = ScoringOptions(tuple(compat or ()), gates=gates, fresh_inputs=fresh_inputs)
         sets = problems_for(tracks, tasks, cases_path, sandbox, options=options)
         found = kind.folder.find(folder, path, sets.by_track)
         with progress_bar() as progress:

@@ -51,6 +51,9 @@ class ScoringOptions:
     # The caller will `prepare` the problems it selects before scoring them (a run does): a
     # kind need not refuse to load for want of what `prepare` makes (a machine calibration).
     prepared_later: bool = False
+    # Beside each problem, a fresh instance drawn with this seed where the kind can draw one
+    # (function tasks: new verification inputs, docs/fresh_instances.md); None: published only.
+    fresh_inputs: int | None = None
 
 
 @dataclass
@@ -60,6 +63,7 @@ class LoadedProblems:
     by_track: dict[str, list[Any]]
     scorer: AttemptScorer
     skipped: list[SkippedTask] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what a command tells its user about the load
 
 
 @dataclass

@@ -145,6 +145,8 @@ class TaskInfo(_Frozen):
     domain: str  # "FEM 1D", "FEM 2D", "MSA 3D", or "other"
     tier: str  # "T0" .. "T3", or "-"
     knowledge: str  # "CC0" / "CC1", or "-"
+    origin: str = "published"  # "published" or "fresh": a fresh instance was drawn for this run
+    stratum: str | None = None  # what a fresh instance is compared with published ones on
 
 
 class PaperCell(_Frozen):

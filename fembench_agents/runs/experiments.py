@@ -51,6 +51,8 @@ class Experiment(BaseModel):
 
     # USD the whole grid may spend on model calls (`--max-cost`; runs/budget.py); None: no cap
     max_cost: float | None = Field(default=None, ge=0)
+    # beside each problem, its fresh instance drawn with this seed (`--fresh-inputs`); None: published only
+    fresh_inputs: int | None = Field(default=None, ge=0)
 
     @field_validator("track", "tracks", "libraries")
     @classmethod

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fembench_agents.contracts import ModelClient
+from fembench_agents.kinds.contract import ScoringOptions
 from fembench_agents.runs.budget import SpendCap, unpriced_refusal
 from fembench_agents.runs.defaults import DEFAULT_LIBRARY, DEFAULT_SELECTION, RUNS_DIR
 from fembench_agents.runs.experiments import Experiment
@@ -91,6 +92,7 @@ def experiment_runs(exp: Experiment, out: Path) -> list[PlannedRun]:
                 model_concurrency=exp.model_concurrency,
                 params=exp.params,
                 episode_budget=exp.episode_budget,
+                fresh_inputs=exp.fresh_inputs,
             ),
             out / run_dir_name(m, a, suffix),
         )
@@ -103,6 +105,15 @@ def experiment_runs(exp: Experiment, out: Path) -> list[PlannedRun]:
 def grid_tracks(runs: Sequence[PlannedRun]) -> list[str]:
     """The tracks a grid draws problems from, each once, in order."""
     return list(dict.fromkeys(r.config.track for r in runs))
+
+
+def grid_options(runs: Sequence[PlannedRun]) -> ScoringOptions:
+    """What the grid's problems are loaded with: one load serves every run, so its runs
+    share one fresh-inputs seed (or none); a ValueError names the seeds otherwise."""
+    seeds = {r.config.fresh_inputs for r in runs}
+    if len(seeds) > 1:
+        raise ValueError(f"one grid draws fresh inputs with one seed, not {sorted(seeds, key=str)}")
+    return ScoringOptions(prepared_later=True, fresh_inputs=seeds.pop() if seeds else None)
 
 
 def episode_total(runs: Sequence[PlannedRun], sets: ProblemSets) -> int:

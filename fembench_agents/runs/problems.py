@@ -20,6 +20,7 @@ class ProblemSets:
     by_track: dict[str, list[Any]]
     evaluator: Evaluator
     skipped_by_track: dict[str, list[SkippedTask]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the kinds said about their loads (`LoadedProblems.notes`)
 
     @property
     def skipped(self) -> list[SkippedTask]:
@@ -53,6 +54,7 @@ def load_problems(
         loaded = kind.load(paths.get(kind.default_path, kind.default_path), sandbox, options, group)
         sets.by_track.update(loaded.by_track)
         sets.skipped_by_track.update({track: list(loaded.skipped) for track in group})
+        sets.notes += loaded.notes
         evaluator.use(group[0], loaded.scorer)
     return sets
 

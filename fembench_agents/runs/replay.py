@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from fembench_agents.contracts import Problem
 from fembench_agents.errors import BadInput
+from fembench_agents.kinds.contract import ScoringOptions
 from fembench_agents.messages import ModelParams
 from fembench_agents.runs.defaults import DEFAULT_TRACK
 from fembench_agents.runs.log import MANIFEST_NAME, AttemptRecord, EpisodeRecord, LogRecord, read_log, read_manifest
@@ -90,6 +91,12 @@ def episode_turns(
 def run_track(run_dir: Path) -> str:
     """The track a run directory's manifest says it ran (runs before the field: code)."""
     return str(read_manifest(run_dir).config.get("track", DEFAULT_TRACK))
+
+
+def run_options(run_dir: Path) -> ScoringOptions:
+    """What the run's problems were loaded with: its fresh-inputs seed, when it drew fresh instances."""
+    seed = read_manifest(run_dir).config.get("fresh_inputs")
+    return ScoringOptions(fresh_inputs=seed if isinstance(seed, int) else None)
 
 
 def replay_run(

@@ -52,6 +52,8 @@ class RunConfig:
     model_concurrency: int | None = None  # model calls at once per provider; None: `concurrency`
     # the same caps on every agent's episode (matched budgets); a manifest gives it as a dict
     episode_budget: EpisodeBudget | None = None
+    # beside each problem, its fresh instance drawn with this seed (ScoringOptions.fresh_inputs)
+    fresh_inputs: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "episode_budget", EpisodeBudget.of(self.episode_budget))
@@ -63,6 +65,8 @@ class RunConfig:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
         if self.model_concurrency is not None and self.model_concurrency < 1:
             raise ValueError(f"model concurrency must be >= 1, got {self.model_concurrency}")
+        if self.fresh_inputs is not None and self.fresh_inputs < 0:
+            raise ValueError(f"the fresh-inputs seed must be >= 0, got {self.fresh_inputs}")
 
     @property
     def model_calls_at_once(self) -> int:
@@ -76,18 +80,27 @@ class RunConfig:
         d.pop("model_concurrency")
         if d["episode_budget"] is None:  # a run without one reads as runs did before budgets
             d.pop("episode_budget")
+        if d["fresh_inputs"] is None:  # likewise a run of published problems only
+            d.pop("fresh_inputs")
         return d
 
 
 def select_tasks[P: Problem](tasks: list[P], selector: str) -> list[P]:
     """Comma-separated task (or case) ids or fnmatch patterns; `all` selects
     everything, except problems marked as leaking (`Problem.leak`), which only
-    their own id selects."""
+    their own id selects. An id selects its instances too (`<id>~<instance>`, a
+    fresh instance drawn for this run: `--fresh-inputs`)."""
     if selector.strip() in (DEFAULT_SELECTION, "*", ""):
         return [t for t in tasks if not t.leak]
     chosen: dict[str, P] = {}
     for pattern in (p.strip() for p in selector.split(",") if p.strip()):
-        hits = [t for t in tasks if t.task_id == pattern or (fnmatch.fnmatchcase(t.task_id, pattern) and not t.leak)]
+        hits = [
+            t
+            for t in tasks
+            if t.task_id == pattern
+            or t.task_id.startswith(f"{pattern}~")
+            or (fnmatch.fnmatchcase(t.task_id, pattern) and not t.leak)
+        ]
         if not hits:
             leaking = [t.task_id for t in tasks if fnmatch.fnmatchcase(t.task_id, pattern)]
             why = f" but cases marked as leaking ({', '.join(leaking)}: name them by id)" if leaking else ""

@@ -1,6 +1,9 @@
 """The function tasks' saved completions (`score DIR`): named
 `{task_id}_code_{label}.py` and `{task_id}_test_{label}.py` (the naming FEM-Bench
-uses for published outputs), summed up per label."""
+uses for published outputs), summed up per label. With `--fresh-inputs SEED` a
+function saved for a published task is scored on its fresh instance too
+(unless the folder holds one saved for the instance's own id), and the summary
+counts the fresh instances apart."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from fembench_agents.suite.outcomes import FunctionOutcome, TestSuiteOutcome
 # A file name's word -> the track it is scored on.
 _TRACKS = {"code": "code", "test": "tests"}
 _COLUMNS = ("label", "functions correct", "joint test success", "tests pass reference", "failures detected")
+_FRESH_COLUMN = "functions correct, fresh inputs"
 
 
 class LabelSummary(BaseModel):
@@ -26,6 +30,8 @@ class LabelSummary(BaseModel):
     mean_joint_test_success: float
     mean_reference_pass: float
     mean_failure_detection: float
+    fresh_tasks: int = 0  # fresh instances scored beside the published tasks (`--fresh-inputs`)
+    fresh_functions_correct: int = 0
 
 
 class FolderScore(BaseModel):
@@ -65,7 +71,7 @@ class FunctionFolder:
     def find(self, folder: Path, path: str, by_track: dict[str, list[Any]]) -> SavedAttempts:
         tasks = by_track[_TRACKS["code"]]
         attempts, unmatched = find_completions(folder, tasks)
-        return SavedAttempts(tasks, attempts, unmatched)
+        return SavedAttempts(tasks, attempts + _on_fresh_instances(attempts, tasks), unmatched)
 
     def summary(
         self,
@@ -82,7 +88,8 @@ class FunctionFolder:
                 fn.setdefault(attempt.label, {})[attempt.task_id] = outcome
             else:
                 ts.setdefault(attempt.label, {})[attempt.task_id] = outcome
-        n = len(found.problems)
+        fresh = {t.task_id for t in found.problems if t.published_id is not None}
+        n = len(found.problems) - len(fresh)
         summaries = []
         for label in sorted(set(fn) | set(ts)):
             f, t = fn.get(label, {}), ts.get(label, {})
@@ -90,10 +97,12 @@ class FunctionFolder:
                 LabelSummary(
                     label=label,
                     tasks=n,
-                    functions_correct=sum(o.passed for o in f.values()),
+                    functions_correct=sum(o.passed for i, o in f.items() if i not in fresh),
                     mean_joint_test_success=sum(o.joint_score for o in t.values()) / n,
                     mean_reference_pass=sum(o.reference_pass_share for o in t.values()) / n,
                     mean_failure_detection=sum(o.detection_share for o in t.values()) / n,
+                    fresh_tasks=len(fresh),
+                    fresh_functions_correct=sum(o.passed for i, o in f.items() if i in fresh),
                 )
             )
         return FolderScore(
@@ -106,6 +115,7 @@ class FunctionFolder:
         )
 
     def table(self, summary: FolderScore, found: SavedAttempts) -> FolderTable:
+        fresh = any(s.fresh_tasks for s in summary.summaries)
         rows = [
             (
                 s.label,
@@ -113,7 +123,23 @@ class FunctionFolder:
                 f"{s.mean_joint_test_success:.3f}",
                 f"{s.mean_reference_pass:.3f}",
                 f"{s.mean_failure_detection:.3f}",
+                *([f"{s.fresh_functions_correct}/{s.fresh_tasks}"] if fresh else []),
             )
             for s in summary.summaries
         ]
-        return FolderTable(noun="tasks", columns=_COLUMNS, rows=rows, unmatched="task")
+        columns = (*_COLUMNS, _FRESH_COLUMN) if fresh else _COLUMNS
+        return FolderTable(noun="tasks", columns=columns, rows=rows, unmatched="task")
+
+
+def _on_fresh_instances(attempts: list[SavedAttempt], tasks: list[Any]) -> list[SavedAttempt]:
+    """Each function saved for a published task, scored on that task's fresh instances
+    too, unless the folder saved one under the instance's own id and the same label."""
+    saved = {(a.task_id, a.track, a.label) for a in attempts}
+    out = []
+    for task in tasks:
+        if task.published_id is None:
+            continue
+        for a in attempts:
+            if a.task_id == task.published_id and a.track == "code" and (task.task_id, "code", a.label) not in saved:
+                out.append(SavedAttempt(task.task_id, "code", a.label, a.path))
+    return out

@@ -20,6 +20,7 @@ from fembench_agents.runs.defaults import TASKS_PATH
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.feedback import FunctionFeedback
 from fembench_agents.suite.folder import FunctionFolder
+from fembench_agents.suite.fresh_tasks import fresh_instances
 from fembench_agents.suite.hidden import FunctionHidden
 from fembench_agents.suite.loader import load_offered
 from fembench_agents.suite.outcomes import FunctionOutcome, TestSuiteOutcome
@@ -53,8 +54,16 @@ class FunctionKind:
     def load(self, path: str, sandbox: Sandbox, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         """Every task module under `path` that loads, on each track; each other is skipped with its reason."""
         loaded = load_offered(path, sandbox)
+        scorer = self.scorer(sandbox, options)
         by_track: dict[str, list[Any]] = {track: list(loaded.tasks) for track in tracks}
-        return LoadedProblems(by_track, self.scorer(sandbox, options), list(loaded.skipped))
+        notes: list[str] = []
+        if options.fresh_inputs is not None:
+            # Fresh inputs change the verification inputs only, which the code track alone reads.
+            fresh = fresh_instances(loaded.tasks, options.fresh_inputs, scorer)
+            if "code" in by_track:
+                by_track["code"] = sorted([*loaded.tasks, *fresh.tasks], key=lambda t: t.task_id)
+            notes = fresh.lines()
+        return LoadedProblems(by_track, scorer, list(loaded.skipped), notes)
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> FunctionScorer:
         return FunctionScorer(sandbox)

@@ -17,6 +17,7 @@ from fembench_agents.kinds.contract import ProblemsUnavailable, SkippedTask
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.error_text import shortened
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
+from fembench_agents.suite.fresh_spec import FreshInputs, parameter_names
 from fembench_agents.suite.model import Comparison, SourceFunction, Task, TestCase, Tier
 
 
@@ -76,9 +77,25 @@ def _comparison(path: Path, value: Any) -> Comparison:
         raise TaskFormatError(path, "comparison", _problems(exc)) from None
 
 
+def _fresh_inputs(path: Path, value: Any, signature: str) -> FreshInputs | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TaskFormatError(path, "fresh_inputs", f"expected a dict (draws, fixed), got {type(value).__name__}")
+    try:
+        spec = FreshInputs.model_validate(value)
+        spec.check_parameters(parameter_names(signature))
+    except ValidationError as exc:
+        raise TaskFormatError(path, "fresh_inputs", _problems(exc)) from None
+    except ValueError as exc:
+        raise TaskFormatError(path, "fresh_inputs", str(exc)) from None
+    return spec
+
+
 def _to_task(path: Path, source: str, d: dict[str, Any]) -> Task:
     ext = {k: codec.from_data(v) for k, v in d.get("extensions", {}).items()}
     comparison = _comparison(path, ext.get("comparison"))
+    fresh_inputs = _fresh_inputs(path, ext.get("fresh_inputs"), d["main_signature"])
     try:
         return Task(
             task_id=d["task_id"],
@@ -109,6 +126,7 @@ def _to_task(path: Path, source: str, d: dict[str, Any]) -> Task:
             time_limit=ext.get("time_limit"),
             python_version=ext.get("python_version"),
             package_versions=ext.get("package_versions") or {},
+            fresh_inputs=fresh_inputs,
         )
     except ValidationError as exc:
         # The fields validated here are the optional task_info keys, under the same names.

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from fembench_agents.scoring import codec
+from fembench_agents.suite.fresh_spec import FreshInputs
 
 _TIER = re.compile(r"_CC(\d+)_H(\d+)_T(\d+)$")
 
@@ -87,6 +88,9 @@ class Task(BaseModel):
     time_limit: float | None = None
     python_version: str | None = None
     package_versions: dict[str, str] = {}
+    fresh_inputs: FreshInputs | None = None  # how its inputs may be drawn afresh (`fresh_spec`)
+    # on a fresh instance (`fresh_tasks`): the published task's id; its inputs are drawn ones
+    published_id: str | None = None
 
     @field_validator("time_limit")
     @classmethod
@@ -97,7 +101,9 @@ class Task(BaseModel):
 
     @property
     def content_hash(self) -> str:
-        return hashlib.sha256(self.module_source.encode()).hexdigest()[:16]
+        """The module's; a fresh instance's covers its drawn inputs too (its reference outputs differ)."""
+        text = self.module_source if self.published_id is None else self.module_source + codec.dumps(self.inputs)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property
     def hidden_dir(self) -> Path:

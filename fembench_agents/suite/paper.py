@@ -19,6 +19,7 @@ from fembench_agents.report.schema import (
     TaskInfo,
 )
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
+from fembench_agents.suite.fresh_spec import published_id
 from fembench_agents.suite.model import Tier
 from fembench_agents.suite.outcomes import FunctionOutcome, TestSuiteOutcome
 
@@ -30,12 +31,15 @@ RAN = ("match", "mismatch")  # input statuses of code that ran to completion
 
 def task_info(task_id: str) -> TaskInfo:
     """Domain from the id's prefix, tier and knowledge class from its
-    `_CC<c>_H<h>_T<t>` suffix; ids outside the suite read "other" and "-"."""
-    domain = next((name for prefix, name in DOMAINS.items() if task_id.startswith(prefix)), "other")
-    tier = Tier.from_task_id(task_id)
-    if tier is None:
-        return TaskInfo(domain=domain, tier="-", knowledge="-")
-    return TaskInfo(domain=domain, tier=f"T{tier.help_level}", knowledge=f"CC{tier.conceptual_challenge}")
+    `_CC<c>_H<h>_T<t>` suffix; ids outside the suite read "other" and "-". A fresh
+    instance (`<id>~fresh<seed>`) reads as its published task, with origin "fresh"
+    and that task's id as its stratum."""
+    published = published_id(task_id)
+    origin = "fresh" if published != task_id else "published"
+    domain = next((name for prefix, name in DOMAINS.items() if published.startswith(prefix)), "other")
+    tier = Tier.from_task_id(published)
+    tier_label, knowledge = ("-", "-") if tier is None else (f"T{tier.help_level}", f"CC{tier.conceptual_challenge}")
+    return TaskInfo(domain=domain, tier=tier_label, knowledge=knowledge, origin=origin, stratum=published)
 
 
 def paper_order(task_id: str) -> tuple[int, str, str]:

@@ -442,4 +442,19 @@ def task_info():
                 "expected_failures": [fail_no_validation],
             },
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["x_min", "x_max", "material_regions", "dirichlet_bcs", "neumann_bcs"],
+                  "keys": ["coord_min", "coord_max", "x_location"],
+                  "draw": "affine", "dimensions": 1, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]},
+                {"arguments": ["material_regions"], "keys": ["E", "A"], "draw": "scale", "low": 0.5, "high": 2.0},
+                {"arguments": ["body_force"], "draw": "scale", "low": 0.5, "high": 2.0, "signs": True},
+                {"arguments": ["dirichlet_bcs"], "keys": ["u_prescribed"], "draw": "scale", "low": 0.5, "high": 2.0, "signs": True},
+                {"arguments": ["neumann_bcs"], "keys": ["load"], "draw": "scale", "low": 0.5, "high": 2.0, "signs": True},
+            ],
+            "fixed": {
+                "num_elements": "each x_location must fall on a node of the mesh, which the element count places",
+                "n_gauss": "the docstring supports 1, 2 or 3 points; the published inputs use each",
+            },
+        },
     }

@@ -248,4 +248,11 @@ def task_info():
                 "expected_failures": [fail_accepts_bad_input],
             },
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["x_elem"], "draw": "affine", "dimensions": 1, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]},
+                {"arguments": ["E", "A"], "draw": "scale", "low": 0.5, "high": 2.0},
+            ],
+            "fixed": {"n_gauss": "the docstring supports 1, 2 or 3 points; the published inputs use each, and 4 for the error"},
+        },
     }

@@ -167,4 +167,10 @@ def task_info():
                 "expected_failures": [fail_no_input_validation, fail_only_checks_count],
             },
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["x_min", "x_max"], "draw": "affine", "dimensions": 1, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]},
+                {"arguments": ["num_elements"], "draw": "integer", "low": 1, "high": 12},
+            ],
+        },
     }

@@ -327,4 +327,14 @@ def task_info():
                 "expected_failures": [fail_no_input_validation],
             },
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["node_coords"], "draw": "affine", "dimensions": 2, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]},
+                {"arguments": ["traction"], "draw": "scale", "low": 0.5, "high": 2.0, "signs": True},
+            ],
+            "fixed": {
+                "face": "a face number 0..3; the published inputs use each, and 4 for the error",
+                "num_gauss_pts": "the docstring supports 1, 2 or 3 points; the published inputs use each",
+            },
+        },
     }

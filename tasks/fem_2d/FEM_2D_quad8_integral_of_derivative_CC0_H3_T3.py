@@ -397,4 +397,11 @@ def task_info():
                 "expected_failures": [fail_unsupported_rule_falls_back],
             },
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["node_coords"], "draw": "affine", "dimensions": 2, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]},
+                {"arguments": ["node_values"], "draw": "scale", "low": 0.5, "high": 2.0, "signs": True},
+            ],
+            "fixed": {"num_gauss_pts": "the docstring supports 1, 4 or 9 points; the published inputs use each, and 3 for the error"},
+        },
     }

@@ -346,4 +346,10 @@ def task_info():
             {"test_code": test_numbering_and_invalid_input,
              "expected_failures": [fail_column_major_numbering, fail_no_input_validation]},
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["xl", "xh", "yl", "yh"], "axes": [0, 0, 1, 1], "draw": "affine", "dimensions": 2, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]},
+                {"arguments": ["nx", "ny"], "draw": "integer", "low": 1, "high": 4},
+            ],
+        },
     }

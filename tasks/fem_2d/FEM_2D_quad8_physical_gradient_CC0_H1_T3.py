@@ -354,4 +354,11 @@ def task_info():
                 "expected_failures": [fail_no_orientation_check],
             },
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["node_coords"], "draw": "affine", "dimensions": 2, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]},
+                {"arguments": ["node_values"], "draw": "scale", "low": 0.5, "high": 2.0, "signs": True},
+                {"arguments": ["xi", "eta"], "draw": "uniform", "low": -1.0, "high": 1.0},
+            ],
+        },
     }

@@ -324,4 +324,7 @@ def task_info():
                                    fail_midside_derivative_sign_error,
                                    fail_midsides_start_at_left_edge]},
         ],
+        "fresh_inputs": {
+            "draws": [{"arguments": ["xi"], "draw": "uniform", "low": -1.3, "high": 1.3}],
+        },
     }

@@ -199,4 +199,7 @@ def task_info():
                 "expected_failures": [fail_num_pts_per_direction, fail_rounds_to_nearest_rule],
             },
         ],
+        "fresh_inputs": {
+            "only_fixed": "its one argument is the rule size, which the docstring limits to 1, 4 or 9; the published inputs hold each",
+        },
     }

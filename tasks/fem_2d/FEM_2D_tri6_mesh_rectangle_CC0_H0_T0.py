@@ -313,4 +313,10 @@ def task_info():
              "expected_failures": [fail_other_diagonal, fail_upper_triangle_first,
                                    fail_no_input_validation]},
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["xl", "xh", "yl", "yh"], "axes": [0, 0, 1, 1], "draw": "affine", "dimensions": 2, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]},
+                {"arguments": ["nx", "ny"], "draw": "integer", "low": 1, "high": 4},
+            ],
+        },
     }

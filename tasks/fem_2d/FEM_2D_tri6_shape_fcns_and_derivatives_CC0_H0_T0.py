@@ -280,4 +280,7 @@ def task_info():
                                    fail_midside_derivative_missing_product_term,
                                    fail_midsides_in_wrong_order]},
         ],
+        "fresh_inputs": {
+            "draws": [{"arguments": ["xi"], "draw": "uniform", "low": -0.2, "high": 1.2}],
+        },
     }

@@ -892,4 +892,12 @@ def task_info():
                 ],
             },
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["node_coords"], "draw": "affine", "dimensions": 3, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]},
+                {"arguments": ["elements"], "keys": ["E", "A", "I_y", "I_z", "J", "I_rho"], "draw": "scale", "low": 0.5, "high": 2.0},
+                {"arguments": ["elements"], "keys": ["nu"], "draw": "uniform", "low": 0.2, "high": 0.4},
+                {"arguments": ["u_global"], "draw": "scale", "low": 0.5, "high": 2.0, "signs": True},
+            ],
+        },
     }

@@ -179,4 +179,8 @@ def task_info():
                 "expected_failures": [fail_no_validation],
             },
         ],
+        "fresh_inputs": {
+            "draws": [{"arguments": ["nodal_loads"], "draw": "scale", "low": 0.5, "high": 2.0, "signs": True}],
+            "fixed": {"n_nodes": "the loaded node indices must stay below it; the published inputs test the error"},
+        },
     }

@@ -1246,4 +1246,13 @@ def task_info():
              "expected_failures": [fail_no_support_check]},
         ],
         "comparison": {"rules": [{"path": [1], "invariance": "scale"}]},
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["node_coords"], "draw": "affine", "dimensions": 3, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]},
+                {"arguments": ["elements"], "keys": ["E", "A", "I_y", "I_z", "J", "I_rho"], "draw": "scale", "low": 0.5, "high": 2.0},
+                {"arguments": ["elements"], "keys": ["nu"], "draw": "uniform", "low": 0.2, "high": 0.4},
+                {"arguments": ["nodal_loads"], "draw": "scale", "low": 0.5, "high": 2.0},
+            ],
+            "fixed": {"boundary_conditions": "the supports keep the frame stable; the published inputs include an unsupported one"},
+        },
     }

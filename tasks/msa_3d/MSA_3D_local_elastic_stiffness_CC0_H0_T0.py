@@ -304,4 +304,10 @@ def task_info():
                 ],
             },
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["E", "A", "L", "Iy", "Iz", "J"], "draw": "scale", "low": 0.5, "high": 2.0},
+                {"arguments": ["nu"], "draw": "uniform", "low": 0.15, "high": 0.45},
+            ],
+        },
     }

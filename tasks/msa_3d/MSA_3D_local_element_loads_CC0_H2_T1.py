@@ -556,4 +556,12 @@ def task_info():
                 ],
             },
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["ele_info"], "keys": ["E", "A", "I_y", "I_z", "J", "I_rho"], "draw": "scale", "low": 0.5, "high": 2.0},
+                {"arguments": ["ele_info"], "keys": ["nu"], "draw": "uniform", "low": 0.2, "high": 0.4},
+                {"arguments": ["xi", "yi", "zi", "xj", "yj", "zj"], "axes": [0, 1, 2, 0, 1, 2], "draw": "affine", "dimensions": 3, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]},
+                {"arguments": ["u_dofs_global"], "draw": "scale", "low": 0.5, "high": 2.0, "signs": True},
+            ],
+        },
     }

@@ -492,4 +492,10 @@ def task_info():
                 ],
             },
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["L", "A", "I_rho"], "draw": "scale", "low": 0.5, "high": 2.0},
+                {"arguments": ["Fx2", "Mx2", "My1", "Mz1", "My2", "Mz2"], "draw": "scale", "low": 0.5, "high": 2.0, "signs": True},
+            ],
+        },
     }

@@ -185,4 +185,7 @@ def task_info():
                 "expected_failures": [fail_no_validation],
             },
         ],
+        "fresh_inputs": {
+            "only_fixed": "its arguments are 0/1 support flags and a node count: no number to draw anew, and other flags are another problem",
+        },
     }

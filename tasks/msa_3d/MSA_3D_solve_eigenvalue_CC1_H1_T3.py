@@ -387,4 +387,14 @@ def task_info():
              "expected_failures": [fail_no_positive_check]},
         ],
         "comparison": {"rules": [{"path": [1], "invariance": "scale"}]},
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["K_e_global"], "draw": "scale", "low": 0.5, "high": 2.0, "common": True},
+                {"arguments": ["K_g_global"], "draw": "scale", "low": 0.5, "high": 2.0, "common": True},
+            ],
+            "fixed": {
+                "boundary_conditions": "the supports decide whether the problem is singular; the published inputs test that error",
+                "n_nodes": "it must match the size of the matrices",
+            },
+        },
     }

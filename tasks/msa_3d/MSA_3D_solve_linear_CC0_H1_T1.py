@@ -331,4 +331,14 @@ def task_info():
             {"test_code": test_unsupported_structure_raises,
              "expected_failures": [fail_no_conditioning_check]},
         ],
+        "fresh_inputs": {
+            "draws": [
+                {"arguments": ["P_global"], "draw": "scale", "low": 0.5, "high": 2.0, "signs": True},
+                {"arguments": ["K_global"], "draw": "scale", "low": 0.5, "high": 2.0, "common": True},
+            ],
+            "fixed": {
+                "boundary_conditions": "the supports decide whether K_ff is singular; the published inputs test that error",
+                "n_nodes": "it must match the size of the matrices",
+            },
+        },
     }

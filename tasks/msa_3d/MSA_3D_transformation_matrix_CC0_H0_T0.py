@@ -362,4 +362,8 @@ def task_info():
                 "expected_failures": [fail_no_reference_validation, fail_no_length_check],
             },
         ],
+        "fresh_inputs": {
+            "draws": [{"arguments": ["x1", "y1", "z1", "x2", "y2", "z2"], "axes": [0, 1, 2, 0, 1, 2], "draw": "affine", "dimensions": 3, "scale": [0.5, 2.0], "shift": [-3.0, 3.0]}],
+            "fixed": {"reference_vector": "it must be a unit vector not parallel to the member; the published ones test both errors"},
+        },
     }

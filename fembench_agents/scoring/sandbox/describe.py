@@ -20,7 +20,7 @@ REQUIRED_KEYS = (
     "reference_verification_inputs",
     "test_cases",
 )
-OPTIONAL_KEYS = ("python_version", "package_versions", "comparison", "time_limit")
+OPTIONAL_KEYS = ("python_version", "package_versions", "comparison", "time_limit", "fresh_inputs")
 
 
 class TaskKeyError(ValueError):
