@@ -14,7 +14,11 @@ function with the reference and each expected failure. Both sides run as
 whole commands (interpreter start, task loading, scoring), alternating, best
 of `--rounds`.
 
-    .venv/bin/python benchmarks/score_speed.py [--rounds 3] [--labels 10] [--keep DIR]
+    .venv/bin/python benchmarks/score_speed.py [--rounds 3] [--labels 10] [--keep DIR] [--same-as OUT]
+
+`--same-as` names the outcomes (`out` in a kept corpus folder) of an earlier
+run, e.g. on another branch: every outcome of this run is compared with it,
+all fields but timings.
 """
 
 from __future__ import annotations
@@ -199,6 +203,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--labels", type=int, default=10)
     parser.add_argument("--keep", type=Path, help="write the corpus here and keep it")
+    parser.add_argument("--same-as", type=Path, help="an earlier run's outcomes, compared with this run's")
     parser.add_argument("--in-process", type=Path, help=argparse.SUPPRESS)  # the baseline's own command
     parser.add_argument("--json", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -229,6 +234,25 @@ def main() -> None:
     cpu = min(c for _, c in isolated) / min(c for _, c in unsafe)
     print(f"CPU time isolated/in-process: {cpu:.2f} (best of each; the isolated side runs on every core)")
     _agreement(folder)
+    if args.same_as:
+        _same_as(json.loads((folder / "out").read_text()), json.loads(args.same_as.read_text()))
+
+
+def _without_timings(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _without_timings(v) for k, v in data.items() if "seconds" not in k}
+    if isinstance(data, list):
+        return [_without_timings(v) for v in data]
+    return data
+
+
+def _same_as(ours: dict[str, Any], earlier: dict[str, Any]) -> None:
+    """Every outcome of both tracks, field by field but for timings, against an earlier run's."""
+    for part in ("function_outcomes", "test_outcomes"):
+        now, then = _without_timings(ours[part]), _without_timings(earlier[part])
+        pairs = [(now[label].get(task), then.get(label, {}).get(task)) for label in now for task in now[label]]
+        differ = sum(a != b for a, b in pairs)
+        print(f"{part}: {len(pairs) - differ} identical to the earlier run's, {differ} differ")
 
 
 def _agreement(folder: Path) -> None:

@@ -54,7 +54,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "scoring.extraction": ("*",),
     "optimize.budget": ("*",),
     "scoring.sandbox.policy": ("*",),
-    "scoring.sandbox.pool": (
+    "scoring.sandbox.replies": (
         "x__decode__*",
         "x__read_frames__*",
         "x__well_formed__*",

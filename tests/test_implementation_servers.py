@@ -151,3 +151,19 @@ def test_past_its_limit_a_worker_ends_its_least_recently_used_server(evaluator: 
     results = evaluator.scorer_for("code").run_pairs(task, {"preamble": [], "code": code}, implementations, pairs)
     assert [told(r) for r in results[1:-1]] == list(range(count))  # each answered as its own implementation
     assert told(results[-1]) != told(results[0])  # the first, least recently used, was ended to make room
+
+
+def test_a_pair_whose_test_never_calls_leaves_the_server_in_service(evaluator: Evaluator, task: Task) -> None:
+    # Nothing of the implementation ran and nothing of the test was read: the server is not checked, and it stays.
+    code = TESTS + "\ndef test_never_calls(fcn):\n    assert callable(fcn)\n"
+    pairs = [("test_pid", 0), ("test_never_calls", 0), ("test_never_calls", 0), ("test_pid", 0)]
+    results = evaluator.scorer_for("code").run_pairs(
+        task, {"preamble": PREAMBLE, "code": code}, [dict(STATEFUL)], pairs
+    )
+    assert [outcome(r) for r in results] == [
+        ("failed", 0, None),
+        ("passed", 0, None),
+        ("passed", 0, None),
+        ("failed", 0, None),
+    ]
+    assert told(results[3]) == told(results[0])

@@ -9,11 +9,11 @@ It runs in one of two kinds of process:
   host (`implementation_host`) for one implementation and one confinement,
   serving one pair after another. It confines itself as a job process does,
   builds the implementation once, and before each pair is seeded as a fresh
-  process would be; after each pair it takes the fingerprint of everything a
-  call could have changed (`server_state`), and ends instead of serving
-  another pair when that differs from the one taken after building. A pair
-  thus finds the server as a fresh process would have been, whatever an
-  earlier pair's test sent it.
+  process would be; after each pair whose test sent it anything it takes the
+  fingerprint of everything a call could have changed (`server_state`), and
+  ends instead of serving another pair when that differs from the one taken
+  after building. A pair thus finds the server as a fresh process would have
+  been, whatever an earlier pair's test sent it.
 """
 
 from __future__ import annotations
@@ -159,14 +159,17 @@ def serve_pairs(
         sock = socket.socket(fileno=data)
         try:
             _send(sock, hello)
-            if fn is not None:
+            # Nothing of the implementation runs, and nothing of the test is read, until its first
+            # byte: a pair that sent none (its test never called fcn) left the server as it found it.
+            heard = fn is not None and bool(sock.recv(1, socket.MSG_PEEK))
+            if fn is not None and heard:
                 seed_generators()
                 serve_calls(fn, sock, _exit_now)
         except BaseException:  # the implementation closed what it serves on, or the test's side went away
             os._exit(FAILED)
         sock.close()
         os.dup2(quiet, 2)
-        if state is None or not server_state.unchanged(state, _fingerprint(fn) or (b"", 0)):
+        if state is None or (heard and not server_state.unchanged(state, _fingerprint(fn) or (b"", 0))):
             return  # not reused: the host starts a fresh server for the next pair
         control.send(b'{"idle": true}')
 

@@ -211,6 +211,7 @@ def _end_the_pair(pid: int, namespaced: bool) -> None:
 
 
 _IPC_RMID = 0
+_LIBC = ctypes.CDLL(None, use_errno=True)  # once, in the worker, not after every pair
 _SYSV = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
 
 
@@ -227,7 +228,6 @@ def _clear_leftovers() -> None:
             shutil.rmtree(path, onexc=_writable_and_retry)
         else:
             os.unlink(path)
-    libc = ctypes.CDLL(None, use_errno=True)
     for table, remove in _SYSV:
         try:
             with open(f"/proc/sysvipc/{table}") as fh:
@@ -235,7 +235,7 @@ def _clear_leftovers() -> None:
         except OSError:
             continue
         for ipc_id in ids:
-            getattr(libc, remove)(ipc_id, *((0,) if table == "sem" else ()), _IPC_RMID, None)
+            getattr(_LIBC, remove)(ipc_id, *((0,) if table == "sem" else ()), _IPC_RMID, None)
 
 
 def _writable_and_retry(function: object, path: str, exc: BaseException) -> None:
