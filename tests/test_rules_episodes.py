@@ -41,7 +41,8 @@ from fembench_agents.runs.log import (
     write_manifest,
 )
 from fembench_agents.runs.reader import expand_run_dirs, finished_episodes, open_run
-from fembench_agents.runs.run import RunConfig, execute_run, prepare_run_dir, record_skipped_tasks, select_tasks
+from fembench_agents.runs.run import RunConfig, execute_run, prepare_run_dir, record_skipped_tasks
+from fembench_agents.runs.selection import select_tasks
 from fembench_agents.runs.session import EpisodeSession, ModelUnavailable
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.outcomes import ErrorInfo, StageResult

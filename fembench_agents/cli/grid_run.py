@@ -21,7 +21,16 @@ from fembench_agents.cli.app import (
 )
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions, SkippedTask
 from fembench_agents.runs.budget import BudgetReached, SpendCap, merged_stop
-from fembench_agents.runs.grid import PlannedRun, episode_total, execute_grid, grid_budget, grid_tracks, open_clients
+from fembench_agents.runs.grid import (
+    PlannedRun,
+    episode_total,
+    execute_grid,
+    grid_budget,
+    grid_selections,
+    grid_tracks,
+    open_clients,
+    resolved_runs,
+)
 from fembench_agents.runs.health import RunStopped, error_summary
 
 if TYPE_CHECKING:
@@ -58,7 +67,9 @@ async def run_grid(
     response_cache = ResponseCache(cache) if cache else None
     tracks = grid_tracks(runs)
     with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:
-        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped, ScoringOptions(prepared_later=True))
+        options = ScoringOptions(prepared_later=True)
+        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped, options, grid_selections(runs))
+        runs = resolved_runs(runs, sets)  # fresh instances named in a selection: made, and named by id
         total = episode_total(runs, sets)  # a selection matching nothing fails before any model server starts
         _prepare(sets, problem_paths(tasks_path, cases_path), runs)
         clients = open_clients(runs, stack, response_cache)

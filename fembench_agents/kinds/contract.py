@@ -51,6 +51,10 @@ class ScoringOptions:
     # The caller will `prepare` the problems it selects before scoring them (a run does): a
     # kind need not refuse to load for want of what `prepare` makes (a machine calibration).
     prepared_later: bool = False
+    # The selections the command will draw from this kind's tracks (`--cases`, an experiment's
+    # `cases`): a kind makes the problems their made items name (`NAME:...`, runs/selection.py;
+    # the PDE cases' `fresh:...`) and `load` offers them beside the others.
+    selections: tuple[str, ...] = ()
 
 
 @dataclass
@@ -60,6 +64,8 @@ class LoadedProblems:
     by_track: dict[str, list[Any]]
     scorer: AttemptScorer
     skipped: list[SkippedTask] = field(default_factory=list)
+    # each made item of `ScoringOptions.selections` -> the ids of the problems it names, comma-separated
+    made: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from fembench_agents.contracts import Problem
-from fembench_agents.runs.run import select_tasks
+from fembench_agents.runs.selection import select_tasks
 
 
 class Split(BaseModel):
