@@ -18,27 +18,12 @@ from fembench_agents.cases.generate import output
 from fembench_agents.cases.generate.output import Request
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
 from fembench_agents.runs.problems import load_problems
-from fembench_agents.runs.selection import resolve_selection, select_tasks, selector_items
+from fembench_agents.runs.selection import select_tasks
 from fembench_agents.scoring.sandbox import Sandbox
 
 PUBLISHED = "poisson_square_smooth"
 ITEM = "fresh:poisson:seed=7:domain=unit_square"
 ID = "fresh_v1_poisson_unit_square_s7_00"
-
-
-def test_a_selection_splits_at_commas_except_inside_a_made_item() -> None:
-    assert selector_items("a, b_*,fresh:poisson,heat/l_shape:seed=7:count=3,c") == [
-        "a",
-        "b_*",
-        "fresh:poisson,heat/l_shape:seed=7:count=3",
-        "c",
-    ]
-    assert selector_items("fresh:poisson:seed=1,fresh:heat:seed=2") == ["fresh:poisson:seed=1", "fresh:heat:seed=2"]
-    assert selector_items("x,,y,") == ["x", "y"]
-    assert selector_items("fresh:poisson,heat") == ["fresh:poisson,heat"]  # no options: runs to the end
-    made = {"fresh:poisson,heat:seed=7": "fresh_v1_heat_s7_00,fresh_v1_poisson_s7_00"}
-    assert resolve_selection("a,fresh:poisson,heat:seed=7,b", made) == "a,fresh_v1_heat_s7_00,fresh_v1_poisson_s7_00,b"
-    assert resolve_selection("a,b", {}) == "a,b"
 
 
 def test_an_item_parses_to_its_strata_seed_and_count() -> None:
@@ -186,3 +171,53 @@ def test_bad_items_in_a_load_are_refused_before_anything_is_made(one_case: Path)
 def test_a_selection_without_made_items_makes_nothing(tmp_path: Path) -> None:
     assert made_cases(tmp_path, ["a,b_*", "all"], ["numpy-scipy"]) == ([], {})
     assert not (tmp_path / "fresh_sets").exists()
+
+
+def test_a_run_makes_calibrates_and_names_its_fresh_instances_and_a_resume_reuses_them(
+    one_case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run --cases PUBLISHED,fresh:...`: the fresh case is generated and timed before the first
+    episode, the manifest names its id, and the same command again resumes with the same bytes
+    (nothing generated or timed again, nothing run again)."""
+    from cli_in_process import cli
+
+    from fembench_agents.models.scripted import ensure_registered
+    from fembench_agents.runs.log import read_manifest
+
+    ensure_registered()
+    monkeypatch.chdir(tmp_path)
+    run = ["run", "--model", "scripted/echo", "--cases", f"{PUBLISHED},{ITEM}", "--library", "numpy-scipy"]
+    run += ["--cases-path", str(one_case), "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "r")]
+    first = cli(*run)
+    assert first.code == 0, first.text
+    assert "calibrating numpy-scipy on this machine (once): 2 case(s): done" in first.err
+    manifest = read_manifest(tmp_path / "r")
+    assert manifest.config["tasks"] == f"{PUBLISHED},{ID}"
+    assert sorted(manifest.task_hashes) == [ID, PUBLISHED]
+    machine = json.loads((one_case / "calibration" / f"{timing.machine_name()}.json").read_text())
+    assert sorted(machine["t_base"]) == [ID, PUBLISHED]
+    (folder,) = (one_case / "fresh_sets").iterdir()
+    before = _snapshot(folder)
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("the cached set was generated again")
+
+    monkeypatch.setattr(output, "generate", refuse)
+    log = (tmp_path / "r" / "log.jsonl").read_bytes()
+    again = cli(*run)
+    assert again.code == 0, again.text
+    assert "calibrating" not in again.err
+    assert _snapshot(folder) == before and (tmp_path / "r" / "log.jsonl").read_bytes() == log
+
+
+def test_an_optimizations_fresh_held_out_items_take_part_by_id() -> None:
+    from fembench_agents.optimize.split import with_made
+
+    made = {"fresh:poisson:seed=7": "fresh_v1_poisson_s7_00", "fresh:heat:seed=1": "fresh_v1_heat_s1_00"}
+    assert with_made("poisson_square_*", "poisson_square_jump,fresh:poisson:seed=7", made) == (
+        "poisson_square_*,fresh_v1_poisson_s7_00",
+        "poisson_square_jump,fresh_v1_poisson_s7_00",
+    )
+    assert with_made("all", "fresh:poisson:seed=7", made) == ("all", "fresh_v1_poisson_s7_00")  # all holds them
+    assert with_made("p_*,fresh:heat:seed=1", "p_1", made) == ("p_*,fresh_v1_heat_s1_00", "p_1")
+    assert with_made("p_*", "p_1", {}) == ("p_*", "p_1")
