@@ -128,6 +128,9 @@ def cases_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     specs = [("poisson_square_smooth", "poisson", "unit_square"), ("hz_lshape_k3", "helmholtz", "l_shape")]
     lines = [json.dumps({"id": i, "family": f, "domain": {"name": d}}) for i, f, d in specs]
     (cases / "case_specs.jsonl").write_text("\n".join(lines) + "\n")
+    (cases / "imported").mkdir()
+    imported = {"id": "imported_case", "family": "heat", "domain": {"name": "l_shape"}}
+    (cases / "imported" / "case_specs.jsonl").write_text(json.dumps(imported) + "\n")
     held = {}
     for case_id, family, domain in [
         ("fresh_v1_poisson_unit_square_s7_00", "poisson", "unit_square"),
@@ -154,10 +157,16 @@ def cases_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_case_id_says_its_origin_and_family_and_domain(cases_folder: Path) -> None:
     said = {
         i: (CASE_REPORT.task_info(i).origin, CASE_REPORT.task_info(i).stratum)
-        for i in ("poisson_square_smooth", "fresh_v1_poisson_unit_square_s7_00", "fresh_v1_helmholtz_s7_00")
+        for i in (
+            "poisson_square_smooth",
+            "imported_case",
+            "fresh_v1_poisson_unit_square_s7_00",
+            "fresh_v1_helmholtz_s7_00",
+        )
     }
     assert said == {
         "poisson_square_smooth": ("published", "poisson/unit_square"),
+        "imported_case": ("published", "heat/l_shape"),
         "fresh_v1_poisson_unit_square_s7_00": ("fresh", "poisson/unit_square"),
         "fresh_v1_helmholtz_s7_00": ("fresh", "helmholtz/cross"),
     }

@@ -2,7 +2,8 @@
 for a run (`fresh_v<N>_...`, docs/fresh_instances.md) or it was published (our own
 cases and imported ones alike), and the stratum a fresh instance is compared with
 published ones on, "family/domain". Read from the cases folder's records: its
-case_specs.jsonl and the `fresh.json` of every folder of fresh cases under it."""
+case_specs.jsonl and that of each folder of published cases in it (cases/imported/), and the
+`fresh.json` of every folder of fresh cases under it."""
 
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ def origin_of(case_id: str) -> str:
 def _sources(cases_dir: Path) -> tuple[tuple[str, int], ...]:
     """The record files an index reads, with their modification times (a changed one is read again)."""
     files = [cases_dir / store.SPECS_FILE, cases_dir / FRESH_OUT / MANIFEST]
+    # folders of published cases beside ours (cases/imported/), not those of fresh ones
+    files += [p for p in sorted(cases_dir.glob(f"*/{store.SPECS_FILE}")) if not (p.parent / MANIFEST).exists()]
     files += sorted((cases_dir / SETS_DIR).glob(f"*/{MANIFEST}"))
     return tuple((str(f), f.stat().st_mtime_ns) for f in files if f.is_file())
 
