@@ -219,6 +219,10 @@ def test_the_section_renders_in_markdown_terminal_tables_and_a_plot(cases_folder
     assert shown.code == 0, shown.text
     assert "Published against fresh instances" in shown.out and "unpaired strata" in shown.out
     assert "+1.000 [+1.000, +1.000]" in shown.out and "Summary" not in shown.out
+    site = cli("view", str(run), "--out", str(tmp_path / "site"))  # the HTML report: its tables and plots
+    assert site.code == 0, site.text
+    assert "Published against fresh instances" in (tmp_path / "site" / "data" / "index.js").read_text()
+    assert (tmp_path / "site" / "plots" / "contamination.svg").is_file()
 
 
 def test_report_contamination_without_fresh_instances_says_what_to_do(cases_folder: Path, tmp_path: Path) -> None:

@@ -135,6 +135,9 @@ def make_set(cases_dir: Path, spec: FreshSpec, libraries: Sequence[str]) -> Path
     store.write_if_changed(
         scratch / SPEC_FILE, store.dumps({"item": spec.canonical(), "libraries": sorted(libraries)}).encode()
     )
+    if complete(folder, spec):  # another process made it meanwhile: its bytes are these
+        shutil.rmtree(scratch, ignore_errors=True)
+        return folder
     shutil.rmtree(folder, ignore_errors=True)  # an incomplete one (an older layout): made again
     os.replace(scratch, folder)
     return folder
