@@ -186,16 +186,20 @@ def test_a_run_makes_calibrates_and_names_its_fresh_instances_and_a_resume_reuse
 
     ensure_registered()
     monkeypatch.chdir(tmp_path)
+    published = timing.MachineCalibration(
+        machine=timing.machine_name(), fingerprint={}, repeats=1, t_base={PUBLISHED: {"numpy-scipy": 1.0}}
+    )
+    timing.save(one_case, published)  # the published case is timed already: the run times the fresh one alone
     run = ["run", "--model", "scripted/echo", "--cases", f"{PUBLISHED},{ITEM}", "--library", "numpy-scipy"]
     run += ["--cases-path", str(one_case), "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "r")]
     first = cli(*run)
     assert first.code == 0, first.text
-    assert "calibrating numpy-scipy on this machine (once): 2 case(s): done" in first.err
+    assert "calibrating numpy-scipy on this machine (once): 1 case(s): done" in first.err
     manifest = read_manifest(tmp_path / "r")
     assert manifest.config["tasks"] == f"{PUBLISHED},{ID}"
     assert sorted(manifest.task_hashes) == [ID, PUBLISHED]
     machine = json.loads((one_case / "calibration" / f"{timing.machine_name()}.json").read_text())
-    assert sorted(machine["t_base"]) == [ID, PUBLISHED]
+    assert sorted(machine["t_base"]) == [ID, PUBLISHED] and machine["t_base"][PUBLISHED] == {"numpy-scipy": 1.0}
     (folder,) = (one_case / "fresh_sets").iterdir()
     before = _snapshot(folder)
 
