@@ -186,8 +186,11 @@ def test_a_run_makes_calibrates_and_names_its_fresh_instances_and_a_resume_reuse
 
     ensure_registered()
     monkeypatch.chdir(tmp_path)
-    published = timing.MachineCalibration(
-        machine=timing.machine_name(), fingerprint={}, repeats=1, t_base={PUBLISHED: {"numpy-scipy": 1.0}}
+    published = timing.MachineCalibration(  # this machine's fingerprint: the run's times are merged with it
+        machine=timing.machine_name(),
+        fingerprint=timing.fingerprint(),
+        repeats=1,
+        t_base={PUBLISHED: {"numpy-scipy": 1.0}},
     )
     timing.save(one_case, published)  # the published case is timed already: the run times the fresh one alone
     run = ["run", "--model", "scripted/echo", "--cases", f"{PUBLISHED},{ITEM}", "--library", "numpy-scipy"]
