@@ -46,10 +46,12 @@ from fembench_agents.runs.grid import (
     experiment_runs,
     grid_budget,
     grid_options,
+    grid_selections,
     grid_tracks,
     library_list,
     open_clients,
     problem_selection,
+    resolved_runs,
     single_run,
 )
 from fembench_agents.runs.problems import load_problems, preload_for, prepare_selected
@@ -178,7 +180,8 @@ def _execute(
         ExitStack() as stack,
     ):
         sandbox.require_isolation()
-        sets = load_problems(tracks, sandbox, paths, grid_options(runs))
+        sets = load_problems(tracks, sandbox, paths, grid_options(runs), grid_selections(runs))
+        runs = resolved_runs(runs, sets)  # fresh instances named in a selection: made, and named by id
         try:
             episode_total(runs, sets)  # a selection matching nothing fails before any model starts
             prepare_selected(sets, paths, [(r.config.track, r.config.tasks) for r in runs], _quiet)

@@ -66,7 +66,6 @@ MODULES: dict[str, tuple[str, ...]] = {
     "runs.log": ("x_episode_key__*", "x_read_log__*", "x__drop_torn_tail__*", "xǁRunLogǁ*"),
     "runs.reader": ("*",),
     "runs.run": (
-        "x_select_tasks__*",
         "x_run_episode__*",
         "x_execute_run__*",
         "x_prepare_run_dir__*",  # the resume's guard and the manifest it keeps
@@ -74,7 +73,9 @@ MODULES: dict[str, tuple[str, ...]] = {
         "x_run_limits__*",
         "xǁRunConfigǁ*",
     ),
+    "runs.selection": ("*",),  # which problems a selection names, made items (fresh instances) included
     "report.tables": ("*",),
+    "report.contamination": ("*",),  # published against fresh: per stratum, the paired difference and interval
     "optimize.candidates": ("*",),
     "scoring.evaluator": ("*",),  # the dispatcher: track -> kind -> its scorer
     "kinds": ("*",),
@@ -107,6 +108,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "x_validation_curve__*",
         "x_judge_heldout__*",
         "x_render_judgement__*",
+        "x_origin_totals__*",
     ),
     "runs.health": ("*",),
     "optimize.adapter": ("*",),

@@ -21,7 +21,7 @@ from fembench_agents.cases.domains import DOMAINS
 from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.problem import PUBLISHED_FILE, load_cases
 from fembench_agents.cli import app
-from fembench_agents.runs.run import select_tasks
+from fembench_agents.runs.selection import select_tasks
 
 runner = CliRunner()
 IMPORTED = [

@@ -571,3 +571,42 @@ def test_a_run_evaluated_batch_by_batch_grows_its_selection_and_runs_only_the_ba
     assert manifest.config["tasks"] == f"{mode.task_id},{scale.task_id}"
     assert manifest.task_hashes == {scale.task_id: scale.content_hash, mode.task_id: mode.content_hash}
     assert len([r for r in read_log(out) if isinstance(r, ModelCallRecord)]) == 2  # one call per episode
+
+
+def test_a_fresh_held_out_set_is_made_kept_out_and_judged_beside_the_published_one(
+    cases_dir: Path, tmp_path: Path
+) -> None:
+    """`heldout = "poisson_square_jump,fresh:poisson/unit_square:seed=7:count=1"` with `cases =
+    "poisson_square_*"`: the fresh case is made, takes part held out (never trained or validated
+    on), and the judgement gives the published and the fresh held-out totals side by side."""
+    from typer.testing import CliRunner
+
+    from fembench_agents.cli import app
+
+    experiment = ROOT / "experiments" / "gepa_pde_fresh_embedded.toml"
+    fresh = "fresh_v1_poisson_unit_square_s7_00"
+    machine = timing.load(cases_dir)  # its time on this machine given, as the others' are (a run times it itself:
+    t_base = {**machine.t_base, fresh: {"numpy-scipy": T_BASE}}  # tests/test_fresh_selection.py)
+    timing.save(cases_dir, machine.model_copy(update={"t_base": t_base}))
+    name = uuid.uuid4().hex[:8]
+    register_script(f"task{name}", pde_replies)
+    register_script(f"reflect{name}", proposals(f"Write clean code and {KEYWORD}."))
+    out = tmp_path / "out"
+    args = ["optimize", "--experiment", str(experiment), "--model", f"scripted/task{name}"]
+    args += ["--reflection-model", f"scripted/reflect{name}", "--cases-path", str(cases_dir), "--out", str(out)]
+    args += ["--prompt-out", str(tmp_path / "p.json"), "--cache", str(tmp_path / "cache")]
+    try:
+        result = CliRunner().invoke(app, args)
+    finally:
+        unregister_script(f"task{name}")
+        unregister_script(f"reflect{name}")
+    assert result.exit_code == 0, result.output
+    judgement = json.loads((out / "heldout.json").read_text())
+    assert [(r["task_id"], r["origin"]) for r in judgement["rows"]] == [(fresh, "fresh"), (HELD, "published")]
+    split = json.loads((out / "optimize.json").read_text())["split"]
+    assert split["heldout"] == [fresh, HELD] and fresh not in split["train"] + split["val"]
+    md = (out / "heldout.md").read_text()
+    rows = {r["task_id"]: r for r in judgement["rows"]}
+    for origin, task in (("published", HELD), ("fresh", fresh)):
+        r = rows[task]
+        assert f"| **{origin} held-out** | **{r['baseline_passed']}/1** | **{r['optimized_passed']}/1** |" in md

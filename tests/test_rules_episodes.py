@@ -41,7 +41,8 @@ from fembench_agents.runs.log import (
     write_manifest,
 )
 from fembench_agents.runs.reader import expand_run_dirs, finished_episodes, open_run
-from fembench_agents.runs.run import RunConfig, execute_run, prepare_run_dir, record_skipped_tasks, select_tasks
+from fembench_agents.runs.run import RunConfig, execute_run, prepare_run_dir, record_skipped_tasks
+from fembench_agents.runs.selection import resolve_selection, select_tasks, selector_items
 from fembench_agents.runs.session import EpisodeSession, ModelUnavailable
 from fembench_agents.scoring.feedback import TemplateFeedback
 from fembench_agents.scoring.outcomes import ErrorInfo, StageResult
@@ -1150,6 +1151,27 @@ def test_task_selection_by_ids_and_patterns() -> None:
     with pytest.raises(ValueError) as err:
         select_tasks(tasks, "a_*,z*")
     assert str(err.value) == "task selector 'z*' matches no task"
+    with pytest.raises(ValueError) as err:
+        select_tasks(tasks, "a_1,fresh:poisson,heat:seed=7")  # a made item no kind made (a dry run)
+    assert str(err.value) == (
+        "task selector 'fresh:poisson,heat:seed=7' matches no task (an item a kind makes, such as fresh PDE "
+        "instances, is made by run, compare and optimize)"
+    )
+
+
+def test_a_selection_splits_at_commas_except_inside_a_made_item() -> None:
+    assert selector_items("a, b_*,fresh:poisson,heat/l_shape:seed=7:count=3,c") == [
+        "a",
+        "b_*",
+        "fresh:poisson,heat/l_shape:seed=7:count=3",
+        "c",
+    ]
+    assert selector_items("fresh:poisson:seed=1,fresh:heat:seed=2") == ["fresh:poisson:seed=1", "fresh:heat:seed=2"]
+    assert selector_items("x,,y,") == ["x", "y"]
+    assert selector_items("fresh:poisson,heat") == ["fresh:poisson,heat"]  # no options: runs to the end
+    made = {"fresh:poisson,heat:seed=7": "fresh_v1_heat_s7_00,fresh_v1_poisson_s7_00"}
+    assert resolve_selection("a,fresh:poisson,heat:seed=7,b", made) == "a,fresh_v1_heat_s7_00,fresh_v1_poisson_s7_00,b"
+    assert resolve_selection("a,b", {}) == "a,b"
 
 
 def test_cases_marked_as_leaking_are_selected_by_their_own_id_only() -> None:

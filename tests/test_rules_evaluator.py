@@ -7,6 +7,7 @@ Each verdict is checked as the user sees it: outcome fields and feedback text.""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,10 @@ from fembench_agents.cases.problem import load_cases
 from fembench_agents.cases.scorer import CaseScoringConfig
 from fembench_agents.kinds import kind_for, kind_of_outcome, outcome_types, register_kind, tracks, unregister_kind
 from fembench_agents.kinds.contract import LoadedProblems, ScoringOptions, SkippedTask
+from fembench_agents.runs import run
+from fembench_agents.runs.grid import PlannedRun, grid_selections, resolved_runs
 from fembench_agents.runs.problems import load_problems, preload_for
+from fembench_agents.runs.selection import selector_items
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
@@ -1270,8 +1274,16 @@ class StubKind:
 
     def load(self, path: str, sandbox: Any, options: ScoringOptions, tracks: Sequence[str]) -> LoadedProblems:
         skipped = [SkippedTask(name="broken", path=f"{path}/broken.py", reason=f"broken for {t}") for t in tracks]
-        scorer = StubScorer(f"loaded from {path} for {list(tracks)} on {sandbox} with {options.compat}")
-        return LoadedProblems({t: [f"{path}/{t}"] for t in tracks}, scorer, skipped)
+        chosen = f" selecting {list(options.selections)}" if options.selections else ""
+        scorer = StubScorer(f"loaded from {path} for {list(tracks)} on {sandbox} with {options.compat}{chosen}")
+        # a made item names the problems "<path>/<item's name>1" and "...2"
+        made = {
+            item: f"{path}/{item.split(':')[0]}1,{path}/{item.split(':')[0]}2"
+            for selection in options.selections
+            for item in selector_items(selection)
+            if ":" in item
+        }
+        return LoadedProblems({t: [f"{path}/{t}"] for t in tracks}, scorer, skipped, made=made)
 
     def scorer(self, sandbox: Any, options: ScoringOptions) -> StubScorer:
         return StubScorer(f"built on {sandbox} with {options.compat}", calibration_id=f"{self.scorer_key} calibration")
@@ -1374,3 +1386,38 @@ def test_a_runs_problems_load_once_per_scorer_from_the_path_given_or_the_kinds_d
     assert bare.evaluator.scorer_for("stub-a").name == "built on sb with ()"  # type: ignore[attr-defined]
     assert bare.evaluator.scorer_for("stub-c").name == "loaded from others-default for ['stub-c'] on sb with ()"  # type: ignore[attr-defined]
     assert preload_for(["stub-b", "stub-a", "stub-c"]) == ("scipy", "json", "numpy")
+
+
+def test_each_kind_makes_the_made_items_of_its_own_tracks_selections(stub_kinds: list[StubKind]) -> None:
+    """A grid's (track, selection) pairs reach the kind of each track, each once; the ids each made item
+    names come back, and every run's selection is given them in the item's place."""
+    config = run.RunConfig(model="m", agent="single-shot", track="stub-a", tasks="x,new:a,b=1")
+    runs = [
+        PlannedRun(config, Path("r1")),
+        PlannedRun(dataclasses.replace(config, agent="feedback-loop"), Path("r2")),
+        PlannedRun(dataclasses.replace(config, track="stub-b", tasks="y"), Path("r3")),
+        PlannedRun(dataclasses.replace(config, track="stub-c", tasks="odd:q=2,z"), Path("r4")),
+    ]
+    pairs = grid_selections(runs)
+    assert pairs == [("stub-a", "x,new:a,b=1"), ("stub-b", "y"), ("stub-c", "odd:q=2,z")]
+    sets = load_problems(["stub-a", "stub-b", "stub-c"], "sb", selections=pairs)  # type: ignore[arg-type]
+    assert sets.evaluator.scorer_for("stub-a").name == (  # type: ignore[attr-defined]
+        "loaded from stubs-default for ['stub-a', 'stub-b'] on sb with () selecting ['x,new:a,b=1', 'y']"
+    )
+    assert sets.evaluator.scorer_for("stub-c").name == (  # type: ignore[attr-defined]
+        "loaded from others-default for ['stub-c'] on sb with () selecting ['odd:q=2,z']"
+    )
+    assert sets.evaluator.options == ScoringOptions()  # the selections are the load's, not the scorer's
+    assert sets.made == {
+        "new:a,b=1": "stubs-default/new1,stubs-default/new2",
+        "odd:q=2": "others-default/odd1,others-default/odd2",
+    }
+    assert sets.resolve("new:a,b=1,w") == "stubs-default/new1,stubs-default/new2,w"
+    assert [(r.config.agent, r.config.track, r.config.tasks, r.out) for r in resolved_runs(runs, sets)] == [
+        ("single-shot", "stub-a", "x,stubs-default/new1,stubs-default/new2", Path("r1")),
+        ("feedback-loop", "stub-a", "x,stubs-default/new1,stubs-default/new2", Path("r2")),
+        ("single-shot", "stub-b", "y", Path("r3")),
+        ("single-shot", "stub-c", "others-default/odd1,others-default/odd2,z", Path("r4")),
+    ]
+    none = load_problems(["stub-a"], "sb", selections=[("stub-c", "odd:q=2")])  # type: ignore[arg-type]
+    assert none.made == {} and none.evaluator.scorer_for("stub-a").name.endswith("with ()")  # type: ignore[attr-defined]

@@ -36,6 +36,7 @@ from fembench_agents.optimize.judgement import (
     HeldoutRow,
     baseline_agent,
     judge_heldout,
+    origin_totals,
     render_judgement,
     validation_curve,
 )
@@ -572,8 +573,8 @@ def test_the_judgement_runs_both_agents_on_the_heldout_tasks_and_reports_their_p
         "optimized_agent": f"prompt:{prompt}",
         "repeats": 3,
         "rows": [  # in the split's held-out order
-            {"task_id": SCALE, "baseline_passed": 1, "optimized_passed": 2, "runs": 3},
-            {"task_id": MODE, "baseline_passed": 0, "optimized_passed": 3, "runs": 3},
+            {"task_id": SCALE, "baseline_passed": 1, "optimized_passed": 2, "runs": 3, "origin": "published"},
+            {"task_id": MODE, "baseline_passed": 0, "optimized_passed": 3, "runs": 3, "origin": "published"},
         ],
         "baseline_passed": 1,
         "optimized_passed": 5,
@@ -816,3 +817,32 @@ def test_the_progress_line_keeps_the_best_validation_score_seen() -> None:
     shown.on_budget_updated({"metric_calls_used": 12})
     (bar,) = progress.tasks
     assert (bar.description, bar.completed, bar.total) == ("GEPA it 0, 3 candidates, best val 0.750", 12, 20)
+
+
+def test_the_judgement_gives_published_and_fresh_held_out_totals_side_by_side() -> None:
+    rows = [
+        HeldoutRow(task_id="a", baseline_passed=1, optimized_passed=2, runs=3),
+        HeldoutRow(task_id="b", baseline_passed=0, optimized_passed=3, runs=3),
+        HeldoutRow(task_id="fresh_v1_poisson_s7_00", baseline_passed=2, optimized_passed=0, runs=3, origin="fresh"),
+    ]
+    j = HeldoutJudgement(
+        model="m",
+        baseline_agent="single-shot",
+        optimized_agent="prompt:p.json",
+        repeats=3,
+        rows=rows,
+        baseline_passed=3,
+        optimized_passed=5,
+        runs=9,
+        used_metric_calls=4,
+        max_metric_calls=4,
+        best_val_score=None,
+        curve=[],
+        system_prompt="S",
+    )
+    assert origin_totals(j) == {"published held-out": (1, 5, 6), "fresh held-out": (2, 0, 3)}
+    md = render_judgement(j)
+    assert "| **published held-out** | **1/6** | **5/6** |\n| **fresh held-out** | **2/3** | **0/3** |\n" in md
+    assert "| **total** | **3/9** | **5/9** |" in md
+    published_only = j.model_copy(update={"rows": rows[:2]})
+    assert origin_totals(published_only) == {} and "held-out** |" not in render_judgement(published_only)

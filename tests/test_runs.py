@@ -51,7 +51,8 @@ from fembench_agents.runs.log import (
 )
 from fembench_agents.runs.reader import finished_episodes
 from fembench_agents.runs.replay import compare_runs, episode_turns, rescore
-from fembench_agents.runs.run import RunConfig, execute_run, select_tasks
+from fembench_agents.runs.run import RunConfig, execute_run
+from fembench_agents.runs.selection import select_tasks
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
 from fembench_agents.suite.loader import load_task

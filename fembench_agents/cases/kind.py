@@ -12,14 +12,15 @@ from fembench_agents.cases import compat, store, timing
 from fembench_agents.cases.calibrate import CalibrationFailed, calibrate_pairs
 from fembench_agents.cases.feedback import CaseFeedback
 from fembench_agents.cases.folder import CaseFolder
+from fembench_agents.cases.fresh_sets import made_cases
 from fembench_agents.cases.hidden import CaseHidden
 from fembench_agents.cases.outcomes import GATE_SETS, CaseOutcome
-from fembench_agents.cases.problem import load_cases
+from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.report_view import CASE_REPORT, CaseReport
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.solver_view import CaseSolverView
 from fembench_agents.cases.store import CaseStoreError
-from fembench_agents.cases.tracks import TRACKS, get_track
+from fembench_agents.cases.tracks import TRACKS, TrackUnavailable, get_track
 from fembench_agents.cases.validation import CaseValidator
 from fembench_agents.kinds import register_kind
 from fembench_agents.kinds.contract import (
@@ -85,9 +86,26 @@ class LibraryKind:
             calibration = None  # `prepare` times what the run selects
         except CaseStoreError as exc:
             raise ProblemsUnavailable(str(exc)) from None
+        fresh, made = self._fresh(path, options, config, tracks)
+        cases += [c for c in fresh if c.task_id not in {k.task_id for k in cases}]
         scorer = CaseScorer(sandbox, calibration, config)
         by_track: dict[str, list[Any]] = {lib: [c for c in cases if lib in c.spec.libraries] for lib in tracks}
-        return LoadedProblems(by_track, scorer)
+        return LoadedProblems(by_track, scorer, made=made)
+
+    @staticmethod
+    def _fresh(
+        path: str, options: ScoringOptions, config: CaseScoringConfig, tracks: Sequence[str]
+    ) -> tuple[list[SolverCase], dict[str, str]]:
+        """The fresh instances the selections name (`fresh:...`), made on these libraries or read from their cache."""
+        if not options.selections:
+            return [], {}
+        try:
+            fresh, made = made_cases(Path(path), options.selections, sorted(tracks))
+        except (ValueError, TrackUnavailable) as exc:  # a bad item, a family no library solves, ...
+            raise ProblemsUnavailable(str(exc)) from None
+        if fresh and config.gate_set == "published":
+            raise ProblemsUnavailable("--gates published: fresh instances have no published record to be judged by")
+        return fresh, made
 
     def prepare(self, path: str, problems: Sequence[Any], scorer: AttemptScorer, progress: Progress) -> None:
         """Time, once per machine, the calibration solver of each selected case on this library

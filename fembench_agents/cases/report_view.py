@@ -17,8 +17,9 @@ from fembench_agents.cases.report_rows import (
     gates_named,
     margin_rows,
 )
+from fembench_agents.cases.strata import case_strata, origin_of
 from fembench_agents.report.kind_parts import KindFigure, PlainReport, ReportSection
-from fembench_agents.report.schema import Report, ReportSettings
+from fembench_agents.report.schema import Report, ReportSettings, TaskInfo
 from fembench_agents.runs.log import AttemptRecord, EpisodeRecord
 
 if TYPE_CHECKING:
@@ -83,6 +84,11 @@ class CaseReport(PlainReport):
     def notes(self, report: Report) -> list[str]:
         gates = gates_named(report)
         return [f"PDE cases judged by the {gates}"] if gates else []
+
+    def task_info(self, task_id: str) -> TaskInfo:
+        """Where a case comes from, and its stratum "family/domain" (None: not in the cases folder's records)."""
+        stratum = case_strata().get(task_id)
+        return TaskInfo(domain="other", tier="-", knowledge="-", origin=origin_of(task_id), stratum=stratum)
 
     def facts(self, outcome: Any) -> list[str]:
         assert isinstance(outcome, CaseOutcome)

@@ -256,6 +256,7 @@ def problems_for(
     sandbox: Sandbox,
     skipped: list[SkippedTask] | None = None,
     options: ScoringOptions | None = None,
+    selections: Sequence[tuple[str, str]] = (),
 ) -> ProblemSets:
     """What each track draws from and an evaluator that can score them all;
     sources that did not load are named on stderr and added to `skipped`. Exits 2
@@ -263,7 +264,7 @@ def problems_for(
     from fembench_agents.runs.problems import load_problems
 
     try:
-        sets = load_problems(tracks, sandbox, problem_paths(tasks_path, cases_path), options)
+        sets = load_problems(tracks, sandbox, problem_paths(tasks_path, cases_path), options, selections)
     except ProblemsUnavailable as exc:
         fail_unavailable(exc)
     for note in sets.notes:

@@ -27,8 +27,10 @@ from fembench_agents.runs.grid import (
     execute_grid,
     grid_budget,
     grid_options,
+    grid_selections,
     grid_tracks,
     open_clients,
+    resolved_runs,
 )
 from fembench_agents.runs.health import RunStopped, error_summary
 
@@ -66,7 +68,9 @@ async def run_grid(
     response_cache = ResponseCache(cache) if cache else None
     tracks = grid_tracks(runs)
     with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:
-        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped, grid_options(runs))
+        options = grid_options(runs)
+        sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped, options, grid_selections(runs))
+        runs = resolved_runs(runs, sets)  # fresh instances named in a selection: made, and named by id
         total = episode_total(runs, sets)  # a selection matching nothing fails before any model server starts
         _prepare(sets, problem_paths(tasks_path, cases_path), runs)
         clients = open_clients(runs, stack, response_cache)

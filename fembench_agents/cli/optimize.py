@@ -146,6 +146,7 @@ def optimize(
     from fembench_agents.optimize.judgement import judge_heldout
     from fembench_agents.optimize.loop import LoopThread
     from fembench_agents.optimize.progress import RichProgress
+    from fembench_agents.optimize.split import with_made
     from fembench_agents.runs.problems import prepare_selected
 
     if (
@@ -168,7 +169,12 @@ def optimize(
         ExitStack() as stack,
     ):
         options = ScoringOptions(prepared_later=True)
-        sets = problems_for([settings.track], settings.tasks_path, settings.cases_path, sandbox, options=options)
+        selections = [(settings.track, settings.tasks), (settings.track, settings.heldout)]
+        sets = problems_for(
+            [settings.track], settings.tasks_path, settings.cases_path, sandbox, options=options, selections=selections
+        )
+        among, held = with_made(settings.tasks, settings.heldout, sets.made)  # fresh instances: made, named by id
+        settings = settings.model_copy(update={"tasks": among, "heldout": held})
         tasks = sets.by_track[settings.track]
         try:
             split = split_tasks(tasks, settings.heldout, settings.val_fraction, settings.seed, settings.tasks)
@@ -248,7 +254,7 @@ def optimize(
 
 
 def show_judgement(judgement: Any, out: Path) -> None:
-    from fembench_agents.optimize.judgement import CURVE_PNG, JUDGEMENT_MD
+    from fembench_agents.optimize.judgement import CURVE_PNG, JUDGEMENT_MD, origin_totals
 
     j = judgement
     table = Table(title=f"held-out judgement: {j.model}, {j.repeats} runs per task")
@@ -257,6 +263,8 @@ def show_judgement(judgement: Any, out: Path) -> None:
     table.add_column("optimized prompt")
     for r in j.rows:
         table.add_row(r.task_id, f"{r.baseline_passed}/{r.runs}", f"{r.optimized_passed}/{r.runs}")
+    for label, (base, optimized, runs) in origin_totals(j).items():
+        table.add_row(label, f"{base}/{runs}", f"{optimized}/{runs}", style="bold")
     table.add_row("total", f"{j.baseline_passed}/{j.runs}", f"{j.optimized_passed}/{j.runs}", style="bold")
     console.print(table)
     best = "-" if j.best_val_score is None else f"{j.best_val_score:.3f}"

@@ -52,6 +52,10 @@ def report(
     full: Annotated[
         bool, typer.Option("--full", help="every table (default: summary, per-task tables, paired tests)")
     ] = False,
+    contamination: Annotated[
+        bool,
+        typer.Option(help="only published beside fresh instances of the same strata: rates, paired difference, plot"),
+    ] = False,
     skip_bad_lines: SkipBadLinesOpt = False,
 ) -> None:
     """Tables, confidence intervals, paired tests and plots for finished runs."""
@@ -68,7 +72,27 @@ def report(
             fail("--sensitivity reads every line of a log and cannot skip bad ones; without it, report can")
         _show_sensitivity(runs, out)
         return
+    if contamination:
+        _show_contamination(opened, out)
+        return
     show_report(opened, out, full=full)
+
+
+def _show_contamination(runs: Sequence[RunRecords], out: Path | None) -> None:
+    """The published-against-fresh tables (report/contamination.py); with `out`, the whole report there."""
+    from fembench_agents.report import build_report, write_report
+    from fembench_agents.report.contamination_view import contamination_sections
+    from fembench_agents.report.terminal import table
+
+    report = build_report(runs)
+    sections = contamination_sections(report)
+    if not sections:
+        fail("no fresh instances in these runs: name some in the selection (`fresh:...`, docs/fresh_instances.md)")
+    for section in sections:
+        console.print(table(section.title, section.rows))
+    if out is not None:
+        written = write_report(report, out)
+        err.print(f"written to {written['markdown']} (plot: {out / 'plots' / 'contamination.png'})")
 
 
 def _show_sensitivity(runs: list[Path], out: Path | None) -> None:

@@ -54,6 +54,10 @@ class ScoringOptions:
     # Beside each problem, a fresh instance drawn with this seed where the kind can draw one
     # (function tasks: new verification inputs, docs/fresh_instances.md); None: published only.
     fresh_inputs: int | None = None
+    # The selections the command will draw from this kind's tracks (`--cases`, an experiment's
+    # `cases`): a kind makes the problems their made items name (`NAME:...`, runs/selection.py;
+    # the PDE cases' `fresh:...`) and `load` offers them beside the others.
+    selections: tuple[str, ...] = ()
 
 
 @dataclass
@@ -64,6 +68,8 @@ class LoadedProblems:
     scorer: AttemptScorer
     skipped: list[SkippedTask] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what a command tells its user about the load
+    # each made item of `ScoringOptions.selections` -> the ids of the problems it names, comma-separated
+    made: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fembench_agents.contracts import ModelClient, Problem
 from fembench_agents.optimize.settings import OptimizeSettings
+from fembench_agents.report.kind_parts import report_part
 from fembench_agents.runs.log import MANIFEST_NAME, AttemptRecord, read_log, read_manifest
 from fembench_agents.runs.run import RunConfig, execute_run
 from fembench_agents.scoring.evaluator import Evaluator
@@ -33,6 +34,7 @@ class HeldoutRow(BaseModel):
     baseline_passed: int
     optimized_passed: int
     runs: int
+    origin: str = "published"  # "fresh": an instance drawn for this optimization (TaskInfo.origin)
 
 
 class HeldoutJudgement(BaseModel):
@@ -111,8 +113,15 @@ async def judge_heldout(
         records = await execute_run(config, tasks, out / "heldout" / label, model, evaluator)
         passed[label] = {t: sum(r.passed for r in records if r.task_id == t) for t in result.split.heldout}
     n = settings.heldout_repeats
+    origin = report_part(settings.track).task_info
     rows = [
-        HeldoutRow(task_id=t, baseline_passed=passed["baseline"][t], optimized_passed=passed["optimized"][t], runs=n)
+        HeldoutRow(
+            task_id=t,
+            baseline_passed=passed["baseline"][t],
+            optimized_passed=passed["optimized"][t],
+            runs=n,
+            origin=origin(t).origin,
+        )
         for t in result.split.heldout
     ]
     judgement = HeldoutJudgement(
@@ -136,13 +145,29 @@ async def judge_heldout(
     return judgement
 
 
+def origin_totals(j: HeldoutJudgement) -> dict[str, tuple[int, int, int]]:
+    """ "published held-out" and "fresh held-out" -> (baseline passes, optimized passes, runs), side
+    by side when the held-out set holds fresh instances; nothing when it holds published ones only."""
+    if all(r.origin == "published" for r in j.rows):
+        return {}
+    out: dict[str, tuple[int, int, int]] = {}
+    for origin in ("published", "fresh"):
+        mine = [r for r in j.rows if r.origin == origin]
+        if mine:
+            totals = (sum(r.baseline_passed for r in mine), sum(r.optimized_passed for r in mine))
+            out[f"{origin} held-out"] = (*totals, sum(r.runs for r in mine))
+    return out
+
+
 def render_judgement(j: HeldoutJudgement) -> str:
+    by_origin = [f"| **{k}** | **{b}/{n}** | **{o}/{n}** |" for k, (b, o, n) in origin_totals(j).items()]
     lines = [
         f"# Held-out judgement: {j.model}",
         "",
         f"| held-out task | {j.baseline_agent} | optimized prompt |",
         "| --- | --- | --- |",
         *(f"| {r.task_id} | {r.baseline_passed}/{r.runs} | {r.optimized_passed}/{r.runs} |" for r in j.rows),
+        *by_origin,
         f"| **total** | **{j.baseline_passed}/{j.runs}** | **{j.optimized_passed}/{j.runs}** |",
         "",
         f"Budget: {j.used_metric_calls} of {j.max_metric_calls} metric calls; best validation score "

@@ -5,12 +5,13 @@ shuffled by a seed into training and validation."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from fembench_agents.contracts import Problem
-from fembench_agents.runs.run import select_tasks
+from fembench_agents.runs.defaults import DEFAULT_SELECTION
+from fembench_agents.runs.selection import resolve_selection, select_tasks, selector_items
 
 
 class Split(BaseModel):
@@ -39,6 +40,18 @@ class Split(BaseModel):
 
 class HeldOutViolation(RuntimeError):
     """A held-out task was (or was about to be) used during optimization."""
+
+
+def with_made(tasks: str, heldout: str, made: Mapping[str, str]) -> tuple[str, str]:
+    """(tasks, heldout) with the ids a kind made for their made items (fresh PDE instances) in the
+    items' places. The problems the held-out selection makes take part even when `tasks` does not
+    name them: a fresh held-out set is one nobody has seen, optimizer included."""
+    held = resolve_selection(heldout, made)
+    among = resolve_selection(tasks, made)
+    extra = [made[item] for item in selector_items(heldout) if item in made]
+    if extra and among.strip() not in (DEFAULT_SELECTION, "*", ""):
+        among = ",".join([among, *extra])
+    return among, held
 
 
 def split_tasks(tasks: Sequence[Problem], heldout: str, val_fraction: float, seed: int, among: str = "all") -> Split:

@@ -8,6 +8,7 @@ import csv
 import json
 from pathlib import Path
 
+from fembench_agents.report.contamination_view import contamination_sections
 from fembench_agents.report.kind_parts import ReportSection, Rows, kind_sections
 from fembench_agents.report.plots import write_plots
 from fembench_agents.report.render import (
@@ -38,6 +39,7 @@ def all_sections(report: Report) -> list[ReportSection]:
     out = [ReportSection("summary", "Summary", summary_rows(report)), ReportSection("cost", "Cost", cost_rows(report))]
     if any(g.oracle is not None for g in report.groups):
         out.append(ReportSection("test_time_scaling", "Test-time scaling", scaling_rows(report)))
+    out += contamination_sections(report)
     out += [s for s in own if not s.after_tasks]
     for t in report.task_tables:
         stem = "tasks_" + "".join(ch if ch.isalnum() else "_" for ch in f"{t.model}_{t.track}")

@@ -17,6 +17,7 @@ from fembench_agents.report.schema import Estimate, GroupSummary, Report
 CORRECTNESS_PNG = "correctness.png"
 STAGES_PNG = "stage_failures.png"
 COST_PNG = "pass_rate_cost.png"
+CONTAMINATION_PNG = "contamination.png"
 # The bars' label when the groups' kinds do not all name their headline alike.
 MIXED_HEADLINE = "correct / joint test success"
 
@@ -173,6 +174,30 @@ def cost_figure(report: Report) -> Figure:
     return fig
 
 
+def contamination_figure(report: Report) -> Figure:
+    """One row per model x agent x track and scope: the paired difference with its interval,
+    and a line at 0 (no difference)."""
+    rows = report.contamination
+    fig = new_figure(height=max(3.0, 0.4 * len(rows) + 1.5))
+    ax = fig.add_subplot()
+    if not rows:
+        ax.text(0.5, 0.5, "no stratum with published and fresh tasks", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    y = list(range(len(rows)))[::-1]
+    for k, r in zip(y, rows, strict=True):
+        d = r.difference
+        color = "black" if r.scope == "overall" else "tab:blue"
+        ax.errorbar([d.value], [k], xerr=[[d.value - d.low], [d.high - d.value]], fmt="o", color=color, capsize=3)
+    labels = [f"{r.model} / {r.agent} / {r.track}: {r.scope}" for r in rows]
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.axvline(0.0, color="grey", linewidth=1)
+    conf = round(report.settings.confidence * 100)
+    ax.set(xlim=(-1.05, 1.05), xlabel="pass rate, published - fresh", title=f"Published against fresh ({conf}% CI)")
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
 def plot_correctness(report: Report, path: str | Path) -> Path:
     correctness_figure(report).savefig(path)
     return Path(path)
@@ -194,6 +219,8 @@ def write_plots(report: Report, out_dir: str | Path) -> dict[str, Path]:
         "Stage failures": (STAGES_PNG, stage_failures_figure),
         "Pass rate against cost": (COST_PNG, cost_figure),
     }
+    if report.contamination or report.contamination_unpaired:
+        figures["Published against fresh"] = (CONTAMINATION_PNG, contamination_figure)
     figures.update({f.caption: (f.file_name, f.draw) for f in kind_figures(report)})
     written = {}
     for caption, (name, draw) in figures.items():

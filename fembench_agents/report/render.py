@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from rich.table import Table
 
+from fembench_agents.report.contamination_view import contamination_sections
 from fembench_agents.report.kind_parts import ReportSection, Rows, kind_sections, report_part
 from fembench_agents.report.schema import (
     STAGE_ORDER,
@@ -278,6 +279,8 @@ def render_markdown(report: Report, plots: Mapping[str, str] | None = None) -> s
             "",
         ]
         out += md_table(*scaling_rows(report))
+    for section in contamination_sections(report):
+        out += _md_section(section)
     own = kind_sections(report)
     for section in (s for s in own if not s.after_tasks):
         out += _md_section(section)
@@ -324,6 +327,7 @@ def rich_tables(report: Report) -> list[Table]:
     if any(g.oracle is not None for g in report.groups):
         tables.append(_rich_table("Test-time scaling (oracle choice: an upper bound)", scaling_rows(report)))
     tables.append(_rich_table("Stage failures", stage_rows(report)))
+    tables += [_rich_table(s.title, s.rows) for s in contamination_sections(report)]
     own = kind_sections(report)
     tables += [_rich_table(s.terminal_title or s.title, s.rows) for s in own if not s.after_tasks]
     tables += [_rich_table(s.terminal_title or s.title, s.rows) for s in own if s.after_tasks]

@@ -235,6 +235,36 @@ class CaseMargins(_Frozen):
     time_ratios: list[float]
 
 
+class ContaminationRow(_Frozen):
+    """One model x agent x track over the strata with both published and fresh tasks, of one
+    family (`scope`, the strata's prefix before "/") or of all ("overall"): the mean over those
+    strata of each side's pass rate (a stratum's: the mean over its tasks of the share of repeats
+    that passed), and their paired difference, published - fresh, with its bootstrap interval
+    over strata. A positive difference is what recall of the published tasks would give."""
+
+    model: str
+    agent: str
+    track: Track
+    scope: str
+    strata: int
+    published_tasks: int
+    fresh_tasks: int
+    published: float
+    fresh: float
+    difference: Estimate
+
+
+class UnpairedStratum(_Frozen):
+    """A stratum of a model x agent x track with tasks on one side only: not in any difference."""
+
+    model: str
+    agent: str
+    track: Track
+    stratum: str
+    side: Literal["published", "fresh"]
+    tasks: int
+
+
 class Report(_Frozen):
     schema_version: int = REPORT_SCHEMA_VERSION
     settings: ReportSettings = ReportSettings()
@@ -248,4 +278,8 @@ class Report(_Frozen):
     breakdowns: list[BreakdownRow] = []
     diagnostics: list[Diagnostics] = []
     case_margins: list[CaseMargins] = []
+    # published beside fresh instances (report/contamination.py): every kind's, so no kind's
+    # field (a default factory keeps them out of kind_parts.KIND_FIELDS)
+    contamination: list[ContaminationRow] = Field(default_factory=list)
+    contamination_unpaired: list[UnpairedStratum] = Field(default_factory=list)
     case_gates: list[str] = []  # the gates that judged the PDE attempts, as named ("ours (alpha_acc 10, ...)")

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from fembench_agents.contracts import Track
+from fembench_agents.report.contamination import contamination
 from fembench_agents.report.kind_parts import kind_fields, report_part
 from fembench_agents.report.schema import (
     Estimate,
@@ -221,5 +222,7 @@ def build_report(run_dirs: Iterable[RunSource], settings: ReportSettings | None 
     attempts = collect_attempts(run_dirs)
     episodes = [ep for _, ep in tagged]
     own = kind_fields(episodes, attempts, settings)  # each kind's sections (the papers' tables, PDE stages)
+    fresh, unpaired = contamination(episodes, lambda track, task_id: report_part(track).task_info(task_id), settings)
     generic = {"settings": settings, "runs": runs, "groups": groups, "task_tables": tables, "paired": paired}
+    generic |= {"contamination": fresh, "contamination_unpaired": unpaired}
     return Report.model_validate({**generic, **own})

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
+from fembench_agents.report.contamination_view import contamination_sections
 from fembench_agents.report.kind_parts import Rows, kind_sections
 from fembench_agents.report.render import (
     cost_rows,
@@ -57,6 +58,7 @@ def terminal_tables(report: Report, width: int, full: bool = False) -> list[Tabl
     else:
         titled.append(("Summary", fitted(summary_rows(report), width)))
     titled.append(("Test-time scaling (oracle choice: an upper bound)", scaling_rows(report)))
+    titled += [(s.title, s.rows) for s in contamination_sections(report)]
     if report.paired:
         titled.append(("Paired tests (exact McNemar, tasks)", paired_rows(report)))
     return [table(title, rows) for title, rows in titled if says_something(rows)]

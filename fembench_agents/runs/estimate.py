@@ -26,7 +26,7 @@ from fembench_agents.messages import Message
 from fembench_agents.runs.grid import PlannedRun
 from fembench_agents.runs.log import MANIFEST_NAME, episode_key, read_log, read_manifest
 from fembench_agents.runs.reader import finished_episodes
-from fembench_agents.runs.run import select_tasks
+from fembench_agents.runs.selection import select_tasks
 
 TOKENIZER = "gpt-4o-mini"  # whose tokenizer counts every model's prompts (documented in RULES)
 RULES = (

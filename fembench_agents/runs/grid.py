@@ -9,7 +9,7 @@ import asyncio
 import re
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,8 @@ from fembench_agents.runs.experiments import Experiment
 from fembench_agents.runs.health import RunStopped
 from fembench_agents.runs.log import EpisodeRecord
 from fembench_agents.runs.problems import ProblemSets
-from fembench_agents.runs.run import RunConfig, execute_run, record_skipped_tasks, select_tasks
+from fembench_agents.runs.run import RunConfig, execute_run, record_skipped_tasks
+from fembench_agents.runs.selection import select_tasks
 
 if TYPE_CHECKING:
     from fembench_agents.models import ResponseCache
@@ -100,6 +101,18 @@ def experiment_runs(exp: Experiment, out: Path) -> list[PlannedRun]:
         for a in exp.agents
         for track, selection, suffix in grid
     ]
+
+
+def grid_selections(runs: Sequence[PlannedRun]) -> list[tuple[str, str]]:
+    """(track, selection) of every run: what the kinds load for, making what made items name."""
+    return list(dict.fromkeys((r.config.track, r.config.tasks) for r in runs))
+
+
+def resolved_runs(runs: Sequence[PlannedRun], sets: ProblemSets) -> list[PlannedRun]:
+    """The runs with each selection's made items (fresh PDE instances) replaced by the ids the
+    kind made for them: the manifest records those ids, and a resume, making the same items
+    again from the kind's cache, asks for the same ones."""
+    return [replace(r, config=replace(r.config, tasks=sets.resolve(r.config.tasks))) for r in runs]
 
 
 def grid_tracks(runs: Sequence[PlannedRun]) -> list[str]:

@@ -5,12 +5,12 @@ the scorers they need. The CLI, the Python API and the optimizer all start here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fembench_agents.kinds import kind_for
 from fembench_agents.kinds.contract import PreviewedProblems, Progress, ScoringOptions, SkippedTask
-from fembench_agents.runs.run import select_tasks
+from fembench_agents.runs.selection import resolve_selection, select_tasks
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
 
@@ -21,6 +21,11 @@ class ProblemSets:
     evaluator: Evaluator
     skipped_by_track: dict[str, list[SkippedTask]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the kinds said about their loads (`LoadedProblems.notes`)
+    made: dict[str, str] = field(default_factory=dict)  # a made item of a selection -> the ids it names
+
+    def resolve(self, selector: str) -> str:
+        """`selector` with the ids each made item names in its place (what every later step selects by)."""
+        return resolve_selection(selector, self.made)
 
     @property
     def skipped(self) -> list[SkippedTask]:
@@ -38,11 +43,14 @@ def load_problems(
     sandbox: Sandbox,
     paths: Mapping[str, str] | None = None,
     options: ScoringOptions | None = None,
+    selections: Iterable[tuple[str, str]] = (),
 ) -> ProblemSets:
     """Each track's problems and an evaluator that can score them all. `paths`:
     where each source is, by the kinds' `default_path` (a source not named is
-    read from its default). Raises ProblemsUnavailable (a ValueError)."""
+    read from its default). `selections`: (track, selector) of what will be drawn, so
+    that a kind makes what their made items name. Raises ProblemsUnavailable (a ValueError)."""
     options = options or ScoringOptions()
+    selections = list(selections)
     paths = paths or {}
     groups: dict[str, list[str]] = {}  # kinds sharing a scorer share one load
     for track in dict.fromkeys(tracks):
@@ -51,8 +59,11 @@ def load_problems(
     sets = ProblemSets(by_track={}, evaluator=evaluator)
     for group in groups.values():
         kind = kind_for(group[0])
-        loaded = kind.load(paths.get(kind.default_path, kind.default_path), sandbox, options, group)
+        mine = tuple(dict.fromkeys(selector for track, selector in selections if track in group))
+        own = replace(options, selections=mine) if mine else options
+        loaded = kind.load(paths.get(kind.default_path, kind.default_path), sandbox, own, group)
         sets.by_track.update(loaded.by_track)
+        sets.made.update(loaded.made)
         sets.skipped_by_track.update({track: list(loaded.skipped) for track in group})
         sets.notes += loaded.notes
         evaluator.use(group[0], loaded.scorer)

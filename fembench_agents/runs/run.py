@@ -6,7 +6,6 @@ command after Ctrl-C or kill -9 continues where the run stopped."""
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import importlib.metadata
 import subprocess
 import time
@@ -34,6 +33,7 @@ from fembench_agents.runs.log import (
 )
 from fembench_agents.runs.reader import finished_episodes
 from fembench_agents.runs.recording import ModelUnavailable
+from fembench_agents.runs.selection import select_tasks
 from fembench_agents.runs.session import EpisodeSession
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
@@ -83,30 +83,6 @@ class RunConfig:
         if d["fresh_inputs"] is None:  # likewise a run of published problems only
             d.pop("fresh_inputs")
         return d
-
-
-def select_tasks[P: Problem](tasks: list[P], selector: str) -> list[P]:
-    """Comma-separated task (or case) ids or fnmatch patterns; `all` selects
-    everything, except problems marked as leaking (`Problem.leak`), which only
-    their own id selects. An id selects its instances too (`<id>~<instance>`, a
-    fresh instance drawn for this run: `--fresh-inputs`)."""
-    if selector.strip() in (DEFAULT_SELECTION, "*", ""):
-        return [t for t in tasks if not t.leak]
-    chosen: dict[str, P] = {}
-    for pattern in (p.strip() for p in selector.split(",") if p.strip()):
-        hits = [
-            t
-            for t in tasks
-            if t.task_id == pattern
-            or t.task_id.startswith(f"{pattern}~")
-            or (fnmatch.fnmatchcase(t.task_id, pattern) and not t.leak)
-        ]
-        if not hits:
-            leaking = [t.task_id for t in tasks if fnmatch.fnmatchcase(t.task_id, pattern)]
-            why = f" but cases marked as leaking ({', '.join(leaking)}: name them by id)" if leaking else ""
-            raise ValueError(f"task selector {pattern!r} matches no task{why}")
-        chosen.update((t.task_id, t) for t in hits)
-    return sorted(chosen.values(), key=lambda t: t.task_id)
 
 
 def _git_commit() -> str | None:

@@ -63,7 +63,7 @@ class FunctionKind:
             if "code" in by_track:
                 by_track["code"] = sorted([*loaded.tasks, *fresh.tasks], key=lambda t: t.task_id)
             notes = fresh.lines()
-        return LoadedProblems(by_track, scorer, list(loaded.skipped), notes)
+        return LoadedProblems(by_track, scorer, list(loaded.skipped), notes=notes)
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> FunctionScorer:
         return FunctionScorer(sandbox)
