@@ -11,6 +11,7 @@ import hashlib
 import re
 import tomllib
 from fractions import Fraction
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,7 +19,9 @@ import numpy as np
 import pytest
 
 from fembench_agents.cases.builder import Built
-from fembench_agents.cases.domains import Domain
+from fembench_agents.cases.domains import DOMAINS, Domain
+from fembench_agents.cases.generate import draw as draw_module
+from fembench_agents.cases.generate import grammar
 from fembench_agents.cases.generate.draw import (
     DEFAULT_LIBRARIES,
     MAX_DRAWS,
@@ -44,6 +47,30 @@ from fembench_agents.cases.shapes import Shape
 
 ALL = ("numpy-scipy", "scikit-fem", "dolfinx", "ngsolve")
 CURVED_SOLVERS = ("scikit-fem", "dolfinx", "ngsolve")
+
+
+def test_the_grammar_writes_each_term_kind_exactly_for_a_fixed_key() -> None:
+    d = Draw("pinned")
+    assert [grammar.smooth(d).text, grammar.smooth(d).text] == ["(-1/2)*x**2*y**3", "2*x**3*y**3"]
+    assert grammar.oscillatory(d).text == "(-5/4)*sin(3*pi*x + 3/4)*cos(pi*y)"
+    assert grammar.boundary_layer(d).text == "(-3/4)*exp(-8*(1 - x))"
+    # the L-shape's re-entrant corner (1/2, 1/2), its centre 1/48 inside the removed quarter
+    assert grammar.corner_singular(d, DOMAINS["l_shape"]).text == "(-2)*((x - 25/48)**2 + (y - 25/48)**2)**(1/3)"
+
+
+def test_numbers_are_written_as_exact_rationals_and_signs_as_differences() -> None:
+    assert [grammar.number(Fraction(3, 4)), grammar.number(-2), grammar.number(Fraction(4, 2))] == ["3/4", "-2", "2"]
+    assert [grammar.scaled(q, "x") for q in (1, -1, 3, Fraction(-1, 2))] == ["x", "-x", "3*x", "(-1/2)*x"]
+    assert grammar.plus("1", "-x", "(-1/2)*y") == "1 - x + (-1/2)*y"
+    assert [grammar.shifted("x", Fraction(q)) for q in (0, Fraction(3, 32), Fraction(-1, 32))] == [
+        "x",
+        "(x - 3/32)",
+        "(x + 1/32)",
+    ]
+    assert [grammar.wave(1, "y"), grammar.wave(3, "x")] == ["pi*y", "3*pi*x"]
+    d = Draw("sample")
+    assert d.sample("abcd", 3) == ["c", "d", "b"] and [d.pick("abc") for _ in range(6)] == list("ccccab")
+
 
 # sha256 of the case file of case 1, seed 3, draw 0 of each space, every library asked for
 PINNED = {
@@ -95,6 +122,29 @@ def test_each_space_draws_its_pinned_case_file_byte_for_byte() -> None:
     ]
 
 
+# sha256 of the case files of cases 0 to 29 of seed 0 of each space, one after another: every
+# branch of each space's draw (conductivity's shapes, uniform and rotating b, loads, bumps, ...)
+SPACE_PINS = {
+    "poisson": "a5ebd47a285de5145d1d86b426f8c4111bd5ce4cc52795f8cdd9ca5347df7ff1",
+    "heat": "0b8cef964e8e46d04ed55913b1927dc63ab34d6eafa6a8cf3288dadd7b007e98",
+    "convection_diffusion": "b6cb971689166edf883672b50bce732bfa84f8fa07207fb1e183f6e956d44336",
+    "reaction_diffusion": "6c66e67c72f5e5d58c11c487a31389fa852b48b52da9db9b639213d600544a2b",
+    "helmholtz": "404e48431f2f814c11ee6c6599471daf741227b565d2190136d1559603fc37d0",
+    "elasticity": "40b3a2a4bb9d65357b12e6b6f70dc0dc37299dede22ad0ec5024874f053c7a80",
+    "poisson_rough": "096858dcb2e24660e651ed48528107c64a06db718a92979a12d58c938efef83b",
+}
+
+
+def test_thirty_cases_of_each_space_are_pinned_to_the_byte() -> None:
+    got = {
+        family: hashlib.sha256(
+            "".join(definition_text(definition(family, None, 0, i, 0, ALL)[0]) for i in range(30)).encode()
+        ).hexdigest()
+        for family in SPACES
+    }
+    assert got == SPACE_PINS
+
+
 def test_a_curved_draw_and_a_transient_one_write_their_geometry_time_and_libraries() -> None:
     case, terms = definition("convection_diffusion", None, 7, 0, 0, ALL)
     assert definition_text(case) == (
@@ -132,6 +182,12 @@ def test_the_stream_is_named_by_version_family_domain_seed_index_and_draw() -> N
     assert parse_id("fresh_v2_poisson_square_with_hole_s0_00") == (2, "poisson", "square_with_hole", 0, 0)
     assert parse_id("fresh_v2_poisson_rough_s5_07") == (2, "poisson_rough", None, 5, 7)
     assert parse_id("fresh_v1_elasticity_s2_01") == (1, "elasticity", None, 2, 1)
+    with pytest.raises(GenerationError) as info:
+        parse_id("poisson_square_smooth")
+    assert str(info.value) == (
+        "'poisson_square_smooth' is no fresh case id; expected fresh_v<version>_<family>[_<domain>]_s<seed>_<index>, "
+        "family one of poisson, heat, convection_diffusion, reaction_diffusion, helmholtz, elasticity, poisson_rough"
+    )
     for bad in (
         "poisson_square_smooth",
         "fresh_v2_stokes_s1_00",
@@ -211,6 +267,8 @@ def test_drawn_sizes_and_placements_cover_exactly_the_documented_ranges() -> Non
     corners_seen = {v for ring in seen["l_shape"] for v in ring} - {(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)}
     inner = {(a, b) for a in (0.375, 0.5, 0.625) for b in (0.375, 0.5, 0.625)}
     assert len(seen["l_shape"]) == 4 * 9 and {v for v in corners_seen if v in inner} == inner
+    rings = hashlib.sha256(repr(sorted(seen["l_shape"])).encode()).hexdigest()
+    assert rings == "86b7dda30def034acd0a1466ea782be43fb0e51b36af9042d783f09897774e8c"
     # the rectangular hole: sides 1/4 or 3/8, at least 1/8 from the outer boundary, on multiples of 1/8
     sides = {(w, x0) for w in (0.25, 0.375) for x0 in np.arange(0.125, 0.875 - w + 1e-9, 0.125)}
     assert {(w, x0) for w, x0, _, _ in seen["square_hole"]} == sides == {(h, y0) for _, _, h, y0 in seen["square_hole"]}
@@ -251,8 +309,22 @@ def test_the_libraries_follow_the_drawn_domain() -> None:
         GenerationError, match=r"^poisson_rough draws on no domain 'annulus'; it draws on unit_square, "
     ):
         definition("poisson_rough", "annulus", 0, 0, 0, ALL)
-    with pytest.raises(GenerationError, match=r"^no fresh space for family 'stokes'; known: poisson, heat, "):
+    with pytest.raises(GenerationError) as info:
         definition("stokes", None, 0, 0, 0, ALL)
+    assert str(info.value) == (
+        "no fresh space for family 'stokes'; known: poisson, heat, convection_diffusion, reaction_diffusion, "
+        "helmholtz, elasticity, poisson_rough"
+    )
+    with pytest.raises(GenerationError) as info:
+        definition("poisson", "disk", 0, 0, 0, ALL)
+    assert str(info.value) == (
+        "poisson draws on no domain 'disk'; it draws on unit_square, l_shape, square_hole, channel_with_step, "
+        "cross, circle, annulus, square_with_hole"
+    )
+    with pytest.raises(
+        GenerationError, match=r"^none of the libraries \(none given\) has a calibration solver for heat$"
+    ):
+        domain_kinds("heat", ())
 
 
 def test_a_refusal_is_named_by_the_check_that_made_it() -> None:
@@ -293,16 +365,35 @@ def test_a_refusal_is_named_by_the_check_that_made_it() -> None:
     assert calibration_cap(over) is None  # type: ignore[arg-type]
 
 
-def test_a_refused_draw_is_redrawn_with_the_next_draw_number_and_recorded() -> None:
+def _planted_builds(monkeypatch: pytest.MonkeyPatch, refusals: list[Exception | None]) -> list[bytes]:
+    """generate_case's builder replaced: each call raises the next refusal or returns a stand-in
+    record (no solve runs); the case-file bytes it was given are returned, in order."""
+    texts: list[bytes] = []
+    planted = iter(refusals)
+
+    def build(case: CaseFile, text: bytes) -> Any:
+        texts.append(text)
+        refusal = next(planted, None)
+        if refusal is not None:
+            raise refusal
+        return SimpleNamespace(case=case, hidden=SimpleNamespace(calibration={}))
+
+    monkeypatch.setattr(draw_module, "build_case", build)
+    return texts
+
+
+def test_a_refused_draw_is_redrawn_with_the_next_draw_number_and_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _planted_builds(monkeypatch, [])
     seen: list[str] = []
 
     def planted(built: Built) -> str | None:
-        seen.append(str(built.spec.forcing))
+        seen.append(built.case.id)  # type: ignore[attr-defined]
         return "planted refusal" if len(seen) == 1 else None
 
     fresh = generate_case("helmholtz", "unit_square", 1, 0, ("numpy-scipy",), checks=(planted,))
     again, terms = definition("helmholtz", "unit_square", 1, 0, 1, ("numpy-scipy",))
-    assert fresh.definition == definition_text(again) and len(set(seen)) == 2
+    assert fresh.definition == definition_text(again) == texts[1].decode() and texts[0] != texts[1]
+    assert fresh.built.case == again  # type: ignore[attr-defined]
     assert fresh.record.model_dump() == {
         "id": "fresh_v2_helmholtz_unit_square_s1_00",
         "generator_version": 2,
@@ -316,7 +407,14 @@ def test_a_refused_draw_is_redrawn_with_the_next_draw_number_and_recorded() -> N
         "libraries": ("numpy-scipy",),
         "redraws": (Redraw(draw=0, check="planted", reason="planted refusal").model_dump(),),
     }
-    assert fresh.built.spec.id == fresh.record.id and set(fresh.built.hidden.calibration) == {"numpy-scipy"}
+    drawn = generate_case("poisson_rough", None, 5, 5, ALL)
+    assert (drawn.record.family, drawn.record.domain, drawn.record.domain_fixed, drawn.record.draw) == (
+        "poisson_rough",
+        "l_shape",
+        False,
+        0,
+    )
+    assert drawn.record.libraries == ALL and drawn.record.terms == ("source", "boundary_bump")
     calls: list[int] = []
 
     def never(built: Built) -> str | None:
@@ -330,3 +428,41 @@ def test_a_refused_draw_is_redrawn_with_the_next_draw_number_and_recorded() -> N
         "fresh_v2_poisson_unit_square_s2_00: no acceptable draw in 4 "
         "(draw 1: always refused; draw 2: always refused; draw 3: always refused)"
     )
+
+
+def test_a_draw_the_builder_refuses_is_redrawn_naming_the_check_and_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The builder's refusals (here planted: no solve runs) and the checks after it, in order."""
+    texts = _planted_builds(
+        monkeypatch,
+        [
+            CaseDefinitionError("c: agent-visible data pass the accuracy gate: forcing (error 1e-3)"),
+            ZeroDivisionError("division by zero"),
+        ],
+    )
+
+    def passes(b: Any) -> str | None:
+        return None
+
+    def refuses_once(b: Any, said: list[int]) -> str | None:
+        said.append(1)
+        return "second check" if len(said) == 1 else None
+
+    fresh = generate_case("poisson", "cross", 4, 2, ALL, checks=(passes, partial(refuses_once, said=[])))
+    assert [r.model_dump() for r in fresh.record.redraws] == [
+        {
+            "draw": 0,
+            "check": "leak",
+            "reason": "CaseDefinitionError: c: agent-visible data pass the accuracy gate: forcing (error 1e-3)",
+        },
+        {"draw": 1, "check": "calibration", "reason": "ZeroDivisionError: division by zero"},
+        {"draw": 2, "check": "check", "reason": "second check"},  # a check without a __name__
+    ]
+    assert fresh.record.draw == 3 and len(set(texts)) == 4
+    assert texts[3].decode() == fresh.definition == definition_text(definition("poisson", "cross", 4, 2, 3, ALL)[0])
+
+
+def test_a_value_the_case_file_cannot_hold_is_refused_naming_it() -> None:
+    for value, text in (({1, 2}, "{1, 2}"), ({"k": True}, "True")):
+        with pytest.raises(GenerationError, match=f"^cannot write {re.escape(text)} to a case file$"):
+            draw_module._toml(value)
+    assert draw_module._toml({"a-b": [1, 0.5, "x"], "*": {"k": -2}}) == '{ a-b = [1, 0.5, "x"], "*" = { k = -2 } }'

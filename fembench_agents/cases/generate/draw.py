@@ -96,7 +96,8 @@ def domain_kinds(family: str, wanted: Sequence[str]) -> tuple[str, ...]:
     """The domain kinds a draw picks from: those of the family's space some wanted library solves it on."""
     kinds = tuple(k for k in SPACES[family].kinds if solving(family, k, wanted))
     if not kinds:
-        raise GenerationError(f"none of the libraries {', '.join(wanted)} has a calibration solver for {family}")
+        named = ", ".join(wanted) or "(none given)"
+        raise GenerationError(f"none of the libraries {named} has a calibration solver for {family}")
     return kinds
 
 
@@ -141,7 +142,7 @@ def _key(name: str) -> str:
 def _toml(value: object) -> str:
     if isinstance(value, str):
         return json.dumps(value)  # a TOML basic string is a JSON string of ASCII text
-    if isinstance(value, float | int):
+    if type(value) in (float, int):  # not a bool, which TOML writes otherwise
         return repr(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml(v) for v in value) + "]"

@@ -55,7 +55,6 @@ class Draw:
     """One draw's random stream, named by a string key (the case id's parts and the draw number)."""
 
     def __init__(self, key: str) -> None:
-        self.key = key
         self._rng = random.Random(key)
 
     def pick(self, options: Sequence[T]) -> T:
