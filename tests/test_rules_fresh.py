@@ -60,7 +60,7 @@ def test_the_grammar_writes_each_term_kind_exactly_for_a_fixed_key() -> None:
 
 def test_numbers_are_written_as_exact_rationals_and_signs_as_differences() -> None:
     assert [grammar.number(Fraction(3, 4)), grammar.number(-2), grammar.number(Fraction(4, 2))] == ["3/4", "-2", "2"]
-    assert [grammar.scaled(q, "x") for q in (1, -1, 3, Fraction(-1, 2))] == ["x", "-x", "3*x", "(-1/2)*x"]
+    assert [grammar.scaled(q, "x") for q in (1, -1, 3, Fraction(-1, 2), 0)] == ["x", "-x", "3*x", "(-1/2)*x", "(0)*x"]
     assert grammar.plus("1", "-x", "(-1/2)*y") == "1 - x + (-1/2)*y"
     assert [grammar.shifted("x", Fraction(q)) for q in (0, Fraction(3, 32), Fraction(-1, 32))] == [
         "x",
@@ -143,6 +143,18 @@ def test_thirty_cases_of_each_space_are_pinned_to_the_byte() -> None:
         for family in SPACES
     }
     assert got == SPACE_PINS
+
+
+def test_a_uniform_velocity_is_never_zero() -> None:
+    """(0, 0) drawn becomes (1, 0): every other uniform b of the grid appears, (0, 0) never."""
+    uniform = set()
+    for i in range(200):
+        b = definition("convection_diffusion", "unit_square", 1, i, 0, ("numpy-scipy",))[0].coefficients["b"]
+        assert isinstance(b, list)
+        if "y" not in b[0]:
+            uniform.add(tuple(b))
+    half = ("-1", "-1/2", "0", "1/2", "1")
+    assert uniform == {(bx, by) for bx in half for by in half} - {("0", "0")}
 
 
 def test_a_curved_draw_and_a_transient_one_write_their_geometry_time_and_libraries() -> None:
@@ -296,6 +308,7 @@ def test_the_libraries_follow_the_drawn_domain() -> None:
         CURVED_SOLVERS,
     ]
     assert solving("heat", "square_with_hole", ("numpy-scipy", "ngsolve")) == ("ngsolve",)
+    assert solving("convection_diffusion", "l_shape", ALL) == solving("reaction_diffusion", "unit_square", ALL) == ALL
     assert solving("poisson_rough", "l_shape", ("dolfinx", "numpy-scipy")) == ("dolfinx", "numpy-scipy")
     assert domain_kinds("poisson", ALL) == KINDS
     assert domain_kinds("poisson", ("numpy-scipy",)) == POLYGONS  # numpy-scipy meshes no arc
@@ -303,8 +316,10 @@ def test_the_libraries_follow_the_drawn_domain() -> None:
     for index in range(12):
         case, _ = definition("elasticity", None, 0, index, 0, ("numpy-scipy",))
         assert case.domain in POLYGONS and case.libraries == ("numpy-scipy",)
-    with pytest.raises(GenerationError, match=r"^none of the libraries numpy-scipy solves poisson on circle$"):
-        definition("poisson", "circle", 0, 0, 0, ("numpy-scipy",))
+    with pytest.raises(
+        GenerationError, match=r"^none of the libraries numpy-scipy, numpy-scipy solves poisson on circle$"
+    ):
+        definition("poisson", "circle", 0, 0, 0, ("numpy-scipy", "numpy-scipy"))
     with pytest.raises(
         GenerationError, match=r"^poisson_rough draws on no domain 'annulus'; it draws on unit_square, "
     ):

@@ -85,11 +85,10 @@ def draw_key(family: str, domain: str | None, seed: int, index: int, draw: int) 
 
 def solving(family: str, kind: str, wanted: Sequence[str]) -> tuple[str, ...]:
     """The wanted library tracks whose calibration solver solves the family's PDE on this domain
-    kind (Dirichlet pieces, steady or heat; a curved kind needs a track that meshes arcs)."""
+    kind (Dirichlet pieces, no transient variant of a steady family; a curved kind needs a track
+    that meshes arcs)."""
     pde, curved = SPACES[family].pde(family), kind in CURVED_DOMAINS
-    return tuple(
-        lib for lib in wanted if get_track(lib).refuses(pde, ("dirichlet",), pde == "heat", curved=curved) is None
-    )
+    return tuple(lib for lib in wanted if get_track(lib).refuses(pde, ("dirichlet",), False, curved=curved) is None)
 
 
 def domain_kinds(family: str, wanted: Sequence[str]) -> tuple[str, ...]:
@@ -115,7 +114,7 @@ def definition(
     if domain is not None and domain not in kinds:
         raise GenerationError(f"none of the libraries {', '.join(libraries)} solves {family} on {domain}")
     d = Draw(draw_key(family, domain, seed, index, draw))
-    where = draw_domain(d, domain if domain is not None else d.pick(kinds), space.grid)
+    where = draw_domain(d, domain if domain is not None else d.pick(kinds))
     drawn = space.draw(d, where.region)
     case = CaseFile.model_validate(
         {
@@ -127,7 +126,6 @@ def definition(
             "manufactured": None if drawn.u is None else {"u": drawn.u},
             "data": drawn.data,
             "time": None if drawn.t_end is None else TimeSpec(t0=0.0, t_end=drawn.t_end),
-            "grid": space.grid,
             "libraries": solving(family, where.name, libraries),
             "note": f"fresh v{GENERATOR_VERSION}: seed {seed}, case {index}, draw {draw}",
         }
@@ -167,8 +165,6 @@ def definition_text(case: CaseFile) -> str:
         lines.append(f"data = {_toml({'forcing': case.data.forcing, 'boundary': case.data.boundary})}")
     if case.time is not None:
         lines.append(f"time = {_toml({'t0': case.time.t0, 't_end': case.time.t_end})}")
-    if case.grid != CaseFile.model_fields["grid"].default:
-        lines.append(f"grid = {_toml({'nx': case.grid.nx, 'ny': case.grid.ny})}")
     lines.append(f"libraries = {_toml(list(case.libraries))}")
     return "\n".join(lines) + "\n"
 

@@ -2,8 +2,8 @@
 our calibration solvers meet their gates on, and the shape of its solution (or,
 for a numerical-reference family, of its data). One function per family draws a
 `Drawn` (everything a case file needs but its name, domain, grid and libraries);
-`SPACES` is the registry the generator reads: each family's draw, the domain
-kinds it draws on and its grid.
+`SPACES` is the registry the generator reads: each family's draw and the domain
+kinds it draws on. Every fresh case has the case file's default grid, 65 x 65.
 
 The ranges keep a second-order method on the 65 x 65 grid (h = 1/64) in its
 regime: a mesh Peclet number |b| h / (2 eps) below 0.6, Helmholtz k with
@@ -19,7 +19,7 @@ from fractions import Fraction
 import numpy as np
 
 from fembench_agents.cases.domains import Domain
-from fembench_agents.cases.generate.geometry import GRID, KINDS, POLYGONS
+from fembench_agents.cases.generate.geometry import KINDS, POLYGONS
 from fembench_agents.cases.generate.grammar import (
     AMPLITUDES,
     Draw,
@@ -34,7 +34,7 @@ from fembench_agents.cases.generate.grammar import (
     term,
     wave,
 )
-from fembench_agents.cases.model import Coefficient, GridSpec, ProblemData
+from fembench_agents.cases.model import Coefficient, ProblemData
 
 # scalar parameters are floats: the calibration solvers read them with float()
 CONDUCTIVITIES = (0.5, 1.0, 2.0, 4.0)  # a constant k (poisson, heat)
@@ -69,7 +69,6 @@ class Drawn:
 class Space:
     draw: Callable[[Draw, Region], Drawn]
     kinds: tuple[str, ...] = KINDS  # the domain kinds it draws on
-    grid: GridSpec = GRID
     family: str | None = None  # the PDE family when the space's name is not it
 
     def pde(self, name: str) -> str:

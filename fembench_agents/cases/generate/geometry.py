@@ -108,8 +108,8 @@ DRAWS = {
 }
 
 
-def draw_domain(d: Draw, kind: str, grid: GridSpec = GRID) -> DrawnDomain:
+def draw_domain(d: Draw, kind: str) -> DrawnDomain:
     """The domain of this kind with its size and placement drawn (the fixed one for a kind without)."""
     geometry = DRAWS[kind](d) if kind in DRAWS else None
-    region: Domain | Shape = curved(kind, geometry) if kind in CURVED_DOMAINS else polygon(kind, geometry, grid)
+    region: Domain | Shape = curved(kind, geometry) if kind in CURVED_DOMAINS else polygon(kind, geometry, GRID)
     return DrawnDomain(kind, geometry, region)
