@@ -117,6 +117,11 @@ MODULES: dict[str, tuple[str, ...]] = {
     # the report's tables as printed: estimates, rates, costs, stage counts, paired tests, PDE margins
     "report.render": ("*",),
     "suite.paper_render": ("*",),
+    # the fresh-case draw: which stream, in which order, within which ranges, written as which bytes
+    "cases.generate.grammar": ("*",),
+    "cases.generate.geometry": ("*",),
+    "cases.generate.families": ("*",),
+    "cases.generate.draw": ("*",),
 }
 
 # Tests that exercise code running only in sandbox children: "MODULE" for every function of the

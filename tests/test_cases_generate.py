@@ -1,7 +1,8 @@
-"""Fresh cases (`cases generate`, fembench_agents/cases/generate/): the grammar's exact
-text for a fixed key, the same seed giving the same bytes, the id naming version
-and seed, a refused draw redrawn with the next draw number, and the CLI end to end
-through `cases validate` (records and calibration solvers through the sandbox)."""
+"""Fresh cases (`cases generate`, fembench_agents/cases/generate/): corner terms off every
+domain's boundary, the same seed giving the same folder, and the CLI end to end through `cases validate` (records and calibration
+solvers through the sandbox) on drawn curved domains and a numerical reference. The draw's
+own rules (grammar text, streams, order, ranges, libraries, pinned bytes, redraws) are in
+test_rules_fresh.py."""
 
 from __future__ import annotations
 
@@ -9,80 +10,40 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
-import pytest
+import numpy as np
 from typer.testing import CliRunner
 
 from fembench_agents.cases import store, timing
-from fembench_agents.cases.builder import Built
 from fembench_agents.cases.domains import DOMAINS
 from fembench_agents.cases.generate import grammar
-from fembench_agents.cases.generate.draw import (
-    GenerationError,
-    case_id,
-    definition,
-    definition_text,
-    generate_case,
-    parse_id,
-)
-from fembench_agents.cases.generate.manifest import MANIFEST, FreshManifest, Redraw
-from fembench_agents.cases.generate.output import Request, generate, redraw_summary
+from fembench_agents.cases.generate.geometry import KINDS, draw_domain
+from fembench_agents.cases.generate.manifest import MANIFEST, FreshManifest
+from fembench_agents.cases.generate.output import Request, generate
+from fembench_agents.cases.model import Arc
+from fembench_agents.cases.shapes import Shape
 from fembench_agents.cli import app
 
 runner = CliRunner()
 
 
-def test_the_grammar_writes_each_term_kind_exactly_for_a_fixed_key() -> None:
-    d = grammar.Draw("pinned")
-    assert [grammar.smooth(d).text, grammar.smooth(d).text] == ["(-1/2)*x**2*y**3", "2*x**3*y**3"]
-    assert grammar.oscillatory(d).text == "(-5/4)*sin(3*pi*x + 3/4)*cos(pi*y)"
-    assert grammar.boundary_layer(d).text == "(-3/4)*exp(-8*(1 - x))"
-    # the L-shape's re-entrant corner (1/2, 1/2), its centre 1/48 inside the removed quarter
-    assert grammar.corner_singular(d, DOMAINS["l_shape"]).text == "(-2)*((x - 25/48)**2 + (y - 25/48)**2)**(1/3)"
-
-
-def test_numbers_are_written_as_exact_rationals_and_signs_as_differences() -> None:
-    assert [grammar.number(Fraction(3, 4)), grammar.number(-2), grammar.number(Fraction(4, 2))] == ["3/4", "-2", "2"]
-    assert [grammar.scaled(q, "x") for q in (1, -1, 3, Fraction(-1, 2))] == ["x", "-x", "3*x", "(-1/2)*x"]
-    assert grammar.plus("1", "-x", "(-1/2)*y") == "1 - x + (-1/2)*y"
-
-
-def test_corner_centres_lie_outside_the_domain_off_every_piece_line() -> None:
+def test_corner_centres_lie_outside_the_domain_off_every_piece_line_and_circle() -> None:
     d = grammar.Draw("corners")
-    for name, domain in DOMAINS.items():
+    regions = [
+        *DOMAINS.values(),
+        *(draw_domain(grammar.Draw(f"c{k}"), kind).region for kind in KINDS for k in range(4)),
+    ]
+    for domain in regions:
+        circles = [p for _, p in domain.pieces if isinstance(p, Arc)] if isinstance(domain, Shape) else []
         for _ in range(20):
             text = grammar.corner_singular(d, domain).text
             centre = text.split("((x ")[1].split("**2 + (y ")
             x0 = Fraction(centre[0][2:-1]) * (1 if centre[0][0] == "-" else -1)
             y0 = Fraction(centre[1][2 : centre[1].index(")")]) * (1 if centre[1][0] == "-" else -1)
-            assert not domain.inside([float(x0)], [float(y0)])[0], (name, text)
+            assert not domain.inside(np.array([float(x0)]), np.array([float(y0)]))[0], (domain.name, text)
             assert (x0 * 8).denominator != 1 and (y0 * 8).denominator != 1 and (x0 * 64).denominator != 1
-
-
-def test_a_seed_draws_the_same_case_file_and_the_id_names_version_family_seed_and_index() -> None:
-    case, terms = definition("convection_diffusion", None, 7, 0, 0, ("numpy-scipy", "scikit-fem"))
-    assert definition_text(case) == (
-        'id = "fresh_v1_convection_diffusion_s7_00"\n'
-        'family = "convection_diffusion"\n'
-        'domain = "l_shape"\n'
-        'note = "fresh v1: seed 7, case 0, draw 0"\n'
-        'coefficients = { eps = 0.1, b = ["-(1/2 - y)", "-(x - 1/2)"] }\n'
-        'manufactured = { u = "-exp(-5*(1 - y)) - x**2*y**2 + 2*((x - 11/24)**2 + (y - 25/24)**2)**(3/4)" }\n'
-        'libraries = ["numpy-scipy", "scikit-fem"]\n'
-    )
-    assert terms == ("boundary_layer", "smooth", "corner_singular")
-    heat, _ = definition("heat", "l_shape", 11, 2, 0, ("numpy-scipy",))
-    assert heat.id == "fresh_v1_heat_l_shape_s11_02" and heat.time is not None and heat.time.t_end == 1.0
-    assert parse_id(heat.id) == (1, "heat", "l_shape", 11, 2)
-    assert parse_id(case.id) == (1, "convection_diffusion", None, 7, 0)
-    assert case_id("reaction_diffusion", "unit_square", 0, 12) == "fresh_v1_reaction_diffusion_unit_square_s0_12"
-    with pytest.raises(GenerationError, match="no fresh case id"):
-        parse_id("poisson_square_smooth")
-    # another seed, another index, another draw: other cases
-    texts = {
-        definition_text(definition("convection_diffusion", None, s, i, k, ("numpy-scipy",))[0]).split("\n", 4)[4]
-        for s, i, k in ((7, 0, 0), (8, 0, 0), (7, 1, 0), (7, 0, 1))
-    }
-    assert len(texts) == 4
+            for arc in circles:
+                cx, cy, r = Fraction(arc.center[0]), Fraction(arc.center[1]), Fraction(arc.radius)
+                assert (x0 - cx) ** 2 + (y0 - cy) ** 2 != r**2, (domain.name, text)
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -94,59 +55,56 @@ def test_the_same_seed_writes_the_same_folder_byte_for_byte(tmp_path: Path) -> N
     generate(Request("poisson", 5, 2), tmp_path / "b")
     a, b = _tree(tmp_path / "a"), _tree(tmp_path / "b")
     assert a == b and len(a) == 2 + 2 * 3  # specs, fresh.json; per case toml, json, npz
-    assert [r.id for r in first] == ["fresh_v1_poisson_s5_00", "fresh_v1_poisson_s5_01"]
+    assert [r.id for r in first] == ["fresh_v2_poisson_s5_00", "fresh_v2_poisson_s5_01"]
     manifest = FreshManifest.model_validate_json(a[MANIFEST])
-    assert manifest.cases["fresh_v1_poisson_s5_01"].seed == 5 and manifest.cases["fresh_v1_poisson_s5_01"].index == 1
-    hidden = json.loads(a["hidden/fresh_v1_poisson_s5_00.json"])
-    assert hidden["definition_sha256"] == store.sha256(a["definitions/fresh_v1_poisson_s5_00.toml"])
+    # the manifest names each case's domain and the libraries it was calibrated on (no arcs for numpy-scipy)
+    assert [(r.domain, r.libraries, r.seed, r.index) for r in manifest.cases.values()] == [
+        ("l_shape", ("numpy-scipy", "scikit-fem", "dolfinx", "ngsolve"), 5, 0),
+        ("circle", ("scikit-fem", "dolfinx", "ngsolve"), 5, 1),
+    ]
+    hidden = json.loads(a["hidden/fresh_v2_poisson_s5_01.json"])
+    assert hidden["definition_sha256"] == store.sha256(a["definitions/fresh_v2_poisson_s5_01.toml"])
+    assert sorted(hidden["calibration"]) == ["dolfinx", "ngsolve", "scikit-fem"]
     generate(Request("poisson", 6, 1), tmp_path / "c")
     assert (
-        _tree(tmp_path / "c")["definitions/fresh_v1_poisson_s6_00.toml"] != a["definitions/fresh_v1_poisson_s5_00.toml"]
+        _tree(tmp_path / "c")["definitions/fresh_v2_poisson_s6_00.toml"] != a["definitions/fresh_v2_poisson_s5_00.toml"]
     )
-
-
-def test_a_refused_draw_is_redrawn_with_the_next_draw_number_and_said() -> None:
-    seen: list[str] = []
-
-    def planted(built: Built) -> str | None:
-        seen.append(built.spec.forcing if isinstance(built.spec.forcing, str) else "")
-        return "planted refusal" if len(seen) == 1 else None
-
-    fresh = generate_case("helmholtz", "unit_square", 1, 0, ("numpy-scipy",), checks=(planted,))
-    assert fresh.record.draw == 1
-    assert fresh.record.redraws == (Redraw(draw=0, check="planted", reason="planted refusal"),)
-    assert len(set(seen)) == 2  # the second draw is another case
-    again, _ = definition("helmholtz", "unit_square", 1, 0, 1, ("numpy-scipy",))
-    assert fresh.definition == definition_text(again)
-    assert redraw_summary([fresh.record]) == "1 redrawn (planted 1)"
-
-    def never(built: Built) -> str | None:
-        return "always refused"
-
-    with pytest.raises(GenerationError, match=r"fresh_v1_helmholtz_unit_square_s1_00: no acceptable draw in 20"):
-        generate_case("helmholtz", "unit_square", 1, 0, ("numpy-scipy",), checks=(never,))
 
 
 def test_cli_generates_validates_and_draws_a_case_again_from_its_id(tmp_path: Path) -> None:
+    """A drawn disk (no numpy-scipy) and a numerical reference (the coarse-to-fine check) in one folder."""
     out = tmp_path / "fresh"
-    res = runner.invoke(
-        app, ["cases", "generate", "--family", "elasticity", "--seed", "2", "--count", "2", "--out", str(out)]
-    )
-    assert res.exit_code == 0, res.output
-    assert res.output.splitlines()[-1] == f"generated 2 cases into {out}; none redrawn"
-    ids = [s.id for s in store.load_specs(out)]
-    assert ids == ["fresh_v1_elasticity_s2_00", "fresh_v1_elasticity_s2_01"]
+    lines = []
+    for family, seed in (("elasticity", "2"), ("poisson_rough", "1")):
+        res = runner.invoke(app, ["cases", "generate", "--family", family, "--seed", seed, "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        lines += res.output.splitlines()
+    assert lines == [
+        "fresh_v2_elasticity_s2_00: circle, draw 0, calibrated on scikit-fem, dolfinx, ngsolve",
+        f"generated 1 cases into {out}; none redrawn",
+        "fresh_v2_poisson_rough_s1_00: square_hole, draw 0, calibrated on numpy-scipy, scikit-fem, dolfinx, ngsolve",
+        f"generated 1 cases into {out}; none redrawn",
+    ]
+    specs = {s.id: s for s in store.load_specs(out)}
+    assert list(specs) == ["fresh_v2_elasticity_s2_00", "fresh_v2_poisson_rough_s1_00"]
+    disk = specs["fresh_v2_elasticity_s2_00"].domain
+    assert (disk.type, disk.geometry_params) == ("circle", {"center": [0.4375, 0.5], "radius": 0.375})
+    hidden, _ = store.load_hidden(out, "fresh_v2_poisson_rough_s1_00")
+    assert hidden.reference_kind == "numerical" and hidden.reference_check is not None
+    assert hidden.reference_check.error_estimate <= hidden.reference_check.threshold
     # every calibration solver through the sandbox against its own three gates (generous times)
-    t_base = {i: {"numpy-scipy": 60.0, "scikit-fem": 60.0} for i in ids}
+    t_base = {i: {lib: 60.0 for lib in s.libraries} for i, s in specs.items()}
     timing.save(out, timing.MachineCalibration(machine=timing.machine_name(), fingerprint={}, repeats=1, t_base=t_base))
     res = runner.invoke(app, ["cases", "validate", "--cases", str(out)])
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[-1] == (
-        "cases valid: leak-free, reproducible, coverage met; 4 calibration solves pass their own gates"
+        "cases valid: leak-free, reproducible, coverage met; 7 calibration solves pass their own gates"
     )
-    res = runner.invoke(app, ["cases", "generate", "--id", ids[1], "--out", str(tmp_path / "again")])
+    res = runner.invoke(
+        app, ["cases", "generate", "--id", "fresh_v2_poisson_rough_s1_00", "--out", str(tmp_path / "again")]
+    )
     assert res.exit_code == 0, res.output
-    name = f"{ids[1]}.toml"
+    name = "fresh_v2_poisson_rough_s1_00.toml"
     assert (tmp_path / "again" / "definitions" / name).read_bytes() == (out / "definitions" / name).read_bytes()
     res = runner.invoke(app, ["cases", "generate", "--family", "burgers", "--out", str(out)])
     assert res.exit_code == 2

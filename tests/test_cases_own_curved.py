@@ -24,7 +24,8 @@ from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.leak import probe
 from fembench_agents.cases.manufactured import CaseDefinitionError
 from fembench_agents.cases.model import CURVED_DOMAINS, Arc, CaseFile
-from fembench_agents.cases.own_curved import CURVED, case_mask
+from fembench_agents.cases.own_curved import case_mask
+from fembench_agents.cases.own_geometry import CURVED
 from fembench_agents.cases.tracks import get_track
 
 CASES = Path(__file__).resolve().parent.parent / "cases"

@@ -23,7 +23,7 @@ from fembench_agents.scoring.sandbox import Sandbox
 
 PUBLISHED = "poisson_square_smooth"
 ITEM = "fresh:poisson:seed=7:domain=unit_square"
-ID = "fresh_v1_poisson_unit_square_s7_00"
+ID = "fresh_v2_poisson_unit_square_s7_00"
 
 
 def test_an_item_parses_to_its_strata_seed_and_count() -> None:
@@ -33,16 +33,16 @@ def test_an_item_parses_to_its_strata_seed_and_count() -> None:
     )
     assert spec.canonical() == "fresh:elasticity/cross,heat/cross,poisson/l_shape:seed=7:count=2"
     assert spec.ids() == [
-        "fresh_v1_elasticity_cross_s7_00",
-        "fresh_v1_elasticity_cross_s7_01",
-        "fresh_v1_heat_cross_s7_00",
-        "fresh_v1_heat_cross_s7_01",
-        "fresh_v1_poisson_l_shape_s7_00",
-        "fresh_v1_poisson_l_shape_s7_01",
+        "fresh_v2_elasticity_cross_s7_00",
+        "fresh_v2_elasticity_cross_s7_01",
+        "fresh_v2_heat_cross_s7_00",
+        "fresh_v2_heat_cross_s7_01",
+        "fresh_v2_poisson_l_shape_s7_00",
+        "fresh_v2_poisson_l_shape_s7_01",
     ]
     drawn = parse_spec("fresh:helmholtz:seed=0")
     assert drawn == FreshSpec(strata=(("helmholtz", None),), seed=0, count=1)
-    assert drawn.ids() == ["fresh_v1_helmholtz_s0_00"]
+    assert drawn.ids() == ["fresh_v2_helmholtz_s0_00"]
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_an_item_makes_one_generator_call_per_stratum(tmp_path: Path, monkeypatc
         (Request("heat", 7, 3, "l_shape", ("numpy-scipy", "scikit-fem")), scratch),
         (Request("poisson", 7, 3, None, ("numpy-scipy", "scikit-fem")), scratch),
     ]
-    assert folder.parent == tmp_path / "fresh_sets" and folder.name.startswith("v1_s7_n3_")
+    assert folder.parent == tmp_path / "fresh_sets" and folder.name.startswith("v2_s7_n3_")
     assert json.loads((folder / "spec.json").read_text()) == {
         "item": "fresh:heat/l_shape,poisson:seed=7:count=3",
         "libraries": ["numpy-scipy", "scikit-fem"],
@@ -220,11 +220,11 @@ def test_a_run_makes_calibrates_and_names_its_fresh_instances_and_a_resume_reuse
 def test_an_optimizations_fresh_held_out_items_take_part_by_id() -> None:
     from fembench_agents.optimize.split import with_made
 
-    made = {"fresh:poisson:seed=7": "fresh_v1_poisson_s7_00", "fresh:heat:seed=1": "fresh_v1_heat_s1_00"}
+    made = {"fresh:poisson:seed=7": "fresh_v2_poisson_s7_00", "fresh:heat:seed=1": "fresh_v2_heat_s1_00"}
     assert with_made("poisson_square_*", "poisson_square_jump,fresh:poisson:seed=7", made) == (
-        "poisson_square_*,fresh_v1_poisson_s7_00",
-        "poisson_square_jump,fresh_v1_poisson_s7_00",
+        "poisson_square_*,fresh_v2_poisson_s7_00",
+        "poisson_square_jump,fresh_v2_poisson_s7_00",
     )
-    assert with_made("all", "fresh:poisson:seed=7", made) == ("all", "fresh_v1_poisson_s7_00")  # all holds them
-    assert with_made("p_*,fresh:heat:seed=1", "p_1", made) == ("p_*,fresh_v1_heat_s1_00", "p_1")
+    assert with_made("all", "fresh:poisson:seed=7", made) == ("all", "fresh_v2_poisson_s7_00")  # all holds them
+    assert with_made("p_*,fresh:heat:seed=1", "p_1", made) == ("p_*,fresh_v2_heat_s1_00", "p_1")
     assert with_made("p_*", "p_1", {}) == ("p_*", "p_1")

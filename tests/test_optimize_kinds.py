@@ -584,7 +584,7 @@ def test_a_fresh_held_out_set_is_made_kept_out_and_judged_beside_the_published_o
     from fembench_agents.cli import app
 
     experiment = ROOT / "experiments" / "gepa_pde_fresh_embedded.toml"
-    fresh = "fresh_v1_poisson_unit_square_s7_00"
+    fresh = "fresh_v2_poisson_unit_square_s7_00"
     machine = timing.load(cases_dir)  # its time on this machine given, as the others' are (a run times it itself:
     t_base = {**machine.t_base, fresh: {"numpy-scipy": T_BASE}}  # tests/test_fresh_selection.py)
     timing.save(cases_dir, machine.model_copy(update={"t_base": t_base}))

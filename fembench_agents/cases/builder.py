@@ -26,7 +26,7 @@ import sympy as sp
 from fembench_agents.cases import gates, numerical, store
 from fembench_agents.cases.cube import CUBE
 from fembench_agents.cases.cube_cases import cube_spec
-from fembench_agents.cases.domains import DOMAINS, grid_coordinates
+from fembench_agents.cases.domains import grid_coordinates
 from fembench_agents.cases.expressions import check_expr, compile_expr
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.manufactured import (
@@ -51,7 +51,8 @@ from fembench_agents.cases.model import (
     ReferenceCheck,
 )
 from fembench_agents.cases.numerical import data_pieces
-from fembench_agents.cases.own_curved import CURVED, case_mask, curved_spec
+from fembench_agents.cases.own_curved import case_mask, curved_spec
+from fembench_agents.cases.own_geometry import CURVED, polygon
 from fembench_agents.cases.own_periodic import periodic_partners
 from fembench_agents.cases.tracks import get_track
 
@@ -128,7 +129,7 @@ def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
         return curved_spec(case, _contract(case))
     if case.domain == CUBE:
         return cube_spec(case)
-    domain = DOMAINS[case.domain]
+    domain = polygon(case.domain, case.geometry, case.grid)
     if case.data is not None:
         data = case.data
         values = data_pieces(data.boundary, [n for n, _, _ in domain.pieces], case.id)
@@ -176,7 +177,7 @@ def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
 
 def reference(case: CaseFile, solution: list[sp.Expr]) -> dict[str, np.ndarray]:
     coords = grid_coordinates(case.grid)
-    mask = case_mask(case.domain, case.grid)
+    mask = case_mask(case.domain, case.grid, case.geometry)
     t = case.time.t_end if case.time else 0.0
     ref = np.stack([compile_expr(str(e))(**coords, t=t) for e in solution])
     ref[:, ~mask] = np.nan
@@ -231,7 +232,7 @@ def calibrate_libraries(
 def build_case(case: CaseFile, definition_bytes: bytes, config: GateConfig | None = None) -> Built:
     config = config or GateConfig()
     spec, solution = make_spec(case)
-    mask = case_mask(case.domain, case.grid)
+    mask = case_mask(case.domain, case.grid, case.geometry)
     check: ReferenceCheck | None = None
     if solution is not None:
         ref = reference(case, solution)

@@ -55,6 +55,8 @@ Coefficient = Expr | float | list[Expr]
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
 DOMAINS: tuple[str, ...] = DomainName.__args__  # type: ignore[attr-defined]
 CURVED_DOMAINS: tuple[str, ...] = CurvedDomainName.__args__  # type: ignore[attr-defined]
+# our domains whose size and placement a case file may give (`geometry`, own_geometry.py)
+GEOMETRY_DOMAINS: tuple[str, ...] = ("l_shape", "square_hole", *CURVED_DOMAINS)
 TIME_FAMILIES = ("heat", "burgers", "wave")
 # steady unless the case gives a time interval: then du/dt joins the operator (a transient variant)
 TRANSIENT_VARIANTS = ("convection_diffusion", "reaction_diffusion")
@@ -190,6 +192,9 @@ class CaseFile(_Frozen):
     # the unit square's sides identified by translation: "x" the left and right, "y" the bottom and top
     periodic: tuple[Literal["x", "y"], ...] = ()
     note: str = ""  # for humans; never shown to a solver
+    # the domain's size and placement as the published geometry_params of its kind (own_geometry.py);
+    # None: the domain's fixed geometry
+    geometry: dict[str, Any] | None = None
 
     @field_validator("libraries")
     @classmethod
@@ -201,6 +206,14 @@ class CaseFile(_Frozen):
     @model_validator(mode="after")
     def _grid_aligned(self) -> CaseFile:
         _aligned(self.grid, self.domain)
+        return self
+
+    @model_validator(mode="after")
+    def _geometry_of_a_kind_that_has_one(self) -> CaseFile:
+        if self.geometry is not None and self.domain not in GEOMETRY_DOMAINS:
+            raise ValueError(
+                f"domain {self.domain} has a fixed geometry; `geometry` is for {', '.join(GEOMETRY_DOMAINS)}"
+            )
         return self
 
     @model_validator(mode="after")

@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fembench_agents.cases import cube
+from fembench_agents.cases import cube, own_geometry
 from fembench_agents.cases.conditions import UnsupportedCondition, flux
-from fembench_agents.cases.domains import DOMAINS, grid_mask, grid_points
 from fembench_agents.cases.expressions import check_expr
 from fembench_agents.cases.manufactured import (
     CaseDefinitionError,
@@ -40,35 +39,19 @@ from fembench_agents.cases.model import FLOW_FAMILIES, Arc, BoundaryPiece, CaseF
 from fembench_agents.cases.shape_blends import X as TRACE_X
 from fembench_agents.cases.shape_blends import Y as TRACE_Y
 from fembench_agents.cases.shape_blends import piece_trace
-from fembench_agents.cases.shapes import Shape, published_shape
-
-# name -> the published domain it is (type, geometry_params); the name is the published type
-CURVED: dict[str, dict[str, Any]] = {
-    "circle": {"type": "circle", "geometry_params": {"center": [0.5, 0.5], "radius": 0.5}},
-    "annulus": {"type": "annulus", "geometry_params": {"center": [0.5, 0.5], "inner_r": 0.25, "outer_r": 0.5}},
-    "square_with_hole": {
-        "type": "square_with_hole",
-        "geometry_params": {
-            "outer": [0.0, 1.0, 0.0, 1.0],
-            "inner_hole": {"type": "circle", "center": [0.5, 0.5], "radius": 0.25},
-        },
-    },
-}
+from fembench_agents.cases.shapes import Shape
 
 
-def shape(name: str) -> Shape:
-    return published_shape(CURVED[name])
+def shape(name: str, geometry: dict[str, Any] | None = None) -> Shape:
+    return own_geometry.curved(name, geometry)
 
 
-def case_mask(domain: str, grid: GridSpec) -> np.ndarray:
+def case_mask(domain: str, grid: GridSpec, geometry: dict[str, Any] | None = None) -> np.ndarray:
     """The closed domain's grid points (the output's shape) of one of our own domains: polygonal,
-    curved, or the unit cube (cube.py)."""
+    curved (either of the size and placement `geometry` gives), or the unit cube (cube.py)."""
     if domain == cube.CUBE:
         return cube.grid_mask(grid)
-    if domain in CURVED:
-        X, Y = grid_points(grid)
-        return shape(domain).inside(X, Y)
-    return grid_mask(DOMAINS[domain], grid)
+    return own_geometry.mask(domain, geometry, grid)
 
 
 def _outward(sh: Shape, geometry: tuple[tuple[float, float], tuple[float, float]] | Arc) -> tuple[Any, Any]:
@@ -108,7 +91,7 @@ def curved_spec(case: CaseFile, contract: Any) -> tuple[Any, list[sp.Expr]]:
 
     if case.data is not None:
         raise CaseDefinitionError(f"{case.id}: a case on {case.domain} needs a manufactured solution")
-    sh = shape(case.domain)
+    sh = shape(case.domain, case.geometry)
     names = [n for n, _ in sh.pieces]
     unknown = sorted(set(case.natural) - set(names))
     if unknown:

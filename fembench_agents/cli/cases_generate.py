@@ -17,10 +17,16 @@ def generate(
     family: Annotated[str | None, typer.Option(help="the family, e.g. poisson")] = None,
     seed: Annotated[int, typer.Option(min=0, help="the seed: the same seed draws the same cases")] = 0,
     count: Annotated[int, typer.Option(min=1, help="how many cases")] = 1,
-    domain: Annotated[str | None, typer.Option(help="one domain for every case (default: drawn per case)")] = None,
+    domain: Annotated[
+        str | None,
+        typer.Option(help="one domain kind for every case, its size and placement drawn (default: drawn per case)"),
+    ] = None,
     out: Annotated[Path, typer.Option("--out", help="the folder the cases go to")] = Path("cases/fresh"),
     library: Annotated[
-        list[str] | None, typer.Option("--library", help="calibrate on these tracks (default numpy-scipy, scikit-fem)")
+        list[str] | None,
+        typer.Option(
+            "--library", help="calibrate on these tracks (default: every track whose calibration solves the case)"
+        ),
     ] = None,
     case_id: Annotated[
         str | None, typer.Option("--id", help="draw again the one case this fresh id names (instead of --family)")
@@ -37,7 +43,8 @@ def generate(
 
     def said(record: FreshRecord) -> None:
         refused = f", {len(record.redraws)} draws refused" if record.redraws else ""
-        typer.echo(f"{record.id}: {record.domain}, draw {record.draw}{refused}")
+        on = ", ".join(record.libraries)
+        typer.echo(f"{record.id}: {record.domain}, draw {record.draw}, calibrated on {on}{refused}")
 
     try:
         if case_id is not None:

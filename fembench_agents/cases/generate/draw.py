@@ -2,10 +2,12 @@
 built and checked as any case is, redrawn with the next draw number while a
 check refuses it.
 
-A case's id names everything its draw depends on: `fresh_v1_poisson_s7_03` is
-generator version 1, family poisson, seed 7, case 3 (domain drawn);
-`fresh_v1_poisson_l_shape_s7_03` the same with the domain fixed. Its draws use
-the stream `Draw("fembench-fresh/v1/poisson/*/7/3/<draw>")`, draw 0 first.
+A case's id names everything its draw depends on: `fresh_v2_poisson_s7_03` is
+generator version 2, family poisson, seed 7, case 3 (domain kind drawn);
+`fresh_v2_poisson_l_shape_s7_03` the same with the domain kind fixed. Its draws use
+the stream `Draw("fembench-fresh/v2/poisson/*/7/3/<draw>")`, draw 0 first, in this
+order: the domain kind (unless fixed), its size and placement (geometry.py), then
+the family's coefficients and solution (families.py).
 """
 
 from __future__ import annotations
@@ -18,14 +20,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from fembench_agents.cases.builder import Built, build_case
-from fembench_agents.cases.domains import DOMAINS
 from fembench_agents.cases.generate.families import SPACES
+from fembench_agents.cases.generate.geometry import KINDS, draw_domain
 from fembench_agents.cases.generate.grammar import Draw
 from fembench_agents.cases.generate.manifest import GENERATOR_VERSION, FreshRecord, Redraw
-from fembench_agents.cases.model import CaseFile, TimeSpec
-from fembench_agents.cases.tracks import get_track
+from fembench_agents.cases.model import CURVED_DOMAINS, CaseFile, TimeSpec
+from fembench_agents.cases.tracks import TRACKS, get_track
 
-DEFAULT_LIBRARIES = ("numpy-scipy", "scikit-fem")
+# every library track: a case is calibrated on each whose calibration solver solves it
+DEFAULT_LIBRARIES: tuple[str, ...] = tuple(TRACKS)
 MAX_DRAWS = 20  # per case: a family whose space fails this often is broken, not unlucky
 E_BASE_CAP = 1e-2  # a calibration error above it makes a meaningless accuracy target
 
@@ -61,7 +64,7 @@ def case_id(family: str, domain: str | None, seed: int, index: int, version: int
 
 
 _ID = re.compile(
-    rf"^fresh_v(\d+)_({'|'.join(SPACES)})(?:_({'|'.join(DOMAINS)}))?_s(\d+)_(\d+)$",
+    rf"^fresh_v(\d+)_({'|'.join(SPACES)})(?:_({'|'.join(KINDS)}))?_s(\d+)_(\d+)$",
 )
 
 
@@ -80,63 +83,86 @@ def draw_key(family: str, domain: str | None, seed: int, index: int, draw: int) 
     return f"fembench-fresh/v{GENERATOR_VERSION}/{family}/{domain or '*'}/{seed}/{index}/{draw}"
 
 
-def libraries_for(family: str, wanted: Sequence[str]) -> tuple[str, ...]:
-    """The wanted library tracks with a calibration solver for the family (Dirichlet, steady or heat)."""
-    out = tuple(lib for lib in wanted if get_track(lib).refuses(family, ("dirichlet",), family == "heat") is None)
-    if not out:
-        raise GenerationError(f"none of the libraries {', '.join(wanted)} has a calibration solver for {family}")
-    return out
+def solving(family: str, kind: str, wanted: Sequence[str]) -> tuple[str, ...]:
+    """The wanted library tracks whose calibration solver solves the family's PDE on this domain
+    kind (Dirichlet pieces, no transient variant of a steady family; a curved kind needs a track
+    that meshes arcs)."""
+    pde, curved = SPACES[family].pde(family), kind in CURVED_DOMAINS
+    return tuple(lib for lib in wanted if get_track(lib).refuses(pde, ("dirichlet",), False, curved=curved) is None)
+
+
+def domain_kinds(family: str, wanted: Sequence[str]) -> tuple[str, ...]:
+    """The domain kinds a draw picks from: those of the family's space some wanted library solves it on."""
+    kinds = tuple(k for k in SPACES[family].kinds if solving(family, k, wanted))
+    if not kinds:
+        named = ", ".join(wanted) or "(none given)"
+        raise GenerationError(f"none of the libraries {named} has a calibration solver for {family}")
+    return kinds
 
 
 def definition(
     family: str, domain: str | None, seed: int, index: int, draw: int, libraries: Sequence[str]
 ) -> tuple[CaseFile, tuple[str, ...]]:
-    """The case file of one draw and its solution's term kinds."""
+    """The case file of one draw (calibrated on those of the wanted `libraries` that solve it) and
+    its solution's term kinds."""
     if family not in SPACES:
         raise GenerationError(f"no fresh space for family {family!r}; known: {', '.join(SPACES)}")
-    if domain is not None and domain not in DOMAINS:
-        raise GenerationError(f"unknown domain {domain!r}; known: {', '.join(DOMAINS)}")
+    space = SPACES[family]
+    if domain is not None and domain not in space.kinds:
+        raise GenerationError(f"{family} draws on no domain {domain!r}; it draws on {', '.join(space.kinds)}")
+    kinds = domain_kinds(family, libraries)
+    if domain is not None and domain not in kinds:
+        raise GenerationError(f"none of the libraries {', '.join(libraries)} solves {family} on {domain}")
     d = Draw(draw_key(family, domain, seed, index, draw))
-    where = domain if domain is not None else d.pick(tuple(DOMAINS))
-    drawn = SPACES[family](d, DOMAINS[where])
+    where = draw_domain(d, domain if domain is not None else d.pick(kinds))
+    drawn = space.draw(d, where.region)
     case = CaseFile.model_validate(
         {
             "id": case_id(family, domain, seed, index),
-            "family": family,
-            "domain": where,
+            "family": space.pde(family),
+            "domain": where.name,
+            "geometry": where.geometry,
             "coefficients": drawn.coefficients,
-            "manufactured": {"u": drawn.u},
+            "manufactured": None if drawn.u is None else {"u": drawn.u},
+            "data": drawn.data,
             "time": None if drawn.t_end is None else TimeSpec(t0=0.0, t_end=drawn.t_end),
-            "libraries": tuple(libraries),
+            "libraries": solving(family, where.name, libraries),
             "note": f"fresh v{GENERATOR_VERSION}: seed {seed}, case {index}, draw {draw}",
         }
     )
     return case, drawn.terms
 
 
+def _key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+
+
 def _toml(value: object) -> str:
     if isinstance(value, str):
         return json.dumps(value)  # a TOML basic string is a JSON string of ASCII text
-    if isinstance(value, float):
+    if type(value) in (float, int):  # not a bool, which TOML writes otherwise
         return repr(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+        return "{ " + ", ".join(f"{_key(k)} = {_toml(v)}" for k, v in value.items()) + " }"
     raise GenerationError(f"cannot write {value!r} to a case file")
 
 
 def definition_text(case: CaseFile) -> str:
     """The case file as TOML, one key a line in a fixed order: the bytes the record's hash names."""
-    assert case.manufactured is not None  # fresh cases are manufactured
     lines = [
         f"id = {_toml(case.id)}",
         f"family = {_toml(case.family)}",
         f"domain = {_toml(case.domain)}",
+        *([] if case.geometry is None else [f"geometry = {_toml(case.geometry)}"]),
         f"note = {_toml(case.note)}",
         f"coefficients = {_toml(dict(case.coefficients))}",
-        f"manufactured = {{ u = {_toml(case.manufactured.u)} }}",
     ]
+    if case.manufactured is not None:
+        lines.append(f"manufactured = {{ u = {_toml(case.manufactured.u)} }}")
+    if case.data is not None:
+        lines.append(f"data = {_toml({'forcing': case.data.forcing, 'boundary': case.data.boundary})}")
     if case.time is not None:
         lines.append(f"time = {_toml({'t0': case.time.t0, 't_end': case.time.t_end})}")
     lines.append(f"libraries = {_toml(list(case.libraries))}")
@@ -149,6 +175,8 @@ def _check_of(exc: Exception) -> str:
         return "leak"
     if "eigenfunction" in text or "forcing vanishes" in text:
         return "eigenfunction"
+    if "numerical reference" in text or "refinement solves" in text:
+        return "coarse_to_fine"
     if "calibration solver" in text or isinstance(exc, ArithmeticError | RuntimeError | np.linalg.LinAlgError):
         return "calibration"
     return "build"
@@ -161,13 +189,13 @@ def generate_case(
     index: int,
     libraries: Sequence[str] = DEFAULT_LIBRARIES,
     checks: Sequence[Check] = CHECKS,
+    max_draws: int = MAX_DRAWS,
 ) -> Fresh:
     """Case `index` of (family, domain, seed): the first draw that builds (leak test, eigenfunction
-    test, every library's calibration solve) and passes every check."""
-    libs = libraries_for(family, libraries)
+    test, every library's calibration solve) and passes every check, of at most `max_draws`."""
     refused: list[Redraw] = []
-    for draw in range(MAX_DRAWS):
-        case, terms = definition(family, domain, seed, index, draw, libs)
+    for draw in range(max_draws):
+        case, terms = definition(family, domain, seed, index, draw, libraries)
         text = definition_text(case)
         try:
             built = build_case(case, text.encode())
@@ -188,9 +216,9 @@ def generate_case(
             index=index,
             draw=draw,
             terms=terms,
-            libraries=libs,
+            libraries=case.libraries,
             redraws=tuple(refused),
         )
         return Fresh(built=built, definition=text, record=record)
     last = "; ".join(f"draw {r.draw}: {r.reason}" for r in refused[-3:])
-    raise GenerationError(f"{case_id(family, domain, seed, index)}: no acceptable draw in {MAX_DRAWS} ({last})")
+    raise GenerationError(f"{case_id(family, domain, seed, index)}: no acceptable draw in {max_draws} ({last})")

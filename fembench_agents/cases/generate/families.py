@@ -1,7 +1,9 @@
 """Each fresh family's space: its coefficients and parameters within the ranges
-our calibration solvers meet their gates on, and the shape of its solution.
-One function per family draws a `Drawn` (everything a case file needs but its
-name, domain, grid and libraries); `SPACES` is the registry the generator reads.
+our calibration solvers meet their gates on, and the shape of its solution (or,
+for a numerical-reference family, of its data). One function per family draws a
+`Drawn` (everything a case file needs but its name, domain, grid and libraries);
+`SPACES` is the registry the generator reads: each family's draw and the domain
+kinds it draws on. Every fresh case has the case file's default grid, 65 x 65.
 
 The ranges keep a second-order method on the 65 x 65 grid (h = 1/64) in its
 regime: a mesh Peclet number |b| h / (2 eps) below 0.6, Helmholtz k with
@@ -14,9 +16,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
 from fembench_agents.cases.domains import Domain
-from fembench_agents.cases.generate.grammar import Draw, Term, join, number, plus, scaled, solution, term, wave
-from fembench_agents.cases.model import Coefficient
+from fembench_agents.cases.generate.geometry import KINDS, POLYGONS
+from fembench_agents.cases.generate.grammar import (
+    AMPLITUDES,
+    Draw,
+    Region,
+    Term,
+    join,
+    number,
+    plus,
+    scaled,
+    shifted,
+    solution,
+    term,
+    wave,
+)
+from fembench_agents.cases.model import Coefficient, ProblemData
 
 # scalar parameters are floats: the calibration solvers read them with float()
 CONDUCTIVITIES = (0.5, 1.0, 2.0, 4.0)  # a constant k (poisson, heat)
@@ -33,14 +51,29 @@ REACTIONS = ("u**3", "u + u**3", "2*u**3", "5*u**3", "exp(u)")  # monotone in u:
 HELMHOLTZ_K = (2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0)
 YOUNG = (1.0, 10.0, 50.0, 100.0)
 POISSON_RATIO = (0.2, 0.25, 0.3, 0.35, 0.4)
+LOADS = ("constant", "source", "both")  # poisson_rough's forcing
+SOURCE_WIDTHS = (25, 50, 100)  # w in exp(-w r^2): a source of radius about 1/sqrt(w), 6 to 13 grid spacings
+SOURCE_MARGIN = Fraction(1, 8)
 
 
 @dataclass(frozen=True)
 class Drawn:
     coefficients: dict[str, Coefficient]
-    u: str | list[str]
-    terms: tuple[str, ...]  # the kinds of the solution's terms, in order (all components)
+    u: str | list[str] | None  # the manufactured solution; None for a numerical reference
+    terms: tuple[str, ...]  # the kinds of the solution's terms (or the data's), in order (all components)
     t_end: float | None = None
+    data: ProblemData | None = None  # a numerical-reference case's data
+
+
+@dataclass(frozen=True)
+class Space:
+    draw: Callable[[Draw, Region], Drawn]
+    kinds: tuple[str, ...] = KINDS  # the domain kinds it draws on
+    family: str | None = None  # the PDE family when the space's name is not it
+
+    def pde(self, name: str) -> str:
+        """The PDE family of the space registered as `name`."""
+        return self.family or name
 
 
 def conductivity(d: Draw) -> Coefficient:
@@ -55,18 +88,18 @@ def conductivity(d: Draw) -> Coefficient:
     return plus(number(c0), scaled(a, f"sin({wave(m, 'x')})*cos({wave(n, 'y')})"))
 
 
-def _steady(d: Draw, domain: Domain) -> tuple[str, tuple[str, ...]]:
+def _steady(d: Draw, domain: Region) -> tuple[str, tuple[str, ...]]:
     terms = solution(d, domain)
     return join(terms), tuple(t.kind for t in terms)
 
 
-def poisson(d: Draw, domain: Domain) -> Drawn:
+def poisson(d: Draw, domain: Region) -> Drawn:
     k = conductivity(d)
     u, kinds = _steady(d, domain)
     return Drawn({"k": k}, u, kinds)
 
 
-def heat(d: Draw, domain: Domain) -> Drawn:
+def heat(d: Draw, domain: Region) -> Drawn:
     """u = cos(w t) S1 + sin(w t) S2: two spatial parts turning into each other, so u0 = S1 is
     no multiple of u(t_end)."""
     k = conductivity(d)
@@ -77,7 +110,7 @@ def heat(d: Draw, domain: Domain) -> Drawn:
     return Drawn({"k": k}, u, (*(t.kind for t in first), second.kind), t_end=d.pick(HEAT_END_TIMES))
 
 
-def convection_diffusion(d: Draw, domain: Domain) -> Drawn:
+def convection_diffusion(d: Draw, domain: Region) -> Drawn:
     eps = d.pick(DIFFUSIVITIES)
     if d.pick(("uniform", "rotating")) == "uniform":
         bx, by = d.pick(VELOCITY_COMPONENTS), d.pick(VELOCITY_COMPONENTS)
@@ -91,30 +124,78 @@ def convection_diffusion(d: Draw, domain: Domain) -> Drawn:
     return Drawn({"eps": eps, "b": b}, u, kinds)
 
 
-def reaction_diffusion(d: Draw, domain: Domain) -> Drawn:
+def reaction_diffusion(d: Draw, domain: Region) -> Drawn:
     D, R = d.pick(REACTION_D), d.pick(REACTIONS)
     u, kinds = _steady(d, domain)
     return Drawn({"D": D, "R": R}, u, kinds)
 
 
-def helmholtz(d: Draw, domain: Domain) -> Drawn:
+def helmholtz(d: Draw, domain: Region) -> Drawn:
     k = d.pick(HELMHOLTZ_K)
     u, kinds = _steady(d, domain)
     return Drawn({"k": k}, u, kinds)
 
 
-def elasticity(d: Draw, domain: Domain) -> Drawn:
+def elasticity(d: Draw, domain: Region) -> Drawn:
     E, nu = d.pick(YOUNG), d.pick(POISSON_RATIO)
     ux, kx = _steady(d, domain)
     uy, ky = _steady(d, domain)
     return Drawn({"E": E, "nu": nu}, [ux, uy], (*kx, *ky))
 
 
-SPACES: dict[str, Callable[[Draw, Domain], Drawn]] = {
-    "poisson": poisson,
-    "heat": heat,
-    "convection_diffusion": convection_diffusion,
-    "reaction_diffusion": reaction_diffusion,
-    "helmholtz": helmholtz,
-    "elasticity": elasticity,
+def _bump(d: Draw, domain: Domain) -> tuple[str, str]:
+    """One boundary piece's value a (16 / L^4) (s - s0)^2 (s1 - s)^2 in the coordinate s along it:
+    zero at its ends, so the data meet the zero pieces beside it without a jump."""
+    name, a, b = d.pick(domain.pieces)
+    along = "x" if a[1] == b[1] else "y"
+    k = 0 if along == "x" else 1
+    s0, s1 = sorted((Fraction(a[k]), Fraction(b[k])))
+    c = d.pick(AMPLITUDES) * 16 / (s1 - s0) ** 4
+    return name, scaled(c, f"{shifted(along, s0)}**2*({number(s1)} - {along})**2")
+
+
+def _source(d: Draw, domain: Domain) -> str:
+    """a exp(-w ((x - x0)^2 + (y - y0)^2)), its centre on multiples of 1/16 at least SOURCE_MARGIN
+    (in x and in y) from the domain's boundary."""
+    a, w = d.pick(AMPLITUDES), d.pick(SOURCE_WIDTHS)
+    steps = np.arange(1, 16) / 16
+    X, Y = np.meshgrid(steps, steps)  # row by row in y, each from low x to high
+    m, ok = float(SOURCE_MARGIN), np.ones(X.shape, dtype=bool)
+    for sx in (-1, 0, 1):
+        for sy in (-1, 0, 1):
+            ok &= domain.inside(X + sx * m, Y + sy * m)
+    places = [(Fraction(int(i) + 1, 16), Fraction(int(j) + 1, 16)) for j, i in zip(*np.nonzero(ok), strict=True)]
+    x0, y0 = d.pick(places)
+    return scaled(a, f"exp(-{w}*({shifted('x', x0)}**2 + {shifted('y', y0)}**2))")
+
+
+def poisson_rough(d: Draw, domain: Region) -> Drawn:
+    """A numerical reference (no closed form): a conductivity field as for poisson, a load that is a
+    constant, a narrow source or both, zero boundary data but perhaps a bump on one piece. The
+    re-entrant corners of the polygons make the solution singular there."""
+    assert isinstance(domain, Domain)  # Space.kinds: polygons only (a numerical reference's domain)
+    k, load = conductivity(d), d.pick(LOADS)
+    parts, kinds = [], []
+    if load != "source":
+        parts.append(number(d.pick(AMPLITUDES)))
+        kinds.append("constant_load")
+    if load != "constant":
+        parts.append(_source(d, domain))
+        kinds.append("source")
+    boundary: dict[str, str | list[str]] = {"*": "0"}
+    if d.pick((False, True)):
+        name, bump = _bump(d, domain)
+        boundary[name] = bump
+        kinds.append("boundary_bump")
+    return Drawn({"k": k}, None, tuple(kinds), data=ProblemData(forcing=plus(*parts), boundary=boundary))
+
+
+SPACES: dict[str, Space] = {
+    "poisson": Space(poisson),
+    "heat": Space(heat),
+    "convection_diffusion": Space(convection_diffusion),
+    "reaction_diffusion": Space(reaction_diffusion),
+    "helmholtz": Space(helmholtz),
+    "elasticity": Space(elasticity),
+    "poisson_rough": Space(poisson_rough, POLYGONS, family="poisson"),
 }

@@ -28,8 +28,11 @@ from typing import Literal, TypeVar
 
 import numpy as np
 
-from fembench_agents.cases.domains import Domain, Point
+from fembench_agents.cases.domains import Domain
+from fembench_agents.cases.model import Arc
+from fembench_agents.cases.shapes import Shape
 
+Region = Domain | Shape  # a polygonal domain, or one given by its geometry (arcs)
 TermKind = Literal["smooth", "oscillatory", "boundary_layer", "corner_singular"]
 TERM_KINDS: tuple[TermKind, ...] = ("smooth", "oscillatory", "boundary_layer", "corner_singular")
 
@@ -52,7 +55,6 @@ class Draw:
     """One draw's random stream, named by a string key (the case id's parts and the draw number)."""
 
     def __init__(self, key: str) -> None:
-        self.key = key
         self._rng = random.Random(key)
 
     def pick(self, options: Sequence[T]) -> T:
@@ -92,7 +94,7 @@ def _power(var: str, n: int) -> str:
     return var if n == 1 else f"{var}**{n}"
 
 
-def _shifted(var: str, at: Fraction) -> str:
+def shifted(var: str, at: Fraction) -> str:
     """`(x - 3/32)`, `(x + 1/32)`, or `x` itself when the shift is 0."""
     if at == 0:
         return var
@@ -130,34 +132,47 @@ def boundary_layer(d: Draw) -> Term:
     return Term("boundary_layer", scaled(a, f"exp(-{number(1 / width)}*{distance})"))
 
 
-def _outside(domain: Domain, vertex: Point, offset: Fraction) -> list[tuple[Fraction, Fraction]]:
+def corners(region: Region) -> list[tuple[Fraction, Fraction]]:
+    """The points a corner term's centre is placed beside: the polygon's vertices (the outer loop,
+    then the holes'), then the four axis points (east, north, west, south) of each circle, whole
+    circles being the only arcs of our domains."""
+    out = [(Fraction(x), Fraction(y)) for x, y in (*region.outer, *(v for hole in region.holes for v in hole))]
+    for _, place in region.pieces if isinstance(region, Shape) else ():
+        if isinstance(place, Arc):
+            (cx, cy), r = (Fraction(c) for c in place.center), Fraction(place.radius)
+            out += [(cx + r, cy), (cx, cy + r), (cx - r, cy), (cx, cy - r)]
+    return out
+
+
+def _outside(domain: Region, vertex: tuple[Fraction, Fraction], offset: Fraction) -> list[tuple[Fraction, Fraction]]:
     """The points `offset` diagonally away from a vertex that lie strictly outside the domain."""
     out = []
     for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1)):
-        px, py = Fraction(vertex[0]) + sx * offset, Fraction(vertex[1]) + sy * offset
+        px, py = vertex[0] + sx * offset, vertex[1] + sy * offset
         if not domain.inside(np.array([float(px)]), np.array([float(py)]))[0]:
             out.append((px, py))
     return out
 
 
-def corner_singular(d: Draw, domain: Domain) -> Term:
-    """The centre sits just outside a corner, off every line a boundary piece lies on (offsets of
-    1/48 or 1/24, pieces lie on multiples of 1/8): restricted to a piece, the term stays
-    a power of a positive sum, which the expression language writes without an absolute value."""
+def corner_singular(d: Draw, domain: Region) -> Term:
+    """The centre sits just outside a corner (or beside a circle), off every line a boundary piece
+    lies on (offsets of 1/48 or 1/24, pieces lie on multiples of 1/8) and off every circle:
+    restricted to a piece, the term stays a power of a positive sum, which the expression language
+    writes without an absolute value."""
     a, p, offset = d.pick(AMPLITUDES), d.pick(CORNER_POWERS), d.pick(CORNER_OFFSETS)
-    vertex = d.pick([*domain.outer, *(v for hole in domain.holes for v in hole)])
+    vertex = d.pick(corners(domain))
     x0, y0 = d.pick(_outside(domain, vertex, offset))
-    r2 = f"({_shifted('x', x0)}**2 + {_shifted('y', y0)}**2)"
+    r2 = f"({shifted('x', x0)}**2 + {shifted('y', y0)}**2)"
     return Term("corner_singular", scaled(a, f"{r2}**({number(p)})"))
 
 
-def term(kind: TermKind, d: Draw, domain: Domain) -> Term:
+def term(kind: TermKind, d: Draw, domain: Region) -> Term:
     if kind == "corner_singular":
         return corner_singular(d, domain)
     return {"smooth": smooth, "oscillatory": oscillatory, "boundary_layer": boundary_layer}[kind](d)
 
 
-def solution(d: Draw, domain: Domain, kinds: Sequence[TermKind] = TERM_KINDS) -> list[Term]:
+def solution(d: Draw, domain: Region, kinds: Sequence[TermKind] = TERM_KINDS) -> list[Term]:
     """Two or three terms of distinct kinds drawn from `kinds`, in the order drawn."""
     chosen = d.sample(kinds, min(len(kinds), d.pick((2, 3))))
     return [term(k, d, domain) for k in chosen]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-GENERATOR_VERSION = 1  # bump when a change makes any seed draw other cases
+GENERATOR_VERSION = 2  # bump when a change makes any seed draw other cases
 MANIFEST = "fresh.json"
 
 
@@ -34,7 +34,7 @@ class FreshRecord(BaseModel):
     index: int
     draw: int
     terms: tuple[str, ...]
-    libraries: tuple[str, ...]
+    libraries: tuple[str, ...]  # the tracks it was calibrated on: those asked for that solve it
     redraws: tuple[Redraw, ...] = ()
 
 
