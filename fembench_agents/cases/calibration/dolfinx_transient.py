@@ -2,15 +2,17 @@
 transient variants of convection-diffusion and reaction-diffusion, P2 on the grid-node mesh.
 
 Time stepping (`schedule`): Crank-Nicolson, one step per grid spacing (dolfinx_common.time_steps)
-and never fewer than MIN_STEPS_PER_INTERVAL steps per grid interval, its first STARTUP steps
-each taken as two backward-Euler half steps (Rannacher's start). Crank-Nicolson does not damp
-what its step cannot resolve (its amplification tends to -1): initial data or a forcing that
-switches on at t0 with content the step does not resolve (a Gaussian, sin(6 pi x) sin(6 pi y)
-decaying by exp(-3.6) over 0.005) rang through the whole interval, 1.6 and 81 times the
-solution's size at the published 50-point grid's five and one steps. Backward Euler damps it,
-and two such steps keep the scheme's second order. The minimum count makes a short interval
-resolved too, and scales with the grid, so the refinements of a numerical reference refine
-time with space.
+and never fewer than MIN_STEPS_PER_INTERVAL steps per grid interval (the refinements of a
+numerical reference then refine time with space: a published interval of 0.005 got one step on
+the 50-point grid and one on its 4x refinement). Crank-Nicolson does not damp what its step
+cannot resolve (its amplification tends to -1): initial data or a forcing that switches on at t0
+with content whose decay rate lambda the step does not resolve (a Gaussian of width 0.06,
+sin(9 pi x) sin(7 pi y)) rings through the whole interval (1.6 times the solution's size for a
+Gaussian initial field on the published 50-point grid). Where lambda dt exceeds STIFF, lambda
+the data's Rayleigh quotient k |grad g|^2 / g^2, the first STARTUP steps are each taken as two
+backward-Euler half steps (Rannacher's start), which damp it and keep the second order; smooth
+data (lambda dt below 1 on every case of ours) keeps plain Crank-Nicolson, whose error there is
+smaller.
 
 - heat: du/dt - div(k grad u) = f; linear, the matrix factorised once per step length.
 - convection_diffusion: du/dt - eps lap(u) + b . grad u = f; likewise, with SUPG's residual
@@ -46,8 +48,10 @@ from dolfinx.fem.petsc import (
 
 from fembench_agents.cases.calibration.dolfinx_common import LU, Setup, lu_solver, nodal, streamline_weight
 
-MIN_STEPS_PER_INTERVAL = 0.2  # 10 steps on a 50-point grid: the published 0.005-long interval resolved
+MIN_STEPS_PER_INTERVAL = 0.3  # 15 steps on a 50-point grid
 STARTUP = 2  # Crank-Nicolson steps taken as twice as many backward-Euler half steps
+STIFF = 1.0  # lambda dt of the data above which the start is damped
+COURANT = 2.0  # grid spacings a convection may carry the solution per step
 
 
 @dataclass(frozen=True)
@@ -57,19 +61,36 @@ class Step:
     t_new: float
 
 
-def schedule(s: Setup, speed: float = 0.0) -> tuple[int, list[Step]]:
+def schedule(s: Setup, diffusivity: Any, speed: float = 0.0) -> tuple[int, list[Step]]:
     """The step count and each step of the interval (module docstring); a convection of largest
-    `speed` moves at most one grid spacing per step (Crank-Nicolson's phase error grows with that
-    Courant number: 0.05 at 3 for a Gaussian source carried by b = (6, 3) on the 50-point grid)."""
+    `speed` moves at most COURANT grid spacings per step (Crank-Nicolson's phase error grows with
+    that Courant number: 0.05 at 3 for a Gaussian source carried by b = (6, 3) on the 50-point
+    grid)."""
     t0, t1, steps, _ = s.time_steps()
     intervals = s.spec["grid"]["nx"] - 1
-    fewest = max(MIN_STEPS_PER_INTERVAL, (t1 - t0) * speed) * intervals
+    fewest = max(MIN_STEPS_PER_INTERVAL, (t1 - t0) * speed / COURANT) * intervals
     steps = max(steps, math.ceil(fewest - 1e-9))
     dt = (t1 - t0) / steps
-    start = min(STARTUP, steps)
+    start = min(STARTUP, steps) if data_decay_rate(s, diffusivity, t0) * dt > STIFF else 0
     halves = [Step(1.0, t0 + k * dt / 2, t0 + (k + 1) * dt / 2) for k in range(2 * start)]
     rest = [Step(0.5, t0 + n * dt, t0 + (n + 1) * dt) for n in range(start, steps)]
     return steps, halves + rest
+
+
+def data_decay_rate(s: Setup, diffusivity: Any, t0: float) -> float:
+    """The largest Rayleigh quotient int k |grad g|^2 / int g^2 of the initial data and the forcing
+    at t0 (a field that vanishes has none): the rate at which diffusion changes that content."""
+    rates = [0.0]
+    for key in ("initial", "forcing"):
+        text = s.spec.get(key)
+        if text is None or isinstance(text, list):
+            continue
+        g = s.expr(text, t=fem.Constant(s.domain, t0))
+        size = float(np.real(fem.assemble_scalar(fem.form(g * g * s.dx))))
+        if size > 0:
+            energy = fem.assemble_scalar(fem.form(diffusivity * ufl.inner(ufl.grad(g), ufl.grad(g)) * s.dx))
+            rates.append(float(np.real(energy)) / size)
+    return max(rates)
 
 
 class Clock:
@@ -110,13 +131,14 @@ def _linear(
     s: Setup,
     V: fem.FunctionSpace,
     operator: Callable[[Any, Any], Any],
-    streamline: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None,
+    streamline: tuple[Callable[[Any], Any], Any] | None = None,
     speed: float = 0.0,
+    diffusivity: Any = None,
 ) -> tuple[fem.Function, dict]:
     """du/dt + operator(u) = f by the schedule: the matrix reassembled and refactorised where the
     step's length or theta changes (twice), the right-hand side each step. `streamline`: the
-    strong operator and the SUPG weight of a test function, whose residual term is added."""
-    steps, plan = schedule(s, speed)
+    strong operator and the SUPG weight of the test function, whose residual term is added."""
+    steps, plan = schedule(s, diffusivity, speed)
     t0 = plan[0].t_old
     clock = Clock(s, t0)
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
@@ -127,8 +149,7 @@ def _linear(
     a_form = u * v / clock.dt * s.dx + clock.theta * operator(u, v)
     L_form = (u_old * v / clock.dt + f * v) * s.dx - (1 - clock.theta) * operator(u_old, v) + g
     if streamline is not None:
-        strong, weight = streamline
-        w = weight(v)
+        strong, w = streamline
         a_form = a_form + (u / clock.dt + clock.theta * strong(u)) * w * s.dx
         L_form = L_form + (u_old / clock.dt - (1 - clock.theta) * strong(u_old) + f) * w * s.dx
     a, L = fem.form(a_form), fem.form(L_form)
@@ -156,7 +177,11 @@ def _linear(
 
 def heat(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     k = s.coefficient("k")
-    return _linear(s, s.space(), lambda w, v: k * ufl.inner(ufl.grad(w), ufl.grad(v)) * s.dx + s.robin_mass(w, v))
+
+    def operator(w: Any, v: Any) -> Any:
+        return k * ufl.inner(ufl.grad(w), ufl.grad(v)) * s.dx + s.robin_mass(w, v)
+
+    return _linear(s, s.space(), operator, diffusivity=k)
 
 
 def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
@@ -171,12 +196,14 @@ def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 
     V = s.space()
     speed = float(np.sqrt(sum(nodal(V, e) ** 2 for e in s.spec["coefficients"]["b"])).max())
-    return _linear(s, V, operator, (strong, lambda v: streamline_weight(s.domain, b, eps, v)), speed)
+    weight = streamline_weight(s, ufl.TestFunction(V))
+    return _linear(s, V, operator, None if weight is None else (strong, weight), speed, eps)
 
 
 def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     V = s.space()
-    steps, plan = schedule(s)
+    D = s.coefficient("D")
+    steps, plan = schedule(s, D)
     t0 = plan[0].t_old
     clock = Clock(s, t0)
     v = ufl.TestFunction(V)
@@ -184,7 +211,6 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     u_old = _start(s, V, t0)
     u = fem.Function(V)
     u.x.array[:] = u_old.x.array
-    D = s.coefficient("D")
 
     def operator(w: Any) -> Any:
         R = s.expr(s.spec["coefficients"]["R"], u=w)
