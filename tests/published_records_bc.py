@@ -72,7 +72,7 @@ def records() -> list[str]:
                 "initial_condition": "0.2*sin(3*pi*x)*sin(2*pi*y)",
             },
             bc={"dirichlet": {"on": "all", "value": "0.0"}},
-            grid={"bbox": [0, 1, 0, 1], "nx": 70, "ny": 70},
+            grid={"bbox": [0, 1, 0, 1], "nx": 200, "ny": 200},
         ),
         _record(
             "stokes_channel",

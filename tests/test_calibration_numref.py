@@ -17,12 +17,13 @@ import published_records as pr
 import pytest
 import ufl
 
-from fembench_agents.cases import gates
+from fembench_agents.cases import gates, published_import
 from fembench_agents.cases.calibration import dolfinx_cube, dolfinx_fem, dolfinx_transient
 from fembench_agents.cases.calibration.common import grid_problem
 from fembench_agents.cases.calibration.dolfinx_common import Setup, _mesh_lines, streamline_weight, structured_mesh
 from fembench_agents.cases.model import GateConfig, GridSpec
 from fembench_agents.cases.published import ImportReport, convert
+from fembench_agents.cases.published_domains import Excluded
 from fembench_agents.cases.shapes import domain_mask
 
 
@@ -167,3 +168,50 @@ def test_the_cube_mesh_is_refined_while_its_forcing_is_not_resolved() -> None:
     assert dolfinx_cube.resolving_mesh(high, grid)[1] == (16, 16, 16)
     smooth = {"forcing": "3*pi**2*sin(pi*x)*sin(pi*y)*sin(pi*z)"}
     assert dolfinx_cube.resolving_mesh(smooth, grid)[1] == (12, 12, 12)
+
+
+def _square(n: int) -> dict[str, Any]:
+    return {"bbox": [0, 1, 0, 1], "nx": n, "ny": n}
+
+
+def _reaction(rid: str, nx: int, t_end: float) -> Any:
+    pde = {
+        "type": "reaction_diffusion",
+        "pde_params": {"epsilon": 0.05, "reaction": {"type": "allen_cahn", "lambda": 2.0}},
+        "time": {"t0": 0.0, "t_end": t_end, "dt": 0.005},
+        "source_term": "3*cos(3*pi*x)*sin(2*pi*y)",
+        "initial_condition": "0.2*sin(3*pi*x)*sin(2*pi*y)",
+    }
+    record = pr._record(rid, pde, bc={"dirichlet": {"on": "all", "value": "0.0"}}, grid=_square(nx))
+    return convert(record, ImportReport())[0]
+
+
+def test_a_reaction_diffusion_reference_takes_the_rungs_within_its_budget() -> None:
+    """70 points, 0.3 long: 4x is 277^2 = 76,729 unknowns x 83 steps (6.4e6); 6x 415^2 x 125
+    (2.2e7) and 8x are over 2e7."""
+    assert published_import._within_budget(_reaction("rd_70", 70, 0.3)) == ((1, 2, 4),)
+    assert published_import._within_budget(_reaction("rd_30", 30, 0.3)) == ((1, 2, 4), (1, 4, 6), (1, 4, 8))
+    with pytest.raises(Excluded, match=r"its 4x solve would take 239 Newton time steps of 635209 unknowns \(1\.5e\+08"):
+        published_import._within_budget(_reaction("rd_200", 200, 0.25))
+
+
+def test_the_chord_newton_factorises_once_per_step_length() -> None:
+    """A jump start (0.4 inside, 0 on the boundary): four backward-Euler half steps, then
+    Crank-Nicolson; two factorisations for all of its steps."""
+    record = pr._record(
+        "rd_chord",
+        {
+            "type": "reaction_diffusion",
+            "pde_params": {"epsilon": 0.06, "reaction": {"type": "logistic", "rho": 3.0}},
+            "time": {"t0": 0.0, "t_end": 0.2, "dt": 0.01},
+            "source_term": "4*exp(-200*((x-0.4)**2 + (y-0.6)**2))",
+            "initial_condition": "0.4 + 0.1*sin(pi*x)*sin(pi*y)",
+        },
+        bc={"dirichlet": {"on": "all", "value": "0.0"}},
+        grid=_square(21),
+    )
+    _, merged = _merged(record)
+    out = dolfinx_fem.solve(merged)
+    info = out["solver_info"]
+    assert (info["time_steps"], info["factorisations"]) == (6, 2)
+    assert info["iterations"] > 8  # the chord takes more iterations than Newton's 2 or 3 a step

@@ -51,8 +51,8 @@ def test_the_new_shapes_import_and_what_is_left_out_names_its_numbers(imported: 
     report = _report(imported)
     assert (report["read"], report["imported"], report["leak_free"]) == (7, 6, 4)
     assert report["excluded_cases"] == {
-        "rd_numerical_long": "numerical reference refused: its 8x solve would take 138 Newton time steps of "
-        "305809 unknowns (4.2e+07, over the import's budget of 5e+06)"
+        "rd_numerical_long": "numerical reference refused: its 4x solve would take 239 Newton time steps of "
+        "635209 unknowns (1.5e+08, over the import's budget of 2e+07)"
     }
     assert sorted(report["numerical_references"]) == [
         "biharmonic_simply_supported",
