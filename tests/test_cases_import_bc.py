@@ -92,7 +92,7 @@ def test_a_transient_convection_diffusion_record_keeps_eps_beta_and_its_interval
     assert spec.equation.startswith("du/dt - eps lap(u) + b . grad u = f in the domain for t0 < t <= t_end")
     assert spec.coefficients["eps"] == 0.1 and spec.time is not None and spec.time.t_end == 0.2
     hidden, _ = store.load_hidden(imported, "cd_transient")
-    # 8 steps as rd_cubic's (5 gave 3.2251e-05); Peclet 0.11 on 12 cells, so no SUPG
+    # 8 steps as rd_cubic's (5 gave 3.2251e-05); Peclet 0.33 on 12 cells, so no SUPG
     assert hidden.leak is None and hidden.calibration["dolfinx"].e_base == pytest.approx(1.7605e-05, rel=1e-3)
 
 
