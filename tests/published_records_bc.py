@@ -40,6 +40,19 @@ def reaction_diffusion(rid: str, u: sp.Expr, eps: float, reaction: dict[str, Any
     return _record(rid, pde, grid=GRID)
 
 
+def reaction_diffusion_numerical(rid: str, n: int) -> dict[str, Any]:
+    """An Allen-Cahn record without a solution on an n x n grid of the unit square."""
+    pde = {
+        "type": "reaction_diffusion",
+        "pde_params": {"epsilon": 0.05, "reaction": {"type": "allen_cahn", "lambda": 2.0}},
+        "time": {"t0": 0.0, "t_end": 0.25, "dt": 0.005},
+        "source_term": "3*cos(3*pi*x)*sin(2*pi*y)",
+        "initial_condition": "0.2*sin(3*pi*x)*sin(2*pi*y)",
+    }
+    grid = {"bbox": [0, 1, 0, 1], "nx": n, "ny": n}
+    return _record(rid, pde, bc={"dirichlet": {"on": "all", "value": "0.0"}}, grid=grid)
+
+
 def convection_diffusion(rid: str, u: sp.Expr, eps: float, beta: list[float]) -> dict[str, Any]:
     f = sp.diff(u, t) - eps * _lap(u) + beta[0] * sp.diff(u, x) + beta[1] * sp.diff(u, y)
     pde = {
@@ -62,18 +75,7 @@ def records() -> list[str]:
         reaction_diffusion("rd_cubic", RD_U, 0.1, CUBIC, 1.0 * U + 2.0 * U**3),
         reaction_diffusion("rd_separable", SEPARABLE_U, 0.1, {"type": "logistic", "rho": 3.0}, 3.0 * U * (1 - U)),
         convection_diffusion("cd_transient", CD_U, 0.1, [1.0, 0.5]),
-        _record(
-            "rd_numerical_long",
-            {
-                "type": "reaction_diffusion",
-                "pde_params": {"epsilon": 0.05, "reaction": {"type": "allen_cahn", "lambda": 2.0}},
-                "time": {"t0": 0.0, "t_end": 0.25, "dt": 0.005},
-                "source_term": "3*cos(3*pi*x)*sin(2*pi*y)",
-                "initial_condition": "0.2*sin(3*pi*x)*sin(2*pi*y)",
-            },
-            bc={"dirichlet": {"on": "all", "value": "0.0"}},
-            grid={"bbox": [0, 1, 0, 1], "nx": 70, "ny": 70},
-        ),
+        reaction_diffusion_numerical("rd_numerical_long", 200),
         _record(
             "stokes_channel",
             {"type": "stokes", "pde_params": {"nu": 1.0}, "source_term": ["0.0", "0.0"]},

@@ -10,7 +10,7 @@ function to FAMILIES. Linear solves are PETSc `preonly` + LU (MUMPS, the
 build has no hypre); the nonlinear families use SNES Newton.
 
 - poisson, helmholtz, convection_diffusion, elasticity: one linear solve.
-- reaction_diffusion: SNES Newton. heat: Crank-Nicolson, one step per grid spacing.
+- reaction_diffusion: SNES Newton. heat and the transient variants: dolfinx_transient.py.
 - biharmonic: two Dirichlet problems (w = lap u, with its boundary data).
 - stokes, navier_stokes: dolfinx_flow.py; wave, burgers: dolfinx_dynamics.py.
 """
@@ -23,10 +23,9 @@ from mpi4py import MPI  # noqa: F401  # isort: skip
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import ufl
 from dolfinx import fem
-from dolfinx.fem.petsc import NonlinearProblem, apply_lifting, assemble_matrix, assemble_vector, set_bc
+from dolfinx.fem.petsc import NonlinearProblem
 
 from fembench_agents.cases.calibration import dolfinx_cube
 from fembench_agents.cases.calibration import dolfinx_dynamics as dynamics
@@ -38,8 +37,7 @@ from fembench_agents.cases.calibration.dolfinx_common import (
     LU,
     Setup,
     linear,
-    lu_solver,
-    nodal,
+    streamline_weight,
     structured_mesh,
 )
 from fembench_agents.cases.shapes import given_by_geometry
@@ -71,9 +69,13 @@ def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     _, _, bc = s.boundary(V)
     b = ufl.as_vector([s.expr(e) for e in s.spec["coefficients"]["b"]])
-    a = (s.coefficient("eps") * ufl.inner(ufl.grad(u), ufl.grad(v)) + ufl.dot(b, ufl.grad(u)) * v) * s.dx
-    a = a + s.robin_mass(u, v)
-    L = s.expr(s.spec["forcing"]) * v * s.dx + s.natural_load(v)
+    eps, f = s.coefficient("eps"), s.expr(s.spec["forcing"])
+    a = (eps * ufl.inner(ufl.grad(u), ufl.grad(v)) + ufl.dot(b, ufl.grad(u)) * v) * s.dx + s.robin_mass(u, v)
+    L = f * v * s.dx + s.natural_load(v)
+    w = streamline_weight(s, v)
+    if w is not None:
+        a = a + (-ufl.div(eps * ufl.grad(u)) + ufl.dot(b, ufl.grad(u))) * w * s.dx
+        L = L + f * w * s.dx
     return linear(a, L, [bc], fem.Function(V), s.reduction(V, [bc])), {}
 
 
@@ -115,44 +117,6 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     return u, {"iterations": int(snes.getIterationNumber())}
 
 
-def heat(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
-    """Crank-Nicolson, one step per grid spacing; the matrix is factorised once."""
-    V = s.space()
-    t0, _, steps, dt = s.time_steps()
-    u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
-    _, update, bc = s.boundary(V, t0)
-    u_old = fem.Function(V)
-    u_old.x.array[:] = nodal(V, s.spec["initial"], t0)
-    t_old, t_new = fem.Constant(s.domain, t0), fem.Constant(s.domain, t0)
-    k = s.coefficient("k")
-    f_mid = (s.expr(s.spec["forcing"], t=t_old) + s.expr(s.spec["forcing"], t=t_new)) / 2
-    g_mid = 0.5 * (s.natural_load(v, t=t_old) + s.natural_load(v, t=t_new))  # natural pieces' flux data
-    a = fem.form((u * v / dt + k / 2 * ufl.inner(ufl.grad(u), ufl.grad(v))) * s.dx + 0.5 * s.robin_mass(u, v))
-    L = fem.form(
-        (u_old * v / dt - k / 2 * ufl.inner(ufl.grad(u_old), ufl.grad(v)) + f_mid * v) * s.dx
-        - 0.5 * s.robin_mass(u_old, v)
-        + g_mid
-    )
-    A = assemble_matrix(a, bcs=[bc])
-    A.assemble()
-    ksp = lu_solver(A, s.reduction(V, [bc]))
-    u_new = fem.Function(V)
-    for n in range(1, steps + 1):
-        t_old.value, t_new.value = np.asarray(t0 + (n - 1) * dt), np.asarray(t0 + n * dt)
-        update(t0 + n * dt)
-        b = assemble_vector(L)
-        apply_lifting(b, [a], [[bc]])
-        # one rank (an MPI singleton): no ghost values to exchange
-        set_bc(b, [bc])
-        ksp.solve(b, u_new.x.petsc_vec)
-        u_new.x.scatter_forward()
-        u_old.x.array[:] = u_new.x.array
-        b.destroy()
-    ksp.destroy()
-    A.destroy()
-    return u_new, {"time_steps": steps, "dt": dt}
-
-
 def biharmonic(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     """lap(lap u) = f as two Dirichlet problems, as the scikit-fem track solves it: lap w = f
     with w = h (the second boundary component), then lap u = w with u = g (the first)."""
@@ -167,7 +131,7 @@ def biharmonic(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 
 FAMILIES: dict[str, Callable[[Setup], tuple[fem.Function | dict[str, fem.Function], dict[str, Any]]]] = {
     "poisson": poisson,
-    "heat": heat,
+    "heat": transient.heat,
     "convection_diffusion": convection_diffusion,
     "reaction_diffusion": reaction_diffusion,
     "elasticity": elasticity,
