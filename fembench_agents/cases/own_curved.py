@@ -18,7 +18,7 @@ import numpy as np
 import sympy as sp
 
 from fembench_agents.cases import cube
-from fembench_agents.cases.conditions import UnsupportedCondition, flux
+from fembench_agents.cases.conditions import flux
 from fembench_agents.cases.domains import DOMAINS, grid_mask, grid_points
 from fembench_agents.cases.expressions import check_expr
 from fembench_agents.cases.manufactured import (
@@ -31,6 +31,7 @@ from fembench_agents.cases.manufactured import (
     equation,
     forcing,
     parse,
+    piece_kinds,
     show,
 )
 from fembench_agents.cases.manufactured import t as t_sym
@@ -109,17 +110,8 @@ def curved_spec(case: CaseFile, contract: Any) -> tuple[Any, list[sp.Expr]]:
     if case.data is not None:
         raise CaseDefinitionError(f"{case.id}: a case on {case.domain} needs a manufactured solution")
     sh = shape(case.domain)
-    names = [n for n, _ in sh.pieces]
-    unknown = sorted(set(case.natural) - set(names))
-    if unknown:
-        raise CaseDefinitionError(f"{case.id}: natural names no boundary piece of {case.domain}: {', '.join(unknown)}")
-    kinds = [case.natural[n].kind if n in case.natural else "dirichlet" for n in names]
-    if "dirichlet" not in kinds:
-        raise CaseDefinitionError(f"{case.id}: at least one boundary piece must be Dirichlet (the solution is unique)")
-    try:
-        words = equation(case.family, case.time is not None, tuple(kinds))
-    except UnsupportedCondition as exc:
-        raise CaseDefinitionError(f"{case.id}: {exc}") from None
+    kinds = piece_kinds(case, [n for n, _ in sh.pieces], case.domain, dim=2)
+    words = equation(case.family, case.time is not None, tuple(kinds))
     u = _solution(case)
     check_time(case)
     if case.time is None and any(t_sym in e.free_symbols for e in u):
