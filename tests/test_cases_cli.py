@@ -36,12 +36,24 @@ def test_list_shows_cases_and_tracks() -> None:
         "│ 1 ABD     │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 20    │"
     )
     assert rows[1] == (
-        "│ heat                 │ 5 abcd      │ 3 aBCD  │ 2 ABCD      │ 1 BCD             │ 1 BCD  "
+        "│ heat                 │ 5 abcD      │ 3 aBCD  │ 2 ABCD      │ 1 BCD             │ 1 BCD  "
         "│ 1 ABD     │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 16    │"
-    )  # the cube cases run on DOLFINx, NGSolve and scikit-fem
+    )  # the cube cases run on DOLFINx, NGSolve and scikit-fem; periodic heat too
+    assert rows[2] == (
+        "│ convection_diffusion │ 6 aBcD      │ 2 ABCD  │ 2 ABCD      │ 1 BCD             │ 2 aBcD "
+        "│ 2 ABD     │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 18    │"
+    )
     assert rows[3] == (
         "│ reaction_diffusion   │ 3 ABcD      │ 4 abcD  │ 3 ABcD      │ 1 BCD             │ 1 BCD  "
-        "│ -         │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 15    │"
+        "│ 2 ABD     │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 17    │"
+    )
+    assert rows[4] == (
+        "│ elasticity           │ 4 ABcD      │ 2 ABCD  │ 2 ABCD      │ 2 bCD             │ 1 BCD  "
+        "│ 1 ABD     │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 15    │"
+    )
+    assert rows[5] == (
+        "│ helmholtz            │ 5 aBcD      │ 2 ABCD  │ 2 ABCD      │ 1 BCD             │ 1 BCD  "
+        "│ 1 ABD     │ 1 ABD  │ 1 ABD   │ 1 ABD            │ 15    │"
     )
     assert rows[6] == (
         "│ biharmonic           │ 3 ABCD      │ 2 ABCD  │ 3 ABCD      │ 2 ABCD            │ 2 ABCD "
@@ -68,22 +80,23 @@ def test_list_shows_cases_and_tracks() -> None:
         "libraries: A = dolfinx, B = ngsolve, C = numpy-scipy, D = scikit-fem (lower case: some cases only)"
         in res.output
     )
-    assert "170 of 170 cases" in res.output
+    assert "176 of 176 cases" in res.output
     # the natural and periodic pieces and transient variants, per family, with the tracks whose calibration
-    # applies them: DOLFINx every kind, scikit-fem all but do-nothing, NGSolve all but do-nothing
+    # applies them: DOLFINx every kind, scikit-fem all but do-nothing, NGSolve all but do-nothing; the
+    # cube's natural faces and transient variants on all three
     variants = [line for line in res.output.splitlines() if line.startswith("│ ") and line.count("│") == 8]
     assert variants == [
         "│ poisson              │ 2 ABD   │ 2 ABD │ -          │ 1 ABD    │ -         │ 5     │",
-        "│ heat                 │ 1 ABD   │ 2 ABD │ -          │ 1 AB     │ -         │ 3     │",
-        "│ convection_diffusion │ 2 ABD   │ -     │ -          │ 1 ABD    │ 3 ABD     │ 5     │",
-        "│ reaction_diffusion   │ 2 ABD   │ -     │ -          │ -        │ 4 ABD     │ 5     │",
-        "│ elasticity           │ 3 ABD   │ -     │ -          │ 1 ABD    │ -         │ 4     │",
-        "│ helmholtz            │ -       │ 2 ABD │ -          │ 1 ABD    │ -         │ 3     │",
-        "│ stokes               │ -       │ -     │ 1 A        │ 1 AB     │ -         │ 2     │",
+        "│ heat                 │ 1 ABD   │ 2 ABD │ -          │ 1 ABD    │ -         │ 3     │",
+        "│ convection_diffusion │ 3 ABD   │ -     │ -          │ 1 ABD    │ 4 ABD     │ 7     │",
+        "│ reaction_diffusion   │ 2 ABD   │ 1 ABD │ -          │ -        │ 5 ABD     │ 7     │",
+        "│ elasticity           │ 4 ABD   │ -     │ -          │ 1 ABD    │ -         │ 5     │",
+        "│ helmholtz            │ -       │ 3 ABD │ -          │ 1 ABD    │ -         │ 4     │",
+        "│ stokes               │ -       │ -     │ 1 A        │ 1 ABD    │ -         │ 2     │",
     ]
     some = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--family", "helmholtz", "--library", "scikit-fem"])
     assert some.exit_code == 0, some.output
-    assert "14 of 170 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
+    assert "15 of 176 cases" in some.output and "hz_lshape_k3" in some.output and "poisson" not in some.output
     assert "track scikit-fem: available" in some.output and "track numpy-scipy" not in some.output
     bad = runner.invoke(cases_app, ["list", "--cases", str(CASES), "--library", "fenics"])
     assert (

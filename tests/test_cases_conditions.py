@@ -27,8 +27,8 @@ CASES = Path(__file__).resolve().parent.parent / "cases"
 def test_every_committed_spec_line_is_written_back_byte_for_byte() -> None:
     lines = (CASES / store.SPECS_FILE).read_text().splitlines()
     again = [store.dumps_line(json.loads(CaseSpec.model_validate_json(line).model_dump_json())) for line in lines]
-    assert again == lines and len(lines) == 170  # two on the unit cube, their pieces faces
-    assert sum(line.count('"alpha"') for line in lines) == 7  # the Robin pieces' alpha, nowhere else
+    assert again == lines and len(lines) == 176  # eight on the unit cube, their pieces faces
+    assert sum(line.count('"alpha"') for line in lines) == 9  # the Robin pieces' alpha, nowhere else
 
 
 def test_alpha_belongs_to_a_robin_piece_and_only_there() -> None:
@@ -127,8 +127,8 @@ def test_a_track_refuses_what_its_calibration_cannot_solve() -> None:
     assert get_track("numpy-scipy").refuses("poisson", ("dirichlet",), False, dim=3) == (
         "no poisson solver on the unit cube (3D)"
     )
-    assert get_track("scikit-fem").refuses("elasticity", ("dirichlet",), False, dim=3) == (
-        "no elasticity solver on the unit cube (3D)"
+    assert get_track("scikit-fem").refuses("stokes", ("dirichlet",), False, dim=3) == (
+        "no stokes solver on the unit cube (3D)"
     )
     assert get_track("scikit-fem").refuses("heat", ("dirichlet",), False, dim=3) is None
     assert get_track("ngsolve").refuses("poisson", ("dirichlet",), False, dim=3) is None

@@ -30,7 +30,7 @@ SPECS = {s.id: s for s in store.load_specs(CASES)}
 
 
 def test_coverage() -> None:
-    assert len(DEFS) == 170
+    assert len(DEFS) == 176
     domains: dict[str, set[str]] = defaultdict(set)
     for d in DEFS:
         domains[d.family].add(d.domain)
@@ -40,10 +40,16 @@ def test_coverage() -> None:
     # every family on the disk and on the annulus; every family on at least one curved domain
     assert all({"circle", "annulus"} <= v for v in domains.values()), domains
     assert sum(bool(d.periodic) for d in DEFS) == 6
-    assert [(d.id, d.grid.shape, d.libraries) for d in DEFS if d.domain == "unit_cube"] == [
-        ("heat_cube_modes", (17, 17, 17), ("dolfinx", "ngsolve", "scikit-fem")),
-        ("po_cube_mixed", (17, 17, 17), ("dolfinx", "ngsolve", "scikit-fem")),
-    ]
+    assert [(d.id, d.grid.shape) for d in DEFS if d.domain == "unit_cube"] == [
+        ("cd_cube_outlet", (17, 17, 17)),
+        ("cd_cube_transient", (17, 17, 17)),
+        ("el_cube_traction", (17, 17, 17)),
+        ("heat_cube_modes", (17, 17, 17)),
+        ("hz_cube_robin", (17, 17, 17)),
+        ("po_cube_mixed", (17, 17, 17)),
+        ("rd_cube_robin", (17, 17, 17)),
+        ("rd_cube_transient", (17, 17, 17)),
+    ]  # each on dolfinx, ngsolve and scikit-fem (tests/test_cases_own_cube.py)
     assert {d.id for d in DEFS} == set(SPECS)
     assert sum(d.data is not None for d in DEFS) == 19
 

@@ -1,7 +1,8 @@
 """Symbolic data on the unit cube (cube.py): a manufactured solution's traces on
 the six faces, their transfinite (Coons) blend, and the forcing each family's
 operator gives a solution in 3D. Used by the import of the published cube
-records (published.py) and by our own cube cases (builder.py)."""
+records (published.py) and by our own cube cases (cube_cases.py), with the flux a natural
+face's data is made of."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fembench_agents.cases.conditions import FLOWS, FLUX_COEFFICIENT, FLUX_WORDS
 from fembench_agents.cases.model import Face
 
-X, Y, Z, T = sp.symbols("x y z t")
+X, Y, Z, T, U = sp.symbols("x y z t u")
 AXIS = {"x": X, "y": Y, "z": Z}
-NAMES = {"x": X, "y": Y, "z": Z, "t": T, "pi": sp.pi, "E": sp.E}
+NAMES = {"x": X, "y": Y, "z": Z, "t": T, "u": U, "pi": sp.pi, "E": sp.E}
 
 
 def face_trace(u: sp.Expr, face: Face) -> sp.Expr:
@@ -50,9 +52,19 @@ def _sym(value: Any) -> sp.Expr:
     return sp.sympify(str(value), locals=NAMES)
 
 
+def _stress(coefficients: dict[str, Any], u: list[sp.Expr]) -> sp.Matrix:
+    """sigma(u) = 2 mu eps(u) + lambda tr(eps(u)) I of a 3D displacement (Lame from E and nu)."""
+    E, nu = _sym(coefficients["E"]), _sym(coefficients["nu"])
+    lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
+    grad = sp.Matrix([_grad(ui) for ui in u])
+    eps = (grad + grad.T) / 2
+    return 2 * mu * eps + lam * eps.trace() * sp.eye(3)
+
+
 def forcing(family: str, coefficients: dict[str, Any], u: list[sp.Expr], p: sp.Expr | None = None) -> list[sp.Expr]:
     """f = L u for a 3D solution (the sign conventions of manufactured.EQUATIONS; elasticity
-    in 3D, not plane strain), one entry per component."""
+    in 3D, not plane strain), one entry per component. A steady family's solution does not
+    depend on t, so its du/dt term (the transient variant's) vanishes."""
     c = coefficients
     if family in ("poisson", "heat"):
         k = _sym(c["k"])
@@ -60,16 +72,15 @@ def forcing(family: str, coefficients: dict[str, Any], u: list[sp.Expr], p: sp.E
         return [f + sp.diff(u[0], T)] if family == "heat" else [f]
     if family == "helmholtz":
         return [-_div(_grad(u[0])) - _sym(c["k"]) ** 2 * u[0]]
-    if family == "convection_diffusion":  # u_t where u depends on t: the transient variant
+    if family == "convection_diffusion":
         b = [_sym(e) for e in c["b"]]
         convection = sum(bi * g for bi, g in zip(b, _grad(u[0]), strict=True))
         return [-_sym(c["eps"]) * _div(_grad(u[0])) + convection + sp.diff(u[0], T)]
+    if family == "reaction_diffusion":
+        reaction = _sym(c["R"]).subs(U, u[0])
+        return [-_sym(c["D"]) * _div(_grad(u[0])) + reaction + sp.diff(u[0], T)]
     if family == "elasticity":
-        E, nu = _sym(c["E"]), _sym(c["nu"])
-        lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
-        grad = sp.Matrix([_grad(ui) for ui in u])
-        eps = (grad + grad.T) / 2
-        sigma = 2 * mu * eps + lam * eps.trace() * sp.eye(3)
+        sigma = _stress(c, u)
         return [-_div([sigma[i, j] for j in range(3)]) for i in range(3)]
     if family == "stokes":
         if p is None:
@@ -78,8 +89,22 @@ def forcing(family: str, coefficients: dict[str, Any], u: list[sp.Expr], p: sp.E
         return [-nu * _div(_grad(ui)) + sp.diff(p, s) for ui, s in zip(u, (X, Y, Z), strict=True)]
     raise ValueError(
         f"no 3D operator for family {family!r}; expected one of poisson, heat, helmholtz, "
-        "convection_diffusion, elasticity, stokes"
+        "convection_diffusion, reaction_diffusion, elasticity, stokes"
     )
+
+
+def face_flux(family: str, coefficients: dict[str, Any], u: list[sp.Expr], face: Face) -> list[sp.Expr]:
+    """The family's flux of u through a face of the cube (conditions.py: k du/dn, eps du/dn,
+    D du/dn, du/dn; sigma(u) n for elasticity), the outward normal -e or +e along the face's axis."""
+    sign = 1 if face.at == 1.0 else -1
+    axis = "xyz".index(face.axis)
+    if family == "elasticity":
+        sigma = _stress(coefficients, u)
+        return [sign * sigma[i, axis] for i in range(3)]
+    if family not in FLUX_WORDS or family in FLOWS:
+        raise ValueError(f"no natural faces for family {family!r} on the cube")
+    k = _sym(coefficients[FLUX_COEFFICIENT[family]]) if family in FLUX_COEFFICIENT else sp.Integer(1)
+    return [sign * k * sp.diff(u[0], AXIS[face.axis])]
 
 
 # Where two forcings are compared: fixed points inside the cube and times, never random.

@@ -70,11 +70,12 @@ TRANSIENT_EQUATIONS: dict[str, str] = {
 def equation(family: str, transient: bool = False, kinds: tuple[str, ...] = ("dirichlet",), dim: int = 2) -> str:
     """The equation text of a case: the family's (its transient variant's), with the words for
     the boundary kinds of its pieces (unchanged when every piece is Dirichlet); on a 3D domain a
-    velocity b has three components."""
+    velocity b, a displacement and its data have three components (no plane strain)."""
     base = TRANSIENT_EQUATIONS[family] if transient and family in TRANSIENT_EQUATIONS else EQUATIONS[family]
-    if dim == 3:
-        base = base.replace("b = (b[0], b[1])", "b = (b[0], b[1], b[2])")
-    return with_kinds(base, family, kinds)
+    if dim == 2:
+        return with_kinds(base, family, kinds)
+    base = base.replace("b = (b[0], b[1])", "b = (b[0], b[1], b[2])").replace(" (plane strain)", "")
+    return with_kinds(base, family, kinds).replace("(ux, uy)", "(ux, uy, uz)").replace("a pair", "a triple")
 
 
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -220,15 +221,20 @@ def check_time(case: CaseFile) -> None:
 
 def boundary_kinds(case: CaseFile, domain: Domain) -> list[str]:
     """Each piece's kind: Dirichlet unless the case file names it under `natural`."""
-    names = [n for n, _, _ in domain.pieces]
+    return piece_kinds(case, [n for n, _, _ in domain.pieces], domain.name, dim=2)
+
+
+def piece_kinds(case: CaseFile, names: list[str], domain: str, dim: int) -> list[str]:
+    """The kind of each named piece of a domain (Dirichlet unless the case file names it under
+    `natural`), checked: the names exist, one piece at least is Dirichlet, the family states them."""
     unknown = sorted(set(case.natural) - set(names))
     if unknown:
-        raise CaseDefinitionError(f"{case.id}: natural names no boundary piece of {domain.name}: {', '.join(unknown)}")
+        raise CaseDefinitionError(f"{case.id}: natural names no boundary piece of {domain}: {', '.join(unknown)}")
     kinds = [case.natural[n].kind if n in case.natural else "dirichlet" for n in names]
     if "dirichlet" not in kinds:
         raise CaseDefinitionError(f"{case.id}: at least one boundary piece must be Dirichlet (the solution is unique)")
     try:
-        equation(case.family, case.time is not None, tuple(kinds))
+        equation(case.family, case.time is not None, tuple(kinds), dim)
     except UnsupportedCondition as exc:
         raise CaseDefinitionError(f"{case.id}: {exc}") from None
     return kinds

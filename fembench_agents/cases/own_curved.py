@@ -30,6 +30,7 @@ from fembench_agents.cases.manufactured import (
     equation,
     forcing,
     parse,
+    piece_kinds,
     show,
 )
 from fembench_agents.cases.manufactured import t as t_sym
@@ -92,13 +93,7 @@ def curved_spec(case: CaseFile, contract: Any) -> tuple[Any, list[sp.Expr]]:
     if case.data is not None:
         raise CaseDefinitionError(f"{case.id}: a case on {case.domain} needs a manufactured solution")
     sh = shape(case.domain, case.geometry)
-    names = [n for n, _ in sh.pieces]
-    unknown = sorted(set(case.natural) - set(names))
-    if unknown:
-        raise CaseDefinitionError(f"{case.id}: natural names no boundary piece of {case.domain}: {', '.join(unknown)}")
-    kinds = [case.natural[n].kind if n in case.natural else "dirichlet" for n in names]
-    if "dirichlet" not in kinds:
-        raise CaseDefinitionError(f"{case.id}: at least one boundary piece must be Dirichlet (the solution is unique)")
+    kinds = piece_kinds(case, [n for n, _ in sh.pieces], case.domain, dim=2)
     try:
         words = equation(case.family, case.time is not None, tuple(kinds))
     except UnsupportedCondition as exc:

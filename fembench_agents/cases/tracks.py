@@ -36,7 +36,8 @@ shape (ny, nx), compared up to a constant. For time-dependent
 families return u at t_end. On the unit cube (a grid with nz) every
 boundary piece is a face (its axis and the value there), expressions are in
 x, y, z, and "u" has shape (nz, ny, nx): u[k, j, i] is the value at
-(x_i, y_j, z_k), z = linspace(bbox[4], bbox[5], nz); the output contract
+(x_i, y_j, z_k), z = linspace(bbox[4], bbox[5], nz) (a displacement there:
+(3, nz, ny, nx), u[2] the z-displacement); the output contract
 in case_spec["output"] gives each field's shape. solver_info should report mesh_resolution,
 element_degree, dofs and, where used, iterations and time_steps.
 The solve must be accurate and fast; choose the method and resolution yourself."""
@@ -138,8 +139,18 @@ TRACKS: dict[str, Track] = {
         calibration_module="fembench_agents.cases.calibration.scikit_fem",
         boundary_kinds=("dirichlet", "neumann", "robin"),
         transient_variants=("convection_diffusion", "reaction_diffusion"),
-        periodic_families=("poisson", "convection_diffusion", "helmholtz", "biharmonic", "elasticity"),
-        cube_families=("poisson", "heat", "helmholtz", "convection_diffusion"),  # scikit_fem_cube.py
+        # its linear solves and heat's time steps, reduced (scikit_fem_common.factorised); not its Newton solves
+        periodic_families=(
+            "poisson",
+            "heat",
+            "convection_diffusion",
+            "helmholtz",
+            "biharmonic",
+            "elasticity",
+            "stokes",
+        ),
+        # scikit_fem_cube.py
+        cube_families=("poisson", "heat", "helmholtz", "convection_diffusion", "reaction_diffusion", "elasticity"),
         extra_contract="Use scikit-fem (skfem 12) for the discretisation; numpy and scipy are allowed.",
     ),
     "dolfinx": Track(
@@ -222,7 +233,8 @@ TRACKS: dict[str, Track] = {
             "biharmonic",
             "stokes",
         ),
-        cube_families=("poisson", "heat", "helmholtz", "convection_diffusion"),  # ngsolve_cube.py
+        # ngsolve_track.py's forms on ngsolve_cube.py's box
+        cube_families=("poisson", "heat", "helmholtz", "convection_diffusion", "reaction_diffusion", "elasticity"),
     ),
 }
 

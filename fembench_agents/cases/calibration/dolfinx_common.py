@@ -30,6 +30,7 @@ from fembench_agents.cases.calibration.common import (
     inside_polygon_closed,
     kept_cells_as_triangles,
     nearest_piece,
+    time_steps,
 )
 from fembench_agents.cases.calibration.dolfinx_periodic import LinearSolver, Reduction, reduction
 from fembench_agents.cases.domains import on_segment
@@ -87,7 +88,7 @@ class Setup:
         return ufl.dx
 
     def time_steps(self) -> tuple[float, float, int, float]:
-        """t0, t_end, the number of steps and dt (time_steps below)."""
+        """t0, t_end, the number of steps and dt (common.time_steps)."""
         return time_steps(self.spec)
 
     def coefficient(self, name: str) -> Any:
@@ -326,13 +327,6 @@ def streamline_weight(s: Setup, v: Any) -> Any | None:
     b, eps = ufl.as_vector([s.expr(e) for e in texts]), s.coefficient("eps")
     tau = 1 / ufl.sqrt((2 * ufl.sqrt(ufl.dot(b, b)) / h) ** 2 + 9 * (4 * eps / h**2) ** 2)
     return tau * ufl.dot(b, ufl.grad(v))
-
-
-def time_steps(spec: dict[str, Any]) -> tuple[float, float, int, float]:
-    """t0, t_end, the number of steps (one per grid spacing, as the other tracks take) and dt."""
-    t0, t1 = float(spec["time"]["t0"]), float(spec["time"]["t_end"])
-    steps = max(1, math.ceil((t1 - t0) * (spec["grid"]["nx"] - 1)))
-    return t0, t1, steps, (t1 - t0) / steps
 
 
 def lu_solver(A: PETSc.Mat, reduced: Reduction | None = None) -> LinearSolver:

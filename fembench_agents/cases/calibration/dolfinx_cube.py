@@ -34,10 +34,6 @@ from fembench_agents.cases.calibration.dolfinx_common import Setup, nodal
 from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.model import Face, GridSpec
 
-# Crank-Nicolson on the cube steps at most this long: one step per grid spacing (the 2D rule)
-# gives a 20^3 grid one step to t = 0.05, where a mode exp(-3 pi^2 t) is off by a third.
-# The factorisation is done once; a step is a back-substitution on ~10^4 unknowns.
-DT_MAX = 0.005
 QUADRATURE_DEGREE = 6
 
 
@@ -107,11 +103,6 @@ class CubeSetup(Setup):
         right-hand side cost 0.4 s on 10^3 cells. Degree 6 integrates the P2 products exactly
         and keeps P2's third order for smooth data."""
         return ufl.dx(metadata={"quadrature_degree": QUADRATURE_DEGREE})
-
-    def time_steps(self) -> tuple[float, float, int, float]:
-        t0, t1 = float(self.spec["time"]["t0"]), float(self.spec["time"]["t_end"])
-        steps = max(1, math.ceil((t1 - t0) * (self.spec["grid"]["nx"] - 1)), math.ceil((t1 - t0) / DT_MAX - 1e-9))
-        return t0, t1, steps, (t1 - t0) / steps
 
     def faces(self) -> list[Face]:
         return [Face.model_validate(p["face"]) for p in self.spec["boundary"]]

@@ -11,7 +11,8 @@ every boundary piece a named boundary, the output evaluated at the in-domain gri
   Crank-Nicolson with Newton per step.
 Neumann and Robin pieces enter as integrals over their named boundaries; periodic pieces
 through ng.Periodic spaces; curved domains through the curved netgen mesh (ngsolve_geometry.py);
-the unit cube through a netgen box of its own (ngsolve_cube.py: its scalar families, in x, y, z).
+the unit cube through a netgen box whose faces are its pieces (ngsolve_cube.py), the same
+forms in x, y, z (every family here but Stokes and the biharmonic).
 Navier-Stokes, Burgers and wave have no solver here: the track declares them unsupported.
 """
 
@@ -19,14 +20,17 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import ngsolve as ng
 
 from fembench_agents.cases.calibration import ngsolve_cube
-from fembench_agents.cases.calibration.common import components, grid_problem
+from fembench_agents.cases.calibration.common import components, grid_problem, time_steps
 from fembench_agents.cases.calibration.ngsolve_geometry import mesh, sample
 from fembench_agents.cases.expressions import check_expr
+from fembench_agents.cases.model import GridSpec
 
 FUNCTIONS: dict[str, Any] = {
     "sin": ng.sin,
@@ -52,6 +56,7 @@ SUPPORTED = (
     "stokes",
 )
 NEWTON_MAX = 40
+Sampler = Callable[[Any], Any]  # a grid function -> its values on the evaluation grid (NaN outside)
 
 
 def cf(expr: Any, t: Any = 0.0, u: Any = None) -> Any:
@@ -77,6 +82,10 @@ def _boundary(m: ng.Mesh, spec: dict[str, Any], comp: int, t: Any = 0.0) -> Any:
     return m.BoundaryCF({p["name"]: cf(components(p["value"])[comp], t) for p in _dirichlet(spec)}, default=0)
 
 
+def _vector_boundary(m: ng.Mesh, spec: dict[str, Any], dim: int) -> Any:
+    return ng.CoefficientFunction(tuple(_boundary(m, spec, c) for c in range(dim)))
+
+
 def _space(spec: dict[str, Any], fes: Any) -> Any:
     """The space, its periodic pieces' dofs identified (the mesh carries the identification)."""
     return ng.Periodic(fes) if any(p.get("kind") == "periodic" for p in spec["boundary"]) else fes
@@ -89,7 +98,7 @@ def _natural(spec: dict[str, Any], v: Any, t: Any = 0.0) -> Any:
         if piece.get("kind", "dirichlet") not in ("neumann", "robin"):
             continue
         g = [cf(e, t) for e in components(piece["value"])]
-        term = (g[0] * v[0] + g[1] * v[1] if len(g) > 1 else g[0] * v) * ng.ds(piece["name"])
+        term = (ng.InnerProduct(ng.CoefficientFunction(tuple(g)), v) if len(g) > 1 else g[0] * v) * ng.ds(piece["name"])
         form = term if form is None else form + term
     return form
 
@@ -125,13 +134,19 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
     fam, c = case_spec["family"], case_spec["coefficients"]
     if fam not in SUPPORTED:
         raise ValueError(f"the NGSolve calibration has no solver for {fam}")
+    out: Sampler
     if case_spec["grid"].get("nz") is not None:  # the unit cube: a netgen box of its own
-        return ngsolve_cube.solve(case_spec, cf)
-    p = grid_problem(case_spec)
-    m = mesh(case_spec)
+        if fam in ("stokes", "biharmonic"):
+            raise ValueError(f"the NGSolve calibration has no {fam} solver on the unit cube")
+        grid = GridSpec.model_validate(case_spec["grid"])
+        m = ngsolve_cube.box_mesh(grid)
+        out = partial(ngsolve_cube.sample, m=m, grid=grid)
+    else:
+        m = mesh(case_spec)
+        out = partial(sample, m=m, p=grid_problem(case_spec))
     names = "|".join(piece["name"] for piece in _dirichlet(case_spec))
     if fam == "stokes":
-        return _stokes(case_spec, m, p, names)
+        return _stokes(case_spec, m, out, names)
     if fam == "elasticity":
         fes = _space(case_spec, ng.VectorH1(m, order=2, dirichlet=names))
         u, v = fes.TnT()
@@ -140,27 +155,24 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         eps_u, eps_v = ng.Sym(ng.Grad(u)), ng.Sym(ng.Grad(v))
         a = ng.BilinearForm(fes)
         a += (2 * mu * ng.InnerProduct(eps_u, eps_v) + lam * ng.Trace(eps_u) * ng.Trace(eps_v)) * ng.dx
-        fx, fy = (cf(e) for e in case_spec["forcing"])
         f = ng.LinearForm(fes)
-        f += (fx * v[0] + fy * v[1]) * ng.dx
+        f += ng.InnerProduct(ng.CoefficientFunction(tuple(cf(e) for e in case_spec["forcing"])), v) * ng.dx
         traction = _natural(case_spec, v)
         if traction is not None:
             f += traction
         a.Assemble()
         f.Assemble()
         gf = ng.GridFunction(fes)
-        _set_dirichlet(
-            gf, m, case_spec, ng.CoefficientFunction((_boundary(m, case_spec, 0), _boundary(m, case_spec, 1)))
-        )
+        _set_dirichlet(gf, m, case_spec, _vector_boundary(m, case_spec, m.dim))
         _dirichlet_solve(a, f, gf, fes)
-        return {"u": sample(gf, m, p), "solver_info": _info(case_spec, fes, "ngsolve-p2-vector")}
+        return {"u": out(gf), "solver_info": _info(case_spec, fes, "ngsolve-p2-vector")}
     fes = _space(case_spec, ng.H1(m, order=2, dirichlet=names))
     u, v = fes.TnT()
     transient = case_spec.get("time") is not None
     if fam == "heat" or (fam == "convection_diffusion" and transient):
-        return _heat(case_spec, m, p, fes)
+        return _heat(case_spec, m, out, fes)
     if fam == "reaction_diffusion":
-        return _reaction(case_spec, m, p, fes)
+        return _reaction(case_spec, m, out, fes)
     a = ng.BilinearForm(fes)
     if fam == "poisson":
         a += cf(c["k"]) * ng.grad(u) * ng.grad(v) * ng.dx
@@ -189,23 +201,21 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         f2 = ng.LinearForm(-w * v * ng.dx).Assemble()
         _set_dirichlet(gf, m, case_spec, _boundary(m, case_spec, 0))
         _dirichlet_solve(a, f2, gf, fes)
-        return {"u": sample(gf, m, p), "solver_info": _info(case_spec, fes, "ngsolve-p2-split-biharmonic")}
+        return {"u": out(gf), "solver_info": _info(case_spec, fes, "ngsolve-p2-split-biharmonic")}
     _set_dirichlet(gf, m, case_spec, _boundary(m, case_spec, 0))
     _dirichlet_solve(a, f, gf, fes)
-    return {"u": sample(gf, m, p), "solver_info": _info(case_spec, fes, "ngsolve-p2")}
+    return {"u": out(gf), "solver_info": _info(case_spec, fes, "ngsolve-p2")}
 
 
 def _convection_diffusion(c: dict[str, Any], u: Any, v: Any) -> Any:
-    b = ng.CoefficientFunction((cf(c["b"][0]), cf(c["b"][1])))
+    b = ng.CoefficientFunction(tuple(cf(e) for e in c["b"]))
     return (cf(c["eps"]) * ng.grad(u) * ng.grad(v) + b * ng.grad(u) * v) * ng.dx
 
 
-def _heat(spec: dict[str, Any], m: ng.Mesh, p: Any, fes: Any) -> dict[str, Any]:
+def _heat(spec: dict[str, Any], m: ng.Mesh, out: Sampler, fes: Any) -> dict[str, Any]:
     """Crank-Nicolson for heat and the transient convection-diffusion; natural pieces' data at
     both ends of a step, a Robin piece's alpha u v in the operator."""
-    t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
-    steps = max(1, math.ceil((t1 - t0) * (spec["grid"]["nx"] - 1)))
-    dt = (t1 - t0) / steps
+    t0, _, steps, dt = time_steps(spec)
     u, v = fes.TnT()
     c = spec["coefficients"]
     if spec["family"] == "heat":
@@ -238,10 +248,10 @@ def _heat(spec: dict[str, Any], m: ng.Mesh, p: Any, fes: Any) -> dict[str, Any]:
         gf.vec.data += inv * rhs
         f_old.data = load.vec
     info = _info(spec, fes, "ngsolve-p2-crank-nicolson", time_steps=steps, dt=dt)
-    return {"u": sample(gf, m, p), "solver_info": info}
+    return {"u": out(gf), "solver_info": info}
 
 
-def _reaction(spec: dict[str, Any], m: ng.Mesh, p: Any, fes: Any) -> dict[str, Any]:
+def _reaction(spec: dict[str, Any], m: ng.Mesh, out: Sampler, fes: Any) -> dict[str, Any]:
     """-D lap u + R(u) = f by Newton (the symbolic form's own linearisation); the transient variant
     Crank-Nicolson, one Newton solve per step from the previous step. The forcing and the natural
     pieces' data are assembled as vectors, once per time: a manufactured forcing is a long
@@ -261,10 +271,8 @@ def _reaction(spec: dict[str, Any], m: ng.Mesh, p: Any, fes: Any) -> dict[str, A
     if spec.get("time") is None:
         _set_dirichlet(gf, m, spec, _boundary(m, spec, 0))
         its = _newton(ng.BilinearForm(operator), gf, load.Assemble().vec, fes)
-        return {"u": sample(gf, m, p), "solver_info": _info(spec, fes, "ngsolve-p2-newton", iterations=its)}
-    t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
-    steps = max(1, math.ceil((t1 - t0) * (spec["grid"]["nx"] - 1)))
-    dt = (t1 - t0) / steps
+        return {"u": out(gf), "solver_info": _info(spec, fes, "ngsolve-p2-newton", iterations=its)}
+    t0, _, steps, dt = time_steps(spec)
     mass = ng.BilinearForm(u * v * ng.dx).Assemble()
     steady = ng.BilinearForm(operator)
     step = ng.BilinearForm(u * v / dt * ng.dx + 0.5 * operator)
@@ -281,7 +289,7 @@ def _reaction(spec: dict[str, Any], m: ng.Mesh, p: Any, fes: Any) -> dict[str, A
         _newton(step, gf, rhs, fes)
         f_old.data = load.vec
     info = _info(spec, fes, "ngsolve-p2-crank-nicolson-newton", time_steps=steps, dt=dt)
-    return {"u": sample(gf, m, p), "solver_info": info}
+    return {"u": out(gf), "solver_info": info}
 
 
 def _newton(a: Any, gf: Any, rhs: Any, fes: Any) -> int:
@@ -298,7 +306,7 @@ def _newton(a: Any, gf: Any, rhs: Any, fes: Any) -> int:
     raise RuntimeError(f"Newton did not converge in {NEWTON_MAX} iterations")
 
 
-def _stokes(spec: dict[str, Any], m: ng.Mesh, p: Any, names: str) -> dict[str, Any]:
+def _stokes(spec: dict[str, Any], m: ng.Mesh, out: Sampler, names: str) -> dict[str, Any]:
     V = _space(spec, ng.VectorH1(m, order=2, dirichlet=names))
     Q = _space(spec, ng.H1(m, order=1))
     N = ng.NumberSpace(m)
@@ -314,7 +322,10 @@ def _stokes(spec: dict[str, Any], m: ng.Mesh, p: Any, names: str) -> dict[str, A
     f += ng.InnerProduct(ng.CoefficientFunction((fx, fy)), v) * ng.dx
     f.Assemble()
     gf = ng.GridFunction(X)
-    _set_dirichlet(gf.components[0], m, spec, ng.CoefficientFunction((_boundary(m, spec, 0), _boundary(m, spec, 1))))
+    _set_dirichlet(gf.components[0], m, spec, _vector_boundary(m, spec, 2))
     _dirichlet_solve(a, f, gf, X)
-    out_u, out_p = sample(gf.components[0], m, p), sample(gf.components[1], m, p)
-    return {"u": out_u, "p": out_p, "solver_info": _info(spec, X, "ngsolve-taylor-hood")}
+    return {
+        "u": out(gf.components[0]),
+        "p": out(gf.components[1]),
+        "solver_info": _info(spec, X, "ngsolve-taylor-hood"),
+    }

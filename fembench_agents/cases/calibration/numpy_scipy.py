@@ -15,7 +15,6 @@ No solver for Stokes and Navier-Stokes: the track declares them unsupported.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ import scipy.sparse.linalg as spla
 
 from fembench_agents.cases.calibration import finite_differences as fd
 from fembench_agents.cases.calibration import numpy_scipy_dynamics as dynamics
-from fembench_agents.cases.calibration.common import GridProblem, grid_problem
+from fembench_agents.cases.calibration.common import GridProblem, grid_problem, time_steps
 from fembench_agents.cases.expressions import compile_expr
 
 
@@ -97,9 +96,7 @@ def _reaction(
 
 
 def _heat(p: GridProblem, ops: dict[str, sps.csr_matrix], spec: dict[str, Any]) -> dict[str, Any]:
-    t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
-    steps = max(1, math.ceil((t1 - t0) * (p.nx - 1)))
-    dt = (t1 - t0) / steps
+    t0, t1, steps, dt = time_steps(spec)
     A = fd.div_k_grad(p, ops, spec["coefficients"]["k"])
     inn = p.interior.ravel()
     AII, rows = fd.split(A, p.interior)

@@ -10,7 +10,6 @@ differences on the evaluation grid, one time step per grid spacing).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -18,14 +17,8 @@ import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
 from fembench_agents.cases.calibration import finite_differences as fd
-from fembench_agents.cases.calibration.common import GridProblem, components
+from fembench_agents.cases.calibration.common import GridProblem, components, time_steps
 from fembench_agents.cases.expressions import compile_expr
-
-
-def _steps(p: GridProblem, spec: dict[str, Any]) -> tuple[float, float, int, float]:
-    t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
-    steps = max(1, math.ceil((t1 - t0) * (p.nx - 1)))
-    return t0, t1, steps, (t1 - t0) / steps
 
 
 def _result(p: GridProblem, uI: np.ndarray, t1: float, method: str, steps: int, dt: float) -> dict[str, Any]:
@@ -36,7 +29,7 @@ def _result(p: GridProblem, uI: np.ndarray, t1: float, method: str, steps: int, 
 
 
 def wave(p: GridProblem, lap: sps.csr_matrix, spec: dict[str, Any]) -> dict[str, Any]:
-    t0, t1, steps, dt = _steps(p, spec)
+    t0, t1, steps, dt = time_steps(spec)
     c2 = float(spec["coefficients"]["c"]) ** 2
     inn = p.interior.ravel()
     AII, rows = fd.split((c2 * lap).tocsr(), p.interior)
@@ -63,7 +56,7 @@ def wave(p: GridProblem, lap: sps.csr_matrix, spec: dict[str, Any]) -> dict[str,
 def burgers(
     p: GridProblem, ops: dict[str, sps.csr_matrix], lap: sps.csr_matrix, spec: dict[str, Any]
 ) -> dict[str, Any]:
-    t0, t1, steps, dt = _steps(p, spec)
+    t0, t1, steps, dt = time_steps(spec)
     nu = float(spec["coefficients"]["nu"])
     inn = p.interior.ravel()
     idx = np.flatnonzero(inn)

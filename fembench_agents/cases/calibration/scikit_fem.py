@@ -6,7 +6,7 @@ in-domain grid points and the output is read off the degrees of freedom.
 - heat, and the transient variant of convection_diffusion: Crank-Nicolson with
   one step per grid spacing; the forcing enters through its P2 interpolant (M f_h).
 - the transient variant of reaction_diffusion: scikit_fem_dynamics.reaction.
-- reaction_diffusion: Newton, R'(u) by central differences.
+- reaction_diffusion: Newton, R'(u) by central differences (scikit_fem_common.newton).
 - elasticity: vector P2, plane-strain Lame parameters.
 - biharmonic: two Dirichlet problems (w = lap u, with its boundary data).
 - wave, burgers: scikit_fem_dynamics.py; stokes, navier_stokes: scikit_fem_flow.py.
@@ -16,11 +16,10 @@ piece adds its flux data (and a Robin piece alpha u v) on its facets.
 
 from __future__ import annotations
 
-import math
+from functools import partial
 from typing import Any
 
 import numpy as np
-import scipy.sparse.linalg as spla
 from skfem import (
     Basis,
     BilinearForm,
@@ -30,17 +29,18 @@ from skfem import (
     MeshTri,
     asm,
 )
-from skfem.helpers import ddot, dot, grad, sym_grad, trace
+from skfem.helpers import dot, grad
 
 from fembench_agents.cases.calibration import scikit_fem_common as p2
 from fembench_agents.cases.calibration import scikit_fem_cube as cube
 from fembench_agents.cases.calibration import scikit_fem_dynamics as dynamics
 from fembench_agents.cases.calibration import scikit_fem_flow as flow
-from fembench_agents.cases.calibration.common import grid_problem
+from fembench_agents.cases.calibration.common import grid_problem, time_steps
 from fembench_agents.cases.expressions import compile_expr
 
-# the families whose (steady, linear) solve is reduced to periodic pieces (p2.solve_dirichlet)
-PERIODIC = ("poisson", "convection_diffusion", "helmholtz", "biharmonic", "elasticity")
+# the families whose linear solves are reduced to periodic pieces (p2.factorised): the steady ones
+# and heat's time steps (Stokes: scikit_fem_flow.py)
+PERIODIC = ("poisson", "convection_diffusion", "helmholtz", "biharmonic", "elasticity", "heat")
 
 
 def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
@@ -84,11 +84,13 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         return asm(a, basis)
 
     if fam == "heat":
-        return _heat(case_spec, basis, asm(mass, basis), stiffness(c["k"]), D, p, nx, ny, cells)
+        return _heat(case_spec, basis, asm(mass, basis), stiffness(c["k"]), D, (p, nx, ny, cells), pairs)
     if transient and fam == "convection_diffusion":
-        return _heat(case_spec, basis, asm(mass, basis), _convection(c, basis), D, p, nx, ny, cells)
+        return _heat(case_spec, basis, asm(mass, basis), _convection(c, basis), D, (p, nx, ny, cells))
     if transient:
-        return dynamics.reaction(case_spec, basis, asm(mass, basis), stiffness(c["D"]), D, p, nx, ny)
+        boundary = partial(p2.dirichlet, case_spec, locs, D, 0)
+        u, info = dynamics.reaction(case_spec, basis, asm(mass, basis), stiffness(c["D"]), D, boundary)
+        return {"u": p2.out(u, basis, p, nx, ny), "solver_info": p2.info(cells, basis.N, **info)}
     if fam in ("wave", "burgers"):
         solver = dynamics.wave if fam == "wave" else dynamics.burgers
         return solver(case_spec, basis, asm(mass, basis), stiffness(1.0), D, p, nx, ny)
@@ -111,7 +113,7 @@ def solve(case_spec: dict[str, Any]) -> dict[str, Any]:
         A = _convection(c, basis)
     elif fam == "reaction_diffusion":
         K = stiffness(float(c["D"])) + (0 if robin is None else robin)
-        u, its = _reaction(case_spec, basis, K, F, D, uD)
+        u, its = p2.newton(case_spec, basis, K, F, D, uD)
         return {"u": p2.out(u, basis, p, nx, ny), "solver_info": p2.info(cells, basis.N, "p2-newton", iterations=its)}
     else:
         raise ValueError(f"unknown family {fam}")
@@ -130,54 +132,26 @@ def _convection(c: dict[str, Any], basis: Any) -> Any:
     return asm(cd, basis)
 
 
-def _reaction(
-    spec: dict[str, Any], basis: Any, K: Any, F: np.ndarray, D: np.ndarray, uD: np.ndarray
-) -> tuple[np.ndarray, int]:
-    R = compile_expr(spec["coefficients"]["R"])
-
-    def dR(u: np.ndarray) -> np.ndarray:
-        d = 1e-6 * np.maximum(1.0, np.abs(u))
-        return (R(u=u + d) - R(u=u - d)) / (2 * d)
-
-    @BilinearForm
-    def jac(u: Any, v: Any, w: Any) -> Any:
-        return dR(np.asarray(w.prev)) * u * v
-
-    @LinearForm
-    def react(v: Any, w: Any) -> Any:
-        return R(u=np.asarray(w.prev)) * v
-
-    u = np.zeros(basis.N)
-    u[D] = uD
-    its = 0
-    for n in range(1, 41):
-        its = n
-        prev = basis.interpolate(u)
-        r = K @ u + asm(react, basis, prev=prev) - F
-        J = K + asm(jac, basis, prev=prev)
-        du = p2.solve_dirichlet(J, -r, D, np.zeros(D.size))
-        u += du
-        if np.linalg.norm(du) <= 1e-12 * max(1.0, float(np.linalg.norm(u))):
-            break
-    return u, its
-
-
 def _heat(
-    spec: dict[str, Any], basis: Any, M: Any, K: Any, D: np.ndarray, p: Any, nx: int, ny: int, cells: int
+    spec: dict[str, Any],
+    basis: Any,
+    M: Any,
+    K: Any,
+    D: np.ndarray,
+    grid: tuple[Any, int, int, int],
+    pairs: p2.Pairs | None = None,
 ) -> dict[str, Any]:
-    t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
-    steps = max(1, math.ceil((t1 - t0) * (nx - 1)))
-    dt = (t1 - t0) / steps
+    """Crank-Nicolson, the matrix factorised once (reduced to the periodic pieces' sources, if any)."""
+    p, nx, ny, cells = grid
+    t0, _, steps, dt = time_steps(spec)
     locs = basis.doflocs
     fexpr = compile_expr(spec["forcing"])
-    inn = np.setdiff1d(np.arange(basis.N), D)
     mesh, element = basis.mesh, basis.elem
     g_old, robin = p2.natural(spec, mesh, element, t0)  # natural pieces: their flux at both ends of a step
     K = K if robin is None else K + robin
     A = (M + dt / 2 * K).tocsr()
     B = (M - dt / 2 * K).tocsr()
-    lu = spla.splu(A[inn][:, inn].tocsc())
-    AID = A[inn][:, D]
+    step = p2.factorised(A, D, pairs)
     u = compile_expr(spec["initial"])(x=locs[0], y=locs[1], t=t0)
     f_old = M @ fexpr(x=locs[0], y=locs[1], t=t0)
     for n in range(1, steps + 1):
@@ -189,9 +163,7 @@ def _heat(
         if g_new is not None and g_old is not None:
             rhs = rhs + dt / 2 * (g_old + g_new)
         g_old = g_new
-        u = u.copy()
-        u[D] = gD
-        u[inn] = lu.solve(rhs[inn] - AID @ gD)
+        u = step(rhs, gD)
         f_old = f_new
     return {
         "u": p2.out(u, basis, p, nx, ny),
@@ -200,15 +172,8 @@ def _heat(
 
 
 def _elasticity(spec: dict[str, Any], mesh: MeshTri, p: Any, nx: int, ny: int, cells: int) -> dict[str, Any]:
-    E, nu = float(spec["coefficients"]["E"]), float(spec["coefficients"]["nu"])
-    lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
     basis = Basis(mesh, ElementVector(ElementTriP2()))
     fx, fy = (compile_expr(e) for e in spec["forcing"])
-
-    @BilinearForm
-    def a(u: Any, v: Any, w: Any) -> Any:
-        eu, ev = sym_grad(u), sym_grad(v)
-        return 2 * mu * ddot(eu, ev) + lam * trace(eu) * trace(ev)
 
     @LinearForm
     def load(v: Any, w: Any) -> Any:
@@ -221,5 +186,5 @@ def _elasticity(spec: dict[str, Any], mesh: MeshTri, p: Any, nx: int, ny: int, c
     D = np.concatenate([D1, D2])
     uD = np.concatenate([p2.dirichlet(spec, locs, D1, 0), p2.dirichlet(spec, locs, D2, 1)])
     load_vector = asm(load, basis) + (0 if traction is None else traction)
-    u = p2.solve_dirichlet(asm(a, basis), load_vector, D, uD, p2.periodic(spec, basis, D))
+    u = p2.solve_dirichlet(asm(p2.elasticity_form(spec), basis), load_vector, D, uD, p2.periodic(spec, basis, D))
     return {"u": p2.vector_out(u, basis, p, nx, ny), "solver_info": p2.info(cells, basis.N, "p2-vector-galerkin")}

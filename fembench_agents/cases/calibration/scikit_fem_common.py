@@ -7,17 +7,21 @@ nearest piece."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
-from skfem import Basis, ElementTriP2, ElementVector, MeshTri
+from skfem import Basis, BilinearForm, ElementTriP2, ElementVector, LinearForm, MeshTri, asm
+from skfem.helpers import ddot, sym_grad, trace
 
+from fembench_agents.cases import cube
 from fembench_agents.cases.calibration import scikit_fem_curved as curved
 from fembench_agents.cases.calibration.common import components, kept_cells_as_triangles, nearest_piece
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import compile_expr
+from fembench_agents.cases.model import Face
 from fembench_agents.cases.shapes import given_by_geometry
 
 
@@ -103,17 +107,77 @@ def info(cells: int, dofs: int, method: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+def reaction_forms(spec: dict[str, Any]) -> tuple[Any, Any]:
+    """The reaction term R(u) as a load (R(u_prev), v) and its Jacobian (R'(u_prev) u, v), u_prev
+    the form's `prev`; R'(u) by central differences."""
+    R = compile_expr(spec["coefficients"]["R"])
+
+    def dR(u: np.ndarray) -> np.ndarray:
+        d = 1e-6 * np.maximum(1.0, np.abs(u))
+        return (R(u=u + d) - R(u=u - d)) / (2 * d)
+
+    @LinearForm
+    def react(v: Any, w: Any) -> Any:
+        return R(u=np.asarray(w.prev)) * v
+
+    @BilinearForm
+    def jac(u: Any, v: Any, w: Any) -> Any:
+        return dR(np.asarray(w.prev)) * u * v
+
+    return react, jac
+
+
+def elasticity_form(spec: dict[str, Any]) -> Any:
+    """(sigma(u), eps(v)) with the Lame parameters of E and nu, in 2D (plane strain) or 3D."""
+    E, nu = float(spec["coefficients"]["E"]), float(spec["coefficients"]["nu"])
+    lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
+
+    @BilinearForm
+    def a(u: Any, v: Any, w: Any) -> Any:
+        eu, ev = sym_grad(u), sym_grad(v)
+        return 2 * mu * ddot(eu, ev) + lam * trace(eu) * trace(ev)
+
+    return a
+
+
+def newton(
+    spec: dict[str, Any], basis: Any, K: Any, F: np.ndarray, D: np.ndarray, uD: np.ndarray
+) -> tuple[np.ndarray, int]:
+    """-D lap u + R(u) = f by Newton from u = uD on D (0 elsewhere): K the diffusion (and Robin)
+    matrix, F the load; R'(u) by central differences. The solution and the iterations."""
+    react, jac = reaction_forms(spec)
+    u = np.zeros(basis.N)
+    u[D] = uD
+    its = 0
+    for n in range(1, 41):
+        its = n
+        prev = basis.interpolate(u)
+        r = K @ u + asm(react, basis, prev=prev) - F
+        J = K + asm(jac, basis, prev=prev)
+        du = solve_dirichlet(J, -r, D, np.zeros(D.size))
+        u += du
+        if np.linalg.norm(du) <= 1e-12 * max(1.0, float(np.linalg.norm(u))):
+            break
+    return u, its
+
+
 Pairs = tuple[np.ndarray, np.ndarray]  # (image dofs, their source dofs): u[image] = u[source]
 
 
 def solve_dirichlet(
     A: sps.spmatrix, rhs: np.ndarray, D: np.ndarray, uD: np.ndarray, pairs: Pairs | None = None
 ) -> np.ndarray:
-    """u with u[D] = uD solving the other rows of A u = rhs; with periodic pairs, the reduced
-    system P^T A P x = P^T rhs (P maps each image dof to its source, every other dof to itself)."""
+    """u with u[D] = uD solving the other rows of A u = rhs (with periodic pairs, reduced: factorised)."""
+    return factorised(A, D, pairs)(rhs, uD)
+
+
+def factorised(
+    A: sps.spmatrix, D: np.ndarray, pairs: Pairs | None = None
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """A factorised once, for solves of u with u[D] = uD and the other rows of A u = rhs, given
+    (rhs, uD); with periodic pairs, of the reduced system P^T A P x = P^T rhs, u = P x (P maps each
+    image dof to its source, every other dof to itself), so u is periodic."""
     n = A.shape[0]
-    x = np.zeros(n)
-    x[D] = uD
     image = np.zeros(0, dtype=np.int64) if pairs is None else pairs[0]
     inn = np.setdiff1d(np.arange(n), np.concatenate([D, image]))
     P = None
@@ -121,10 +185,19 @@ def solve_dirichlet(
         cols = np.arange(n)
         cols[pairs[0]] = pairs[1]
         P = sps.csr_matrix((np.ones(n), (np.arange(n), cols)), shape=(n, n))
-        A, rhs = P.T @ A @ P, P.T @ rhs
+        A = P.T @ A @ P
     A = A.tocsr()
-    x[inn] = spla.spsolve(A[inn][:, inn].tocsc(), rhs[inn] - A[inn][:, D] @ uD)
-    return x if P is None else P @ x
+    lu = spla.splu(A[inn][:, inn].tocsc())
+    coupling = A[inn][:, D]
+
+    def solve(rhs: np.ndarray, uD: np.ndarray) -> np.ndarray:
+        x = np.zeros(n)
+        x[D] = uD
+        reduced = rhs if P is None else P.T @ rhs
+        x[inn] = lu.solve(reduced[inn] - coupling @ uD)
+        return x if P is None else P @ x
+
+    return solve
 
 
 def periodic(spec: dict[str, Any], basis: Any, D: np.ndarray) -> Pairs | None:
@@ -161,11 +234,17 @@ def periodic(spec: dict[str, Any], basis: Any, D: np.ndarray) -> Pairs | None:
     return np.asarray(image_dofs, dtype=np.int64), np.asarray(source_dofs, dtype=np.int64)
 
 
-def piece_facets(spec: dict[str, Any], mesh: MeshTri) -> tuple[np.ndarray, np.ndarray]:
+def piece_facets(spec: dict[str, Any], mesh: Any) -> tuple[np.ndarray, np.ndarray]:
     """The boundary facets and, per facet, the index of the boundary piece it lies on (the first
-    piece listed wins, as at shared corners)."""
+    piece listed wins, as at shared corners; on the unit cube the face it lies in)."""
     facets = mesh.boundary_facets()
     mid = mesh.p[:, mesh.facets[:, facets]].mean(axis=1)
+    if mesh.dim() == 3:
+        faces = [Face.model_validate(p["face"]) for p in spec["boundary"]]
+        index = cube.face_index(dict(zip(cube.AXES, mid, strict=True)), faces)
+        if (index < 0).any():
+            raise RuntimeError(f"{int((index < 0).sum())} boundary facets lie on no face of the cube")
+        return facets, index
     if unstructured(spec):
         return facets, nearest_piece(spec["boundary"], mid[0], mid[1])
     index = np.full(facets.size, -1)
@@ -181,7 +260,7 @@ def kind(piece: dict[str, Any]) -> str:
     return str(piece.get("kind", "dirichlet"))
 
 
-def dirichlet_facets(spec: dict[str, Any], mesh: MeshTri) -> np.ndarray:
+def dirichlet_facets(spec: dict[str, Any], mesh: Any) -> np.ndarray:
     facets, index = piece_facets(spec, mesh)
     on_dirichlet = np.array([kind(p) == "dirichlet" for p in spec["boundary"]])
     return facets[on_dirichlet[index]]
@@ -194,10 +273,10 @@ def _flux_form(texts: list[Any], t: float | None) -> Any:
 
     @LinearForm
     def flux(v: Any, w: Any) -> Any:
-        X, Y = w.x[0], w.x[1]
+        at = dict(zip("xyz", w.x, strict=False))
         if len(g) == 1:
-            return g[0](x=X, y=Y, t=t) * v
-        return g[0](x=X, y=Y, t=t) * v[0] + g[1](x=X, y=Y, t=t) * v[1]
+            return g[0](**at, t=t) * v
+        return sum(gc(**at, t=t) * v[c] for c, gc in enumerate(g))
 
     return flux
 
@@ -209,13 +288,13 @@ def _robin_form(text: Any) -> Any:
 
     @BilinearForm
     def mass(u: Any, v: Any, w: Any) -> Any:
-        return alpha(x=w.x[0], y=w.x[1]) * u * v
+        return alpha(**dict(zip("xyz", w.x, strict=False))) * u * v
 
     return mass
 
 
 def natural(
-    spec: dict[str, Any], mesh: MeshTri, element: Any, t: float | None = None
+    spec: dict[str, Any], mesh: Any, element: Any, t: float | None = None
 ) -> tuple[np.ndarray | None, sps.spmatrix | None]:
     """The natural pieces' load (sum of (g, v) on each, g the piece's flux data at t) and the Robin
     pieces' alpha u v, assembled on the facets of each piece; None where there are none."""

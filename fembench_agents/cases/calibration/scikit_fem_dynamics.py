@@ -10,16 +10,16 @@ mesh, one time step per grid spacing, forcing through its P2 interpolant M f_h).
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.sparse.linalg as spla
-from skfem import BilinearForm, LinearForm, asm
+from skfem import BilinearForm, asm
 from skfem.helpers import grad
 
 from fembench_agents.cases.calibration import scikit_fem_common as p2
-from fembench_agents.cases.calibration.common import components
+from fembench_agents.cases.calibration.common import components, time_steps
 from fembench_agents.cases.expressions import compile_expr
 
 
@@ -28,14 +28,8 @@ def _convection(u: Any, v: Any, w: Any) -> Any:
     return w["prev"] * (grad(u)[0] + grad(u)[1]) * v
 
 
-def _steps(spec: dict[str, Any], nx: int) -> tuple[float, float, int, float]:
-    t0, t1 = spec["time"]["t0"], spec["time"]["t_end"]
-    steps = max(1, math.ceil((t1 - t0) * (nx - 1)))
-    return t0, t1, steps, (t1 - t0) / steps
-
-
 def wave(spec: dict[str, Any], basis: Any, M: Any, K: Any, D: np.ndarray, p: Any, nx: int, ny: int) -> dict[str, Any]:
-    t0, t1, steps, dt = _steps(spec, nx)
+    t0, t1, steps, dt = time_steps(spec)
     c2 = float(spec["coefficients"]["c"]) ** 2
     locs = basis.doflocs
     fexpr = compile_expr(spec["forcing"])
@@ -65,7 +59,7 @@ def wave(spec: dict[str, Any], basis: Any, M: Any, K: Any, D: np.ndarray, p: Any
 def burgers(
     spec: dict[str, Any], basis: Any, M: Any, K: Any, D: np.ndarray, p: Any, nx: int, ny: int
 ) -> dict[str, Any]:
-    t0, t1, steps, dt = _steps(spec, nx)
+    t0, t1, steps, dt = time_steps(spec)
     nu = float(spec["coefficients"]["nu"])
     locs = basis.doflocs
     fexpr = compile_expr(spec["forcing"])
@@ -91,43 +85,32 @@ def burgers(
 
 
 def reaction(
-    spec: dict[str, Any], basis: Any, M: Any, K: Any, D: np.ndarray, p: Any, nx: int, ny: int
-) -> dict[str, Any]:
+    spec: dict[str, Any], basis: Any, M: Any, K: Any, D: np.ndarray, boundary: Callable[[float], np.ndarray]
+) -> tuple[np.ndarray, dict[str, Any]]:
     """The transient variant of reaction-diffusion, du/dt - D lap u + R(u) = f: Crank-Nicolson on
     the whole right-hand side (the trapezoid rule on R too, as the DOLFINx track's), Newton per
     step from the previous one with R'(u) by central differences; natural pieces' flux data at
-    both ends of a step."""
-    t0, _, steps, dt = _steps(spec, nx)
-    locs = basis.doflocs
-    R = compile_expr(spec["coefficients"]["R"])
+    both ends of a step. `boundary(t)`: the values at the Dirichlet dofs D. In 2D or 3D (the
+    unit cube's tetrahedra): the dofs' coordinates are x, y (, z). The dofs' values at t_end and
+    what to add to solver_info."""
+    t0, _, steps, dt = time_steps(spec)
+    at = dict(zip("xyz", basis.doflocs, strict=False))
     fexpr = compile_expr(spec["forcing"])
-
-    def dR(u: np.ndarray) -> np.ndarray:
-        d = 1e-6 * np.maximum(1.0, np.abs(u))
-        return (R(u=u + d) - R(u=u - d)) / (2 * d)
-
-    @BilinearForm
-    def jac(u: Any, v: Any, w: Any) -> Any:
-        return dR(np.asarray(w.prev)) * u * v
-
-    @LinearForm
-    def react(v: Any, w: Any) -> Any:
-        return R(u=np.asarray(w.prev)) * v
-
+    react, jac = p2.reaction_forms(spec)
     g_old, robin = p2.natural(spec, basis.mesh, basis.elem, t0)
     K = K if robin is None else K + robin
-    u = compile_expr(spec["initial"])(x=locs[0], y=locs[1], t=t0) * np.ones(basis.N)
-    f_old = M @ fexpr(x=locs[0], y=locs[1], t=t0)
+    u = compile_expr(spec["initial"])(**at, t=t0) * np.ones(basis.N)
+    f_old = M @ fexpr(**at, t=t0)
     its = 0
     for n in range(1, steps + 1):
         t = t0 + n * dt
-        f_new = M @ fexpr(x=locs[0], y=locs[1], t=t)
+        f_new = M @ fexpr(**at, t=t)
         g_new, _ = p2.natural(spec, basis.mesh, basis.elem, t)
         explicit = M @ u / dt - 0.5 * (K @ u + asm(react, basis, prev=basis.interpolate(u))) + 0.5 * (f_old + f_new)
         if g_new is not None and g_old is not None:
             explicit = explicit + 0.5 * (g_old + g_new)
         w = u.copy()
-        w[D] = p2.dirichlet(spec, locs, D, 0, t)
+        w[D] = boundary(t)
         for _ in range(40):
             its += 1
             prev = basis.interpolate(w)
@@ -138,9 +121,4 @@ def reaction(
             if np.linalg.norm(dw) <= 1e-12 * max(1.0, float(np.linalg.norm(w))):
                 break
         u, f_old, g_old = w, f_new, g_new
-    return {
-        "u": p2.out(u, basis, p, nx, ny),
-        "solver_info": p2.info(
-            (nx - 1) // 2, basis.N, "p2-crank-nicolson-newton", time_steps=steps, dt=dt, iterations=its
-        ),
-    }
+    return u, {"method": "p2-crank-nicolson-newton", "time_steps": steps, "dt": dt, "iterations": its}
