@@ -95,6 +95,13 @@ class Setup:
         """t0, t_end, the number of steps and dt (time_steps below)."""
         return time_steps(self.spec)
 
+    @property
+    def stepped_factorisation(self) -> str:
+        """How a time loop factorises its symmetric positive definite matrix, solved every step:
+        PETSc's Cholesky in 2D (its triangular solves are fast), MUMPS LDL^T in 3D, where PETSc's
+        own factorisation fills in far more (16 s for 36,000 P2 unknowns on the cube)."""
+        return "cholesky" if self.domain.geometry.dim == 2 else "ldlt"
+
     def coefficient(self, name: str) -> Any:
         return self.expr(self.spec["coefficients"][name])
 

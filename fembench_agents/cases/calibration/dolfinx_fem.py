@@ -136,7 +136,7 @@ def heat(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     )
     A = assemble_matrix(a, bcs=[bc])
     A.assemble()
-    ksp = lu_solver(A, s.reduction(V, [bc]), "cholesky")
+    ksp = lu_solver(A, s.reduction(V, [bc]), s.stepped_factorisation)
     u_new = fem.Function(V)
     for n in range(1, steps + 1):
         t_old.value, t_new.value = np.asarray(t0 + (n - 1) * dt), np.asarray(t0 + n * dt)
