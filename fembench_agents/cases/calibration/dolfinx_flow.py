@@ -5,7 +5,7 @@ grid points. The pressure is pinned at one vertex (it is compared up to a consta
 unless a do-nothing piece fixes it, and read off in P2. A do-nothing piece is the
 Laplacian form's natural boundary: nu du/dn - p n = g there.
 
-- stokes: -nu lap(u) + grad p = f, div u = 0: one monolithic LDL^T solve.
+- stokes: -nu lap(u) + grad p = f, div u = 0: one monolithic LU solve.
 - navier_stokes: -nu lap(u) + (u . grad) u + grad p = f, div u = 0: SNES Newton
   (full step, no line search) from the Stokes solution.
 """
@@ -56,8 +56,7 @@ def _taylor_hood(s: Setup) -> tuple[fem.Function, list[fem.DirichletBC], Any, An
     # f and the do-nothing pieces' data (nu du/dn - p n = g, the Laplacian form's natural condition)
     f = ufl.dot(ufl.as_vector([s.expr(e) for e in s.spec["forcing"]]), v) * s.dx + s.natural_load(v)
     a = (nu * ufl.inner(ufl.grad(u), ufl.grad(v)) - p * ufl.div(v) - q * ufl.div(u)) * s.dx
-    # symmetric (the Dirichlet rows and columns set alike): LDL^T, half an LU's memory
-    return linear(a, f, bcs, fem.Function(W), s.reduction(W, bcs), "ldlt"), bcs, nu, f
+    return linear(a, f, bcs, fem.Function(W), s.reduction(W, bcs)), bcs, nu, f
 
 
 def _fields(s: Setup, w: fem.Function) -> dict[str, fem.Function]:

@@ -64,15 +64,14 @@ def _leaves(V: fem.FunctionSpace, index: np.ndarray | None = None) -> Iterator[t
         yield coords, local if index is None else index[local]
 
 
-# How a system is factorised: MUMPS LU for any matrix; MUMPS LDL^T ("cholesky" in PETSc, its
-# symmetric indefinite factorisation) for a symmetric one (Taylor-Hood: half the factor's memory,
-# measured 952 against 1351 MB resident on a 473,000-unknown Stokes solve); PETSc's own Cholesky
-# for a symmetric positive definite matrix solved at every time step (M + k K): its triangular
-# solves took a third of MUMPS's (47 against 160 ms on 491,000 unknowns), which a time loop
-# repeats hundreds of times. Each is the same solution up to rounding.
+# How a system is factorised: MUMPS LU for any matrix; PETSc's own Cholesky for a symmetric
+# positive definite one solved at every step of a 2D time loop (M + k K): its triangular solves
+# took a third of MUMPS's (47 against 160 ms on 491,000 unknowns), which the loop repeats hundreds
+# of times. Both give the same solution up to rounding. (MUMPS LDL^T on Taylor-Hood took less
+# memory, 1073 against 1238 MB on a 1.06 million unknown solve out of core, but no less CPU, and
+# more on unstructured meshes: not used.)
 FACTORISATIONS = {
     "lu": ("lu", "mumps"),
-    "ldlt": ("cholesky", "mumps"),
     "cholesky": ("cholesky", "petsc"),
 }
 
