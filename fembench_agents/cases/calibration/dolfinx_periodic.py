@@ -68,8 +68,8 @@ def _leaves(V: fem.FunctionSpace, index: np.ndarray | None = None) -> Iterator[t
 # positive definite one solved at every step of a 2D time loop (M + k K): its triangular solves
 # took a third of MUMPS's (47 against 160 ms on 491,000 unknowns), which the loop repeats hundreds
 # of times. Both give the same solution up to rounding. (MUMPS LDL^T on Taylor-Hood took less
-# memory, 1073 against 1238 MB on a 1.06 million unknown solve out of core, but no less CPU, and
-# more on unstructured meshes: not used.)
+# memory, 1073 against 1238 MB on a 1.06 million unknown solve out of core; its CPU, measured
+# under a heavy load, was not clearly less: not used, docs/pde_import.md "Speed and memory".)
 FACTORISATIONS = {
     "lu": ("lu", "mumps"),
     "cholesky": ("cholesky", "petsc"),
