@@ -91,6 +91,32 @@ def test_a_worker_that_dies_costs_only_its_record_and_results_keep_the_records_o
     assert (report.read, report.legacy_tolerance, report.numerical) == (1, ["z", "a", "b", "c", "d"], {"z": 1.0})
 
 
+def test_a_worker_takes_the_costliest_record_first_and_results_keep_the_records_order() -> None:
+    records = [{"id": name, "cost": cost} for name, cost in (("a", 1.0), ("b", 30.0), ("c", 2.0), ("d", 30.0))]
+    seen: list[int] = []
+    results = import_workers.build_all(dies_on_crash, records, 1, lambda i, _: seen.append(i), lambda r: r["cost"])
+    assert seen == [1, 3, 2, 0]  # ties in the file's order
+    assert [r.excluded for r in results] == [f"excluded by the test: {n}" for n in "abcd"]
+
+
+def test_a_record_s_expected_cost_reads_its_grid_time_reference_and_family() -> None:
+    def record(kind: str, solution: bool, time: dict[str, float] | None = None) -> dict[str, Any]:
+        pde: dict[str, Any] = {"type": kind, **({"manufactured_solution": {"u": "x"}} if solution else {})}
+        return {
+            "oracle_config": {
+                "pde": {**pde, **({"time": time} if time else {})},
+                "output": {"grid": {"nx": 50, "ny": 40}},
+            }
+        }
+
+    cost = published_import.expected_cost
+    assert cost(record("poisson", True)) == 2000.0
+    assert cost(record("poisson", False)) == 2000.0 * 50
+    assert cost(record("stokes", False)) == 2000.0 * 50 * 2.25
+    assert cost(record("heat", True, {"t0": 0.0, "t_end": 0.5})) == 2000.0 * (1 + 0.5 * 50)
+    assert cost({"oracle_config": {"output": {"grid": {"nx": "many"}}}}) == 0.0
+
+
 def test_a_solve_waits_until_its_memory_fits_beside_the_others_and_a_larger_one_runs_alone() -> None:
     budget = reference_memory.MemoryBudget(100.0)
     events: list[str] = []

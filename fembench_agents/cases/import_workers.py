@@ -107,9 +107,12 @@ def build_all(
     records: list[dict[str, Any]],
     workers: int = 0,
     on_result: Callable[[int, RecordResult], None] | None = None,
+    cost: Callable[[dict[str, Any]], float] | None = None,
 ) -> list[RecordResult]:
     """Every record built by `build` (a module-level function: workers import it by name), in
-    the records' order: in this process (workers 0) or in `workers` worker processes."""
+    the records' order: in this process (workers 0) or in `workers` worker processes, which
+    take the records of the largest `cost` first (a long record last would run alone at the
+    end while the other workers wait: the import's wall-clock tail)."""
     results: list[RecordResult | None] = [None] * len(records)
 
     def done(index: int, result: RecordResult) -> None:
@@ -132,7 +135,8 @@ def build_all(
         child.close()
         return _Worker(process, parent, share)
 
-    pending = list(range(len(records)))[::-1]
+    order = sorted(range(len(records)), key=lambda i: -cost(records[i])) if cost else list(range(len(records)))
+    pending = order[::-1]  # popped from the end
     running: list[_Worker] = []
 
     def feed(worker: _Worker) -> None:

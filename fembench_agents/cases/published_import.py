@@ -19,6 +19,7 @@ from fembench_agents.cases.import_workers import RecordResult, build_all, merge
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.manufactured import CaseDefinitionError
 from fembench_agents.cases.model import (
+    FLOW_FAMILIES,
     GateConfig,
     HiddenRecord,
     LibraryCalibration,
@@ -177,6 +178,28 @@ def _numerical(
     raise AssertionError("unreachable: the last rung returns or raises")
 
 
+NUMERICAL_COST = 50.0  # a reference's solves (4x and 6x or 8x) against the one calibration solve
+FLOW_COST = 2.25  # Taylor-Hood's unknowns per grid point (reference_memory.unknowns)
+
+
+def expected_cost(record: dict[str, Any]) -> float:
+    """A record's build cost in grid points solved, to order the workers' records (the largest
+    first), read off the record as published: its grid, its time steps (one per grid spacing),
+    a numerical reference's fine solves, a flow's unknowns. An order, not a measure."""
+    oc = record.get("oracle_config") or {}
+    pde = oc.get("pde") or {}
+    grid = (oc.get("output") or {}).get("grid") or {}
+    try:
+        nx, ny = float(grid.get("nx") or 1), float(grid.get("ny") or 1) * float(grid.get("nz") or 1)
+        time = pde.get("time") or {}
+        steps = 1.0 + max(0.0, float(time.get("t_end", 0)) - float(time.get("t0", 0))) * nx if time else 1.0
+    except (TypeError, ValueError):  # a malformed record: built (and excluded) wherever it falls
+        return 0.0
+    numerical = NUMERICAL_COST if not (pde.get("manufactured_solution") or {}).get("u") else 1.0
+    flow = FLOW_COST if pde.get("type") in FLOW_FAMILIES else 1.0
+    return nx * ny * steps * numerical * flow
+
+
 def _within_budget(spec: Any) -> tuple[tuple[int, ...], ...]:
     """The rungs of NEWTON_LADDER whose finest solve is within NEWTON_STEP_BUDGET unknowns x time
     steps (each step of a reaction-diffusion reference is a nonlinear solve); refused when none is.
@@ -252,7 +275,13 @@ def import_records(
             read.append((number, record))
     records = [r for _, r in read if isinstance(r, dict)]
     results = iter(
-        build_all(build, records, workers, (lambda i, result: on_result(records[i], result)) if on_result else None)
+        build_all(
+            build,
+            records,
+            workers,
+            (lambda i, result: on_result(records[i], result)) if on_result else None,
+            expected_cost,
+        )
     )
     built, views = [], []
     for number, record in read:

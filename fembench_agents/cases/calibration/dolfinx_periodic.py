@@ -1,7 +1,7 @@
 """Periodic boundary pieces in the DOLFINx calibration, without dolfinx_mpc (no wheel): the
 system is assembled as usual (Dirichlet rows set, right-hand side lifted) and reduced with a
 prolongation P that maps each degree of freedom on a periodic image side to its source on
-the partner side, all others to themselves: solve (P^T A P) x = P^T b, u = P x, by LU.
+the partner side, all others to themselves: solve (P^T A P) x = P^T b, u = P x, by a direct factorisation.
 
 A dof on a Dirichlet piece keeps its Dirichlet row (Dirichlet wins where the pieces meet);
 chains of images (a corner of a doubly periodic rectangle, mapped across x, then y) end at
@@ -64,6 +64,32 @@ def _leaves(V: fem.FunctionSpace, index: np.ndarray | None = None) -> Iterator[t
         yield coords, local if index is None else index[local]
 
 
+# How a system is factorised: MUMPS LU for any matrix; PETSc's own Cholesky for a symmetric
+# positive definite one solved at every step of a 2D time loop (M + k K): its triangular solves
+# took a third of MUMPS's (47 against 160 ms on 491,000 unknowns), which the loop repeats hundreds
+# of times. Both give the same solution up to rounding. (MUMPS LDL^T on Taylor-Hood took less
+# memory, 1073 against 1238 MB on a 1.06 million unknown solve out of core; its CPU, measured
+# under a heavy load, was not clearly less: not used, docs/pde_import.md "Speed and memory".)
+FACTORISATIONS = {
+    "lu": ("lu", "mumps"),
+    "cholesky": ("cholesky", "petsc"),
+}
+
+
+def direct_solver(A: PETSc.Mat | None, factorisation: str = "lu") -> PETSc.KSP:
+    """preonly + the named factorisation (FACTORISATIONS) of A, factorised at the first solve."""
+    if factorisation not in FACTORISATIONS:
+        raise ValueError(f"factorisation {factorisation!r}: expected one of {', '.join(FACTORISATIONS)}")
+    pc_type, package = FACTORISATIONS[factorisation]
+    ksp = PETSc.KSP().create(PETSc.COMM_SELF)
+    if A is not None:
+        ksp.setOperators(A)
+    ksp.setType("preonly")
+    ksp.getPC().setType(pc_type)
+    ksp.getPC().setFactorSolverType(package)
+    return ksp
+
+
 class LinearSolver(Protocol):
     """What the time-stepping loops use of a PETSc KSP (and ReducedLU stands in for)."""
 
@@ -80,19 +106,17 @@ class Reduction:
 
     P: PETSc.Mat
 
-    def solver(self, A: PETSc.Mat) -> ReducedLU:
-        return ReducedLU(self.P, A)
+    def solver(self, A: PETSc.Mat, factorisation: str = "lu") -> ReducedLU:
+        return ReducedLU(self.P, A, factorisation)
 
 
 class ReducedLU:
-    """A KSP-like LU solve of the reduced system: setOperators, solve(b, x), destroy."""
+    """A KSP-like direct solve of the reduced system (P^T A P keeps A's symmetry, so any
+    factorisation of A's fits it): setOperators, solve(b, x), destroy."""
 
-    def __init__(self, P: PETSc.Mat, A: PETSc.Mat) -> None:
+    def __init__(self, P: PETSc.Mat, A: PETSc.Mat, factorisation: str = "lu") -> None:
         self.P = P
-        self.ksp = PETSc.KSP().create(PETSc.COMM_SELF)
-        self.ksp.setType("preonly")
-        self.ksp.getPC().setType("lu")
-        self.ksp.getPC().setFactorSolverType("mumps")
+        self.ksp = direct_solver(None, factorisation)
         self.reduced: PETSc.Mat | None = None
         self.setOperators(A)
 
