@@ -441,7 +441,7 @@ OK = ("executes", True, None, None)
             _outcome(("executes", False, "disallowed_import", "os; subprocess")),
             0.1,
             "Your previous solver imports modules this track does not allow: os; subprocess.\n"
-            "Allowed top-level modules: numpy, scipy, skfem, math, functools, itertools, collections, typing. "
+            "Allowed top-level modules: numpy, scipy, skfem, gmsh, math, functools, itertools, collections, typing. "
             "Return the complete corrected code.",
         ),
         (

@@ -603,7 +603,8 @@ def test_with_basic_isolation_the_coordinator_clears_what_a_pair_left(scale_task
         assert statuses == [(0, "passed"), (1, "passed")], [p["frames"] for p in (left, finds)]
         assert (left["exit_code"], left["timed_out"]) == (0, False)
         # the drain's second, from the pair's end, then no longer: a write late in it does not lengthen it
-        assert 1.0 <= left["seconds"] < 1.8
+        # (the late writer holds the pipes until 3 s; the bound leaves room for a loaded machine's delay)
+        assert 1.0 <= left["seconds"] < 2.5
         assert list(scratch.iterdir()) == []
     finally:
         shutil.rmtree(home)
