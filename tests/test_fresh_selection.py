@@ -181,10 +181,12 @@ def test_a_run_makes_calibrates_and_names_its_fresh_instances_and_a_resume_reuse
     (nothing generated or timed again, nothing run again)."""
     from cli_in_process import cli
 
-    from fembench_agents.models.scripted import ensure_registered
+    from fembench_agents.models.scripted import ensure_registered, register_script
     from fembench_agents.runs.log import read_manifest
 
     ensure_registered()
+    # a script of its own: another test in the same process may have taken `echo` away
+    register_script("fresh-selection", ["no program in this reply"] * 8)
     monkeypatch.chdir(tmp_path)
     published = timing.MachineCalibration(  # this machine's fingerprint: the run's times are merged with it
         machine=timing.machine_name(),
@@ -193,7 +195,7 @@ def test_a_run_makes_calibrates_and_names_its_fresh_instances_and_a_resume_reuse
         t_base={PUBLISHED: {"numpy-scipy": 1.0}},
     )
     timing.save(one_case, published)  # the published case is timed already: the run times the fresh one alone
-    run = ["run", "--model", "scripted/echo", "--cases", f"{PUBLISHED},{ITEM}", "--library", "numpy-scipy"]
+    run = ["run", "--model", "scripted/fresh-selection", "--cases", f"{PUBLISHED},{ITEM}", "--library", "numpy-scipy"]
     run += ["--cases-path", str(one_case), "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "r")]
     first = cli(*run)
     assert first.code == 0, first.text
