@@ -108,7 +108,11 @@ class NodeReply:
     reply: dict[str, Any]
 
 
-@ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)
+# SPREAD: jobs go round the nodes that have a free CPU. Under the default policy a
+# job stays on the driver's node whenever that node has a CPU free, so a command
+# whose jobs run mostly one at a time may use one node only (a fresh-clone CI run
+# on a loaded machine saw all 13 jobs of a small `score` on the head).
+@ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False, scheduling_strategy="SPREAD")
 def run_on_node(request: SandboxRequest, preload: tuple[str, ...]) -> NodeReply:
     """The Ray task: one sandbox job, on whichever node Ray chose."""
     # The node hides its own home, working directory, checkout and
