@@ -25,7 +25,7 @@ from fembench_agents.cases.calibration.dolfinx_common import Setup, _mesh_lines,
 from fembench_agents.cases.model import GateConfig, GridSpec
 from fembench_agents.cases.published import ImportReport, convert
 from fembench_agents.cases.published_domains import Excluded
-from fembench_agents.cases.shapes import domain_mask
+from fembench_agents.cases.published_shapes import domain_mask
 
 
 def _merged(record: dict[str, Any]) -> tuple[Any, dict[str, Any]]:

@@ -21,10 +21,11 @@ import pytest
 
 from fembench_agents.cases import gates, store, timing
 from fembench_agents.cases.calibrate import calibration_sandbox, gate_calibration, time_case
-from fembench_agents.cases.model import TRANSIENT_VARIANTS, CaseSpec, GateConfig
+from fembench_agents.cases.case_spec import CaseSpec
+from fembench_agents.cases.model import TRANSIENT_VARIANTS, GateConfig
 from fembench_agents.cases.problem import load_cases
+from fembench_agents.cases.published_shapes import domain_mask
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
-from fembench_agents.cases.shapes import domain_mask
 from fembench_agents.cases.tracks import TRACKS, Track, TrackUnavailable, get_track
 from fembench_agents.scoring.sandbox import JobResult, Sandbox
 

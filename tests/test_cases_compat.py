@@ -15,14 +15,8 @@ import numpy as np
 import pytest
 
 from fembench_agents.cases import compat, gates, store
-from fembench_agents.cases.model import (
-    FieldSpec,
-    GateConfig,
-    GridSpec,
-    HiddenRecord,
-    OutputContract,
-    PublishedThresholds,
-)
+from fembench_agents.cases.case_spec import FieldSpec, OutputContract
+from fembench_agents.cases.model import GateConfig, GridSpec, HiddenRecord, PublishedThresholds
 from fembench_agents.cases.outcomes import CaseThresholds, gate_labels
 from fembench_agents.cases.published_domains import Excluded
 from fembench_agents.cases.published_import import published_thresholds

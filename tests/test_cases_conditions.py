@@ -14,11 +14,12 @@ from pydantic import ValidationError
 
 from fembench_agents.cases import store
 from fembench_agents.cases.builder import make_spec
+from fembench_agents.cases.case_spec import BoundaryPiece, CaseSpec
 from fembench_agents.cases.domains import DOMAINS
 from fembench_agents.cases.leak import probe
 from fembench_agents.cases.manufactured import CaseDefinitionError
-from fembench_agents.cases.model import BoundaryPiece, CaseFile, CaseSpec
-from fembench_agents.cases.shapes import domain_mask
+from fembench_agents.cases.model import CaseFile
+from fembench_agents.cases.published_shapes import domain_mask
 from fembench_agents.cases.tracks import get_track
 
 CASES = Path(__file__).resolve().parent.parent / "cases"

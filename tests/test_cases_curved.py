@@ -1,4 +1,4 @@
-"""The published domains given by their geometry (cases/shapes.py, cases/shape_blends.py) on
+"""The published domains given by their geometry (cases/published_shapes.py, cases/shape_blends.py) on
 hand-written records in the published shape (tests/published_curved_records.py): exact masks
 on and near the boundary, each boundary piece's data equal to u on its piece, the published
 value u on the whole boundary and no answer inside, the import (calibration on gmsh meshes,
@@ -18,11 +18,11 @@ import sympy as sp
 from typer.testing import CliRunner
 
 from fembench_agents.cases import published_import, shape_blends, store, timing
+from fembench_agents.cases.case_spec import Arc
 from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.leak import best_multiple_error
-from fembench_agents.cases.model import Arc
 from fembench_agents.cases.published_boundary import imported_boundary
-from fembench_agents.cases.shapes import published_shape
+from fembench_agents.cases.published_shapes import published_shape
 from fembench_agents.cli import app
 
 runner = CliRunner()

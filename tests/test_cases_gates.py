@@ -15,7 +15,7 @@ import pytest
 from fembench_agents.cases import gates, store
 from fembench_agents.cases.calibration import numpy_scipy
 from fembench_agents.cases.model import GateConfig
-from fembench_agents.cases.shapes import domain_mask
+from fembench_agents.cases.published_shapes import domain_mask
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 CASE = "poisson_lshape_smooth"

@@ -14,12 +14,12 @@ import numpy as np
 from typer.testing import CliRunner
 
 from fembench_agents.cases import store, timing
+from fembench_agents.cases.case_spec import Arc
 from fembench_agents.cases.domains import DOMAINS
 from fembench_agents.cases.generate import grammar
 from fembench_agents.cases.generate.geometry import KINDS, draw_domain
 from fembench_agents.cases.generate.manifest import MANIFEST, FreshManifest
 from fembench_agents.cases.generate.output import Request, generate
-from fembench_agents.cases.model import Arc
 from fembench_agents.cases.shapes import Shape
 from fembench_agents.cli import app
 

@@ -18,7 +18,7 @@ import sympy as sp
 from typer.testing import CliRunner
 
 from fembench_agents.cases import cube, gates, published, published_cube, published_import, store, timing
-from fembench_agents.cases.model import FieldSpec, OutputContract
+from fembench_agents.cases.case_spec import FieldSpec, OutputContract
 from fembench_agents.cases.problem import load_cases
 from fembench_agents.cli import app
 

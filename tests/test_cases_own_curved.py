@@ -20,10 +20,11 @@ from pydantic import ValidationError
 from fembench_agents.cases import store
 from fembench_agents.cases.builder import make_spec
 from fembench_agents.cases.calibration.common import grid_problem
+from fembench_agents.cases.case_spec import Arc
 from fembench_agents.cases.expressions import compile_expr
 from fembench_agents.cases.leak import probe
 from fembench_agents.cases.manufactured import CaseDefinitionError
-from fembench_agents.cases.model import CURVED_DOMAINS, Arc, CaseFile
+from fembench_agents.cases.model import CURVED_DOMAINS, CaseFile
 from fembench_agents.cases.own_curved import case_mask
 from fembench_agents.cases.own_geometry import CURVED
 from fembench_agents.cases.tracks import get_track

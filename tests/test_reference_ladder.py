@@ -15,7 +15,7 @@ from fembench_agents.cases import numerical, published_import
 from fembench_agents.cases.model import GateConfig
 from fembench_agents.cases.published import ImportReport, convert
 from fembench_agents.cases.published_domains import Excluded
-from fembench_agents.cases.shapes import domain_mask
+from fembench_agents.cases.published_shapes import domain_mask
 
 
 def test_the_bound_keeps_the_estimate_above_the_finest_error_at_any_rate_from_one() -> None:

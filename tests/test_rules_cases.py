@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from fembench_agents.cases import gates, timing
+from fembench_agents.cases.case_spec import FieldSpec, OutputContract
 from fembench_agents.cases.leak import best_multiple_error
-from fembench_agents.cases.model import FieldSpec, GateConfig, OutputContract
+from fembench_agents.cases.model import GateConfig
 from fembench_agents.cases.problem import SolverCase, load_cases
 from fembench_agents.cases.scorer import CaseScorer, CaseScoringConfig
 from fembench_agents.cases.timing import MachineCalibration

@@ -24,6 +24,7 @@ import numpy as np
 import sympy as sp
 
 from fembench_agents.cases import gates, numerical, store
+from fembench_agents.cases.case_spec import BoundaryPiece, CaseSpec, FieldSpec, OutputContract
 from fembench_agents.cases.cube import CUBE
 from fembench_agents.cases.cube_cases import cube_spec
 from fembench_agents.cases.domains import grid_coordinates
@@ -40,14 +41,10 @@ from fembench_agents.cases.manufactured import (
 from fembench_agents.cases.model import (
     FLOW_FAMILIES,
     VECTOR_FAMILIES,
-    BoundaryPiece,
     CaseFile,
-    CaseSpec,
-    FieldSpec,
     GateConfig,
     HiddenRecord,
     LibraryCalibration,
-    OutputContract,
     ReferenceCheck,
 )
 from fembench_agents.cases.numerical import data_pieces

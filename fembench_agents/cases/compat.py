@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from fembench_agents.cases.model import GridSpec, OutputContract
+from fembench_agents.cases.case_spec import OutputContract
+from fembench_agents.cases.model import GridSpec
 
 _HYPRE_VALUE = re.compile(r"^[rRbBuU]{0,2}(['\"]{1,3})hypre\1$")
 _HYPRE_OPTION = re.compile(r"(pc_type\s*[= ]\s*)hypre\b")

@@ -11,7 +11,8 @@ from typing import Final
 
 import numpy as np
 
-from fembench_agents.cases.model import DomainSpec, Face, GridSpec
+from fembench_agents.cases.case_spec import DomainSpec, Face
+from fembench_agents.cases.model import GridSpec
 
 CUBE: Final = "unit_cube"
 DESCRIPTION = "the unit cube [0, 1] x [0, 1] x [0, 1]"

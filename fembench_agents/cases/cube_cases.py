@@ -16,10 +16,11 @@ from __future__ import annotations
 import sympy as sp
 
 from fembench_agents.cases import cube
+from fembench_agents.cases.case_spec import BoundaryPiece, CaseSpec, FieldSpec, OutputContract
 from fembench_agents.cases.cube_data import NAMES, T, U, face_flux, face_trace, forcing
 from fembench_agents.cases.expressions import check_expr
 from fembench_agents.cases.manufactured import CaseDefinitionError, check_time, equation, parse, piece_kinds, u_sym
-from fembench_agents.cases.model import BoundaryPiece, CaseFile, CaseSpec, FieldSpec, OutputContract
+from fembench_agents.cases.model import CaseFile
 
 CUBE_FAMILIES = ("poisson", "heat", "helmholtz", "convection_diffusion", "reaction_diffusion", "elasticity")
 

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fembench_agents.cases.case_spec import Face
 from fembench_agents.cases.conditions import FLOWS, FLUX_COEFFICIENT, FLUX_WORDS
-from fembench_agents.cases.model import Face
 
 X, Y, Z, T, U = sp.symbols("x y z t u")
 AXIS = {"x": X, "y": Y, "z": Z}

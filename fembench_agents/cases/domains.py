@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from fembench_agents.cases import cube
-from fembench_agents.cases.model import DomainSpec, GridSpec
+from fembench_agents.cases.case_spec import DomainSpec
+from fembench_agents.cases.model import GridSpec
 
 TOL = 1e-12
 Point = tuple[float, float]

@@ -27,7 +27,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from fembench_agents.cases.model import GateConfig, OutputContract, PublishedThresholds
+from fembench_agents.cases.case_spec import OutputContract
+from fembench_agents.cases.model import GateConfig, PublishedThresholds
 from fembench_agents.scoring.outcomes import StageResult, first_failed
 from fembench_agents.vocabulary import FailureReason
 

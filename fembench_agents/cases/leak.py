@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from fembench_agents.cases.case_spec import CaseSpec
 from fembench_agents.cases.domains import grid_coordinates
 from fembench_agents.cases.expressions import compile_expr
-from fembench_agents.cases.model import CaseSpec
 
 
 @dataclass(frozen=True)

@@ -2,15 +2,14 @@
 
 Three shapes, three audiences:
 - `CaseFile`: what a person writes (cases/definitions/<id>.toml).
-- `CaseSpec`: what a solver agent sees (cases/case_specs.jsonl). Never holds
-  the manufactured solution, a reference value, a threshold or a calibration figure.
+- `CaseSpec`: what a solver agent sees (cases/case_specs.jsonl; its model is cases/case_spec.py).
+  Never holds the manufactured solution, a reference value, a threshold or a calibration figure.
 - `HiddenRecord`: what only the evaluator reads (cases/hidden/<id>.json, beside
   the reference array <id>.npz). Machine times (t_base) live elsewhere (see timing.py).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 from pydantic import (
@@ -41,7 +40,7 @@ Family = Literal[
 DomainName = Literal["unit_square", "l_shape", "square_hole", "channel_with_step", "cross", "unit_cube"]
 # Our own curved domains: published kinds with geometry of ours inside the unit square (own_curved.py)
 CurvedDomainName = Literal["circle", "annulus", "square_with_hole"]
-# Published domains given by their geometry (cases/shapes.py): an imported case's domain keeps the
+# Published domains given by their geometry (cases/published_shapes.py): an imported case's domain keeps the
 # published type and geometry_params, and its name is the published type.
 PublishedDomainName = Literal[
     "circle", "annulus", "eccentric_annulus", "sector", "dumbbell", "multi_hole", "square_with_hole", "star", "gear"
@@ -64,11 +63,11 @@ FLOW_FAMILIES = ("stokes", "navier_stokes")  # velocity u (2, ny, nx) and pressu
 VECTOR_FAMILIES = ("elasticity", *FLOW_FAMILIES)
 
 
-class _Frozen(BaseModel):
+class FrozenModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class GridSpec(_Frozen):
+class GridSpec(FrozenModel):
     """The evaluation grid: x = linspace(bbox[0], bbox[1], nx), y = linspace(bbox[2], bbox[3], ny)
     and, on a 3D grid, z = linspace(bbox[4], bbox[5], nz). A published record keeps its own box
     (a disk of radius 0.8 about the origin is gridded on [-0.8, 0.8]^2)."""
@@ -125,7 +124,7 @@ def _aligned(grid: GridSpec, domain: str) -> None:
         raise ValueError(f"bbox must be [0, 1, 0, 1] for the track's own domains; got {list(grid.bbox)}")
 
 
-class TimeSpec(_Frozen):
+class TimeSpec(FrozenModel):
     t0: float = 0.0
     t_end: float
 
@@ -136,7 +135,7 @@ class TimeSpec(_Frozen):
         return self
 
 
-class Manufactured(_Frozen):
+class Manufactured(FrozenModel):
     """The exact solution: u (scalar, or [ux, uy] for elasticity); for Stokes and
     Navier-Stokes a stream function (u = (d stream/dy, -d stream/dx), divergence-free
     by construction) and a pressure p."""
@@ -152,7 +151,7 @@ class Manufactured(_Frozen):
         return self
 
 
-class ProblemData(_Frozen):
+class ProblemData(FrozenModel):
     """The data of a case without a closed-form solution (its reference is a fine
     numerical solve): forcing, Dirichlet values per boundary piece name ("*" for
     every piece not named), initial data for time-dependent families."""
@@ -162,7 +161,7 @@ class ProblemData(_Frozen):
     initial: Expr | list[Expr] | None = None
 
 
-class NaturalCondition(_Frozen):
+class NaturalCondition(FrozenModel):
     """A boundary piece of a case file that is not Dirichlet: its data (the flux, or the flux
     plus alpha u) is derived from the manufactured solution, or given in `data.boundary`."""
 
@@ -176,7 +175,7 @@ class NaturalCondition(_Frozen):
         return self
 
 
-class CaseFile(_Frozen):
+class CaseFile(FrozenModel):
     """A human-written case definition."""
 
     id: str = Field(pattern=r"^[a-z0-9_]+$")
@@ -230,142 +229,13 @@ class CaseFile(_Frozen):
         return self
 
 
-BoundaryKind = Literal["dirichlet", "neumann", "robin", "do-nothing", "periodic"]
-BOUNDARY_KINDS: tuple[str, ...] = BoundaryKind.__args__  # type: ignore[attr-defined]
-NATURAL_KINDS = ("neumann", "robin", "do-nothing")
-
-
-def _without_none(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    """A record written before these optional fields existed reads the same, byte for byte."""
-    for key in keys:
-        if data.get(key) is None:
-            data.pop(key, None)
-    return data
-
-
-class Arc(_Frozen):
-    """The closed circular arc of points center + radius (cos a, sin a), a from `start` to `end`
-    counter-clockwise (radians, start < end <= start + 2 pi: a whole circle is [0, 2 pi])."""
-
-    center: tuple[float, float]
-    radius: float = Field(gt=0)
-    start: float
-    end: float
-
-    @model_validator(mode="after")
-    def _span(self) -> Arc:
-        if not 0 < self.end - self.start <= 2 * math.pi + 1e-12:
-            raise ValueError(
-                f"an arc runs counter-clockwise from start to at most start + 2 pi; got {self.start}, {self.end}"
-            )
-        return self
-
-
-class Face(_Frozen):
-    """A closed face of the unit cube: the points with coordinate `axis` equal to `at`."""
-
-    axis: Literal["x", "y", "z"]
-    at: float
-
-
-class BoundaryPiece(_Frozen):
-    """One piece of the boundary, a closed straight segment, a circular arc or a face of the unit
-    cube, and its condition (the equation text of the case says what each kind means for its family): `dirichlet`
-    u = value; `neumann` the flux k du/dn = value (n the outward unit normal; for elasticity the
-    traction sigma n = value, traction-free when 0); `robin` k du/dn + alpha u = value;
-    `do-nothing` for a flow nu du/dn - p n = value (an outflow: 0); `periodic` identified with
-    its `partner` piece (a parallel segment of the same length) by translation, no data of its own."""
-
-    name: str
-    kind: BoundaryKind = "dirichlet"
-    segment: tuple[tuple[float, float], tuple[float, float]] | None = None  # endpoints, closed segment
-    arc: Arc | None = None
-    face: Face | None = None  # 3D
-    value: Expr | list[Expr] | None = None  # the data restricted to this piece, in x, y (z; and t)
-    alpha: Expr | float | None = None  # a robin piece's coefficient, only there
-    partner: str | None = None  # a periodic piece's image
-
-    @model_validator(mode="after")
-    def _condition(self) -> BoundaryPiece:
-        if sum(place is not None for place in (self.segment, self.arc, self.face)) != 1:
-            raise ValueError(f"boundary piece {self.name!r}: give exactly one of `segment`, `arc` (2D) and `face` (3D)")
-        if self.kind == "periodic" and (self.partner is None or self.value is not None or self.segment is None):
-            raise ValueError(f"periodic piece {self.name!r} is a segment, names its partner piece and has no value")
-        if self.kind != "periodic" and (self.value is None or self.partner is not None):
-            raise ValueError(f"{self.kind} piece {self.name!r} has a value and no partner")
-        if (self.kind == "robin") != (self.alpha is not None):
-            raise ValueError(f"boundary piece {self.name}: alpha is given for a robin piece and only there")
-        return self
-
-    @model_serializer(mode="wrap")
-    def _only_what_the_kind_has(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A Dirichlet segment reads as it did before other kinds and arcs existed (case_specs.jsonl
-        byte for byte)."""
-        return _without_none(handler(self), ("segment", "arc", "face", "value", "alpha", "partner"))
-
-
-class DomainSpec(_Frozen):
-    """The domain: a polygon with polygonal holes (ours, or an imported axis-parallel one), or a
-    published domain given by its `type` and `geometry_params` as published (circle, annulus,
-    star, ...; cases/shapes.py), whose polygonal loops, where it has any, are `outer` and `holes` too."""
-
-    name: DomainName | ImportedDomainName | PublishedDomainName
-    description: str
-    outer: list[tuple[float, float]]  # counter-clockwise polygon; empty where the outer loop is curved
-    holes: list[list[tuple[float, float]]] = []  # removed open polygons
-    type: PublishedDomainName | None = None
-    geometry_params: dict[str, Any] | None = None
-
-    @model_serializer(mode="wrap")
-    def _published_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _without_none(handler(self), ("type", "geometry_params"))
-
-
-class FieldSpec(_Frozen):
-    shape: tuple[int, ...]
-    dtype: str = "float64"
-    # compared after subtracting the in-domain mean from both sides (a pressure fixed only up to a constant)
-    up_to_constant: bool = False
-
-
-class OutputContract(_Frozen):
-    fields: dict[str, FieldSpec]  # always "u", the primary unknown; a flow's pressure "p" too
-    outside: Literal["nan"] = "nan"
-    layout: str  # words for humans: axis order, grid coordinates
-
-    @field_validator("fields")
-    @classmethod
-    def _has_u(cls, v: dict[str, FieldSpec]) -> dict[str, FieldSpec]:
-        if "u" not in v:
-            raise ValueError(f"an output contract has a field 'u' (the primary unknown); got {sorted(v)}")
-        return v
-
-
-class CaseSpec(_Frozen):
-    """Everything a solver agent may see about one case."""
-
-    schema_version: int = SCHEMA_VERSION
-    id: str
-    family: Family
-    equation: str
-    coefficients: dict[str, Coefficient]
-    forcing: Expr | list[Expr]
-    boundary: list[BoundaryPiece]
-    initial: Expr | list[Expr] | None = None
-    time: TimeSpec | None = None
-    domain: DomainSpec
-    grid: GridSpec
-    output: OutputContract
-    libraries: tuple[str, ...]
-
-
-class LibraryCalibration(_Frozen):
+class LibraryCalibration(FrozenModel):
     solver: str  # which calibration solver, with its resolution
     e_base: float  # its relative L2 error on the grid
     tau_acc: float  # max(alpha_acc * e_base, tau_min), materialised
 
 
-class GateConfig(_Frozen):
+class GateConfig(FrozenModel):
     alpha_acc: float = 10.0
     tau_min: float = 1e-6
     alpha_time: float = 3.0
@@ -373,7 +243,7 @@ class GateConfig(_Frozen):
     eps: float = 1e-300  # guards the relative error of a zero reference
 
 
-class ReferenceCheck(_Frozen):
+class ReferenceCheck(FrozenModel):
     """How a numerical reference was accepted: solves at increasing refinement of the
     evaluation grid, each one's relative L2 distance to the finest, and the finest's
     own error estimate (its distance to the next coarser), which must lie far below
@@ -386,7 +256,7 @@ class ReferenceCheck(_Frozen):
     threshold: float  # the estimate had to be at most this
 
 
-class PublishedThresholds(_Frozen):
+class PublishedThresholds(FrozenModel):
     """A published record's thresholds as the published evaluator reads them: the record's
     top-level `evaluation_config` only (it never reads one nested in `oracle_config`), each
     value as published or None where the record states none. How they become gates:
@@ -397,7 +267,7 @@ class PublishedThresholds(_Frozen):
     tolerance: float | None = None  # legacy: the default of both multipliers
 
 
-class HiddenRecord(_Frozen):
+class HiddenRecord(FrozenModel):
     """Evaluator-only half of a case."""
 
     schema_version: int = SCHEMA_VERSION

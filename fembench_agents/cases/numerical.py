@@ -23,8 +23,9 @@ import numpy as np
 
 from fembench_agents.cases import gates
 from fembench_agents.cases.calibration.common import refined
+from fembench_agents.cases.case_spec import CaseSpec
 from fembench_agents.cases.manufactured import CaseDefinitionError
-from fembench_agents.cases.model import CaseSpec, GateConfig, ReferenceCheck
+from fembench_agents.cases.model import GateConfig, ReferenceCheck
 from fembench_agents.cases.tracks import Solver, get_track
 
 REFERENCE_LIBRARY = "scikit-fem"

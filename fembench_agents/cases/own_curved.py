@@ -1,10 +1,10 @@
-"""Our own curved domains: published kinds of domain (cases/shapes.py) with geometry of our
+"""Our own curved domains: published kinds of domain (cases/published_shapes.py) with geometry of our
 choosing inside the unit square, so that the case_spec gives the domain as the published
 contract does (`type` and `geometry_params`) and the evaluation grid stays [0, 1]^2.
 
 A case on one of them is built here rather than from a polygon (builder.make_spec hands it
 over): the pieces are the shape's segments and arcs; a Dirichlet piece's data is the
-solution's trace there (shape_blends.piece_trace: an arc's is u composed with the radial
+solution's trace there (blend_algebra.piece_trace: an arc's is u composed with the radial
 projection onto its circle, which is u on the circle and not inside); a natural piece's is
 the family's flux through the piece's outward normal (on an arc the radial unit vector,
 signed by the side the domain lies on), traced the same way. Which grid points are in the
@@ -18,6 +18,10 @@ import numpy as np
 import sympy as sp
 
 from fembench_agents.cases import cube, own_geometry
+from fembench_agents.cases.blend_algebra import X as TRACE_X
+from fembench_agents.cases.blend_algebra import Y as TRACE_Y
+from fembench_agents.cases.blend_algebra import piece_trace
+from fembench_agents.cases.case_spec import Arc, BoundaryPiece
 from fembench_agents.cases.conditions import UnsupportedCondition, flux
 from fembench_agents.cases.expressions import check_expr
 from fembench_agents.cases.manufactured import (
@@ -36,10 +40,7 @@ from fembench_agents.cases.manufactured import (
 from fembench_agents.cases.manufactured import t as t_sym
 from fembench_agents.cases.manufactured import x as x_sym
 from fembench_agents.cases.manufactured import y as y_sym
-from fembench_agents.cases.model import FLOW_FAMILIES, Arc, BoundaryPiece, CaseFile, GridSpec
-from fembench_agents.cases.shape_blends import X as TRACE_X
-from fembench_agents.cases.shape_blends import Y as TRACE_Y
-from fembench_agents.cases.shape_blends import piece_trace
+from fembench_agents.cases.model import FLOW_FAMILIES, CaseFile, GridSpec
 from fembench_agents.cases.shapes import Shape
 
 
@@ -88,7 +89,7 @@ def _one(values: list[str]) -> str | list[str]:
 
 def curved_spec(case: CaseFile, contract: Any) -> tuple[Any, list[sp.Expr]]:
     """The CaseSpec of a case on a curved domain of ours and its manufactured solution."""
-    from fembench_agents.cases.model import CaseSpec, DomainSpec
+    from fembench_agents.cases.case_spec import CaseSpec, DomainSpec
 
     if case.data is not None:
         raise CaseDefinitionError(f"{case.id}: a case on {case.domain} needs a manufactured solution")

@@ -1,7 +1,7 @@
 """Our own domains with a size and placement of the case's choosing: a case file's `geometry`
 is the published `geometry_params` of its domain's kind, read by the importer's readers
 (published_domains.track_domain for the L-shape's `vertices` and the rectangular hole,
-shapes.published_shape for the disk, the annulus and the square with a circular hole). Without
+published_shapes.published_shape for the disk, the annulus and the square with a circular hole). Without
 `geometry` a domain is the fixed one of its name (domains.DOMAINS, CURVED below).
 
 Our evaluation grid is [0, 1]^2 and a polygonal domain's corners must be grid nodes (the
@@ -19,7 +19,8 @@ from fembench_agents.cases.domains import DOMAINS, Domain, grid_mask, grid_point
 from fembench_agents.cases.manufactured import CaseDefinitionError
 from fembench_agents.cases.model import GridSpec
 from fembench_agents.cases.published_domains import Excluded, track_domain
-from fembench_agents.cases.shapes import GeometryError, Shape, published_shape
+from fembench_agents.cases.published_shapes import published_shape
+from fembench_agents.cases.shapes import GeometryError, Shape
 
 # our polygonal domain -> the published kind its geometry is given as
 POLYGON_KINDS = {"l_shape": "l_shape", "square_hole": "square_with_hole"}

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fembench_agents.cases import store
-from fembench_agents.cases.model import CaseSpec
+from fembench_agents.cases.case_spec import CaseSpec
 
 SOLVE = "solve"  # the function every solver attempt defines
 PUBLISHED_FILE = "published_views.jsonl"  # imported cases: the published shape of each case_spec

@@ -1,5 +1,5 @@
 """The boundary of an imported case on a curved or slanted published domain, given by its
-geometry (cases/shapes.py: segments and arcs, their traces and blends in
+geometry (cases/published_shapes.py: segments and arcs, their traces and blends in
 cases/shape_blends.py), or on the unit cube (its six faces, their traces and the
 3D Coons blend of cube_data.py). An axis-parallel domain (published_domains.track_domain returns its
 Domain) takes published.py's own path instead: its segments, restricted traces and Gordon's
@@ -13,10 +13,12 @@ from typing import Any
 
 import sympy as sp
 
-from fembench_agents.cases import cube, cube_data, shape_blends
-from fembench_agents.cases.model import Arc, BoundaryPiece, DomainSpec, Expr, Face
+from fembench_agents.cases import blend_algebra, cube, cube_data, shape_blends
+from fembench_agents.cases.case_spec import Arc, BoundaryPiece, DomainSpec, Face
+from fembench_agents.cases.model import Expr
 from fembench_agents.cases.published_domains import Excluded
-from fembench_agents.cases.shapes import GeometryError, published_shape
+from fembench_agents.cases.published_shapes import published_shape
+from fembench_agents.cases.shapes import GeometryError
 
 Geometry = tuple[tuple[float, float], tuple[float, float]] | Arc | Face
 
@@ -31,7 +33,7 @@ class ImportedBoundary:
         """u restricted to a piece, in a form that does not determine the interior."""
         if isinstance(geometry, Face):
             return cube_data.face_trace(u, geometry)
-        return shape_blends.piece_trace(u, geometry)
+        return blend_algebra.piece_trace(u, geometry)
 
     def blend(self, u: sp.Expr) -> sp.Expr | str:
         """The published view's one Dirichlet value: u on the whole boundary, built from its traces."""

@@ -8,20 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fembench_agents.cases.expressions import ExpressionError, check_expr
-from fembench_agents.cases.published_domains import Excluded, sym
+from fembench_agents.cases.model import FLOW_FAMILIES
+from fembench_agents.cases.published_domains import Excluded, show, sym
 from fembench_agents.cases.published_terms import diffusion, reaction_term
-
-FLOW = ("stokes", "navier_stokes")
-
-
-def _show(expr: Any) -> str:
-    text = str(expr)
-    try:
-        check_expr(text)
-    except ExpressionError as exc:
-        raise Excluded(f"unreadable expression: {exc}") from None
-    return text
 
 
 def published_coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
@@ -32,17 +21,17 @@ def published_coefficients(family: str, pde: dict[str, Any]) -> dict[str, Any]:
         if kappa.get("type") == "constant":
             return {"k": float(kappa["value"])}
         if kappa.get("type") == "expr":
-            return {"k": _show(sym(kappa["expr"]))}
+            return {"k": show(sym(kappa["expr"]))}
         raise Excluded(f"coefficient kind not read: kappa of type {kappa.get('type')!r}")
     if family == "convection_diffusion":
-        return {"eps": float(params["epsilon"]), "b": [_show(sym(b)) for b in params["beta"]]}
+        return {"eps": float(params["epsilon"]), "b": [show(sym(b)) for b in params["beta"]]}
     if family == "reaction_diffusion":
-        return {"D": diffusion(params), "R": _show(reaction_term(params))}
+        return {"D": diffusion(params), "R": show(reaction_term(params))}
     if family == "biharmonic":
         return {}
     if family == "helmholtz":
         return {"k": float(params["k"])}
-    if family in (*FLOW, "burgers"):
+    if family in (*FLOW_FAMILIES, "burgers"):
         if "nu" not in params:
             raise Excluded(f"coefficient kind not read: {family} given by {sorted(params)}")
         return {"nu": float(params["nu"])}

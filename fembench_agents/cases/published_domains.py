@@ -14,9 +14,10 @@ import sympy as sp
 
 from fembench_agents.cases import cube_data
 from fembench_agents.cases.domains import DOMAINS, Domain, Point, crossings
+from fembench_agents.cases.expressions import ExpressionError, check_expr
+from fembench_agents.cases.published_shapes import published_shape
 from fembench_agents.cases.rectilinear import Box, GeometryError, in_box, region
 from fembench_agents.cases.shapes import GeometryError as ShapeError
-from fembench_agents.cases.shapes import published_shape
 
 X, Y, T = sp.symbols("x y t")
 
@@ -35,6 +36,16 @@ def sym(text: Any) -> sp.Expr:
         return sp.sympify(str(text), locals=NAMES)
     except (sp.SympifyError, TypeError, SyntaxError) as exc:
         raise Excluded(f"unreadable expression: {text!r} ({exc})") from None
+
+
+def show(expr: Any) -> str:
+    """An expression's text, once our expression language reads it."""
+    text = str(expr)
+    try:
+        check_expr(text)
+    except ExpressionError as exc:
+        raise Excluded(f"unreadable expression: {exc}") from None
+    return text
 
 
 def as_list(value: Any) -> list[Any]:
@@ -167,7 +178,7 @@ def periodic_box(params: dict[str, Any]) -> Box:
     return next(iter(given.values()))
 
 
-# published domains given by their geometry (cases/shapes.py), meshed without structure
+# published domains given by their geometry (cases/published_shapes.py), meshed without structure
 GEOMETRIC = ("circle", "annulus", "eccentric_annulus", "sector", "dumbbell", "multi_hole", "star", "gear")
 
 
@@ -175,7 +186,7 @@ def track_domain(domain: dict[str, Any]) -> Domain | str:
     """The domain a published record describes, built from its geometry exactly: ours where it
     is ours (the unit square, our L-shape and square hole keep their pieces), else an
     axis-parallel region of its own; a curved or slanted kind (GEOMETRIC, a square with a circular
-    or polygonal hole) is given by its geometry (cases/shapes.py) and returned as its kind's name,
+    or polygonal hole) is given by its geometry (cases/published_shapes.py) and returned as its kind's name,
     its pieces built by published_boundary.imported_boundary; raises Excluded for a domain the
     track cannot mesh."""
     kind = domain.get("type")

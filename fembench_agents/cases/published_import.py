@@ -36,8 +36,8 @@ from fembench_agents.cases.published import (
     reference,
 )
 from fembench_agents.cases.published_domains import Excluded
+from fembench_agents.cases.published_shapes import domain_mask
 from fembench_agents.cases.reference_memory import UNLIMITED, Budgeted
-from fembench_agents.cases.shapes import domain_mask
 
 # Our DOLFINx solver meshes (n - 1) / 2 cells for a grid of n points when n - 1 is even,
 # n - 1 cells otherwise: refined 2x, the published 50-point grid gets its 49 cells again.

@@ -25,7 +25,7 @@ from fembench_agents.cases import compat, gates, store
 from fembench_agents.cases.model import GateConfig, HiddenRecord
 from fembench_agents.cases.outcomes import CaseOutcome, CaseThresholds, GateSet
 from fembench_agents.cases.problem import SOLVE, SolverCase
-from fembench_agents.cases.shapes import domain_mask
+from fembench_agents.cases.published_shapes import domain_mask
 from fembench_agents.cases.timing import CalibrationMissing, MachineCalibration
 from fembench_agents.cases.tracks import Track, get_track
 from fembench_agents.scoring import codec

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from fembench_agents.cases.model import CaseFile, CaseSpec, HiddenRecord
+from fembench_agents.cases.case_spec import CaseSpec
+from fembench_agents.cases.model import CaseFile, HiddenRecord
 
 SPECS_FILE = "case_specs.jsonl"
 DEFINITIONS = "definitions"

@@ -13,7 +13,7 @@ from fembench_agents.cases import store
 from fembench_agents.cases.generate.manifest import is_fresh
 from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.problem import PUBLISHED_FILE
-from fembench_agents.cases.shapes import domain_mask
+from fembench_agents.cases.published_shapes import domain_mask
 from fembench_agents.kinds.review import Validation, ValidationOptions, ValidationProblem, ValidationProgress
 
 MIN_CASES = 110

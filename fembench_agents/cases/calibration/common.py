@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from fembench_agents.cases.domains import on_segment
+from fembench_agents.cases.domains import crossings, on_segment
 from fembench_agents.cases.expressions import compile_expr
-from fembench_agents.cases.shapes import given_by_geometry, on_piece, piece_distance, published_shape
+from fembench_agents.cases.published_shapes import given_by_geometry, published_shape
+from fembench_agents.cases.shapes import on_piece, piece_distance
 
 TOL = 1e-12
 # On the unit cube Crank-Nicolson steps at most this long: one step per grid spacing (the 2D rule)
@@ -40,15 +41,7 @@ def inside_polygon_closed(spec: dict[str, Any], x: np.ndarray, y: np.ndarray) ->
     with points on any boundary piece counted in."""
 
     def crossing(poly: list[list[float]]) -> np.ndarray:
-        inside = np.zeros(np.shape(x), dtype=bool)
-        n = len(poly)
-        for i in range(n):
-            (x1, y1), (x2, y2) = poly[i], poly[(i + 1) % n]
-            cond = (y1 > y) != (y2 > y)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1 if y2 != y1 else 1.0)
-            inside ^= cond & (x < xc)
-        return inside
+        return crossings(tuple((float(p[0]), float(p[1])) for p in poly), x, y)
 
     ok = crossing(spec["domain"]["outer"])
     for hole in spec["domain"]["holes"]:

@@ -39,9 +39,9 @@ from fembench_agents.cases.calibration.dolfinx_periodic import (
     direct_solver,
     reduction,
 )
+from fembench_agents.cases.case_spec import NATURAL_KINDS
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import check_expr, compile_expr
-from fembench_agents.cases.model import NATURAL_KINDS
 
 _C_INT_MAX = 2**31 - 1
 LU = {"ksp_type": "preonly", "pc_type": "lu", "pc_factor_mat_solver_type": "mumps"}

@@ -31,8 +31,9 @@ from dolfinx import mesh as dmesh
 from fembench_agents.cases import cube
 from fembench_agents.cases.calibration.common import components
 from fembench_agents.cases.calibration.dolfinx_common import Setup, nodal
+from fembench_agents.cases.case_spec import Face
 from fembench_agents.cases.expressions import compile_expr
-from fembench_agents.cases.model import Face, GridSpec
+from fembench_agents.cases.model import GridSpec
 
 QUADRATURE_DEGREE = 6
 

@@ -40,7 +40,7 @@ from fembench_agents.cases.calibration.dolfinx_common import (
     streamline_weight,
     structured_mesh,
 )
-from fembench_agents.cases.shapes import given_by_geometry
+from fembench_agents.cases.published_shapes import given_by_geometry
 
 
 def poisson(s: Setup) -> tuple[fem.Function, dict[str, Any]]:

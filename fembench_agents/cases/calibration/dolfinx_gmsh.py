@@ -1,4 +1,4 @@
-"""Unstructured meshes of the published domains given by their geometry (cases/shapes.py) for
+"""Unstructured meshes of the published domains given by their geometry (cases/published_shapes.py) for
 the DOLFINx calibration: gmsh's OpenCASCADE kernel builds the shape (disks, boxes, polygons, a
 sector, fused or cut), meshes it with cells of about `size` and second-order geometry (the
 curved edges' midpoints on the curve), and the mesh is read off by point evaluation at the
@@ -19,7 +19,8 @@ from dolfinx import fem, geometry
 from dolfinx import mesh as dmesh
 
 from fembench_agents.cases.calibration.gmsh_shapes import meshed
-from fembench_agents.cases.shapes import Shape, published_shape
+from fembench_agents.cases.published_shapes import published_shape
+from fembench_agents.cases.shapes import Shape
 
 CELLS_PER_SPACING = 2.0  # cell size: this many grid spacings (the NGSolve track's rule)
 

@@ -1,4 +1,4 @@
-"""A published domain given by its geometry (cases/shapes.py) as a gmsh OpenCASCADE model:
+"""A published domain given by its geometry (cases/published_shapes.py) as a gmsh OpenCASCADE model:
 its primitives (disks, boxes, polygons, a sector) added, fused and cut, meshed with cells of
 about `size`. Shared by the DOLFINx calibration (dolfinx_gmsh.py, which reads the model
 itself) and the scikit-fem one (scikit_fem_curved.py, which takes the triangles)."""

@@ -17,8 +17,8 @@ import numpy as np
 from netgen.geom2d import SplineGeometry
 
 from fembench_agents.cases.calibration.common import inside_polygon_closed
-from fembench_agents.cases.model import Arc
-from fembench_agents.cases.shapes import given_by_geometry, published_shape
+from fembench_agents.cases.case_spec import Arc
+from fembench_agents.cases.published_shapes import given_by_geometry, published_shape
 
 NUDGE = 1e-9  # how far a grid point on a curved edge outside the curved mesh is moved in
 

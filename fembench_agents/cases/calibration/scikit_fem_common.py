@@ -19,10 +19,10 @@ from skfem.helpers import ddot, sym_grad, trace
 from fembench_agents.cases import cube
 from fembench_agents.cases.calibration import scikit_fem_curved as curved
 from fembench_agents.cases.calibration.common import components, kept_cells_as_triangles, nearest_piece
+from fembench_agents.cases.case_spec import Face
 from fembench_agents.cases.domains import on_segment
 from fembench_agents.cases.expressions import compile_expr
-from fembench_agents.cases.model import Face
-from fembench_agents.cases.shapes import given_by_geometry
+from fembench_agents.cases.published_shapes import given_by_geometry
 
 
 def unstructured(spec: dict[str, Any]) -> bool:

@@ -29,9 +29,10 @@ from fembench_agents.cases import cube
 from fembench_agents.cases.calibration import scikit_fem_common as p2
 from fembench_agents.cases.calibration import scikit_fem_dynamics as dynamics
 from fembench_agents.cases.calibration.common import components, time_steps
+from fembench_agents.cases.case_spec import Face
 from fembench_agents.cases.cube_cases import CUBE_FAMILIES
 from fembench_agents.cases.expressions import compile_expr
-from fembench_agents.cases.model import Face, GridSpec
+from fembench_agents.cases.model import GridSpec
 
 INTORDER = 6  # P2 products exactly, smooth data to P2's order (the DOLFINx cube's quadrature degree)
 

@@ -1,4 +1,4 @@
-"""scikit-fem on a published domain given by its geometry (cases/shapes.py): a gmsh mesh of
+"""scikit-fem on a published domain given by its geometry (cases/published_shapes.py): a gmsh mesh of
 the shape (cells of about two grid spacings, as the DOLFINx and NGSolve calibrations take)
 made isoparametric (MeshTri2: the midpoint of each edge on an arc moved onto the arc), and
 the solution read off at the in-domain grid points by point evaluation.
@@ -23,8 +23,8 @@ from skfem import ElementTriP2, MeshTri1, MeshTri2
 
 from fembench_agents.cases.calibration.common import nearest_piece
 from fembench_agents.cases.calibration.gmsh_shapes import triangles
-from fembench_agents.cases.model import Arc
-from fembench_agents.cases.shapes import published_shape
+from fembench_agents.cases.case_spec import Arc
+from fembench_agents.cases.published_shapes import published_shape
 
 CELLS_PER_SPACING = 2.0
 NEWTON_STEPS = 8

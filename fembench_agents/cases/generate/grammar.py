@@ -28,8 +28,8 @@ from typing import Literal, TypeVar
 
 import numpy as np
 
+from fembench_agents.cases.case_spec import Arc
 from fembench_agents.cases.domains import Domain
-from fembench_agents.cases.model import Arc
 from fembench_agents.cases.shapes import Shape
 
 Region = Domain | Shape  # a polygonal domain, or one given by its geometry (arcs)
