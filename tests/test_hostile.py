@@ -28,6 +28,7 @@ from conftest import CORRECT_SCALE, FEM_1D, FRAME_STACK, GOOD_SCALE_TESTS, ROOT,
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
+from fembench_agents.scoring.sandbox.pool import non_system_places
 from fembench_agents.suite import outcomes as oc
 from fembench_agents.suite.loader import load_task
 from fembench_agents.suite.model import Task
@@ -1185,6 +1186,49 @@ def generate_uniform_mesh_1d(x_min, x_max, num_elements):
     return ns["generate_uniform_mesh_1d"](x_min, x_max, num_elements)
 """
     outcome = evaluator.score(task, "code", attempt)
+    assert not outcome.passed
+    assert outcome.reason == "runtime_error"
+    assert outcome.inputs[0].error is not None and outcome.inputs[0].error.type == "FileNotFoundError"
+
+
+def test_every_top_level_directory_but_the_systems_is_hidden(tmp_path: Path) -> None:
+    for name in ("usr", "etc", "opt", "var", "nix", "work", "srv", "data", ".cache"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "bin").symlink_to("usr")  # merged /usr: the link is left to what it points at
+    (tmp_path / "elsewhere").symlink_to(tmp_path / "work")
+    (tmp_path / "notes.txt").write_text("a file, not a place")
+    assert non_system_places(str(tmp_path)) == [str(tmp_path / n) for n in (".cache", "data", "srv", "work")]
+    assert non_system_places(str(tmp_path / "missing")) == []
+
+
+def test_another_checkout_at_the_top_of_the_machine_is_out_of_reach(hostile_task: Task) -> None:
+    """A second checkout of the project outside every home and /tmp (as /work/other or /srv/x would
+    be; here a new directory at the top of the filesystem) keeps its cases' hidden records from an
+    attempt: every top-level directory but the system's is hidden (pool.non_system_places)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: it creates a directory at the top of the filesystem")
+    other = Path("/") / f"fembench-other-checkout-{uuid.uuid4().hex[:8]}"
+    secret = other / "cases" / "hidden" / "poisson_basic.json"
+    secret.parent.mkdir(parents=True)
+    secret.write_text('{"solution": "2.0 4.0 6.0"}')
+    other.chmod(0o755)
+    secret.parent.chmod(0o755)
+    attempt = f"""
+import json
+import numpy as np
+def scale_vector(x, factor):
+    return np.array([float(v) for v in json.load(open({str(secret)!r}))["solution"].split()])
+"""
+    try:
+        with Sandbox(workers=1) as sb:
+            scorer = FunctionScorer(sb)
+            outcome = scorer.score(hostile_task, "code", attempt)
+            scorer.close()
+    finally:
+        secret.unlink()
+        secret.parent.rmdir()
+        secret.parent.parent.rmdir()
+        other.rmdir()
     assert not outcome.passed
     assert outcome.reason == "runtime_error"
     assert outcome.inputs[0].error is not None and outcome.inputs[0].error.type == "FileNotFoundError"

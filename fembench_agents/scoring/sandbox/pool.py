@@ -63,7 +63,32 @@ def default_hidden() -> list[str]:
     installs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
     if not any(_inside(_PACKAGE_PARENT, p) for p in installs):
         hidden.append(_PACKAGE_PARENT)  # a source checkout: tasks, cases and their references
-    return [h for h in hidden if h and h != "/"]
+    hidden += non_system_places()
+    return list(dict.fromkeys(h for h in hidden if h and h != "/"))
+
+
+# What a job needs of the machine's top level: the system's programs, libraries and settings.
+# Everything else there (/srv, /work, /data, a second checkout of this project with its own
+# cases/hidden beside this one) is hidden; an installation of Python inside it is bound back.
+# A checkout under /opt or /var (but /var/tmp) stays readable: those hold software too.
+SYSTEM_PLACES = frozenset(
+    {"bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "opt", "proc", "sbin", "sys", "usr", "var"}
+    | {"nix", "gnu", "snap"}  # software stores
+)
+
+
+def non_system_places(root: str = "/") -> list[str]:
+    """The directories at the top of `root` that are not the system's (SYSTEM_PLACES); symbolic
+    links (bin -> usr/bin) are left to what they point at."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [
+        e.path
+        for e in entries
+        if e.name not in SYSTEM_PLACES and e.is_dir(follow_symlinks=False) and not e.is_symlink()
+    ]
 
 
 def _inside(path: str, root: str) -> bool:
