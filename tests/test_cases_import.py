@@ -63,8 +63,8 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
         "  marked as leaking, selected only by its id: poisson_eigen: " + report_leak(imported),
         "  excluded, boundary condition not read: 1",
         "  excluded, initial data disagrees with the manufactured solution at t0 = 0: 1",
-        "  excluded, numerical reference refused: 1",
         "  excluded, output not read: 1",
+        "  excluded, record defect: 1",
         "  excluded, record not read: 1",
     ]
     assert (
@@ -84,9 +84,12 @@ def test_import_reports_counts_reasons_and_decisions(imported: Path) -> None:
     assert "poisson_cube" not in excluded  # on the unit cube (tests/test_cases_import_cube.py)
     assert "poisson_lshape_corner" not in excluded  # an L-shape with its corner at (0.4, 0.4): built from its vertices
     # x0, y0, y1 walls, x1 open (do-nothing) and no forcing: the flow is zero, no relative error exists
-    prefix = "numerical reference refused: the solution is zero on the grid (largest value "
-    assert excluded["stokes_three_edges"].startswith(prefix)
-    assert excluded["stokes_three_edges"].endswith("), so no relative error is defined")
+    assert excluded["stokes_three_edges"] == (
+        "record defect: its scored field, the velocity magnitude u, is zero: the velocity data is zero on every "
+        "wall and the traction data on the open pieces, and the forcing ['0.0', '0.0'] is the gradient of phi = 0, "
+        "constant on the open pieces, so u = 0 and the pressure phi - phi(open pieces) balances it; no relative "
+        "error of u is defined"
+    )
     # every published family has a solver here now: a flow record whose output is not the velocity magnitude
     assert excluded["stokes_flow"] == "output not read: field 'scalar' for a stokes solution of 2 component(s)"
     # the oracle starts from the manufactured solution at t0 (x y), the record states 0

@@ -91,9 +91,9 @@ def test_every_family_imports_on_the_cube_and_the_rest_is_excluded_with_its_reas
     assert excluded == {
         "cube_heat_numerical": published_cube.NUMERICAL_REASON,
         # its velocity is zero by its own data: the pressure -z balances the forcing
-        "cube_stokes_gravity": "numerical reference refused: the velocity is zero: a Stokes flow with zero wall "
-        "data everywhere and the forcing [0.0, 0.0, -1.0], a gradient (curl 0), is u = 0 with the "
-        "pressure balancing the forcing, so no relative error of u is defined",
+        "cube_stokes_gravity": "record defect: its scored field, the velocity magnitude u, is zero: the velocity "
+        "data is zero on every wall, and the forcing ['0.0', '0.0', '-1.0'] is the gradient of phi = -1.0*z, so "
+        "u = 0 and the pressure phi + c balances it; no relative error of u is defined",
         "box_poisson": "domain not in the track: box in 3D (the track's one 3D domain is the unit cube)",
     }
     # linear in x: the blend is exact in x, so it is the solution itself; no face data can help that

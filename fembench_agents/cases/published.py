@@ -90,6 +90,7 @@ from fembench_agents.cases.published_reading import (
 )
 from fembench_agents.cases.published_shapes import domain_mask
 from fembench_agents.cases.published_terms import biharmonic_pair, initial_data, time_interval
+from fembench_agents.cases.zero_flow import zero_velocity_reason
 
 LIBRARY = "dolfinx"
 MAX_CALIBRATION_ERROR = 0.05
@@ -176,6 +177,13 @@ def convert(record: dict[str, Any], report: ImportReport) -> tuple[CaseSpec, dic
         report.forcing_derived.append(r.id)
         stated = [str(e) for e in derived]
     forcing = [show(sym(e)) for e in stated]
+    if r.family in FLOW and not r.solution and not r.periodic:  # decided from the data, before any solve
+        walls = [data.traces[n] for n, k in data.kinds.items() if k == "dirichlet"]
+        pieces_ab = r.domain.pieces if r.domain is not None else []
+        opened = [(a, b) for n, a, b in pieces_ab if data.kinds[n] != "dirichlet"]
+        zero = zero_velocity_reason(stated, walls, opened)
+        if zero is not None:
+            raise Excluded(zero)
     time, default_time = None, False
     if r.timed:
         # as heat: the interval is kept, the published dt is not (ours follows the grid: one step per spacing)

@@ -23,6 +23,7 @@ import sympy as sp
 from fembench_agents.cases.cube_data import NAMES, disagree, forcing
 from fembench_agents.cases.model import GridSpec
 from fembench_agents.cases.published_domains import Excluded, as_list
+from fembench_agents.cases.zero_flow import zero_velocity_reason
 
 COMPONENTS = 3  # a vector family's solution on the cube
 MAGNITUDE_FIELD = "u_mag"  # the published 3D output of elasticity and Stokes
@@ -33,25 +34,15 @@ NUMERICAL_REASON = (
 )
 
 
-ZERO_FLOW_REASON = (
-    "numerical reference refused: the velocity is zero: a Stokes flow with zero wall data everywhere "
-    "and the forcing {forcing}, a gradient (curl 0), is u = 0 with the pressure balancing the forcing, "
-    "so no relative error of u is defined"
-)
-
-
 def without_reference(family: str, pde: dict[str, Any], whole: dict[str, Any]) -> str:
-    """Why a 3D record without a manufactured solution is excluded: a Stokes record whose velocity
-    is zero by its own data (zero wall data and a curl-free forcing: the published two), else the
-    numerical reference's limit."""
-    load = [sp.sympify(str(e), locals=NAMES) for e in as_list(pde.get("source_term", "0"))]
-    data = [sp.sympify(str(e), locals=NAMES) for e in as_list(whole.get("value", "0"))]
-    if family == "stokes" and len(load) == 3 and all(d.is_zero for d in data):
-        x, y, z = (NAMES[c] for c in "xyz")
-        fx, fy, fz = load
-        curl = [sp.diff(fz, y) - sp.diff(fy, z), sp.diff(fx, z) - sp.diff(fz, x), sp.diff(fy, x) - sp.diff(fx, y)]
-        if all(sp.simplify(c).is_zero for c in curl):
-            return ZERO_FLOW_REASON.format(forcing=as_list(pde.get("source_term")))
+    """Why a 3D record without a manufactured solution is excluded: a flow record whose velocity
+    is zero by its own data (zero wall data and a gradient forcing: the published two,
+    zero_flow.py), else the numerical reference's limit."""
+    load, data = as_list(pde.get("source_term", "0")), as_list(whole.get("value", "0"))
+    if family in ("stokes", "navier_stokes") and len(load) == 3:
+        zero = zero_velocity_reason(load, [data], [])
+        if zero is not None:
+            return zero
     return NUMERICAL_REASON
 
 
