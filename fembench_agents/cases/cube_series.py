@@ -39,8 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from fembench_agents.cases.cube_data import NAMES, X, Y, Z
 from fembench_agents.cases.case_spec import CaseSpec
+from fembench_agents.cases.cube_data import NAMES, X, Y, Z
 
 SOLVER = "series:cube-dirichlet-eigenfunctions"  # the hidden record's reference_check.solver
 FIRST_MODES = 16  # modes per axis of the first truncation; doubled until the bound is within TARGET

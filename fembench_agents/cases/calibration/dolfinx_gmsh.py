@@ -11,6 +11,7 @@ from __future__ import annotations
 from mpi4py import MPI  # isort: skip
 
 import json
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -20,7 +21,7 @@ from dolfinx import mesh as dmesh
 
 from fembench_agents.cases.calibration.gmsh_shapes import meshed
 from fembench_agents.cases.published_shapes import published_shape
-from fembench_agents.cases.shapes import Shape
+from fembench_agents.cases.shapes import Point, Polygon, Shape
 
 CELLS_PER_SPACING = 2.0  # cell size: this many grid spacings (the NGSolve track's rule)
 
@@ -47,10 +48,46 @@ def _cached(key: str, size: float) -> dmesh.Mesh:
     return build_mesh(published_shape(json.loads(key)), size)
 
 
-def build_mesh(shape: Shape, size: float) -> dmesh.Mesh:
+def graded_mesh_for(spec: dict[str, Any]) -> dmesh.Mesh:
+    """An axis-parallel (polygonal) domain of a case_spec meshed by gmsh, graded toward its
+    re-entrant corners (gmsh_shapes.meshed), cells of mesh_size elsewhere: the numerical
+    references whose uniform refinements the corner's singularity slows (published_import.py)."""
+    d = spec["domain"]
+    key = json.dumps({"outer": d["outer"], "holes": d["holes"]}, sort_keys=True)
+    return _graded(key, round(mesh_size(spec), 12))
+
+
+@lru_cache(maxsize=2)
+def _graded(key: str, size: float) -> dmesh.Mesh:
+    loops = json.loads(key)
+    outer = tuple((float(x), float(y)) for x, y in loops["outer"])
+    holes = tuple(tuple((float(x), float(y)) for x, y in h) for h in loops["holes"])
+    shape = Shape("polygon", {}, "", (Polygon(outer),), tuple(Polygon(h) for h in holes))
+    return build_mesh(shape, size, reentrant_corners(outer, holes))
+
+
+def reentrant_corners(outer: tuple[Point, ...], holes: tuple[tuple[Point, ...], ...]) -> tuple[Point, ...]:
+    """The corners where the domain's interior angle exceeds pi: the outer loop's reflex vertices
+    and every convex vertex of a hole (either orientation)."""
+
+    def turns(loop: tuple[Point, ...]) -> list[tuple[Point, float]]:
+        n = len(loop)
+        area = sum(loop[k][0] * loop[(k + 1) % n][1] - loop[(k + 1) % n][0] * loop[k][1] for k in range(n))
+        out = []
+        for k in range(n):
+            (ax, ay), (bx, by), (cx, cy) = loop[k - 1], loop[k], loop[(k + 1) % n]
+            out.append((loop[k], ((bx - ax) * (cy - by) - (by - ay) * (cx - bx)) * math.copysign(1.0, area)))
+        return out
+
+    corners = [p for p, turn in turns(outer) if turn < 0]
+    corners += [p for h in holes for p, turn in turns(h) if turn > 0]
+    return tuple(corners)
+
+
+def build_mesh(shape: Shape, size: float, graded_at: tuple[Point, ...] = ()) -> dmesh.Mesh:
     from dolfinx.io import gmsh as gmshio
 
-    with meshed(shape, size, order=2) as model:
+    with meshed(shape, size, order=2, graded_at=graded_at) as model:
         data = gmshio.model_to_mesh(model, MPI.COMM_SELF, 0, gdim=2)
     return data.mesh
 
