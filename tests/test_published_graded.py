@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from fembench_agents.cases import published_graded, published_import
+from fembench_agents.cases import domains, published_graded, published_import
 from fembench_agents.cases.calibration import dolfinx_gmsh, gmsh_shapes
 from fembench_agents.cases.published import ImportReport, convert
 from tests.published_records import _record, lshape
@@ -19,11 +19,11 @@ SQUARE = ((0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0))
 
 
 def test_the_reentrant_corners_are_the_outer_loops_reflex_vertices_and_every_hole_corner() -> None:
-    assert dolfinx_gmsh.reentrant_corners(L_OUTER, ()) == ((0.5, 0.5),)
-    assert dolfinx_gmsh.reentrant_corners(tuple(reversed(L_OUTER)), ()) == ((0.5, 0.5),)  # either orientation
+    assert domains.reentrant_corners(L_OUTER, ()) == ((0.5, 0.5),)
+    assert domains.reentrant_corners(tuple(reversed(L_OUTER)), ()) == ((0.5, 0.5),)  # either orientation
     hole = ((0.4, 0.4), (0.4, 0.6), (0.6, 0.6), (0.6, 0.4))  # clockwise, as a hole may be given
-    assert dolfinx_gmsh.reentrant_corners(SQUARE, (hole,)) == hole
-    assert dolfinx_gmsh.reentrant_corners(SQUARE, ()) == ()
+    assert domains.reentrant_corners(SQUARE, (hole,)) == hole
+    assert domains.reentrant_corners(SQUARE, ()) == ()
 
 
 def _gravity(rid: str, domain: object = None, **pde: object) -> dict:

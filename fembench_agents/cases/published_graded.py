@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from fembench_agents.cases import gates, numerical
+from fembench_agents.cases.domains import reentrant_corners
 from fembench_agents.cases.model import GateConfig, ReferenceCheck
 from fembench_agents.cases.published import LIBRARY, MAX_CALIBRATION_ERROR
 from fembench_agents.cases.published_domains import Excluded
@@ -31,8 +32,6 @@ GRADED_REFINEMENTS = (1, 2)
 
 def applies(spec: Any) -> bool:
     """Whether a record's uniform ladder may be followed by the graded rung."""
-    from fembench_agents.cases.calibration.dolfinx_gmsh import reentrant_corners
-
     domain = spec.domain
     if spec.grid.nz is not None or domain.geometry_params is not None or spec.time is not None:
         return False

@@ -11,7 +11,6 @@ from __future__ import annotations
 from mpi4py import MPI  # isort: skip
 
 import json
-import math
 from functools import lru_cache
 from typing import Any
 
@@ -20,6 +19,7 @@ from dolfinx import fem, geometry
 from dolfinx import mesh as dmesh
 
 from fembench_agents.cases.calibration.gmsh_shapes import meshed
+from fembench_agents.cases.domains import reentrant_corners
 from fembench_agents.cases.published_shapes import published_shape
 from fembench_agents.cases.shapes import Point, Polygon, Shape
 
@@ -64,24 +64,6 @@ def _graded(key: str, size: float) -> dmesh.Mesh:
     holes = tuple(tuple((float(x), float(y)) for x, y in h) for h in loops["holes"])
     shape = Shape("polygon", {}, "", (Polygon(outer),), tuple(Polygon(h) for h in holes))
     return build_mesh(shape, size, reentrant_corners(outer, holes))
-
-
-def reentrant_corners(outer: tuple[Point, ...], holes: tuple[tuple[Point, ...], ...]) -> tuple[Point, ...]:
-    """The corners where the domain's interior angle exceeds pi: the outer loop's reflex vertices
-    and every convex vertex of a hole (either orientation)."""
-
-    def turns(loop: tuple[Point, ...]) -> list[tuple[Point, float]]:
-        n = len(loop)
-        area = sum(loop[k][0] * loop[(k + 1) % n][1] - loop[(k + 1) % n][0] * loop[k][1] for k in range(n))
-        out = []
-        for k in range(n):
-            (ax, ay), (bx, by), (cx, cy) = loop[k - 1], loop[k], loop[(k + 1) % n]
-            out.append((loop[k], ((bx - ax) * (cy - by) - (by - ay) * (cx - bx)) * math.copysign(1.0, area)))
-        return out
-
-    corners = [p for p, turn in turns(outer) if turn < 0]
-    corners += [p for h in holes for p, turn in turns(h) if turn > 0]
-    return tuple(corners)
 
 
 def build_mesh(shape: Shape, size: float, graded_at: tuple[Point, ...] = ()) -> dmesh.Mesh:
