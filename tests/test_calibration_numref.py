@@ -204,3 +204,19 @@ def test_the_chord_newton_factorises_once_per_step_length() -> None:
     info = out["solver_info"]
     assert (info["time_steps"], info["factorisations"]) == (6, 2)
     assert info["iterations"] > 8  # the chord takes more iterations than Newton's 2 or 3 a step
+
+
+def test_an_unstructured_reference_climbs_to_6x_only_where_that_solve_is_affordable() -> None:
+    """The third unstructured rung (1, 4, 6) is taken where its 6x solve is expected within 1e6
+    unknowns (the refined grid's box, reference_memory.unknowns): the dumbbell Stokes record's
+    144 x 66 grid, 859 x 391 x 2.25 = 755,705 (it imports at 6x in 858 MB); the ten-tooth gear's
+    160 x 160, 955^2 x 2.25 = 2,052,056, is not (its 6x solve would not fit 2 GB)."""
+    assert published_import.UNSTRUCTURED_CLIMB == (1, 4, 6) and published_import.CLIMB_UNKNOWNS == 1_000_000
+    dumbbell = {"family": "stokes", "grid": {"nx": 144, "ny": 66, "bbox": [0.0, 1.0, 0.27, 0.73]}}
+    gear = {"family": "stokes", "grid": {"nx": 160, "ny": 160, "bbox": [-0.75, 0.75, -0.75, 0.75]}}
+    assert published_import._affordable(dumbbell, 6) and not published_import._affordable(gear, 6)
+    # a scalar family on the gear's grid: 955^2 = 912,025 unknowns, within
+    assert published_import._affordable({**gear, "family": "poisson"}, 6)
+    # 1,000,000 is the edge: a scalar grid of 1000^2 points at 1x is taken, one more column is not
+    assert published_import._affordable({"family": "poisson", "grid": {"nx": 1000, "ny": 1000}}, 1)
+    assert not published_import._affordable({"family": "poisson", "grid": {"nx": 1001, "ny": 1000}}, 1)

@@ -14,6 +14,7 @@ the domain; points strictly inside a removed region are outside (NaN).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +77,24 @@ def crossings(poly: tuple[Point, ...], x: np.ndarray, y: np.ndarray) -> np.ndarr
         xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
         inside ^= cond & (x < xc)
     return inside
+
+
+def reentrant_corners(outer: tuple[Point, ...], holes: tuple[tuple[Point, ...], ...]) -> tuple[Point, ...]:
+    """The corners where the domain's interior angle exceeds pi: the outer loop's reflex vertices
+    and every convex vertex of a hole (either orientation)."""
+
+    def turns(loop: tuple[Point, ...]) -> list[tuple[Point, float]]:
+        n = len(loop)
+        area = sum(loop[k][0] * loop[(k + 1) % n][1] - loop[(k + 1) % n][0] * loop[k][1] for k in range(n))
+        out = []
+        for k in range(n):
+            (ax, ay), (bx, by), (cx, cy) = loop[k - 1], loop[k], loop[(k + 1) % n]
+            out.append((loop[k], ((bx - ax) * (cy - by) - (by - ay) * (cx - bx)) * math.copysign(1.0, area)))
+        return out
+
+    corners = [p for p, turn in turns(outer) if turn < 0]
+    corners += [p for h in holes for p, turn in turns(h) if turn > 0]
+    return tuple(corners)
 
 
 def spec_domain(domain: DomainSpec | dict[str, Any], boundary: list[Any]) -> Domain:

@@ -74,12 +74,15 @@ def time_interval(family: str, pde: dict[str, Any]) -> tuple[float, float, bool]
     raise Excluded(f"time interval not stated: a {family} record without pde.time (t0, t_end)")
 
 
-def initial_data(pde: dict[str, Any], solution: list[sp.Expr], t0: float) -> sp.Expr:
+def initial_data(pde: dict[str, Any], solution: list[sp.Expr], t0: float, unstated: str | None = None) -> sp.Expr:
     """The record's initial field. Where a manufactured solution exists the published oracle
     starts from the solution at t0 (heat, Burgers, convection- and reaction-diffusion): a record
-    without `initial_condition` gets that, and one whose field differs is refused."""
+    without `initial_condition` gets that, and one whose field differs is refused. Without either,
+    `unstated` is the oracle's own start where it has one (heat's oracle starts from 0)."""
     start = solution[0].subs(T, t0) if solution else None
     if "initial_condition" not in pde:
+        if start is None and unstated is not None:
+            return sym(unstated)
         if start is None:
             raise Excluded("initial data not stated: the record has no initial_condition and no manufactured solution")
         return start

@@ -19,8 +19,9 @@ from dolfinx import fem, geometry
 from dolfinx import mesh as dmesh
 
 from fembench_agents.cases.calibration.gmsh_shapes import meshed
+from fembench_agents.cases.domains import reentrant_corners
 from fembench_agents.cases.published_shapes import published_shape
-from fembench_agents.cases.shapes import Shape
+from fembench_agents.cases.shapes import Point, Polygon, Shape
 
 CELLS_PER_SPACING = 2.0  # cell size: this many grid spacings (the NGSolve track's rule)
 
@@ -47,10 +48,28 @@ def _cached(key: str, size: float) -> dmesh.Mesh:
     return build_mesh(published_shape(json.loads(key)), size)
 
 
-def build_mesh(shape: Shape, size: float) -> dmesh.Mesh:
+def graded_mesh_for(spec: dict[str, Any]) -> dmesh.Mesh:
+    """An axis-parallel (polygonal) domain of a case_spec meshed by gmsh, graded toward its
+    re-entrant corners (gmsh_shapes.meshed), cells of mesh_size elsewhere: the numerical
+    references whose uniform refinements the corner's singularity slows (published_import.py)."""
+    d = spec["domain"]
+    key = json.dumps({"outer": d["outer"], "holes": d["holes"]}, sort_keys=True)
+    return _graded(key, round(mesh_size(spec), 12))
+
+
+@lru_cache(maxsize=2)
+def _graded(key: str, size: float) -> dmesh.Mesh:
+    loops = json.loads(key)
+    outer = tuple((float(x), float(y)) for x, y in loops["outer"])
+    holes = tuple(tuple((float(x), float(y)) for x, y in h) for h in loops["holes"])
+    shape = Shape("polygon", {}, "", (Polygon(outer),), tuple(Polygon(h) for h in holes))
+    return build_mesh(shape, size, reentrant_corners(outer, holes))
+
+
+def build_mesh(shape: Shape, size: float, graded_at: tuple[Point, ...] = ()) -> dmesh.Mesh:
     from dolfinx.io import gmsh as gmshio
 
-    with meshed(shape, size, order=2) as model:
+    with meshed(shape, size, order=2, graded_at=graded_at) as model:
         data = gmshio.model_to_mesh(model, MPI.COMM_SELF, 0, gdim=2)
     return data.mesh
 
