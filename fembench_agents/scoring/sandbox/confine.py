@@ -1,9 +1,8 @@
 """Confinement of a sandbox job, applied before any untrusted code runs.
 
-Two processes take part (see `zygote`): the trusted process S that serves
-the request enters the namespaces (`enter_namespaces`), the job process B,
-PID 1 of the new PID namespace, confines itself in a mount namespace of its
-own (`confine`) and then runs the job.
+The job process B, forked by the warm worker as PID 1 of a new PID
+namespace (`job_namespaces`), enters its network and IPC namespaces, confines
+itself in a mount namespace of its own (`confine`) and then runs the job.
 
 Namespaces come from privilege when the scorer runs as root, and from an
 unprivileged user namespace (the user mapped to itself) otherwise; both give
@@ -104,11 +103,11 @@ def set_parent_death_signal(sig: int) -> None:
 
 
 def enter_namespaces() -> Namespaces:
-    """Called in the trusted process that forks the job (`zygote.serve`):
-    new network, PID and IPC namespaces, inside a user namespace that maps
-    the user to itself unless it is root. The job process makes its mount
-    namespace itself (`confine`), so that what it covers stays out of sight
-    of the process that cleans up after it."""
+    """Called in the keeper of a worker's implementation host
+    (`implementation_host`), which forks the host: new network, PID and IPC
+    namespaces, inside a user namespace that maps the user to itself unless
+    it is root. The host's servers make their mount namespaces themselves
+    (`confine`)."""
     if not hasattr(os, "unshare"):
         return Namespaces(None, f"namespaces are a Linux feature; this is {platform.system()}")
     flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC
@@ -117,12 +116,12 @@ def enter_namespaces() -> Namespaces:
             os.unshare(flags)
             return Namespaces(ROOT_MECHANISM)
         except OSError as exc:
-            return Namespaces(None, f"unshare as root failed: {_reason(exc)}")
+            return Namespaces(None, f"unshare as root failed: {os_error_reason(exc)}")
     uid, gid = os.geteuid(), os.getegid()
     try:
         os.unshare(flags | CLONE_NEWUSER)
     except OSError as exc:
-        return Namespaces(None, f"creating a user namespace failed: {_reason(exc)}")
+        return Namespaces(None, f"creating a user namespace failed: {os_error_reason(exc)}")
     try:
         write_file("/proc/self/setgroups", "deny")
         write_file("/proc/self/uid_map", f"{uid} {uid} 1")
@@ -130,11 +129,11 @@ def enter_namespaces() -> Namespaces:
     except OSError as exc:
         # The namespaces exist but without a mapping nothing can be mounted:
         # the job would be neither confined nor able to run. Say so.
-        return Namespaces(None, f"mapping the user into its namespace failed: {_reason(exc)}")
+        return Namespaces(None, f"mapping the user into its namespace failed: {os_error_reason(exc)}")
     return Namespaces(USERNS_MECHANISM)
 
 
-def _reason(exc: OSError) -> str:
+def os_error_reason(exc: OSError) -> str:
     name = errno.errorcode.get(exc.errno or 0, "error")
     return f"{name} ({exc.strerror or exc})"
 
@@ -354,10 +353,9 @@ def confine(
     if scratch is None:
         scratch = fallback_scratch
     _drop_identity(scratch)
-    if namespaces.mechanism == ROOT_MECHANISM and level == "namespaced":
-        # A user's job is in a user namespace of its own already (A made it).
-        if not _own_process_count():
-            detail += "; the process limit counts every process of uid nobody"
+    if level == "namespaced" and not _own_process_count():
+        who = "uid nobody" if namespaces.mechanism == ROOT_MECHANISM else "the worker's user namespace"
+        detail += f"; the process limit and the user keyring are those of {who}"
     if namespaces.mechanism is not None:
         _drop_capabilities()
     _limit_resources(vm_kb, policy["memory_mb"], policy["cpu_seconds"], policy["max_processes"])
