@@ -24,12 +24,19 @@ import signal
 from fembench_agents.scoring.sandbox.confine import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
+    CLONE_NEWNS,
     CLONE_NEWPID,
     CLONE_NEWUSER,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_REC,
+    MS_SLAVE,
     ROOT_MECHANISM,
     USERNS_MECHANISM,
     Namespaces,
     join_new_session_keyring,
+    mount,
     os_error_reason,
     set_parent_death_signal,
     write_file,
@@ -48,7 +55,7 @@ def enter_worker_namespaces() -> Namespaces:
         return Namespaces(ROOT_MECHANISM)
     uid, gid = os.geteuid(), os.getegid()
     try:
-        os.unshare(CLONE_NEWUSER | CLONE_NEWPID)
+        os.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS)
     except OSError as exc:
         return Namespaces(None, f"creating a user namespace failed: {os_error_reason(exc)}")
     try:
@@ -60,7 +67,21 @@ def enter_worker_namespaces() -> Namespaces:
         # Without a mapping nothing can be mounted: the jobs would be neither confined nor able to run.
         namespaces = Namespaces(None, f"mapping the user into its namespace failed: {os_error_reason(exc)}")
     _continue_in_child()
+    if namespaces.mechanism is not None:
+        _own_proc()
     return namespaces
+
+
+def _own_proc() -> None:
+    """A /proc of the worker's PID namespace, so that the worker and what it
+    loaded find themselves in it (UCX, under mpi4py, opens /proc/<its pid>/fd:
+    the inherited /proc would show the machine's PID 1 there). Where the
+    kernel refuses it, the inherited one stays."""
+    try:
+        mount(None, "/", None, MS_REC | MS_SLAVE)  # the machine's later mounts still reach the worker
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except OSError:
+        pass
 
 
 def _continue_in_child() -> None:

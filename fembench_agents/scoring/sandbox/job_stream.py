@@ -42,11 +42,11 @@ def encode_terms(wall_seconds: float, output_cap: int) -> bytes:
     return TERMS.pack(float(wall_seconds), int(output_cap))
 
 
-def read_reply(stream: IO[bytes]) -> dict[str, Any]:
+def read_reply(stream: IO[bytes], output_cap: int) -> dict[str, Any]:
     """The records of one job, as the reply `replies._decode` reads."""
     frames, err = bytearray(), bytearray()
     while True:
-        tag, body = _record(stream)
+        tag, body = _record(stream, max(output_cap, 1 << 20))
         if tag == FRAMES:
             frames += body
         elif tag == STDERR:
@@ -61,11 +61,13 @@ def read_reply(stream: IO[bytes]) -> dict[str, Any]:
             raise RuntimeError(f"the sandbox worker sent a record tagged {tag!r}; expected F, E or R")
 
 
-def _record(stream: IO[bytes]) -> tuple[bytes, bytes]:
+def _record(stream: IO[bytes], limit: int) -> tuple[bytes, bytes]:
     head = stream.read(HEAD.size)
     if len(head) < HEAD.size:
         raise RuntimeError("sandbox worker exited unexpectedly")
     tag, size = HEAD.unpack(head)
+    if size > limit:
+        raise RuntimeError(f"the sandbox worker sent a record of {size} bytes; expected at most {limit}")
     body = stream.read(size)
     if len(body) < size:
         raise RuntimeError("sandbox worker exited unexpectedly")

@@ -115,10 +115,10 @@ class _Worker:
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin and self.proc.stdout
         policy = payload["policy"]
-        terms = encode_terms(policy["wall_seconds"], job_output_cap(payload["job"], int(policy["max_output_bytes"])))
-        self.proc.stdin.write(terms + json.dumps(payload).encode() + b"\n")
+        cap = job_output_cap(payload["job"], int(policy["max_output_bytes"]))
+        self.proc.stdin.write(encode_terms(policy["wall_seconds"], cap) + json.dumps(payload).encode() + b"\n")
         self.proc.stdin.flush()
-        return read_reply(self.proc.stdout)
+        return read_reply(self.proc.stdout, cap)
 
     def close(self) -> None:
         try:

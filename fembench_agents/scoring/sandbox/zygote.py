@@ -230,7 +230,11 @@ def _read_view(path: str) -> fresh_view.FreshView:
 def main(preload: list[str] | None = None, view_file: str = "") -> None:
     namespaces = job_namespaces.enter_worker_namespaces()  # before anything is forked
     view = _read_view(view_file)
+    replies = os.dup(1)
+    os.dup2(2, 1)  # what a library prints as it loads (UCX's warnings) is not a reply
     prepare(list(preload or ()))
+    os.dup2(replies, 1)
+    os.close(replies)
     # Hidden here, once, not in each job: every job inherits it with its fork, and the pages that
     # hiding writes are written in the worker only (in a job, each would be a copy-on-write fault).
     fresh_view.hide(view)
