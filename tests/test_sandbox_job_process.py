@@ -188,3 +188,40 @@ def _memory(pid: int) -> bytes:
     finally:
         os.close(mem)
     return b"".join(chunks)
+
+
+LISTENS = """
+import os, socket, time
+def f(name):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind("\\0" + name)
+    s.listen()
+    if os.fork() == 0:  # keeps the socket after the job's own process ends
+        os.setsid()
+        time.sleep(30)
+        os._exit(0)
+    return sorted(n for _, n in socket.if_nameindex())
+"""
+
+REACHES = """
+import socket
+def f(name):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect("\\0" + name)
+    except OSError as exc:
+        return type(exc).__name__
+    return "connected"
+"""
+
+
+def test_nothing_a_job_leaves_in_the_workers_network_namespace_reaches_the_next_job(one_worker: Sandbox) -> None:
+    """The jobs of a worker share its network namespace (made once, `job_namespaces.own_network`): a
+    socket one job leaves listening closes with the job's processes, before the next job starts."""
+    name = "fembench-left-" + os.urandom(4).hex()
+    left = one_worker.run(_call(LISTENS, name), SandboxPolicy(wall_seconds=30.0))
+    assert [f["value"] for f in left.events("input")] == [["lo"]]
+    later = one_worker.run(_call(REACHES, name), SandboxPolicy(wall_seconds=30.0))
+    assert [f["value"] for f in later.events("input")] == ["ConnectionRefusedError"]
+    same = one_worker.run(_call(LISTENS.replace("os.fork() == 0", "False"), name), SandboxPolicy(wall_seconds=30.0))
+    assert [f["value"] for f in same.events("input")] == [["lo"]]  # the name is free again

@@ -195,7 +195,16 @@ def _mount_proc(private_pid_view: bool) -> None:
             mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k")
 
 
-def _hide_filesystem(hidden: list[str], exposed: list[str], scratch_mb: int, as_user: bool) -> str:
+SCRATCH = "/tmp/scratch"
+
+
+def lay_out_filesystem(hidden: list[str], exposed: list[str]) -> None:
+    """In a new mount namespace, what every job of a worker sees alike: every
+    inherited mount read-only, the hidden paths covered by empty read-only
+    tmpfs, the exposed paths bound back read-only, and the mount point of the
+    job's scratch. A worker lays it out once per set of hidden paths
+    (`mount_layouts`); a job copies it and adds its own /proc and scratch
+    (`job_mounts`)."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     hidden = sorted({os.path.realpath(h) for h in hidden if os.path.isdir(h)}, key=len)
     tops = [h for i, h in enumerate(hidden) if not any(within(h, o) for o in hidden[:i])]
@@ -204,7 +213,6 @@ def _hide_filesystem(hidden: list[str], exposed: list[str], scratch_mb: int, as_
     exposed = [p for p in exposed if os.path.isdir(p) and not any(within(h, p) for h in hidden)]
     fds = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in exposed}
     make_inherited_mounts_read_only()
-    _mount_proc(private_pid_view=as_user)
     for h in tops:
         mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
     for p, fd in sorted(fds.items()):
@@ -214,13 +222,17 @@ def _hide_filesystem(hidden: list[str], exposed: list[str], scratch_mb: int, as_
             keep = os.statvfs(p).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
             mount(None, p, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | keep)
         os.close(fd)
-    scratch = "/tmp/scratch"
-    os.makedirs(scratch, exist_ok=True)
+    os.makedirs(SCRATCH, exist_ok=True)
     for h in tops:  # the covers hold nothing, and nothing may be left in them
         mount(None, h, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    # The one writable place, of its own size.
-    mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,size={scratch_mb}m")
-    return scratch
+
+
+def job_mounts(scratch_mb: int, as_user: bool) -> str:
+    """On a laid-out filesystem, in the job's own mount namespace: a /proc of
+    the job's PID namespace and the one writable place, of its own size."""
+    _mount_proc(private_pid_view=as_user)
+    mount("tmpfs", SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,size={scratch_mb}m")
+    return SCRATCH
 
 
 def _own_process_count() -> bool:
@@ -330,21 +342,24 @@ def confine(
     exposed: list[str],
     env: dict[str, str],
     fallback_scratch: str,
+    layout: int = -1,
 ) -> tuple[str, str]:
     """Confine the current process (B); returns the isolation level achieved
-    ("namespaced" or "basic") and how, or why not."""
+    ("namespaced" or "basic") and how, or why not. `layout`: a mount
+    namespace laid out for these hidden paths (`lay_out_filesystem`), which
+    the process copies instead of laying out its own."""
     vm_kb = _virtual_memory_kb()  # before /proc is replaced
     level, detail = "basic", namespaces.detail
     scratch = None
     if namespaces.mechanism is not None:
         try:
+            if layout >= 0:
+                os.setns(layout, CLONE_NEWNS)
+                os.close(layout)
             os.unshare(CLONE_NEWNS)
-            scratch = _hide_filesystem(
-                hidden + list(policy["hidden_paths"]),
-                exposed,
-                policy["scratch_mb"],
-                as_user=namespaces.mechanism == USERNS_MECHANISM,
-            )
+            if layout < 0:
+                lay_out_filesystem(hidden + list(policy["hidden_paths"]), exposed)
+            scratch = job_mounts(policy["scratch_mb"], as_user=namespaces.mechanism == USERNS_MECHANISM)
             level, detail = "namespaced", namespaces.mechanism
         except OSError as exc:
             # Nothing of the job has run yet; a partly hidden filesystem is

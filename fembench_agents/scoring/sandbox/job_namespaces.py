@@ -9,9 +9,11 @@ forks B (`JobPidNamespaces.before_fork`) and goes back to its own right after
 (`after_fork`, setns(2)). Both need CAP_SYS_ADMIN over the worker's user and
 PID namespaces: root has it; an ordinary user's worker gets it in a user
 namespace of its own that owns its PID namespace (`enter_worker_namespaces`,
-once per worker: the worker process continues as PID 1 there). B makes its
-network and IPC namespaces itself (`enter_job_namespaces`), and `confine`
-the rest: its mount namespace and a user namespace of the job, so that its
+once per worker: the worker process continues as PID 1 there, with a /proc
+of its own). B makes its IPC namespace itself (`enter_job_namespaces`; the
+network namespace is the worker's own, made once, `own_network`), and
+`confine` the rest: its mount namespace (a copy of one laid out once per
+worker, `mount_layouts`) and a user namespace of the job, so that its
 process limit and its keyrings are its own.
 """
 
@@ -127,15 +129,33 @@ class JobPidNamespaces:
             self._made = False
 
 
-def enter_job_namespaces(namespaces: Namespaces) -> Namespaces:
-    """In B, before anything of the job: new network and IPC namespaces and a
-    new session keyring (keys in the scorer's are readable by every process
-    that possesses it)."""
+def own_network(namespaces: Namespaces) -> bool:
+    """Once, in the worker, after its implementation host has left: a network
+    namespace of its own, with no interface up, which its jobs share one
+    after another. Nothing of a job outlives its processes there (its sockets
+    close with them; addresses, routes, filters and settings need a
+    capability over the namespace, which no job has), so a new one per job
+    would cost ~0.6 ms of CPU and give nothing more. False where it cannot be
+    made: then each job makes its own."""
+    if namespaces.mechanism is None:
+        return False
+    try:
+        os.unshare(CLONE_NEWNET)
+    except OSError:
+        return False
+    return True
+
+
+def enter_job_namespaces(namespaces: Namespaces, new_network: bool) -> Namespaces:
+    """In B, before anything of the job: a new IPC namespace (System V
+    objects outlive their processes), a network namespace of its own unless
+    the worker's is one (`own_network`), and a new session keyring (keys in
+    the scorer's are readable by every process that possesses it)."""
     join_new_session_keyring()
     if namespaces.mechanism is None:
         return namespaces
     try:
-        os.unshare(CLONE_NEWNET | CLONE_NEWIPC)
+        os.unshare(CLONE_NEWIPC | (CLONE_NEWNET if new_network else 0))
     except OSError as exc:
         return Namespaces(None, f"creating the job's network and IPC namespaces failed: {os_error_reason(exc)}")
     return namespaces

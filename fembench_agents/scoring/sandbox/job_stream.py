@@ -28,9 +28,10 @@ import select
 import signal
 import struct
 import time
+from dataclasses import dataclass
 from typing import IO, Any
 
-TERMS = struct.Struct("!dQ")  # wall seconds, output limit in bytes
+TERMS = struct.Struct("!dQI")  # wall seconds, output limit in bytes, length of the hidden paths' JSON
 HEAD = struct.Struct("!cQ")  # tag, length
 FRAMES, STDERR, END = b"F", b"E", b"R"
 STDERR_TAIL = 8192
@@ -38,8 +39,19 @@ _FIONREAD = 0x541B
 
 
 # ----- in the parent ---------------------------------------------------------------------------------------------
-def encode_terms(wall_seconds: float, output_cap: int) -> bytes:
-    return TERMS.pack(float(wall_seconds), int(output_cap))
+@dataclass(frozen=True)
+class JobTerms:
+    """What the worker knows of a job: the scorer's limits and the paths it
+    hides from every job (`mount_layouts`), nothing the job brings."""
+
+    wall_seconds: float
+    output_cap: int
+    hidden: list[str]
+
+
+def encode_terms(terms: JobTerms) -> bytes:
+    hidden = json.dumps(terms.hidden).encode()
+    return TERMS.pack(float(terms.wall_seconds), int(terms.output_cap), len(hidden)) + hidden
 
 
 def read_reply(stream: IO[bytes], output_cap: int) -> dict[str, Any]:
@@ -75,16 +87,26 @@ def _record(stream: IO[bytes], limit: int) -> tuple[bytes, bytes]:
 
 
 # ----- in the worker ---------------------------------------------------------------------------------------------
-def read_terms(fd: int) -> tuple[float, int] | None:
+def read_terms(fd: int) -> JobTerms | None:
     """The next job's terms, or None at the end of input."""
+    head = _read_exactly(fd, TERMS.size)
+    if head is None:
+        return None
+    wall_seconds, cap, size = TERMS.unpack(head)
+    hidden = _read_exactly(fd, size)
+    if hidden is None:
+        return None
+    return JobTerms(wall_seconds, cap, [str(path) for path in json.loads(hidden)])
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
     data = b""
-    while len(data) < TERMS.size:
-        chunk = os.read(fd, TERMS.size - len(data))
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
         if not chunk:
             return None
         data += chunk
-    wall_seconds, cap = TERMS.unpack(data)
-    return wall_seconds, cap
+    return data
 
 
 def _pending(fd: int) -> int:
@@ -137,14 +159,13 @@ class _Tail:
         os.close(self.fd)
 
 
-def relay(pid: int, pipes: tuple[int, int], start: float, terms: tuple[float, int], out: int) -> None:
+def relay(pid: int, pipes: tuple[int, int], start: float, terms: JobTerms, out: int) -> None:
     """The job's limits, from its start: B (`pid`) is killed at its wall clock
     and its result channel cut past the output limit; what is left in the
     pipes once B has ended is moved for a second more. Ends what is left of
     the job, then sends the stderr tail and the end-of-job record on `out`."""
     result_r, err_r = pipes
-    wall_seconds, cap = terms
-    deadline = start + wall_seconds
+    cap, deadline = terms.output_cap, start + terms.wall_seconds
     pidfd = os.pidfd_open(pid)
     tail = _Tail()
     sent = 0

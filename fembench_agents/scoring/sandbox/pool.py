@@ -24,7 +24,7 @@ from fembench_agents.scoring.sandbox.isolation import (
     IsolationReport,
     WeakIsolationRefused,
 )
-from fembench_agents.scoring.sandbox.job_stream import encode_terms, read_reply
+from fembench_agents.scoring.sandbox.job_stream import JobTerms, encode_terms, read_reply
 from fembench_agents.scoring.sandbox.pairs import job_output_cap
 from fembench_agents.scoring.sandbox.policy import SandboxPolicy, sandbox_env
 from fembench_agents.scoring.sandbox.replies import JobResult, _decode
@@ -116,7 +116,8 @@ class _Worker:
         assert self.proc.stdin and self.proc.stdout
         policy = payload["policy"]
         cap = job_output_cap(payload["job"], int(policy["max_output_bytes"]))
-        self.proc.stdin.write(encode_terms(policy["wall_seconds"], cap) + json.dumps(payload).encode() + b"\n")
+        terms = JobTerms(policy["wall_seconds"], cap, [*payload["hidden"], *policy["hidden_paths"]])
+        self.proc.stdin.write(encode_terms(terms) + json.dumps(payload).encode() + b"\n")
         self.proc.stdin.flush()
         return read_reply(self.proc.stdout, cap)
 

@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import typing  # noqa: F401
+from dataclasses import dataclass
 from typing import Any
 
 import numpy  # noqa: F401
@@ -50,22 +51,32 @@ from fembench_agents.scoring.sandbox import (  # noqa: F401 - with what they imp
     implementation_host,
     job_namespaces,
     job_stream,
+    mount_layouts,
     runner,
 )
 from fembench_agents.scoring.sandbox.implementation import close_all_but
 
 
-def _job_process(
-    namespaces: confine.Namespaces,
-    worker: tuple[list[str], dict[str, str], int | None],
-    pipes: dict[str, int],
-    scratch: str,
-) -> None:
+@dataclass(frozen=True)
+class _Worker:
+    """What the worker gives every job: the paths its interpreter needs, its
+    environment, its implementation host, and what it prepared once."""
+
+    exposed: list[str]
+    env: dict[str, str]
+    host: int | None
+    pid_namespaces: job_namespaces.JobPidNamespaces
+    layouts: mount_layouts.MountLayouts
+    own_network: bool
+
+
+def _job_process(namespaces: confine.Namespaces, worker: _Worker, fds: dict[str, int], scratch: str) -> None:
     """The job process B, PID 1 of the job's PID namespace: reads its request
     from the worker's input (the worker never does), enters the job's other
     namespaces, confines itself, then runs the job. A tests job's B gets the
-    worker's implementation host."""
-    exposed, env, host = worker
+    worker's implementation host; `fds["layout"]` is the job's laid-out
+    filesystem (`mount_layouts`), or -1."""
+    host = worker.host
     try:
         line = _read_request(0)
         if line is None:
@@ -76,8 +87,8 @@ def _job_process(
         os.dup2(devnull, 0)  # the worker's request and reply pipes are not the job's
         os.dup2(devnull, 1)
         confine.set_parent_death_signal(signal.SIGKILL)
-        os.dup2(pipes["err_w"], 2)
-        job, keep = request["job"], {pipes["result_w"]}
+        os.dup2(fds["err_w"], 2)
+        job, keep = request["job"], {fds["result_w"], fds["layout"]}
         if job.get("kind") == "tests":
             # The implementations of a tests job: open their files for the
             # processes that will run them, and unlink them so that no other
@@ -88,10 +99,10 @@ def _job_process(
                 job["host"] = {"fd": host, "hidden": list(request.get("hidden", []))}
                 keep.add(host)
         close_all_but(keep)
-        namespaces = job_namespaces.enter_job_namespaces(namespaces)
-        policy = request["policy"]
-        level, detail = confine.confine(policy, namespaces, request.get("hidden", []), exposed, env, scratch)
-        out = runner.FrameWriter(pipes["result_w"])
+        namespaces = job_namespaces.enter_job_namespaces(namespaces, new_network=not worker.own_network)
+        policy, hidden = request["policy"], request.get("hidden", [])
+        level, detail = confine.confine(policy, namespaces, hidden, worker.exposed, worker.env, scratch, fds["layout"])
+        out = runner.FrameWriter(fds["result_w"])
         out.emit({"event": "isolation", "level": level, "detail": detail})
         if bool(request.get("require_namespaces", True)) and level != "namespaced":
             os._exit(0)  # never run the job weaker than asked: the parent reports the refusal
@@ -119,26 +130,22 @@ def _open_private(spec: Any) -> dict[str, Any]:
     return {"fd": fd, "key": key if isinstance(key, str) else ""}
 
 
-def serve(
-    terms: tuple[float, int],
-    pid_namespaces: job_namespaces.JobPidNamespaces,
-    worker: tuple[list[str], dict[str, str], int | None],
-    root: str,
-) -> None:
+def serve(terms: job_stream.JobTerms, worker: _Worker, root: str) -> None:
     """In the worker, one job: forks the job process B as PID 1 of a new PID
     namespace, then moves what B writes to the parent under the job's
     `terms` (`job_stream.relay`), and answers with how the job ended."""
     result_r, result_w = os.pipe()
     err_r, err_w = os.pipe()
     scratch = tempfile.mkdtemp(dir=root)
+    layout = worker.layouts.for_hidden(terms.hidden)
     start = time.perf_counter()
-    namespaces = pid_namespaces.before_fork()
+    namespaces = worker.pid_namespaces.before_fork()
     pid = os.fork()
     if pid == 0:
         os.close(result_r)
         os.close(err_r)
-        _job_process(namespaces, worker, {"result_w": result_w, "err_w": err_w}, scratch)
-    pid_namespaces.after_fork()
+        _job_process(namespaces, worker, {"result_w": result_w, "err_w": err_w, "layout": layout}, scratch)
+    worker.pid_namespaces.after_fork()
     os.close(result_w)
     os.close(err_w)
     job_stream.relay(pid, (result_r, err_r), start, terms, 1)
@@ -245,10 +252,17 @@ def main(preload: list[str] | None = None, view_file: str = "") -> None:
     os.chmod(root, 0o711)
     sys.stdout.flush()
     host = implementation_host.start(exposed, env, root)  # a fork of this state, as every job is
-    pid_namespaces = job_namespaces.JobPidNamespaces(namespaces)
+    worker = _Worker(
+        exposed,
+        env,
+        host[0],
+        job_namespaces.JobPidNamespaces(namespaces),
+        mount_layouts.MountLayouts(namespaces, exposed),
+        job_namespaces.own_network(namespaces),
+    )
     try:
         while (terms := job_stream.read_terms(0)) is not None:
-            serve(terms, pid_namespaces, (exposed, env, host[0]), root)
+            serve(terms, worker, root)
     finally:
         implementation_host.stop(host)
         shutil.rmtree(root, ignore_errors=True)
