@@ -93,6 +93,14 @@ def write_file(path: str, text: str) -> None:
         fh.write(text)
 
 
+def map_user_to_itself(uid: int, gid: int) -> None:
+    """In a user namespace just made by this process: the user (and its group)
+    as itself, and no way to drop a supplementary group to escape a denial."""
+    write_file("/proc/self/setgroups", "deny")
+    write_file("/proc/self/uid_map", f"{uid} {uid} 1")
+    write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
 def forbid_new_privileges() -> None:
     """No exec can give back a privilege (setuid binaries, file capabilities)."""
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
@@ -123,9 +131,7 @@ def enter_namespaces() -> Namespaces:
     except OSError as exc:
         return Namespaces(None, f"creating a user namespace failed: {os_error_reason(exc)}")
     try:
-        write_file("/proc/self/setgroups", "deny")
-        write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-        write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+        map_user_to_itself(uid, gid)
     except OSError as exc:
         # The namespaces exist but without a mapping nothing can be mounted:
         # the job would be neither confined nor able to run. Say so.
@@ -246,9 +252,7 @@ def _own_process_count() -> bool:
     _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
         os.unshare(CLONE_NEWUSER)
-        write_file("/proc/self/setgroups", "deny")
-        write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-        write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+        map_user_to_itself(uid, gid)
         return True
     except OSError:
         return False
@@ -273,9 +277,7 @@ def enter_pair_namespaces(scratch: str, scratch_mb: int) -> bool:
             os.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)
         except OSError:
             return False
-        write_file("/proc/self/setgroups", "deny")
-        write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-        write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+        map_user_to_itself(uid, gid)
     finally:
         _libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
     mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,size={scratch_mb}m")

@@ -38,10 +38,10 @@ from fembench_agents.scoring.sandbox.confine import (
     USERNS_MECHANISM,
     Namespaces,
     join_new_session_keyring,
+    map_user_to_itself,
     mount,
     os_error_reason,
     set_parent_death_signal,
-    write_file,
 )
 
 
@@ -61,9 +61,7 @@ def enter_worker_namespaces() -> Namespaces:
     except OSError as exc:
         return Namespaces(None, f"creating a user namespace failed: {os_error_reason(exc)}")
     try:
-        write_file("/proc/self/setgroups", "deny")
-        write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-        write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+        map_user_to_itself(uid, gid)
         namespaces = Namespaces(USERNS_MECHANISM)
     except OSError as exc:
         # Without a mapping nothing can be mounted: the jobs would be neither confined nor able to run.
