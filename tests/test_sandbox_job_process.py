@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from fembench_agents.scoring.sandbox import Sandbox, SandboxPolicy
+from fembench_agents.scoring.sandbox.confine import filesystem_plan
 from fembench_agents.scoring.sandbox.job_stream import END, FRAMES, HEAD
 
 
@@ -225,3 +226,17 @@ def test_nothing_a_job_leaves_in_the_workers_network_namespace_reaches_the_next_
     assert [f["value"] for f in later.events("input")] == ["ConnectionRefusedError"]
     same = one_worker.run(_call(LISTENS.replace("os.fork() == 0", "False"), name), SandboxPolicy(wall_seconds=30.0))
     assert [f["value"] for f in same.events("input")] == [["lo"]]  # the name is free again
+
+
+def test_jobs_share_a_laid_out_filesystem_only_where_it_would_be_the_same(tmp_path: Path) -> None:
+    """A worker lays out a job's filesystem once per plan (`mount_layouts`): the directories it covers
+    and the exposures it binds back. A task directory inside a hidden one changes neither; a hidden
+    path inside an exposure keeps that exposure out, so it is another filesystem."""
+    checkout, lib = tmp_path / "checkout", tmp_path / "checkout" / "venv" / "lib"
+    lib.mkdir(parents=True)
+    (checkout / "tasks").mkdir()
+    venv, missing = str(checkout / "venv"), str(tmp_path / "missing")
+    plan = filesystem_plan([str(checkout), missing], [venv, missing])
+    assert plan == ((str(checkout),), (venv,))
+    assert filesystem_plan([str(checkout / "tasks"), str(checkout)], [venv]) == plan
+    assert filesystem_plan([str(checkout), str(lib)], [venv]) == ((str(checkout),), ())

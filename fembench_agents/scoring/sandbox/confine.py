@@ -204,6 +204,17 @@ def _mount_proc(private_pid_view: bool) -> None:
 SCRATCH = "/tmp/scratch"
 
 
+def filesystem_plan(hidden: list[str], exposed: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What `lay_out_filesystem` covers (the outermost existing hidden
+    directories: a task directory inside a hidden checkout adds nothing) and
+    what it binds back. An exposure that contains a hidden path (a project
+    root on sys.path) is not brought back: everything needed from it was
+    imported before fork."""
+    found = sorted({os.path.realpath(h) for h in hidden if os.path.isdir(h)}, key=len)
+    tops = tuple(h for i, h in enumerate(found) if not any(within(h, o) for o in found[:i]))
+    return tops, tuple(p for p in exposed if os.path.isdir(p) and not any(within(h, p) for h in found))
+
+
 def lay_out_filesystem(hidden: list[str], exposed: list[str]) -> None:
     """In a new mount namespace, what every job of a worker sees alike: every
     inherited mount read-only, the hidden paths covered by empty read-only
@@ -212,12 +223,8 @@ def lay_out_filesystem(hidden: list[str], exposed: list[str]) -> None:
     (`mount_layouts`); a job copies it and adds its own /proc and scratch
     (`job_mounts`)."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    hidden = sorted({os.path.realpath(h) for h in hidden if os.path.isdir(h)}, key=len)
-    tops = [h for i, h in enumerate(hidden) if not any(within(h, o) for o in hidden[:i])]
-    # An exposure that contains a hidden path (a project root on sys.path) is
-    # not brought back: everything needed from it was imported before fork.
-    exposed = [p for p in exposed if os.path.isdir(p) and not any(within(h, p) for h in hidden)]
-    fds = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in exposed}
+    tops, kept = filesystem_plan(hidden, exposed)
+    fds = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in kept}
     make_inherited_mounts_read_only()
     for h in tops:
         mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")

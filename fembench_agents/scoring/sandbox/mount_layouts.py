@@ -17,7 +17,7 @@ import os
 import signal
 from collections import OrderedDict
 
-from fembench_agents.scoring.sandbox.confine import CLONE_NEWNS, Namespaces, lay_out_filesystem
+from fembench_agents.scoring.sandbox.confine import CLONE_NEWNS, Namespaces, filesystem_plan, lay_out_filesystem
 
 MAX_LAYOUTS = 4  # a scorer's jobs share one set of hidden paths; a few more cost a descriptor each
 
@@ -26,13 +26,13 @@ class MountLayouts:
     def __init__(self, namespaces: Namespaces, exposed: list[str]) -> None:
         self._usable = namespaces.mechanism is not None
         self._exposed = exposed
-        self._made: OrderedDict[tuple[str, ...], int] = OrderedDict()
+        self._made: OrderedDict[tuple[tuple[str, ...], tuple[str, ...]], int] = OrderedDict()
 
     def for_hidden(self, hidden: list[str]) -> int:
         """A descriptor of the mount namespace laid out for `hidden`, or -1."""
         if not self._usable:
             return -1
-        key = tuple(hidden)
+        key = filesystem_plan(hidden, self._exposed)  # the paths a job gives often differ, not what they cover
         if key in self._made:
             self._made.move_to_end(key)
             return self._made[key]
