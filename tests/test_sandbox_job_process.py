@@ -240,3 +240,26 @@ def test_jobs_share_a_laid_out_filesystem_only_where_it_would_be_the_same(tmp_pa
     assert plan == ((str(checkout),), (venv,))
     assert filesystem_plan([str(checkout / "tasks"), str(checkout)], [venv]) == plan
     assert filesystem_plan([str(checkout), str(lib)], [venv]) == ((str(checkout),), ())
+
+
+HOLDS = """
+import os
+def f(x):
+    kinds = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+        kinds.append("pipe" if target.startswith("pipe:") else target)
+    return sorted(kinds)
+"""
+
+
+def test_a_job_holds_only_its_own_pipes(one_worker: Sandbox) -> None:
+    """Nothing the worker holds for itself or prepared for its jobs (its own PID namespace, the
+    filesystem's layout, its reply stream) reaches a job's code: /dev/null on stdin and stdout, its
+    stderr and its result channel."""
+    for _ in range(2):
+        result = one_worker.run(_call(HOLDS, 0), SandboxPolicy(wall_seconds=30.0))
+        assert [f["value"] for f in result.events("input")] == [["/dev/null", "/dev/null", "pipe", "pipe"]]

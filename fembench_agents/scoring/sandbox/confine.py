@@ -364,7 +364,6 @@ def confine(
         try:
             if layout >= 0:
                 os.setns(layout, CLONE_NEWNS)
-                os.close(layout)
             os.unshare(CLONE_NEWNS)
             if layout < 0:
                 lay_out_filesystem(hidden + list(policy["hidden_paths"]), exposed)
@@ -374,6 +373,8 @@ def confine(
             # Nothing of the job has run yet; a partly hidden filesystem is
             # reported as basic, and the parent refuses it unless accepted.
             scratch, detail = None, f"hiding the filesystem failed: {exc}"
+    if layout >= 0:
+        os.close(layout)  # entered or not, nothing of the job may hold it
     if scratch is None:
         scratch = fallback_scratch
     _drop_identity(scratch)
