@@ -94,7 +94,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "scoring.sandbox.pairs": ("*",),
     "scoring.sandbox.callbacks": ("*",),
     # the worker's side of a job's limits: its wall clock, output limit and stderr tail (not its confinement)
-    "scoring.sandbox.zygote": ("x__output_cap__*", "x__collect__*"),
+    "scoring.sandbox.job_stream": ("*",),
     "scoring.job_results": ("*",),
     "cases.gates": ("*",),
     "cases.scorer": ("*",),
@@ -174,7 +174,8 @@ DECLARED: dict[str, tuple[str, ...]] = {
     # both sides run in children; encoding and decoding are also tested in-process (test_rules_channel)
     "scoring.sandbox.callbacks": (*TESTS_TRACK, "tests/test_test_pairs.py", "tests/test_rules_channel.py"),
     # the worker serves every job; its limits at their boundaries, and the pairs' outputs
-    "scoring.sandbox.zygote": (
+    "scoring.sandbox.job_stream": (
+        "tests/test_sandbox_job_process.py",
         "tests/test_rules_limits.py",
         "tests/test_rules_evaluator.py",
         "tests/test_rules_child.py",

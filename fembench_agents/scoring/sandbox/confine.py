@@ -1,9 +1,8 @@
 """Confinement of a sandbox job, applied before any untrusted code runs.
 
-Two processes take part (see `zygote`): the trusted process S that serves
-the request enters the namespaces (`enter_namespaces`), the job process B,
-PID 1 of the new PID namespace, confines itself in a mount namespace of its
-own (`confine`) and then runs the job.
+The job process B, forked by the warm worker as PID 1 of a new PID
+namespace (`job_namespaces`), enters its network and IPC namespaces, confines
+itself in a mount namespace of its own (`confine`) and then runs the job.
 
 Namespaces come from privilege when the scorer runs as root, and from an
 unprivileged user namespace (the user mapped to itself) otherwise; both give
@@ -46,7 +45,7 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MS_SLAVE = 32, 4096, 16384, 1 << 18, 1 << 19
 PR_SET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 3, 4, 24, 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 NOBODY = 65534
@@ -94,6 +93,14 @@ def write_file(path: str, text: str) -> None:
         fh.write(text)
 
 
+def map_user_to_itself(uid: int, gid: int) -> None:
+    """In a user namespace just made by this process: the user (and its group)
+    as itself, and no way to drop a supplementary group to escape a denial."""
+    write_file("/proc/self/setgroups", "deny")
+    write_file("/proc/self/uid_map", f"{uid} {uid} 1")
+    write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
 def forbid_new_privileges() -> None:
     """No exec can give back a privilege (setuid binaries, file capabilities)."""
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
@@ -104,11 +111,11 @@ def set_parent_death_signal(sig: int) -> None:
 
 
 def enter_namespaces() -> Namespaces:
-    """Called in the trusted process that forks the job (`zygote.serve`):
-    new network, PID and IPC namespaces, inside a user namespace that maps
-    the user to itself unless it is root. The job process makes its mount
-    namespace itself (`confine`), so that what it covers stays out of sight
-    of the process that cleans up after it."""
+    """Called in the keeper of a worker's implementation host
+    (`implementation_host`), which forks the host: new network, PID and IPC
+    namespaces, inside a user namespace that maps the user to itself unless
+    it is root. The host's servers make their mount namespaces themselves
+    (`confine`)."""
     if not hasattr(os, "unshare"):
         return Namespaces(None, f"namespaces are a Linux feature; this is {platform.system()}")
     flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC
@@ -117,24 +124,22 @@ def enter_namespaces() -> Namespaces:
             os.unshare(flags)
             return Namespaces(ROOT_MECHANISM)
         except OSError as exc:
-            return Namespaces(None, f"unshare as root failed: {_reason(exc)}")
+            return Namespaces(None, f"unshare as root failed: {os_error_reason(exc)}")
     uid, gid = os.geteuid(), os.getegid()
     try:
         os.unshare(flags | CLONE_NEWUSER)
     except OSError as exc:
-        return Namespaces(None, f"creating a user namespace failed: {_reason(exc)}")
+        return Namespaces(None, f"creating a user namespace failed: {os_error_reason(exc)}")
     try:
-        write_file("/proc/self/setgroups", "deny")
-        write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-        write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+        map_user_to_itself(uid, gid)
     except OSError as exc:
         # The namespaces exist but without a mapping nothing can be mounted:
         # the job would be neither confined nor able to run. Say so.
-        return Namespaces(None, f"mapping the user into its namespace failed: {_reason(exc)}")
+        return Namespaces(None, f"mapping the user into its namespace failed: {os_error_reason(exc)}")
     return Namespaces(USERNS_MECHANISM)
 
 
-def _reason(exc: OSError) -> str:
+def os_error_reason(exc: OSError) -> str:
     name = errno.errorcode.get(exc.errno or 0, "error")
     return f"{name} ({exc.strerror or exc})"
 
@@ -196,16 +201,31 @@ def _mount_proc(private_pid_view: bool) -> None:
             mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k")
 
 
-def _hide_filesystem(hidden: list[str], exposed: list[str], scratch_mb: int, as_user: bool) -> str:
+SCRATCH = "/tmp/scratch"
+
+
+def filesystem_plan(hidden: list[str], exposed: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What `lay_out_filesystem` covers (the outermost existing hidden
+    directories: a task directory inside a hidden checkout adds nothing) and
+    what it binds back. An exposure that contains a hidden path (a project
+    root on sys.path) is not brought back: everything needed from it was
+    imported before fork."""
+    found = sorted({os.path.realpath(h) for h in hidden if os.path.isdir(h)}, key=len)
+    tops = tuple(h for i, h in enumerate(found) if not any(within(h, o) for o in found[:i]))
+    return tops, tuple(p for p in exposed if os.path.isdir(p) and not any(within(h, p) for h in found))
+
+
+def lay_out_filesystem(hidden: list[str], exposed: list[str]) -> None:
+    """In a new mount namespace, what every job of a worker sees alike: every
+    inherited mount read-only, the hidden paths covered by empty read-only
+    tmpfs, the exposed paths bound back read-only, and the mount point of the
+    job's scratch. A worker lays it out once per set of hidden paths
+    (`mount_layouts`); a job copies it and adds its own /proc and scratch
+    (`job_mounts`)."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    hidden = sorted({os.path.realpath(h) for h in hidden if os.path.isdir(h)}, key=len)
-    tops = [h for i, h in enumerate(hidden) if not any(within(h, o) for o in hidden[:i])]
-    # An exposure that contains a hidden path (a project root on sys.path) is
-    # not brought back: everything needed from it was imported before fork.
-    exposed = [p for p in exposed if os.path.isdir(p) and not any(within(h, p) for h in hidden)]
-    fds = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in exposed}
+    tops, kept = filesystem_plan(hidden, exposed)
+    fds = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in kept}
     make_inherited_mounts_read_only()
-    _mount_proc(private_pid_view=as_user)
     for h in tops:
         mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
     for p, fd in sorted(fds.items()):
@@ -215,13 +235,17 @@ def _hide_filesystem(hidden: list[str], exposed: list[str], scratch_mb: int, as_
             keep = os.statvfs(p).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
             mount(None, p, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | keep)
         os.close(fd)
-    scratch = "/tmp/scratch"
-    os.makedirs(scratch, exist_ok=True)
+    os.makedirs(SCRATCH, exist_ok=True)
     for h in tops:  # the covers hold nothing, and nothing may be left in them
         mount(None, h, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    # The one writable place, of its own size.
-    mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,size={scratch_mb}m")
-    return scratch
+
+
+def job_mounts(scratch_mb: int, as_user: bool) -> str:
+    """On a laid-out filesystem, in the job's own mount namespace: a /proc of
+    the job's PID namespace and the one writable place, of its own size."""
+    _mount_proc(private_pid_view=as_user)
+    mount("tmpfs", SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,size={scratch_mb}m")
+    return SCRATCH
 
 
 def _own_process_count() -> bool:
@@ -235,9 +259,7 @@ def _own_process_count() -> bool:
     _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
         os.unshare(CLONE_NEWUSER)
-        write_file("/proc/self/setgroups", "deny")
-        write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-        write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+        map_user_to_itself(uid, gid)
         return True
     except OSError:
         return False
@@ -262,9 +284,7 @@ def enter_pair_namespaces(scratch: str, scratch_mb: int) -> bool:
             os.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)
         except OSError:
             return False
-        write_file("/proc/self/setgroups", "deny")
-        write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-        write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+        map_user_to_itself(uid, gid)
     finally:
         _libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
     mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,size={scratch_mb}m")
@@ -331,33 +351,36 @@ def confine(
     exposed: list[str],
     env: dict[str, str],
     fallback_scratch: str,
+    layout: int = -1,
 ) -> tuple[str, str]:
     """Confine the current process (B); returns the isolation level achieved
-    ("namespaced" or "basic") and how, or why not."""
+    ("namespaced" or "basic") and how, or why not. `layout`: a mount
+    namespace laid out for these hidden paths (`lay_out_filesystem`), which
+    the process copies instead of laying out its own."""
     vm_kb = _virtual_memory_kb()  # before /proc is replaced
     level, detail = "basic", namespaces.detail
     scratch = None
     if namespaces.mechanism is not None:
         try:
+            if layout >= 0:
+                os.setns(layout, CLONE_NEWNS)
             os.unshare(CLONE_NEWNS)
-            scratch = _hide_filesystem(
-                hidden + list(policy["hidden_paths"]),
-                exposed,
-                policy["scratch_mb"],
-                as_user=namespaces.mechanism == USERNS_MECHANISM,
-            )
+            if layout < 0:
+                lay_out_filesystem(hidden + list(policy["hidden_paths"]), exposed)
+            scratch = job_mounts(policy["scratch_mb"], as_user=namespaces.mechanism == USERNS_MECHANISM)
             level, detail = "namespaced", namespaces.mechanism
         except OSError as exc:
             # Nothing of the job has run yet; a partly hidden filesystem is
             # reported as basic, and the parent refuses it unless accepted.
             scratch, detail = None, f"hiding the filesystem failed: {exc}"
+    if layout >= 0:
+        os.close(layout)  # entered or not, nothing of the job may hold it
     if scratch is None:
         scratch = fallback_scratch
     _drop_identity(scratch)
-    if namespaces.mechanism == ROOT_MECHANISM and level == "namespaced":
-        # A user's job is in a user namespace of its own already (A made it).
-        if not _own_process_count():
-            detail += "; the process limit counts every process of uid nobody"
+    if level == "namespaced" and not _own_process_count():
+        who = "uid nobody" if namespaces.mechanism == ROOT_MECHANISM else "the worker's user namespace"
+        detail += f"; the process limit and the user keyring are those of {who}"
     if namespaces.mechanism is not None:
         _drop_capabilities()
     _limit_resources(vm_kb, policy["memory_mb"], policy["cpu_seconds"], policy["max_processes"])

@@ -48,6 +48,19 @@ def pair_output_cap(job_cap: int, pairs: int) -> int:
     return max(_MB, job_cap // max(1, pairs))
 
 
+def job_output_cap(job: dict[str, Any], cap: int) -> int:
+    """A tests job reports each pair's output (`pair_output_cap` each) and
+    the tail of its stderr as strings of a frame of its own, written by the
+    job's coordinator, never by a test: room for the largest such frame, whatever
+    the pair wrote (JSON writes a byte as at most six: `\\u0001`, or `\\ufffd`
+    for one that is not UTF-8), so a pair's output is cut at its own share only.
+    Any other job gets `cap`."""
+    if job.get("kind") != "tests":
+        return cap
+    count = len(job.get("pairs", ()))
+    return count * (6 * (pair_output_cap(cap, count) + STDERR_TAIL) + 1024)
+
+
 def run_pairs(job: dict[str, Any], out: FrameWriter, policy: dict[str, Any], namespaced: bool) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # the init of a PID namespace then ignores it from a pair
     confine.set_dumpable(False)

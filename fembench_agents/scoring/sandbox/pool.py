@@ -24,6 +24,8 @@ from fembench_agents.scoring.sandbox.isolation import (
     IsolationReport,
     WeakIsolationRefused,
 )
+from fembench_agents.scoring.sandbox.job_stream import JobTerms, encode_terms, read_reply
+from fembench_agents.scoring.sandbox.pairs import job_output_cap
 from fembench_agents.scoring.sandbox.policy import SandboxPolicy, sandbox_env
 from fembench_agents.scoring.sandbox.replies import JobResult, _decode
 
@@ -137,12 +139,12 @@ class _Worker:
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin and self.proc.stdout
-        self.proc.stdin.write(json.dumps(payload).encode() + b"\n")
+        policy = payload["policy"]
+        cap = job_output_cap(payload["job"], int(policy["max_output_bytes"]))
+        terms = JobTerms(policy["wall_seconds"], cap, [*payload["hidden"], *policy["hidden_paths"]])
+        self.proc.stdin.write(encode_terms(terms) + json.dumps(payload).encode() + b"\n")
         self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("sandbox worker exited unexpectedly")
-        return json.loads(line)
+        return read_reply(self.proc.stdout, cap)
 
     def close(self) -> None:
         try:
