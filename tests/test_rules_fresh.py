@@ -81,6 +81,7 @@ PINNED = {
     "helmholtz": "8dfcae9c7abaeee70e92aae165b23162d75cd8016ed8c3b127f8af7887935b67",
     "elasticity": "08976f7c61ac7714707a1ab31d5063e42b02a5fae06ab22db0ab795359320510",
     "poisson_rough": "45a278418ceb4aa39c95a39867bbf2315c943726735f0d8144fb89cc2dbaaa78",
+    "stokes_numerical": "c95a939124b41883f9b285dfd00f4c6db9ddaeb84128fe731d61c4f6b272d0b1",
 }
 TERMS = {
     "poisson": ("oscillatory", "boundary_layer", "smooth"),
@@ -90,6 +91,13 @@ TERMS = {
     "helmholtz": ("oscillatory", "corner_singular"),
     "elasticity": ("boundary_layer", "oscillatory", "boundary_layer", "smooth"),
     "poisson_rough": ("constant_load", "source"),
+    "stokes_numerical": (
+        "force_boundary_layer",
+        "force_corner_singular",
+        "force_oscillatory",
+        "force_boundary_layer",
+        "lid",
+    ),
 }
 
 
@@ -120,6 +128,22 @@ def test_each_space_draws_its_pinned_case_file_byte_for_byte() -> None:
         'coefficients = { k = "3/2 + (1/2)*x + (1/4)*y" }',
         'data = { forcing = "2 + (-5/4)*exp(-100*((x - 7/8)**2 + (y - 5/8)**2))", boundary = { "*" = "0" } }',
     ]
+    # a body force of two grammar sums and a lid moving along the bottom (zero at its ends); no
+    # numpy-scipy (it solves no Stokes flow); the velocity alone scored
+    stokes, _ = definition("stokes_numerical", None, 3, 1, 0, DEFAULT_LIBRARIES)
+    assert definition_text(stokes) == (
+        'id = "fresh_v2_stokes_numerical_s3_01"\n'
+        'family = "stokes"\n'
+        'domain = "square_hole"\n'
+        'geometry = { outer = [0.0, 1.0, 0.0, 1.0], inner_hole = { type = "rect", bbox = [0.625, 0.875, 0.5, 0.875] } }\n'
+        'note = "fresh v2: seed 3, case 1, draw 0"\n'
+        "coefficients = { nu = 1.0 }\n"
+        'data = { forcing = ["(-1/2)*exp(-5*(1 - x)) + ((x + 1/24)**2 + (y - 1/24)**2)**(3/4)", '
+        '"sin(2*pi*x + 1/2)*cos(pi*y) + (1/2)*exp(-4*(1 - y))"], '
+        'boundary = { "*" = ["0", "0"], bottom = ["(-16)*x**2*(1 - x)**2", "0"] } }\n'
+        "pressure_compared = false\n"
+        'libraries = ["scikit-fem", "dolfinx", "ngsolve"]\n'
+    )
 
 
 # sha256 of the case files of cases 0 to 29 of seed 0 of each space, one after another: every
@@ -132,6 +156,7 @@ SPACE_PINS = {
     "helmholtz": "404e48431f2f814c11ee6c6599471daf741227b565d2190136d1559603fc37d0",
     "elasticity": "40b3a2a4bb9d65357b12e6b6f70dc0dc37299dede22ad0ec5024874f053c7a80",
     "poisson_rough": "096858dcb2e24660e651ed48528107c64a06db718a92979a12d58c938efef83b",
+    "stokes_numerical": "10d9a6d488d1a82271e82ab08bd6b64db0de20ee8347837fbc7605484717f31a",
 }
 
 
@@ -198,7 +223,8 @@ def test_the_stream_is_named_by_version_family_domain_seed_index_and_draw() -> N
         parse_id("poisson_square_smooth")
     assert str(info.value) == (
         "'poisson_square_smooth' is no fresh case id; expected fresh_v<version>_<family>[_<domain>]_s<seed>_<index>, "
-        "family one of poisson, heat, convection_diffusion, reaction_diffusion, helmholtz, elasticity, poisson_rough"
+        "family one of poisson, heat, convection_diffusion, reaction_diffusion, helmholtz, elasticity, poisson_rough, "
+        "stokes_numerical"
     )
     for bad in (
         "poisson_square_smooth",
@@ -313,6 +339,13 @@ def test_the_libraries_follow_the_drawn_domain() -> None:
     assert domain_kinds("poisson", ALL) == KINDS
     assert domain_kinds("poisson", ("numpy-scipy",)) == POLYGONS  # numpy-scipy meshes no arc
     assert domain_kinds("poisson_rough", ALL) == POLYGONS  # a numerical reference is solved on a polygon
+    # no numpy-scipy Stokes solver; no cross (its calibration velocity misses the cap)
+    assert solving("stokes_numerical", "l_shape", ALL) == CURVED_SOLVERS
+    assert domain_kinds("stokes_numerical", ALL) == ("unit_square", "l_shape", "square_hole", "channel_with_step")
+    with pytest.raises(
+        GenerationError, match=r"^none of the libraries numpy-scipy has a calibration solver for stokes_numerical$"
+    ):
+        domain_kinds("stokes_numerical", ("numpy-scipy",))
     for index in range(12):
         case, _ = definition("elasticity", None, 0, index, 0, ("numpy-scipy",))
         assert case.domain in POLYGONS and case.libraries == ("numpy-scipy",)
@@ -328,7 +361,7 @@ def test_the_libraries_follow_the_drawn_domain() -> None:
         definition("stokes", None, 0, 0, 0, ALL)
     assert str(info.value) == (
         "no fresh space for family 'stokes'; known: poisson, heat, convection_diffusion, reaction_diffusion, "
-        "helmholtz, elasticity, poisson_rough"
+        "helmholtz, elasticity, poisson_rough, stokes_numerical"
     )
     with pytest.raises(GenerationError) as info:
         definition("poisson", "disk", 0, 0, 0, ALL)

@@ -128,6 +128,7 @@ def definition(
             "time": None if drawn.t_end is None else TimeSpec(t0=0.0, t_end=drawn.t_end),
             "libraries": solving(family, where.name, libraries),
             "note": f"fresh v{GENERATOR_VERSION}: seed {seed}, case {index}, draw {draw}",
+            "pressure_compared": drawn.pressure_compared,
         }
     )
     return case, drawn.terms
@@ -165,6 +166,8 @@ def definition_text(case: CaseFile) -> str:
         lines.append(f"data = {_toml({'forcing': case.data.forcing, 'boundary': case.data.boundary})}")
     if case.time is not None:
         lines.append(f"time = {_toml({'t0': case.time.t0, 't_end': case.time.t_end})}")
+    if not case.pressure_compared:
+        lines.append("pressure_compared = false")
     lines.append(f"libraries = {_toml(list(case.libraries))}")
     return "\n".join(lines) + "\n"
 
