@@ -7,6 +7,7 @@ test_rules_fresh.py."""
 from __future__ import annotations
 
 import json
+import tomllib
 from fractions import Fraction
 from pathlib import Path
 
@@ -173,3 +174,23 @@ def test_a_stokes_numerical_case_passes_the_leak_test_calibration_and_coarse_to_
     assert not leaks(
         spec, arrays, case_mask(spec.domain.name, spec.grid), max(c.tau_acc for c in hidden.calibration.values())
     )
+
+
+def test_a_periodic_case_is_built_with_its_identified_sides_and_their_check(tmp_path: Path) -> None:
+    """The builder's periodicity check (value, normal derivative, forcing, coefficients on paired
+    sides) passes on a drawn case, whose case_spec names the pairs."""
+    (record,) = generate(Request("helmholtz_periodic", 7, 1), tmp_path)
+    assert (record.id, record.domain, record.libraries, record.redraws) == (
+        "fresh_v2_helmholtz_periodic_s7_00",
+        "unit_square",
+        ("scikit-fem", "dolfinx", "ngsolve"),
+        (),
+    )
+    (spec,) = store.load_specs(tmp_path)
+    (s,) = tomllib.loads((tmp_path / "definitions" / f"{record.id}.toml").read_text())["periodic"]
+    pairs = {"x": {"left": "right", "right": "left"}, "y": {"bottom": "top", "top": "bottom"}}[s]
+    assert {p.name: p.partner for p in spec.boundary if p.kind == "periodic"} == pairs
+    assert all(p.value is None for p in spec.boundary if p.kind == "periodic")
+    assert "periodic" in spec.equation
+    hidden, _ = store.load_hidden(tmp_path, record.id)
+    assert all(c.e_base <= 1e-2 for c in hidden.calibration.values())

@@ -82,6 +82,11 @@ PINNED = {
     "elasticity": "08976f7c61ac7714707a1ab31d5063e42b02a5fae06ab22db0ab795359320510",
     "poisson_rough": "45a278418ceb4aa39c95a39867bbf2315c943726735f0d8144fb89cc2dbaaa78",
     "stokes_numerical": "c95a939124b41883f9b285dfd00f4c6db9ddaeb84128fe731d61c4f6b272d0b1",
+    "poisson_periodic": "8439ef640eebb7e28c4cddaaa35f57b8a700fb16eecdfc31ea5e8ab3b58759de",
+    "heat_periodic": "9615baf1a29d489cd373bca36e5e9a7c608319a99a82efa7d3345fb9b5373def",
+    "convection_diffusion_periodic": "a799607e2f3c45d2e57b65225fd308af6b5eeb01af6e04a52e6cb73eb5f39e9c",
+    "helmholtz_periodic": "3bce6662f26f8f484eef29777df46dcf17e14aa50cde047683d58d68a08d6f8b",
+    "elasticity_periodic": "41d3c17edc3f1a611fc4c0f48afaaffa0f1e651ad2d65a8fbe01531300dd130e",
 }
 TERMS = {
     "poisson": ("oscillatory", "boundary_layer", "smooth"),
@@ -98,6 +103,11 @@ TERMS = {
         "force_boundary_layer",
         "lid",
     ),
+    "poisson_periodic": ("boundary_layer", "across", "smooth"),
+    "heat_periodic": ("oscillatory", "across", "smooth"),
+    "convection_diffusion_periodic": ("boundary_layer", "oscillatory"),
+    "helmholtz_periodic": ("across", "boundary_layer"),
+    "elasticity_periodic": ("smooth", "oscillatory", "smooth", "across"),
 }
 
 
@@ -157,6 +167,11 @@ SPACE_PINS = {
     "elasticity": "40b3a2a4bb9d65357b12e6b6f70dc0dc37299dede22ad0ec5024874f053c7a80",
     "poisson_rough": "096858dcb2e24660e651ed48528107c64a06db718a92979a12d58c938efef83b",
     "stokes_numerical": "10d9a6d488d1a82271e82ab08bd6b64db0de20ee8347837fbc7605484717f31a",
+    "poisson_periodic": "b9868f4cd847040057b5af5e87d96bb3c38fce1ad945b630c87dd97a0d1d1876",
+    "heat_periodic": "2ad4e97b56033612df1695b7a8d304cf93c457aa7a8ff05f8ee0a1844d82b470",
+    "convection_diffusion_periodic": "bee924227d72f9e98d0655d70bc94fbeca6e8b4e9368c06eefddb4d7775a5311",
+    "helmholtz_periodic": "6fba410d24d3382fdc003157a1329e6a17287d4d8e64e09b3f6f21d8a337c79f",
+    "elasticity_periodic": "4be1209ab30c73d485761cbea53faadd34926c999e4f406c86de167f702ae4db",
 }
 
 
@@ -224,7 +239,8 @@ def test_the_stream_is_named_by_version_family_domain_seed_index_and_draw() -> N
     assert str(info.value) == (
         "'poisson_square_smooth' is no fresh case id; expected fresh_v<version>_<family>[_<domain>]_s<seed>_<index>, "
         "family one of poisson, heat, convection_diffusion, reaction_diffusion, helmholtz, elasticity, poisson_rough, "
-        "stokes_numerical"
+        "stokes_numerical, poisson_periodic, heat_periodic, convection_diffusion_periodic, helmholtz_periodic, "
+        "elasticity_periodic"
     )
     for bad in (
         "poisson_square_smooth",
@@ -361,7 +377,8 @@ def test_the_libraries_follow_the_drawn_domain() -> None:
         definition("stokes", None, 0, 0, 0, ALL)
     assert str(info.value) == (
         "no fresh space for family 'stokes'; known: poisson, heat, convection_diffusion, reaction_diffusion, "
-        "helmholtz, elasticity, poisson_rough, stokes_numerical"
+        "helmholtz, elasticity, poisson_rough, stokes_numerical, poisson_periodic, heat_periodic, "
+        "convection_diffusion_periodic, helmholtz_periodic, elasticity_periodic"
     )
     with pytest.raises(GenerationError) as info:
         definition("poisson", "disk", 0, 0, 0, ALL)
@@ -514,3 +531,41 @@ def test_a_value_the_case_file_cannot_hold_is_refused_naming_it() -> None:
         with pytest.raises(GenerationError, match=f"^cannot write {re.escape(text)} to a case file$"):
             draw_module._toml(value)
     assert draw_module._toml({"a-b": [1, 0.5, "x"], "*": {"k": -2}}) == '{ a-b = [1, 0.5, "x"], "*" = { k = -2 } }'
+
+
+PERIODIC = ("poisson_periodic", "heat_periodic", "convection_diffusion_periodic", "helmholtz_periodic")
+
+
+def test_a_periodic_draw_identifies_a_drawn_pair_of_sides_of_the_unit_square() -> None:
+    """Periodic in x or y (drawn), on the unit square alone, on the tracks that solve periodic pieces;
+    every term 1-periodic along the identified direction; convection by a uniform b only."""
+    case, terms = definition("poisson_periodic", None, 3, 1, 0, ALL)
+    assert definition_text(case) == (
+        'id = "fresh_v2_poisson_periodic_s3_01"\n'
+        'family = "poisson"\n'
+        'domain = "unit_square"\n'
+        'note = "fresh v2: seed 3, case 1, draw 0"\n'
+        "coefficients = { k = 0.5 }\n"
+        'manufactured = { u = "(-2)*cos(2*pi*y + 1/2)*exp(-8*(1 - x)) + (-3/2)*x**3 + '
+        '(3/2)*sin(4*pi*y + 1/2)*exp((-3/2)*x)" }\n'
+        'periodic = ["y"]\n'
+        'libraries = ["scikit-fem", "dolfinx", "ngsolve"]\n'
+    )
+    assert terms == ("boundary_layer", "across", "smooth")
+    for family in (*PERIODIC, "elasticity_periodic"):
+        assert domain_kinds(family, ALL) == ("unit_square",)
+        assert solving(family, "unit_square", ALL) == CURVED_SOLVERS  # numpy-scipy solves no periodic piece
+        directions = set()
+        for index in range(40):
+            drawn, _ = definition(family, None, 0, index, 0, ALL)
+            (s,) = drawn.periodic
+            directions.add(s)
+            u = drawn.manufactured and drawn.manufactured.u
+            for text in u if isinstance(u, list) else [u]:
+                assert text is not None
+                # the identified coordinate only in sin/cos(2*m*pi*s ...): a whole number of periods
+                rest = re.sub(rf"(sin|cos)\((2|4)\*pi\*{s}( \+ \d/\d)?\)", "", text)
+                assert not re.search(rf"\b{s}\b", rest) and re.search(rf"\b{s}\b", "".join(u)), text
+            b = drawn.coefficients.get("b")
+            assert b is None or all("x" not in c and "y" not in c for c in b)
+        assert directions == {"x", "y"}, family

@@ -34,6 +34,13 @@ from fembench_agents.cases.generate.grammar import (
     term,
     wave,
 )
+from fembench_agents.cases.generate.periodic import (
+    DIRECTIONS,
+    PeriodicKind,
+    other,
+    periodic_solution,
+    periodic_term,
+)
 from fembench_agents.cases.model import Coefficient, ProblemData
 
 # scalar parameters are floats: the calibration solvers read them with float()
@@ -69,6 +76,7 @@ class Drawn:
     t_end: float | None = None
     data: ProblemData | None = None  # a numerical-reference case's data
     pressure_compared: bool = True  # a flow's pressure scored beside its velocity
+    periodic: tuple[str, ...] = ()  # the unit square's identified direction ("x" or "y")
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,7 @@ class Space:
     draw: Callable[[Draw, Region], Drawn]
     kinds: tuple[str, ...] = KINDS  # the domain kinds it draws on
     family: str | None = None  # the PDE family when the space's name is not it
+    periodic: bool = False  # its cases have periodic sides (a track must solve them so)
 
     def pde(self, name: str) -> str:
         """The PDE family of the space registered as `name`."""
@@ -116,13 +125,18 @@ def heat(d: Draw, domain: Region) -> Drawn:
     return Drawn({"k": k}, u, (*(t.kind for t in first), second.kind), t_end=d.pick(HEAT_END_TIMES))
 
 
+def _uniform_velocity(d: Draw) -> list[str]:
+    """(bx, by) from VELOCITY_COMPONENTS; (0, 0) becomes (1, 0)."""
+    bx, by = d.pick(VELOCITY_COMPONENTS), d.pick(VELOCITY_COMPONENTS)
+    if bx == 0 and by == 0:
+        bx = Fraction(1)
+    return [number(bx), number(by)]
+
+
 def convection_diffusion(d: Draw, domain: Region) -> Drawn:
     eps = d.pick(DIFFUSIVITIES)
     if d.pick(("uniform", "rotating")) == "uniform":
-        bx, by = d.pick(VELOCITY_COMPONENTS), d.pick(VELOCITY_COMPONENTS)
-        if bx == 0 and by == 0:
-            bx = Fraction(1)
-        b: list[str] = [number(bx), number(by)]
+        b = _uniform_velocity(d)
     else:
         s = d.pick((Fraction(1), Fraction(2), Fraction(-1)))
         b = [scaled(s, "(1/2 - y)"), scaled(s, "(x - 1/2)")]
@@ -220,6 +234,56 @@ def stokes_numerical(d: Draw, domain: Region) -> Drawn:
     return Drawn({"nu": nu}, None, tuple(kinds), data=data, pressure_compared=False)
 
 
+def _periodic_k(d: Draw, r: str) -> Coefficient:
+    """k for a case periodic along the other coordinate than `r`: a constant, or c0 + c1 r (k >= 1/2)."""
+    if d.pick(("constant", "linear")) == "constant":
+        return d.pick(CONDUCTIVITIES)
+    return plus(number(d.pick(K_MEANS)), scaled(d.pick(K_SLOPES), r))
+
+
+def poisson_periodic(d: Draw, domain: Region) -> Drawn:
+    s = d.pick(DIRECTIONS)
+    k = _periodic_k(d, other(s))
+    u, kinds = periodic_solution(d, s)
+    return Drawn({"k": k}, u, kinds, periodic=(s,))
+
+
+def heat_periodic(d: Draw, domain: Region) -> Drawn:
+    """As heat: u = cos(w t) S1 + sin(w t) S2, each part periodic in s."""
+    s = d.pick(DIRECTIONS)
+    k = _periodic_k(d, other(s))
+    first, kinds = periodic_solution(d, s)
+    second_kind: PeriodicKind = d.pick(("smooth", "oscillatory"))
+    second = periodic_term(second_kind, d, s)
+    w = number(d.pick(HEAT_FREQUENCIES))
+    u = f"cos({w}*t)*({first}) + sin({w}*t)*({second})"
+    return Drawn({"k": k}, u, (*kinds, second_kind), t_end=d.pick(HEAT_END_TIMES), periodic=(s,))
+
+
+def convection_diffusion_periodic(d: Draw, domain: Region) -> Drawn:
+    """A uniform b (a rotating one is not periodic), eps as for convection_diffusion."""
+    s = d.pick(DIRECTIONS)
+    eps, b = d.pick(DIFFUSIVITIES), _uniform_velocity(d)
+    u, kinds = periodic_solution(d, s)
+    return Drawn({"eps": eps, "b": b}, u, kinds, periodic=(s,))
+
+
+def helmholtz_periodic(d: Draw, domain: Region) -> Drawn:
+    s = d.pick(DIRECTIONS)
+    k = d.pick(HELMHOLTZ_K)
+    u, kinds = periodic_solution(d, s)
+    return Drawn({"k": k}, u, kinds, periodic=(s,))
+
+
+def elasticity_periodic(d: Draw, domain: Region) -> Drawn:
+    s = d.pick(DIRECTIONS)
+    E, nu = d.pick(YOUNG), d.pick(POISSON_RATIO)
+    ux, kx = periodic_solution(d, s)
+    uy, ky = periodic_solution(d, s)
+    return Drawn({"E": E, "nu": nu}, [ux, uy], (*kx, *ky), periodic=(s,))
+
+
+SQUARE = ("unit_square",)  # periodic sides are the unit square's
 SPACES: dict[str, Space] = {
     "poisson": Space(poisson),
     "heat": Space(heat),
@@ -229,4 +293,11 @@ SPACES: dict[str, Space] = {
     "elasticity": Space(elasticity),
     "poisson_rough": Space(poisson_rough, POLYGONS, family="poisson"),
     "stokes_numerical": Space(stokes_numerical, STOKES_KINDS, family="stokes"),
+    "poisson_periodic": Space(poisson_periodic, SQUARE, family="poisson", periodic=True),
+    "heat_periodic": Space(heat_periodic, SQUARE, family="heat", periodic=True),
+    "convection_diffusion_periodic": Space(
+        convection_diffusion_periodic, SQUARE, family="convection_diffusion", periodic=True
+    ),
+    "helmholtz_periodic": Space(helmholtz_periodic, SQUARE, family="helmholtz", periodic=True),
+    "elasticity_periodic": Space(elasticity_periodic, SQUARE, family="elasticity", periodic=True),
 }
