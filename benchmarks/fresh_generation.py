@@ -1,12 +1,12 @@
 """CPU time of `cases generate` for 100 cases over the six manufactured families (17 each of
 poisson, heat, convection_diffusion, reaction_diffusion; 16 of helmholtz and elasticity), then
-`--numerical N` cases of the numerical-reference family poisson_rough, every calibration solve
+`--numerical N` cases of each numerical-reference family (poisson_rough, stokes_numerical), every calibration solve
 on every track that solves the drawn domain (the default). CPU time is the process's and its
 children's (dolfinx compiles its forms in a C compiler it starts). Prints per family the CPU
 seconds, the cases, the domains and the refused draws; then the calibration solves' CPU by
 library (scikit-fem's includes the numerical references' refined solves), and the totals.
 
-    python benchmarks/fresh_generation.py [--seed 7] [--numerical 10] [--out DIR] [--library L ...]
+    python benchmarks/fresh_generation.py [--seed 7] [--numerical 10] [--no-manufactured] [--out DIR] [--library L ...]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ COUNTS = {
     "helmholtz": 16,
     "elasticity": 16,
 }
-NUMERICAL = "poisson_rough"
+NUMERICAL = ("poisson_rough", "stokes_numerical")
 
 
 def cpu() -> float:
@@ -62,7 +62,8 @@ def time_calibrations(by_library: Counter[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--numerical", type=int, default=10, help="cases of poisson_rough after the 100")
+    parser.add_argument("--numerical", type=int, default=10, help="cases of each numerical family after the 100")
+    parser.add_argument("--no-manufactured", action="store_true", help="the numerical families alone")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--library", action="append", default=None)
     args = parser.parse_args()
@@ -70,7 +71,7 @@ def main() -> None:
     libraries = tuple(args.library) if args.library else DEFAULT_LIBRARIES
     by_library: Counter[str] = Counter()
     time_calibrations(by_library)
-    counts = {**COUNTS, **({NUMERICAL: args.numerical} if args.numerical else {})}
+    counts = {**({} if args.no_manufactured else COUNTS), **{f: args.numerical for f in NUMERICAL if args.numerical}}
     totals: Counter[str] = Counter()
     for family, count in counts.items():
         start = cpu()

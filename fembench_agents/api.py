@@ -181,7 +181,7 @@ def _execute(
     ):
         sandbox.require_isolation()
         sets = load_problems(tracks, sandbox, paths, grid_options(runs), grid_selections(runs))
-        runs = resolved_runs(runs, sets)  # fresh instances named in a selection: made, and named by id
+        runs = resolved_runs(runs, sets.made)  # fresh instances named in a selection: made, and named by id
         try:
             episode_total(runs, sets)  # a selection matching nothing fails before any model starts
             prepare_selected(sets, paths, [(r.config.track, r.config.tasks) for r in runs], _quiet)

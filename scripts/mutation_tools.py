@@ -122,6 +122,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "cases.generate.geometry": ("*",),
     "cases.generate.families": ("*",),
     "cases.generate.draw": ("*",),
+    "cases.generate.periodic": ("*",),
 }
 
 # Tests that exercise code running only in sandbox children: "MODULE" for every function of the

@@ -7,19 +7,26 @@ test_rules_fresh.py."""
 from __future__ import annotations
 
 import json
+import tomllib
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+import pytest
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from fembench_agents.cases import store, timing
+from fembench_agents.cases.builder import make_spec
 from fembench_agents.cases.case_spec import Arc
 from fembench_agents.cases.domains import DOMAINS
 from fembench_agents.cases.generate import grammar
 from fembench_agents.cases.generate.geometry import KINDS, draw_domain
 from fembench_agents.cases.generate.manifest import MANIFEST, FreshManifest
 from fembench_agents.cases.generate.output import Request, generate
+from fembench_agents.cases.leak import leaks
+from fembench_agents.cases.model import CaseFile
+from fembench_agents.cases.own_curved import case_mask
 from fembench_agents.cases.shapes import Shape
 from fembench_agents.cli import app
 
@@ -109,3 +116,82 @@ def test_cli_generates_validates_and_draws_a_case_again_from_its_id(tmp_path: Pa
     res = runner.invoke(app, ["cases", "generate", "--family", "burgers", "--out", str(out)])
     assert res.exit_code == 2
     assert "no fresh space for family 'burgers'; known: poisson, heat, convection_diffusion" in res.output
+
+
+def test_a_stokes_flow_without_its_pressure_scores_the_velocity_alone_and_says_so() -> None:
+    flow = {
+        "family": "stokes",
+        "coefficients": {"nu": 1.0},
+        "data": {"forcing": ["y", "0"], "boundary": {"*": ["0", "0"]}},
+    }
+    spec, _ = make_spec(
+        CaseFile.model_validate({"id": "flow", "domain": "l_shape", **flow, "pressure_compared": False})
+    )
+    scored, _ = make_spec(CaseFile.model_validate({"id": "flow", "domain": "l_shape", **flow}))
+    assert {k: (f.shape, f.up_to_constant) for k, f in spec.output.fields.items()} == {"u": ((2, 65, 65), False)}
+    assert list(scored.output.fields) == ["u", "p"]
+    assert spec.equation == scored.equation.replace(
+        "(it is compared after subtracting its mean over the in-domain grid points, on both sides)",
+        "(it is not compared: the velocity u alone is scored)",
+    )
+    assert spec.equation.endswith(
+        "p is fixed only up to a constant (it is not compared: the velocity u alone is scored)"
+    )
+    with pytest.raises(
+        ValidationError, match="pressure_compared is for stokes, navier_stokes; poisson has no pressure"
+    ):
+        CaseFile.model_validate(
+            {"id": "p", "family": "poisson", "domain": "unit_square", "data": {"forcing": "1", "boundary": {"*": "0"}}}
+            | {"pressure_compared": False}
+        )
+
+
+def test_a_stokes_numerical_case_passes_the_leak_test_calibration_and_coarse_to_fine_check(tmp_path: Path) -> None:
+    """A body force and a lid on the channel with its step: every calibration solver within the cap on
+    the velocity, the fine reference checked against the 2x solve, the same folder from the same seed."""
+    request = Request("stokes_numerical", 0, 1, domain="channel_with_step")
+    (record,) = generate(request, tmp_path / "a")
+    generate(request, tmp_path / "b")
+    a = _tree(tmp_path / "a")
+    assert a == _tree(tmp_path / "b")
+    assert (record.id, record.terms, record.libraries, record.redraws) == (
+        "fresh_v2_stokes_numerical_channel_with_step_s0_00",
+        ("force_smooth", "force_boundary_layer", "force_corner_singular", "force_oscillatory", "lid"),
+        ("scikit-fem", "dolfinx", "ngsolve"),
+        (),
+    )
+    (spec,) = store.load_specs(tmp_path / "a")
+    assert list(spec.output.fields) == ["u"] and spec.equation.endswith(
+        "(it is not compared: the velocity u alone is scored)"
+    )
+    hidden, arrays = store.load_hidden(tmp_path / "a", record.id)
+    assert list(arrays) == ["u"] and arrays["u"].shape == (2, 65, 65)
+    assert sorted(hidden.calibration) == ["dolfinx", "ngsolve", "scikit-fem"]
+    assert all(c.e_base <= 1e-2 and c.tau_acc == float(f"{10 * c.e_base:.4e}") for c in hidden.calibration.values())
+    check = hidden.reference_check
+    assert check is not None and check.refinements == (1, 2, 4)
+    assert check.error_estimate == check.distances_to_finest[1] <= check.threshold
+    assert check.threshold == float(f"{0.05 * min(c.tau_acc for c in hidden.calibration.values()):.4e}")
+    assert not leaks(
+        spec, arrays, case_mask(spec.domain.name, spec.grid), max(c.tau_acc for c in hidden.calibration.values())
+    )
+
+
+def test_a_periodic_case_is_built_with_its_identified_sides_and_their_check(tmp_path: Path) -> None:
+    """The builder's periodicity check (value, normal derivative, forcing, coefficients on paired
+    sides) passes on a drawn case, whose case_spec names the pairs."""
+    (record,) = generate(Request("helmholtz_periodic", 7, 1), tmp_path)
+    assert (record.id, record.domain, record.libraries, record.redraws) == (
+        "fresh_v2_helmholtz_periodic_s7_00",
+        "unit_square",
+        ("scikit-fem", "dolfinx", "ngsolve"),
+        (),
+    )
+    (spec,) = store.load_specs(tmp_path)
+    (s,) = tomllib.loads((tmp_path / "definitions" / f"{record.id}.toml").read_text())["periodic"]
+    pairs = {"x": {"left": "right", "right": "left"}, "y": {"bottom": "top", "top": "bottom"}}[s]
+    assert {p.name: p.partner for p in spec.boundary if p.kind == "periodic"} == pairs
+    assert all(p.value is None for p in spec.boundary if p.kind == "periodic")
+    assert "periodic" in spec.equation
+    hidden, _ = store.load_hidden(tmp_path, record.id)
+    assert all(c.e_base <= 1e-2 for c in hidden.calibration.values())

@@ -109,6 +109,24 @@ def test_the_interval_resamples_strata_with_the_reports_settings() -> None:
     low, high = bootstrap_ci([-0.25, 0.75], resamples=7, confidence=0.8, seed=3)  # strata sorted by name
     assert (poisson.low, poisson.high) == (low, high)
     assert (low, high) != bootstrap_ci([-0.25, 0.75], resamples=2000, confidence=0.95, seed=0)
+    # eight strata, differences 1/8 .. 8/8: the report's seed 3 gives (0.453125, 0.646875), which about 1 in
+    # 1000 other seeds give (3 of seeds 0 .. 2999), so an interval drawn without the seed is told apart
+    eight = [
+        episode("single-shot", f"{side}{i}", r, side == "p" and r < i, track=TRACK)
+        for i in range(1, 9)
+        for side in "pf"
+        for r in range(8)
+    ]
+
+    def by_name(track: str, task_id: str) -> TaskInfo:
+        origin = "published" if task_id[0] == "p" else "fresh"
+        return TaskInfo(domain="other", tier="-", knowledge="-", origin=origin, stratum=f"poisson/s{task_id[1:]}")
+
+    rows, _ = contamination(eight, by_name, settings)
+    assert [(r.scope, r.difference) for r in rows] == [
+        ("poisson", Estimate(value=0.5625, low=0.453125, high=0.646875)),
+        ("overall", Estimate(value=0.5625, low=0.453125, high=0.646875)),
+    ]
 
 
 def test_only_groups_with_a_fresh_task_have_rows() -> None:
@@ -118,6 +136,9 @@ def test_only_groups_with_a_fresh_task_have_rows() -> None:
     rows, unpaired = contamination(eps, info, ReportSettings())
     assert rows == []
     assert [(u.agent, u.stratum, u.side, u.tasks) for u in unpaired] == [("fresh-only", "helmholtz/cross", "fresh", 1)]
+    # a group without fresh tasks is passed over, not the end: the groups sorted after it still have rows
+    rows, _ = contamination(eps + episodes("single-shot"), info, ReportSettings())
+    assert [(r.agent, r.scope) for r in rows] == [("single-shot", s) for s in ("T1", "heat", "poisson", "overall")]
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from fembench_agents.cases.generate import output
 from fembench_agents.cases.generate.output import Request
 from fembench_agents.kinds.contract import ProblemsUnavailable, ScoringOptions
 from fembench_agents.runs.problems import load_problems
-from fembench_agents.runs.selection import select_tasks
+from fembench_agents.runs.selection import resolve_selection, select_tasks
 from fembench_agents.scoring.sandbox import Sandbox
 
 PUBLISHED = "poisson_square_smooth"
@@ -119,8 +119,10 @@ def test_a_second_load_reuses_the_cached_bytes(one_case: Path, monkeypatch: pyte
         )
         sets.evaluator.close()
         assert sets.made == {ITEM: ID}
-        assert sets.resolve(selection) == f"{PUBLISHED},{ID}"
-        assert [c.task_id for c in select_tasks(sets.by_track["numpy-scipy"], sets.resolve(selection))] == [
+        assert resolve_selection(selection, sets.made) == f"{PUBLISHED},{ID}"
+        assert [
+            c.task_id for c in select_tasks(sets.by_track["numpy-scipy"], resolve_selection(selection, sets.made))
+        ] == [
             ID,
             PUBLISHED,
         ]
@@ -230,3 +232,45 @@ def test_an_optimizations_fresh_held_out_items_take_part_by_id() -> None:
     assert with_made("all", "fresh:poisson:seed=7", made) == ("all", "fresh_v2_poisson_s7_00")  # all holds them
     assert with_made("p_*,fresh:heat:seed=1", "p_1", made) == ("p_*,fresh_v2_heat_s1_00", "p_1")
     assert with_made("p_*", "p_1", {}) == ("p_*", "p_1")
+
+
+def test_a_dry_run_lists_the_fresh_instances_it_would_make_and_makes_none(
+    one_case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run --dry-run` of a selection naming a fresh item: the item's ids, where they will be made and
+    that they are not made yet, the episodes counted with them and their prompts from each case's first
+    draw; nothing generated, no sandbox. Once the set is made, the dry run reads it: the same row."""
+    from cli_in_process import cli
+
+    from fembench_agents.models.scripted import ensure_registered, register_script
+    from fembench_agents.scoring.sandbox import Sandbox
+
+    ensure_registered()
+    register_script("fresh-dry-run", ["no program in this reply"])
+    folder = set_dir(one_case, parse_spec(ITEM), ["numpy-scipy"])
+    run = ["run", "--model", "scripted/fresh-dry-run", "--cases", f"{PUBLISHED},{ITEM}", "--library", "numpy-scipy"]
+    run += ["--cases-path", str(one_case), "--out", str(tmp_path / "r"), "--dry-run"]
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("a dry run made a fresh set or started the sandbox")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(output, "generate", refuse)
+        patched.setattr(Sandbox, "__init__", refuse)
+        before = cli(*run)
+    assert before.code == 0, before.text
+    assert not (one_case / "fresh_sets").exists() and not (tmp_path / "r").exists()
+    rows = [" ".join(line.strip("│┃ ").split()) for line in before.out.splitlines() if "│" in line]
+    assert rows[0].startswith("scripted/fresh-dry-run │ single-shot │ numpy-scipy │ 2 │ 2 │ ")  # published + fresh
+    assert (
+        f"note: {ITEM}: 1 fresh case(s) not made yet (a dry run makes none); the run generates, checks and "
+        f"calibrates them into {folder} before its first episode: {ID}; their prompts are counted from each "
+        "case's first draw, which a refused draw replaces"
+    ) in " ".join(before.out.split())
+    made_cases(one_case, [ITEM], ["numpy-scipy"])  # what the run makes first (draw 0 kept: no redraw)
+    after = cli(*run)
+    assert after.code == 0, after.text
+    assert [" ".join(line.strip("│┃ ").split()) for line in after.out.splitlines() if "│" in line] == rows
+    assert f"note: {ITEM}: 1 fresh case(s) read from {folder}" in " ".join(after.out.split())
+    bad = cli(*[("fresh:poisson" if part == f"{PUBLISHED},{ITEM}" else part) for part in run])
+    assert bad.code == 2 and "'fresh:poisson' has no seed: expected fresh:FAMILY" in " ".join(bad.err.split())

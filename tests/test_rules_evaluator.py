@@ -25,7 +25,7 @@ from fembench_agents.kinds.contract import LoadedProblems, ScoringOptions, Skipp
 from fembench_agents.runs import run
 from fembench_agents.runs.grid import PlannedRun, grid_selections, resolved_runs
 from fembench_agents.runs.problems import load_problems, preload_for
-from fembench_agents.runs.selection import selector_items
+from fembench_agents.runs.selection import resolve_selection, selector_items
 from fembench_agents.scoring import codec
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.feedback import TemplateFeedback
@@ -1412,8 +1412,8 @@ def test_each_kind_makes_the_made_items_of_its_own_tracks_selections(stub_kinds:
         "new:a,b=1": "stubs-default/new1,stubs-default/new2",
         "odd:q=2": "others-default/odd1,others-default/odd2",
     }
-    assert sets.resolve("new:a,b=1,w") == "stubs-default/new1,stubs-default/new2,w"
-    assert [(r.config.agent, r.config.track, r.config.tasks, r.out) for r in resolved_runs(runs, sets)] == [
+    assert resolve_selection("new:a,b=1,w", sets.made) == "stubs-default/new1,stubs-default/new2,w"
+    assert [(r.config.agent, r.config.track, r.config.tasks, r.out) for r in resolved_runs(runs, sets.made)] == [
         ("single-shot", "stub-a", "x,stubs-default/new1,stubs-default/new2", Path("r1")),
         ("feedback-loop", "stub-a", "x,stubs-default/new1,stubs-default/new2", Path("r2")),
         ("single-shot", "stub-b", "y", Path("r3")),

@@ -81,6 +81,12 @@ PINNED = {
     "helmholtz": "8dfcae9c7abaeee70e92aae165b23162d75cd8016ed8c3b127f8af7887935b67",
     "elasticity": "08976f7c61ac7714707a1ab31d5063e42b02a5fae06ab22db0ab795359320510",
     "poisson_rough": "45a278418ceb4aa39c95a39867bbf2315c943726735f0d8144fb89cc2dbaaa78",
+    "stokes_numerical": "c95a939124b41883f9b285dfd00f4c6db9ddaeb84128fe731d61c4f6b272d0b1",
+    "poisson_periodic": "8439ef640eebb7e28c4cddaaa35f57b8a700fb16eecdfc31ea5e8ab3b58759de",
+    "heat_periodic": "9615baf1a29d489cd373bca36e5e9a7c608319a99a82efa7d3345fb9b5373def",
+    "convection_diffusion_periodic": "a799607e2f3c45d2e57b65225fd308af6b5eeb01af6e04a52e6cb73eb5f39e9c",
+    "helmholtz_periodic": "3bce6662f26f8f484eef29777df46dcf17e14aa50cde047683d58d68a08d6f8b",
+    "elasticity_periodic": "41d3c17edc3f1a611fc4c0f48afaaffa0f1e651ad2d65a8fbe01531300dd130e",
 }
 TERMS = {
     "poisson": ("oscillatory", "boundary_layer", "smooth"),
@@ -90,6 +96,18 @@ TERMS = {
     "helmholtz": ("oscillatory", "corner_singular"),
     "elasticity": ("boundary_layer", "oscillatory", "boundary_layer", "smooth"),
     "poisson_rough": ("constant_load", "source"),
+    "stokes_numerical": (
+        "force_boundary_layer",
+        "force_corner_singular",
+        "force_oscillatory",
+        "force_boundary_layer",
+        "lid",
+    ),
+    "poisson_periodic": ("boundary_layer", "across", "smooth"),
+    "heat_periodic": ("oscillatory", "across", "smooth"),
+    "convection_diffusion_periodic": ("boundary_layer", "oscillatory"),
+    "helmholtz_periodic": ("across", "boundary_layer"),
+    "elasticity_periodic": ("smooth", "oscillatory", "smooth", "across"),
 }
 
 
@@ -120,6 +138,22 @@ def test_each_space_draws_its_pinned_case_file_byte_for_byte() -> None:
         'coefficients = { k = "3/2 + (1/2)*x + (1/4)*y" }',
         'data = { forcing = "2 + (-5/4)*exp(-100*((x - 7/8)**2 + (y - 5/8)**2))", boundary = { "*" = "0" } }',
     ]
+    # a body force of two grammar sums and a lid moving along the bottom (zero at its ends); no
+    # numpy-scipy (it solves no Stokes flow); the velocity alone scored
+    stokes, _ = definition("stokes_numerical", None, 3, 1, 0, DEFAULT_LIBRARIES)
+    assert definition_text(stokes) == (
+        'id = "fresh_v2_stokes_numerical_s3_01"\n'
+        'family = "stokes"\n'
+        'domain = "square_hole"\n'
+        'geometry = { outer = [0.0, 1.0, 0.0, 1.0], inner_hole = { type = "rect", bbox = [0.625, 0.875, 0.5, 0.875] } }\n'
+        'note = "fresh v2: seed 3, case 1, draw 0"\n'
+        "coefficients = { nu = 1.0 }\n"
+        'data = { forcing = ["(-1/2)*exp(-5*(1 - x)) + ((x + 1/24)**2 + (y - 1/24)**2)**(3/4)", '
+        '"sin(2*pi*x + 1/2)*cos(pi*y) + (1/2)*exp(-4*(1 - y))"], '
+        'boundary = { "*" = ["0", "0"], bottom = ["(-16)*x**2*(1 - x)**2", "0"] } }\n'
+        "pressure_compared = false\n"
+        'libraries = ["scikit-fem", "dolfinx", "ngsolve"]\n'
+    )
 
 
 # sha256 of the case files of cases 0 to 29 of seed 0 of each space, one after another: every
@@ -132,6 +166,12 @@ SPACE_PINS = {
     "helmholtz": "404e48431f2f814c11ee6c6599471daf741227b565d2190136d1559603fc37d0",
     "elasticity": "40b3a2a4bb9d65357b12e6b6f70dc0dc37299dede22ad0ec5024874f053c7a80",
     "poisson_rough": "096858dcb2e24660e651ed48528107c64a06db718a92979a12d58c938efef83b",
+    "stokes_numerical": "10d9a6d488d1a82271e82ab08bd6b64db0de20ee8347837fbc7605484717f31a",
+    "poisson_periodic": "b9868f4cd847040057b5af5e87d96bb3c38fce1ad945b630c87dd97a0d1d1876",
+    "heat_periodic": "2ad4e97b56033612df1695b7a8d304cf93c457aa7a8ff05f8ee0a1844d82b470",
+    "convection_diffusion_periodic": "bee924227d72f9e98d0655d70bc94fbeca6e8b4e9368c06eefddb4d7775a5311",
+    "helmholtz_periodic": "6fba410d24d3382fdc003157a1329e6a17287d4d8e64e09b3f6f21d8a337c79f",
+    "elasticity_periodic": "4be1209ab30c73d485761cbea53faadd34926c999e4f406c86de167f702ae4db",
 }
 
 
@@ -198,7 +238,9 @@ def test_the_stream_is_named_by_version_family_domain_seed_index_and_draw() -> N
         parse_id("poisson_square_smooth")
     assert str(info.value) == (
         "'poisson_square_smooth' is no fresh case id; expected fresh_v<version>_<family>[_<domain>]_s<seed>_<index>, "
-        "family one of poisson, heat, convection_diffusion, reaction_diffusion, helmholtz, elasticity, poisson_rough"
+        "family one of poisson, heat, convection_diffusion, reaction_diffusion, helmholtz, elasticity, poisson_rough, "
+        "stokes_numerical, poisson_periodic, heat_periodic, convection_diffusion_periodic, helmholtz_periodic, "
+        "elasticity_periodic"
     )
     for bad in (
         "poisson_square_smooth",
@@ -313,6 +355,13 @@ def test_the_libraries_follow_the_drawn_domain() -> None:
     assert domain_kinds("poisson", ALL) == KINDS
     assert domain_kinds("poisson", ("numpy-scipy",)) == POLYGONS  # numpy-scipy meshes no arc
     assert domain_kinds("poisson_rough", ALL) == POLYGONS  # a numerical reference is solved on a polygon
+    # no numpy-scipy Stokes solver; no cross (its calibration velocity misses the cap)
+    assert solving("stokes_numerical", "l_shape", ALL) == CURVED_SOLVERS
+    assert domain_kinds("stokes_numerical", ALL) == ("unit_square", "l_shape", "square_hole", "channel_with_step")
+    with pytest.raises(
+        GenerationError, match=r"^none of the libraries numpy-scipy has a calibration solver for stokes_numerical$"
+    ):
+        domain_kinds("stokes_numerical", ("numpy-scipy",))
     for index in range(12):
         case, _ = definition("elasticity", None, 0, index, 0, ("numpy-scipy",))
         assert case.domain in POLYGONS and case.libraries == ("numpy-scipy",)
@@ -328,7 +377,8 @@ def test_the_libraries_follow_the_drawn_domain() -> None:
         definition("stokes", None, 0, 0, 0, ALL)
     assert str(info.value) == (
         "no fresh space for family 'stokes'; known: poisson, heat, convection_diffusion, reaction_diffusion, "
-        "helmholtz, elasticity, poisson_rough"
+        "helmholtz, elasticity, poisson_rough, stokes_numerical, poisson_periodic, heat_periodic, "
+        "convection_diffusion_periodic, helmholtz_periodic, elasticity_periodic"
     )
     with pytest.raises(GenerationError) as info:
         definition("poisson", "disk", 0, 0, 0, ALL)
@@ -481,3 +531,41 @@ def test_a_value_the_case_file_cannot_hold_is_refused_naming_it() -> None:
         with pytest.raises(GenerationError, match=f"^cannot write {re.escape(text)} to a case file$"):
             draw_module._toml(value)
     assert draw_module._toml({"a-b": [1, 0.5, "x"], "*": {"k": -2}}) == '{ a-b = [1, 0.5, "x"], "*" = { k = -2 } }'
+
+
+PERIODIC = ("poisson_periodic", "heat_periodic", "convection_diffusion_periodic", "helmholtz_periodic")
+
+
+def test_a_periodic_draw_identifies_a_drawn_pair_of_sides_of_the_unit_square() -> None:
+    """Periodic in x or y (drawn), on the unit square alone, on the tracks that solve periodic pieces;
+    every term 1-periodic along the identified direction; convection by a uniform b only."""
+    case, terms = definition("poisson_periodic", None, 3, 1, 0, ALL)
+    assert definition_text(case) == (
+        'id = "fresh_v2_poisson_periodic_s3_01"\n'
+        'family = "poisson"\n'
+        'domain = "unit_square"\n'
+        'note = "fresh v2: seed 3, case 1, draw 0"\n'
+        "coefficients = { k = 0.5 }\n"
+        'manufactured = { u = "(-2)*cos(2*pi*y + 1/2)*exp(-8*(1 - x)) + (-3/2)*x**3 + '
+        '(3/2)*sin(4*pi*y + 1/2)*exp((-3/2)*x)" }\n'
+        'periodic = ["y"]\n'
+        'libraries = ["scikit-fem", "dolfinx", "ngsolve"]\n'
+    )
+    assert terms == ("boundary_layer", "across", "smooth")
+    for family in (*PERIODIC, "elasticity_periodic"):
+        assert domain_kinds(family, ALL) == ("unit_square",)
+        assert solving(family, "unit_square", ALL) == CURVED_SOLVERS  # numpy-scipy solves no periodic piece
+        directions = set()
+        for index in range(40):
+            drawn, _ = definition(family, None, 0, index, 0, ALL)
+            (s,) = drawn.periodic
+            directions.add(s)
+            u = drawn.manufactured and drawn.manufactured.u
+            for text in u if isinstance(u, list) else [u]:
+                assert text is not None
+                # the identified coordinate only in sin/cos(2*m*pi*s ...): a whole number of periods
+                rest = re.sub(rf"(sin|cos)\((2|4)\*pi\*{s}( \+ \d/\d)?\)", "", text)
+                assert not re.search(rf"\b{s}\b", rest) and re.search(rf"\b{s}\b", "".join(u)), text
+            b = drawn.coefficients.get("b")
+            assert b is None or all("x" not in c and "y" not in c for c in b)
+        assert directions == {"x", "y"}, family

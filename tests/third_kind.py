@@ -259,5 +259,5 @@ class SumKind:
     def prepare(self, path: str, problems: Sequence[Any], scorer: Any, progress: Any) -> None:
         """A sum needs nothing of the machine."""
 
-    def preview(self, path: str, tracks: Any) -> PreviewedProblems:
+    def preview(self, path: str, tracks: Any, selections: Sequence[str] = ()) -> PreviewedProblems:
         return PreviewedProblems({t: read_source(path) for t in tracks})

@@ -33,9 +33,9 @@ from fembench_agents.cases.leak import leaks
 from fembench_agents.cases.manufactured import (
     CaseDefinitionError,
     boundary_kinds,
+    case_equation,
     check_time,
     derive,
-    equation,
     show,
 )
 from fembench_agents.cases.model import (
@@ -110,7 +110,7 @@ def _one(values: list[str]) -> str | list[str]:
 def _contract(case: CaseFile) -> OutputContract:
     shape = (case.grid.ny, case.grid.nx)
     fields = {"u": FieldSpec(shape=(2, *shape) if case.family in VECTOR_FAMILIES else shape)}
-    if case.family in FLOW_FAMILIES:
+    if case.family in FLOW_FAMILIES and case.pressure_compared:
         fields["p"] = FieldSpec(shape=shape, up_to_constant=True)
     return OutputContract(fields=fields, layout=LAYOUT)
 
@@ -158,7 +158,7 @@ def make_spec(case: CaseFile) -> tuple[CaseSpec, list[sp.Expr] | None]:
     spec = CaseSpec(
         id=case.id,
         family=case.family,
-        equation=equation(case.family, case.time is not None, tuple(kinds)),
+        equation=case_equation(case, tuple(kinds)),
         coefficients=dict(case.coefficients),
         forcing=forcing,
         boundary=pieces,

@@ -143,11 +143,8 @@ def make_set(cases_dir: Path, spec: FreshSpec, libraries: Sequence[str]) -> Path
     return folder
 
 
-def made_cases(
-    cases_dir: Path, selections: Iterable[str], libraries: Sequence[str]
-) -> tuple[list[SolverCase], dict[str, str]]:
-    """The cases of every `fresh:` item of `selections`, made (or read from their cache) on
-    `libraries`, and each item -> the ids it names. Another made item (`NAME:...`) is refused."""
+def fresh_items(selections: Iterable[str]) -> list[str]:
+    """The made items (`NAME:...`) of `selections`, each once; another than `fresh:` is refused."""
     from fembench_agents.runs.selection import selector_items
 
     items = list(dict.fromkeys(i for s in selections for i in selector_items(s) if ":" in i))
@@ -156,12 +153,74 @@ def made_cases(
         raise FreshSpecError(
             f"{strange[0]!r} names nothing the PDE cases make: expected a case id, a pattern or {FORM}"
         )
+    return items
+
+
+def made_cases(
+    cases_dir: Path, selections: Iterable[str], libraries: Sequence[str]
+) -> tuple[list[SolverCase], dict[str, str]]:
+    """The cases of every `fresh:` item of `selections`, made (or read from their cache) on
+    `libraries`, and each item -> the ids it names. Another made item (`NAME:...`) is refused."""
     cases: dict[str, SolverCase] = {}
     made: dict[str, str] = {}
-    for item in items:
+    for item in fresh_items(selections):
         spec = parse_spec(item)
         folder = make_set(cases_dir, spec, libraries)
         for case in load_cases(folder):
             cases.setdefault(case.task_id, case)
         made[item] = ",".join(spec.ids())
     return list(cases.values()), made
+
+
+@dataclass(frozen=True)
+class PreviewedSets:
+    """What a dry run shows of the `fresh:` items: their cases (read from the cache, or previewed
+    from their first draw), each item -> the ids it names, and a line per item saying which."""
+
+    cases: list[SolverCase]
+    made: dict[str, str]
+    notes: list[str]
+
+
+def preview_made(cases_dir: Path, selections: Iterable[str], libraries: Sequence[str]) -> PreviewedSets:
+    """The cases every `fresh:` item of `selections` names, without making any: a set in the cache
+    is read; another is drawn (each case's draw 0, its case_spec derived, nothing solved), which a
+    run then builds, checks and calibrates, and may redraw (another draw's domain and data, the
+    same ids)."""
+    cases: dict[str, SolverCase] = {}
+    made: dict[str, str] = {}
+    notes: list[str] = []
+    for item in fresh_items(selections):
+        spec = parse_spec(item)
+        folder = set_dir(cases_dir, spec, libraries)
+        ids = spec.ids()
+        made[item] = ",".join(ids)
+        if complete(folder, spec):
+            drawn = [c for c in load_cases(folder) if c.task_id in ids]
+            notes.append(f"{item}: {len(ids)} fresh case(s) read from {folder}")
+        else:
+            drawn = [
+                _first_draw(folder, family, domain, spec.seed, i, libraries)
+                for family, domain in spec.strata
+                for i in range(spec.count)
+            ]
+            notes.append(
+                f"{item}: {len(ids)} fresh case(s) not made yet (a dry run makes none); the run generates, "
+                f"checks and calibrates them into {folder} before its first episode: {', '.join(ids)}; their "
+                "prompts are counted from each case's first draw, which a refused draw replaces"
+            )
+        for case in drawn:
+            cases.setdefault(case.task_id, case)
+    return PreviewedSets(list(cases.values()), made, notes)
+
+
+def _first_draw(
+    folder: Path, family: str, domain: str | None, seed: int, index: int, libraries: Sequence[str]
+) -> SolverCase:
+    """Draw 0 of one case as a solver sees it (its case_spec), unbuilt: no reference, no record."""
+    from fembench_agents.cases.builder import make_spec
+    from fembench_agents.cases.generate.draw import definition
+
+    case, _ = definition(family, domain, seed, index, 0, libraries)
+    spec, _ = make_spec(case)
+    return SolverCase(spec=spec, cases_dir=folder, record_hash="")

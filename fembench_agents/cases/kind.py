@@ -12,7 +12,7 @@ from fembench_agents.cases import compat, store, timing
 from fembench_agents.cases.calibrate import CalibrationFailed, calibrate_pairs
 from fembench_agents.cases.feedback import CaseFeedback
 from fembench_agents.cases.folder import CaseFolder
-from fembench_agents.cases.fresh_sets import made_cases
+from fembench_agents.cases.fresh_sets import made_cases, preview_made
 from fembench_agents.cases.hidden import CaseHidden
 from fembench_agents.cases.outcomes import GATE_SETS, CaseOutcome
 from fembench_agents.cases.problem import SolverCase, load_cases
@@ -126,14 +126,21 @@ class LibraryKind:
         except CalibrationFailed as exc:
             raise ProblemsUnavailable(str(exc)) from None
 
-    def preview(self, path: str, tracks: Sequence[str]) -> PreviewedProblems:
+    def preview(self, path: str, tracks: Sequence[str], selections: Sequence[str] = ()) -> PreviewedProblems:
         """The built cases at `path` each library of `tracks` offers: read from their
-        records, with no calibration or installed library needed."""
+        records, with no calibration or installed library needed; and the fresh instances the
+        selections name, read from their cache or, not made yet, drawn (not built)."""
         try:
             cases = load_cases(Path(path))
-        except CaseStoreError as exc:
+            fresh = preview_made(Path(path), selections, sorted(tracks)) if selections else None
+        except ValueError as exc:  # unbuilt cases, a bad item, a family no library solves, ...
             raise ProblemsUnavailable(str(exc)) from None
-        return PreviewedProblems({lib: [c for c in cases if lib in c.spec.libraries] for lib in tracks})
+        if fresh is not None:
+            cases += [c for c in fresh.cases if c.task_id not in {k.task_id for k in cases}]
+        by_track = {lib: [c for c in cases if lib in c.spec.libraries] for lib in tracks}
+        if fresh is None:
+            return PreviewedProblems(by_track)
+        return PreviewedProblems(by_track, made=fresh.made, notes=fresh.notes)
 
     def scorer(self, sandbox: Sandbox, options: ScoringOptions) -> CaseScorer:
         """Without a calibration the fast gate is not judged (`not_timed`)."""

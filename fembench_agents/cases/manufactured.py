@@ -78,6 +78,20 @@ def equation(family: str, transient: bool = False, kinds: tuple[str, ...] = ("di
     return with_kinds(base, family, kinds).replace("(ux, uy)", "(ux, uy, uz)").replace("a pair", "a triple")
 
 
+PRESSURE_COMPARED = "(it is compared after subtracting its mean over the in-domain grid points, on both sides)"
+PRESSURE_NOT_COMPARED = "(it is not compared: the velocity u alone is scored)"
+
+
+def case_equation(case: CaseFile, kinds: tuple[str, ...]) -> str:
+    """A 2D case file's equation text; a flow whose pressure is not compared says so."""
+    words = equation(case.family, case.time is not None, kinds)
+    if case.pressure_compared:
+        return words
+    if PRESSURE_COMPARED not in words:
+        raise CaseDefinitionError(f"{case.id}: cannot say in its equation that p is not compared: {words!r}")
+    return words.replace(PRESSURE_COMPARED, PRESSURE_NOT_COMPARED)
+
+
 REQUIRED: dict[str, tuple[str, ...]] = {
     "poisson": ("k",),
     "heat": ("k",),

@@ -194,6 +194,9 @@ class CaseFile(FrozenModel):
     # the domain's size and placement as the published geometry_params of its kind (own_geometry.py);
     # None: the domain's fixed geometry
     geometry: dict[str, Any] | None = None
+    # a flow's pressure scored beside its velocity (up to a constant); False: the velocity alone, as the
+    # published Stokes records score it, where a re-entrant corner makes p singular and its L2 error stall
+    pressure_compared: bool = True
 
     @field_validator("libraries")
     @classmethod
@@ -221,6 +224,12 @@ class CaseFile(FrozenModel):
             return self
         got = f"{list(self.periodic)} on {self.domain}"
         raise ValueError(f"periodic sides are the unit square's, each direction once; got {got}")
+
+    @model_validator(mode="after")
+    def _pressure_of_a_flow(self) -> CaseFile:
+        if not self.pressure_compared and self.family not in FLOW_FAMILIES:
+            raise ValueError(f"pressure_compared is for {', '.join(FLOW_FAMILIES)}; {self.family} has no pressure")
+        return self
 
     @model_validator(mode="after")
     def _one_reference(self) -> CaseFile:

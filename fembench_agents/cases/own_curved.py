@@ -30,8 +30,8 @@ from fembench_agents.cases.manufactured import (
     _simplify,
     _solution,
     _tidy,
+    case_equation,
     check_time,
-    equation,
     forcing,
     parse,
     piece_kinds,
@@ -96,7 +96,7 @@ def curved_spec(case: CaseFile, contract: Any) -> tuple[Any, list[sp.Expr]]:
     sh = shape(case.domain, case.geometry)
     kinds = piece_kinds(case, [n for n, _ in sh.pieces], case.domain, dim=2)
     try:
-        words = equation(case.family, case.time is not None, tuple(kinds))
+        words = case_equation(case, tuple(kinds))
     except UnsupportedCondition as exc:
         raise CaseDefinitionError(f"{case.id}: {exc}") from None
     u = _solution(case)

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from fembench_agents.cli.app import console, err, fail_unavailable, problem_paths, say_skipped
 from fembench_agents.kinds.contract import PreviewedProblems, ProblemsUnavailable
-from fembench_agents.runs.grid import PlannedRun, grid_tracks
+from fembench_agents.runs.grid import PlannedRun, grid_selections, grid_tracks, resolved_runs
 
 if TYPE_CHECKING:
     from fembench_agents.optimize.settings import OptimizeSettings
@@ -41,16 +41,24 @@ def _note_missing_keys(models: Sequence[tuple[str, str | None]]) -> None:
             console.print(f"note: model {model!r} {missing_key_advice(missing)}", markup=False, highlight=False)
 
 
-def _previewed(tracks: Sequence[str], tasks_path: str, cases_path: str) -> PreviewedProblems:
+def _previewed(
+    tracks: Sequence[str], tasks_path: str, cases_path: str, selections: Sequence[tuple[str, str]]
+) -> PreviewedProblems:
     from fembench_agents.runs.problems import preview_problems
 
     try:
-        found = preview_problems(tracks, problem_paths(tasks_path, cases_path))
+        found = preview_problems(tracks, problem_paths(tasks_path, cases_path), selections)
     except ProblemsUnavailable as exc:
         fail_unavailable(exc)
     for skip in found.skipped:
         say_skipped(skip)
     return found
+
+
+def _say_notes(found: PreviewedProblems) -> None:
+    """What the kinds said of the problems made on demand (fresh instances: read, or to be made)."""
+    for note in found.notes:
+        console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_table(title: str, columns: Sequence[str], rows: Sequence[list[str]], total: list[str] | None) -> None:
@@ -72,7 +80,8 @@ def show_dry_run(runs: Sequence[PlannedRun], tasks_path: str, cases_path: str) -
 
     models = [(r.config.model, r.config.params.api_base) for r in runs]
     _refuse_unknown(models)
-    found = _previewed(grid_tracks(runs), tasks_path, cases_path)
+    found = _previewed(grid_tracks(runs), tasks_path, cases_path, grid_selections(runs))
+    runs = resolved_runs(runs, found.made)
     from fembench_agents.models import model_prices  # lazy: litellm's import, after the refusals
     from fembench_agents.runs.estimate import COLUMNS, RULES, estimate_run, litellm_tokens, total_row
 
@@ -90,6 +99,7 @@ def show_dry_run(runs: Sequence[PlannedRun], tasks_path: str, cases_path: str) -
     _print_table(TITLE, COLUMNS, [r.cells() for r in rows], total_row(rows))
     for rule in RULES:
         console.print(f"  {rule}", markup=False, highlight=False, soft_wrap=True)
+    _say_notes(found)
     _note_missing_keys(models)
 
 
@@ -100,10 +110,15 @@ def show_optimize_dry_run(settings: OptimizeSettings, evaluate: bool) -> None:
         (settings.reflection_model, settings.reflection_params.api_base),
     ]
     _refuse_unknown(models)
-    found = _previewed([settings.track], settings.tasks_path, settings.cases_path)
+    selections = [(settings.track, settings.tasks), (settings.track, settings.heldout)]
+    found = _previewed([settings.track], settings.tasks_path, settings.cases_path, selections)
     from fembench_agents.models import model_prices  # lazy: litellm's import, after the refusals
     from fembench_agents.optimize.estimate import COLUMNS, RULES, estimate_optimization, split_line
+    from fembench_agents.optimize.split import with_made
     from fembench_agents.runs.estimate import litellm_tokens
+
+    among, held = with_made(settings.tasks, settings.heldout, found.made)  # as the optimization will
+    settings = settings.model_copy(update={"tasks": among, "heldout": held})
 
     problems = found.by_track[settings.track]
     try:
@@ -116,4 +131,5 @@ def show_optimize_dry_run(settings: OptimizeSettings, evaluate: bool) -> None:
     _print_table(TITLE, COLUMNS, [r.cells() for r in rows], None)
     for rule in RULES:
         console.print(f"  {rule}", markup=False, highlight=False, soft_wrap=True)
+    _say_notes(found)
     _note_missing_keys(models)

@@ -70,7 +70,7 @@ async def run_grid(
     with open_sandbox(allow_weak_isolation, sandbox_workers, tracks, executor) as sandbox, ExitStack() as stack:
         options = grid_options(runs)
         sets = problems_for(tracks, tasks_path, cases_path, sandbox, skipped, options, grid_selections(runs))
-        runs = resolved_runs(runs, sets)  # fresh instances named in a selection: made, and named by id
+        runs = resolved_runs(runs, sets.made)  # fresh instances named in a selection: made, and named by id
         total = episode_total(runs, sets)  # a selection matching nothing fails before any model server starts
         _prepare(sets, problem_paths(tasks_path, cases_path), runs)
         clients = open_clients(runs, stack, response_cache)

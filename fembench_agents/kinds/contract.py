@@ -79,6 +79,10 @@ class PreviewedProblems:
 
     by_track: dict[str, list[Any]]
     skipped: list[SkippedTask] = field(default_factory=list)
+    # each made item of the selections -> the ids it names, as `LoadedProblems.made`; the problems are
+    # previews where they are not made yet (a dry run makes nothing), which `notes` says
+    made: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 class AttemptScorer(Protocol):
@@ -285,8 +289,9 @@ class TaskKind(Protocol):
         ProblemsUnavailable when it cannot."""
         ...
 
-    def preview(self, path: str, tracks: Sequence[str]) -> PreviewedProblems:
+    def preview(self, path: str, tracks: Sequence[str], selections: Sequence[str] = ()) -> PreviewedProblems:
         """The problems at `path` each of `tracks` offers, with what their prompts need,
-        read without starting a sandbox job or needing a scorer (a dry run's);
-        raises ProblemsUnavailable when there are none to read."""
+        read without starting a sandbox job or needing a scorer (a dry run's), and those the made
+        items of `selections` name, previewed without being made; raises ProblemsUnavailable when
+        there are none to read."""
         ...

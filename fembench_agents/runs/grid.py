@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +22,7 @@ from fembench_agents.runs.health import RunStopped
 from fembench_agents.runs.log import EpisodeRecord
 from fembench_agents.runs.problems import ProblemSets
 from fembench_agents.runs.run import RunConfig, execute_run, record_skipped_tasks
-from fembench_agents.runs.selection import select_tasks
+from fembench_agents.runs.selection import resolve_selection, select_tasks
 
 if TYPE_CHECKING:
     from fembench_agents.models import ResponseCache
@@ -108,11 +108,12 @@ def grid_selections(runs: Sequence[PlannedRun]) -> list[tuple[str, str]]:
     return list(dict.fromkeys((r.config.track, r.config.tasks) for r in runs))
 
 
-def resolved_runs(runs: Sequence[PlannedRun], sets: ProblemSets) -> list[PlannedRun]:
+def resolved_runs(runs: Sequence[PlannedRun], made: Mapping[str, str]) -> list[PlannedRun]:
     """The runs with each selection's made items (fresh PDE instances) replaced by the ids the
-    kind made for them: the manifest records those ids, and a resume, making the same items
-    again from the kind's cache, asks for the same ones."""
-    return [replace(r, config=replace(r.config, tasks=sets.resolve(r.config.tasks))) for r in runs]
+    kind made for them (`made`: item -> ids, `ProblemSets.made`, or a dry run's preview of them):
+    the manifest records those ids, and a resume, making the same items again from the kind's
+    cache, asks for the same ones."""
+    return [replace(r, config=replace(r.config, tasks=resolve_selection(r.config.tasks, made))) for r in runs]
 
 
 def grid_tracks(runs: Sequence[PlannedRun]) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from fembench_agents.kinds import kind_for
 from fembench_agents.kinds.contract import PreviewedProblems, Progress, ScoringOptions, SkippedTask
-from fembench_agents.runs.selection import resolve_selection, select_tasks
+from fembench_agents.runs.selection import select_tasks
 from fembench_agents.scoring.evaluator import Evaluator
 from fembench_agents.scoring.sandbox import Sandbox
 
@@ -22,10 +22,6 @@ class ProblemSets:
     skipped_by_track: dict[str, list[SkippedTask]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the kinds said about their loads (`LoadedProblems.notes`)
     made: dict[str, str] = field(default_factory=dict)  # a made item of a selection -> the ids it names
-
-    def resolve(self, selector: str) -> str:
-        """`selector` with the ids each made item names in its place (what every later step selects by)."""
-        return resolve_selection(selector, self.made)
 
     @property
     def skipped(self) -> list[SkippedTask]:
@@ -70,19 +66,26 @@ def load_problems(
     return sets
 
 
-def preview_problems(tracks: Iterable[str], paths: Mapping[str, str] | None = None) -> PreviewedProblems:
+def preview_problems(
+    tracks: Iterable[str], paths: Mapping[str, str] | None = None, selections: Iterable[tuple[str, str]] = ()
+) -> PreviewedProblems:
     """Each track's problems as its kind reads them without a sandbox job (a dry
-    run's), one read per source. Raises ProblemsUnavailable (a ValueError)."""
+    run's), one read per source, with what the made items of `selections` ((track,
+    selector), as for `load_problems`) name, previewed. Raises ProblemsUnavailable (a ValueError)."""
     paths = paths or {}
+    selections = list(selections)
     groups: dict[str, list[str]] = {}
     for track in dict.fromkeys(tracks):
         groups.setdefault(kind_for(track).scorer_key, []).append(track)
     found = PreviewedProblems(by_track={})
     for group in groups.values():
         kind = kind_for(group[0])
-        read = kind.preview(paths.get(kind.default_path, kind.default_path), group)
+        mine = tuple(dict.fromkeys(selector for track, selector in selections if track in group))
+        read = kind.preview(paths.get(kind.default_path, kind.default_path), group, mine)
         found.by_track.update(read.by_track)
         found.skipped += [s for s in read.skipped if s not in found.skipped]
+        found.made.update(read.made)
+        found.notes += read.notes
     return found
 
 

@@ -71,8 +71,9 @@ class FunctionKind:
     def prepare(self, path: str, problems: Sequence[Any], scorer: AttemptScorer, progress: Progress) -> None:
         """A function task needs nothing of the machine beforehand."""
 
-    def preview(self, path: str, tracks: Sequence[str]) -> PreviewedProblems:
-        """Every task module under `path` read unrun (`preview.py`), on each track."""
+    def preview(self, path: str, tracks: Sequence[str], selections: Sequence[str] = ()) -> PreviewedProblems:
+        """Every task module under `path` read unrun (`preview.py`), on each track; function tasks
+        have no made items (an instance with fresh inputs is drawn by the run)."""
         try:
             tasks, skipped = preview_suite(path)
         except FileNotFoundError as exc:

@@ -85,10 +85,13 @@ def draw_key(family: str, domain: str | None, seed: int, index: int, draw: int) 
 
 def solving(family: str, kind: str, wanted: Sequence[str]) -> tuple[str, ...]:
     """The wanted library tracks whose calibration solver solves the family's PDE on this domain
-    kind (Dirichlet pieces, no transient variant of a steady family; a curved kind needs a track
-    that meshes arcs)."""
-    pde, curved = SPACES[family].pde(family), kind in CURVED_DOMAINS
-    return tuple(lib for lib in wanted if get_track(lib).refuses(pde, ("dirichlet",), False, curved=curved) is None)
+    kind (Dirichlet pieces, and periodic ones for a periodic space; no transient variant of a steady
+    family; a curved kind needs a track that meshes arcs)."""
+    space, curved = SPACES[family], kind in CURVED_DOMAINS
+    kinds = ("dirichlet", "periodic") if space.periodic else ("dirichlet",)
+    return tuple(
+        lib for lib in wanted if get_track(lib).refuses(space.pde(family), kinds, False, curved=curved) is None
+    )
 
 
 def domain_kinds(family: str, wanted: Sequence[str]) -> tuple[str, ...]:
@@ -128,6 +131,8 @@ def definition(
             "time": None if drawn.t_end is None else TimeSpec(t0=0.0, t_end=drawn.t_end),
             "libraries": solving(family, where.name, libraries),
             "note": f"fresh v{GENERATOR_VERSION}: seed {seed}, case {index}, draw {draw}",
+            "pressure_compared": drawn.pressure_compared,
+            "periodic": drawn.periodic,
         }
     )
     return case, drawn.terms
@@ -165,6 +170,10 @@ def definition_text(case: CaseFile) -> str:
         lines.append(f"data = {_toml({'forcing': case.data.forcing, 'boundary': case.data.boundary})}")
     if case.time is not None:
         lines.append(f"time = {_toml({'t0': case.time.t0, 't_end': case.time.t_end})}")
+    if case.periodic:
+        lines.append(f"periodic = {_toml(list(case.periodic))}")
+    if not case.pressure_compared:
+        lines.append("pressure_compared = false")
     lines.append(f"libraries = {_toml(list(case.libraries))}")
     return "\n".join(lines) + "\n"
 
