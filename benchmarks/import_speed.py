@@ -115,6 +115,9 @@ def main() -> None:
         before = {(row := json.loads(line))["id"]: row["cpu"] for line in args.baseline_log.read_text().splitlines()}
         shared = [i for i in cpu_of if i in before]
         old, new = sum(before[i] for i in shared), sum(cpu_of[i] for i in shared)
+        if not old:
+            print(f"CPU: no record of this run has a CPU time in {args.baseline_log}")
+            return
         print(
             f"CPU of the {len(shared)} records both runs built: {old:.0f} s before, {new:.0f} s now ({new / old:.2f}x)"
         )

@@ -2,7 +2,7 @@
 (docs/pde_import.md, "Numerical references: what the calibration does"): the parabolic step
 schedule (a minimum count, a damped start where the data outruns the step, a Courant limit),
 SUPG past a cell Peclet number of 1, mesh lines that keep every grid point a node beside a
-corner line, and the cube's mesh refined while its data is not resolved."""
+corner line (of a refined solve, the points it reads), and the cube's mesh refined while its data is not resolved."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import ufl
 
 from fembench_agents.cases import gates, published_import
 from fembench_agents.cases.calibration import dolfinx_cube, dolfinx_fem, dolfinx_transient
-from fembench_agents.cases.calibration.common import grid_problem
+from fembench_agents.cases.calibration.common import READ_EVERY, grid_problem, refined
 from fembench_agents.cases.calibration.dolfinx_common import Setup, _mesh_lines, streamline_weight, structured_mesh
 from fembench_agents.cases.model import GateConfig, GridSpec
 from fembench_agents.cases.published import ImportReport, convert
@@ -158,6 +158,27 @@ def test_mesh_lines_keep_every_grid_point_a_node_beside_a_corner_line() -> None:
     # 100 points: the grid itself already; the corner is a line of its own as before
     lines, cells = _mesh_lines(0.0, 2.0, 100, [0.0, 0.5, 2.0])
     assert cells == 99 and lines.size == 101
+
+
+def test_a_refined_solve_keeps_only_the_points_it_reads_as_nodes() -> None:
+    # wave_lshape_source_gaussian's corner 0.4 on its 100-point grid refined 4x (397 points): the
+    # corner line splits the cell about the refined point 159, which is never read (only every 4th
+    # is), so half the refined grid stays: 198 cells and the corner line, not 396
+    lines, cells = _mesh_lines(0.0, 1.0, 397, [0.0, 0.4, 1.0], every=4)
+    assert cells == 198 and lines.size == 200 and np.isclose(lines, 0.4).any()
+    lines, cells = _mesh_lines(0.0, 1.0, 397, [0.0, 0.4, 1.0])
+    assert cells == 396 and lines.size == 398
+    seen: list[dict[str, Any]] = []
+
+    def solver(spec: dict[str, Any]) -> dict[str, Any]:
+        seen.append(spec)
+        return {"u": np.zeros((spec["grid"]["ny"], spec["grid"]["nx"]))}
+
+    out = refined(solver, {"grid": {"nx": 100, "ny": 50, "bbox": [0, 1, 0, 1]}}, 4)
+    assert seen[0]["grid"]["nx"] == 397 and seen[0]["grid"]["ny"] == 197 and seen[0][READ_EVERY] == 4
+    assert out["u"].shape == (50, 100)
+    refined(solver, {"grid": {"nx": 100, "ny": 50, "bbox": [0, 1, 0, 1]}}, 1)
+    assert READ_EVERY not in seen[1]
 
 
 def test_the_cube_mesh_is_refined_while_its_forcing_is_not_resolved() -> None:

@@ -135,6 +135,11 @@ def grid_problem(spec: dict[str, Any]) -> GridProblem:
     return GridProblem(nx, ny, (x1 - x0) / (nx - 1), (y1 - y0) / (ny - 1), X, Y, inside, piece >= 0, piece, spec)
 
 
+# A refined solve's spec names its refinement under this key: only every r-th point of its grid
+# is read back, so a solver's mesh need only have those points as nodes (dolfinx_common._mesh_lines).
+READ_EVERY = "read_every"
+
+
 def refined(solver: Any, spec: dict[str, Any], r: int) -> dict[str, Any]:
     """`solver` on the evaluation grid refined r times (every evaluation point stays
     a node), its array outputs read back at the evaluation points."""
@@ -143,5 +148,5 @@ def refined(solver: Any, spec: dict[str, Any], r: int) -> dict[str, Any]:
         return out
     g = dict(spec["grid"])
     g["nx"], g["ny"] = r * (g["nx"] - 1) + 1, r * (g["ny"] - 1) + 1
-    out = solver({**spec, "grid": g})
+    out = solver({**spec, "grid": g, READ_EVERY: r})
     return {k: v[..., ::r, ::r] if isinstance(v, np.ndarray) else v for k, v in out.items()}

@@ -25,6 +25,7 @@ from dolfinx.fem.petsc import LinearProblem, apply_lifting, assemble_matrix, ass
 from petsc4py import PETSc
 
 from fembench_agents.cases.calibration.common import (
+    READ_EVERY,
     GridProblem,
     components,
     inside_polygon_closed,
@@ -262,28 +263,34 @@ def structured_mesh(spec: dict[str, Any]) -> tuple[dmesh.Mesh, int]:
     grid's resolution where P2 midpoints then land on grid points (nx - 1 even), the grid itself
     otherwise. A cell is kept if its centre is in the domain. A domain corner off those lines (an
     imported case's 100 x 100 grid on the L-shape: (0.5, 0.5)) gets a line of its own, so the mesh
-    is the domain; the grid points stay nodes (the grid itself is the mesh there: nx - 1 odd)."""
+    is the domain; the grid points stay nodes (the grid itself is the mesh there: nx - 1 odd).
+    A refined solve's grid (common.refined) is read at every r-th point only: those stay nodes."""
     g = spec["grid"]
     x0, x1, y0, y1 = g["bbox"]
     corners = [p for poly in (spec["domain"]["outer"], *spec["domain"]["holes"]) for p in poly]
-    xs, cx = _mesh_lines(x0, x1, g["nx"], [float(p[0]) for p in corners])
-    ys, _ = _mesh_lines(y0, y1, g["ny"], [float(p[1]) for p in corners])
+    every = int(spec.get(READ_EVERY, 1))
+    xs, cx = _mesh_lines(x0, x1, g["nx"], [float(p[0]) for p in corners], every)
+    ys, _ = _mesh_lines(y0, y1, g["ny"], [float(p[1]) for p in corners], every)
     Xc, Yc = np.meshgrid((xs[:-1] + xs[1:]) / 2, (ys[:-1] + ys[1:]) / 2)
     points, triangles = kept_cells_as_triangles(inside_polygon_closed(spec, Xc, Yc), xs, ys)
     coordinate_element = ufl.Mesh(basix.ufl.element("Lagrange", "triangle", 1, shape=(2,)))
     return dmesh.create_mesh(MPI.COMM_SELF, triangles, coordinate_element, points), cx
 
 
-def _mesh_lines(lo: float, hi: float, n: int, corners: list[float]) -> tuple[np.ndarray, int]:
+def _mesh_lines(lo: float, hi: float, n: int, corners: list[float], every: int = 1) -> tuple[np.ndarray, int]:
     """The mesh lines along one axis of n grid points and the cell count of its rule: every other
     grid line where n - 1 is even, else every one, plus a line through each corner off them. A
     corner line splits a cell, whose P2 midpoints then miss the grid row it held (burgers_lshape_v3:
     the corner y = 0.5 on 75 points of [0, 1.5], the row y = 0.507 left without a node, 25 NaN
-    points): where a grid point is then no P2 node, every grid line is taken instead."""
+    points): where a grid point that is read (every `every`-th) is then no P2 node, every grid line
+    is taken instead. A refined solve's other points are never read: the L-shape's corner 0.4 on
+    100 points refined 4x splits a cell about the refined point 159, not one of the 100 read, and
+    taking every line there would make four times the unknowns."""
     cells = (n - 1) // 2 if (n - 1) % 2 == 0 else n - 1
     lines = _with_lines(np.linspace(lo, hi, cells + 1), corners)
     nodes = np.concatenate([lines, (lines[:-1] + lines[1:]) / 2])
-    if np.abs(np.linspace(lo, hi, n)[:, None] - nodes[None, :]).min(axis=1).max() > 1e-9 * (hi - lo):
+    read = np.linspace(lo, hi, n)[::every]
+    if np.abs(read[:, None] - nodes[None, :]).min(axis=1).max() > 1e-9 * (hi - lo):
         cells = n - 1
         lines = _with_lines(np.linspace(lo, hi, n), corners)
     return lines, cells
