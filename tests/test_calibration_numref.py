@@ -18,7 +18,7 @@ import published_records_bc as bc
 import pytest
 import ufl
 
-from fembench_agents.cases import gates, published_import
+from fembench_agents.cases import gates, published_ladders
 from fembench_agents.cases.calibration import dolfinx_cube, dolfinx_fem, dolfinx_transient
 from fembench_agents.cases.calibration.common import READ_EVERY, grid_problem, refined
 from fembench_agents.cases.calibration.dolfinx_common import Setup, _mesh_lines, streamline_weight, structured_mesh
@@ -199,10 +199,10 @@ def _reaction(rid: str, n: int) -> Any:
 def test_a_reaction_diffusion_reference_takes_the_rungs_within_its_budget() -> None:
     """70 points, 0.25 long: 4x is 277^2 = 76,729 unknowns x 83 steps (6.4e6); 6x 415^2 x 125
     (2.2e7) and 8x are over 2e7. 30 points: 8x is 233^2 x 70 (3.8e6)."""
-    assert published_import._within_budget(_reaction("rd_70", 70)) == ((1, 2, 4),)
-    assert published_import._within_budget(_reaction("rd_30", 30)) == ((1, 2, 4), (1, 4, 6), (1, 4, 8))
+    assert published_ladders.within_budget(_reaction("rd_70", 70)) == ((1, 2, 4),)
+    assert published_ladders.within_budget(_reaction("rd_30", 30)) == ((1, 2, 4), (1, 4, 6), (1, 4, 8))
     with pytest.raises(Excluded, match=r"its 4x solve would take 239 Newton time steps of 635209 unknowns \(1\.5e\+08"):
-        published_import._within_budget(_reaction("rd_200", 200))
+        published_ladders.within_budget(_reaction("rd_200", 200))
 
 
 def test_the_chord_newton_factorises_once_per_step_length() -> None:
@@ -232,12 +232,17 @@ def test_an_unstructured_reference_climbs_to_6x_only_where_that_solve_is_afforda
     unknowns (the refined grid's box, reference_memory.unknowns): the dumbbell Stokes record's
     144 x 66 grid, 859 x 391 x 2.25 = 755,705 (it imports at 6x in 858 MB); the ten-tooth gear's
     160 x 160, 955^2 x 2.25 = 2,052,056, is not (its 6x solve would not fit 2 GB)."""
-    assert published_import.UNSTRUCTURED_CLIMB == (1, 4, 6) and published_import.CLIMB_UNKNOWNS == 1_000_000
+    assert published_ladders.UNSTRUCTURED_CLIMB == (1, 4, 6) and published_ladders.CLIMB_UNKNOWNS == 1_000_000
     dumbbell = {"family": "stokes", "grid": {"nx": 144, "ny": 66, "bbox": [0.0, 1.0, 0.27, 0.73]}}
     gear = {"family": "stokes", "grid": {"nx": 160, "ny": 160, "bbox": [-0.75, 0.75, -0.75, 0.75]}}
-    assert published_import._affordable(dumbbell, 6) and not published_import._affordable(gear, 6)
+    assert published_ladders.affordable(dumbbell, 6) and not published_ladders.affordable(gear, 6)
     # a scalar family on the gear's grid: 955^2 = 912,025 unknowns, within
-    assert published_import._affordable({**gear, "family": "poisson"}, 6)
+    assert published_ladders.affordable({**gear, "family": "poisson"}, 6)
     # 1,000,000 is the edge: a scalar grid of 1000^2 points at 1x is taken, one more column is not
-    assert published_import._affordable({"family": "poisson", "grid": {"nx": 1000, "ny": 1000}}, 1)
-    assert not published_import._affordable({"family": "poisson", "grid": {"nx": 1001, "ny": 1000}}, 1)
+    assert published_ladders.affordable({"family": "poisson", "grid": {"nx": 1000, "ny": 1000}}, 1)
+    assert not published_ladders.affordable({"family": "poisson", "grid": {"nx": 1001, "ny": 1000}}, 1)
+    # a record refused at 4x for its estimate says which limit kept it from 6x; the dumbbell, none
+    assert published_ladders.beyond_climb(dumbbell) is None
+    assert published_ladders.beyond_climb(gear) == (
+        "its 6x solve, about 2,052,056 unknowns, is beyond the import's 1,000,000 (a direct factorisation within 2 GB)"
+    )

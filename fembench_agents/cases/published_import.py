@@ -5,14 +5,13 @@ leak checks; a folder of them with the published views and the report."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fembench_agents.cases import gates, numerical, published_cube, published_graded, store
+from fembench_agents.cases import gates, numerical, published_cube, published_graded, published_ladders, store
 from fembench_agents.cases.builder import Built
 from fembench_agents.cases.builder import write as write_records
 from fembench_agents.cases.import_workers import RecordResult, build_all, merge
@@ -37,34 +36,8 @@ from fembench_agents.cases.published import (
 )
 from fembench_agents.cases.published_domains import Excluded
 from fembench_agents.cases.published_shapes import domain_mask
-from fembench_agents.cases.reference_memory import UNLIMITED, Budgeted, unknowns
+from fembench_agents.cases.reference_memory import UNLIMITED, Budgeted
 
-# Our DOLFINx solver meshes (n - 1) / 2 cells for a grid of n points when n - 1 is even,
-# n - 1 cells otherwise: refined 2x, the published 50-point grid gets its 49 cells again.
-# Refined 4x, 6x and 8x, the meshes are 2, 3 and 4 times as fine: 98, 147, 196 cells.
-# A numerical reference is the first rung whose check passes: 6x after 4x (its estimate the
-# distance scaled by numerical.bound_factor, 2), else 8x after 4x (the 4x solve reused), as
-# it always was. 6x takes about half the memory and CPU of 8x (3/4 of the cells per side, and
-# of the time steps).
-IMPORT_LADDER = ((1, 4, 6), (1, 4, 8))
-IMPORT_REFINEMENTS = IMPORT_LADDER[-1]
-# An unstructured mesh (a published domain given by its geometry) is refined by its cell size, which
-# follows the grid's spacing: 2x, 3x and 4x divide it (P2: the 2x solve is some 8 times closer).
-UNSTRUCTURED_LADDER = ((1, 2, 3), (1, 2, 4))
-# One rung more where it is affordable: 6x after the 4x solve of (1, 2, 4), reused (its estimate the
-# distance doubled, numerical.bound_factor), taken only when its 6x solve is expected within
-# CLIMB_UNKNOWNS unknowns (reference_memory.unknowns, the refined grid's box):
-# stokes_exp_dumbbell_opposing_vortex_source's 756,000 (estimate 3.82e-4 above 3.20e-4 at 4x) fit in
-# 840 MB; the ten-tooth gear's 2.05 million would not fit the import's 2 GB.
-UNSTRUCTURED_CLIMB = (1, 4, 6)
-CLIMB_UNKNOWNS = 1_000_000
-NEWTON_PER_STEP = ("reaction_diffusion",)
-# A transient NEWTON_PER_STEP reference climbs from (1, 2, 4) (on a grid of odd n - 1 the 2x solve
-# has the 1x mesh and twice its steps; the 4x one halves both), and takes only the rungs whose
-# finest solve is within NEWTON_STEP_BUDGET unknowns x time steps. Its chord Newton (one LU per
-# step length, dolfinx_transient.py) took 25 s of CPU for 6.4e6 (77,000 unknowns, 83 steps).
-NEWTON_LADDER = ((1, 2, 4), *IMPORT_LADDER)
-NEWTON_STEP_BUDGET = 2e7
 ZERO_SOLUTION = 1e-9  # a numerical reference whose scored field's largest value is below this is zero
 
 
@@ -152,11 +125,7 @@ def _numerical(
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], float, float, ReferenceCheck]:
     """The reference of a record without a solution, with our 1x solve, its error, tau_acc and
     the check: the ladder's first rung whose reference passes (the last rung's verdict stands)."""
-    ladder: tuple[tuple[int, ...], ...] = IMPORT_LADDER
-    if spec.domain.geometry_params is not None:
-        ladder = UNSTRUCTURED_LADDER + ((UNSTRUCTURED_CLIMB,) if _affordable(merged, UNSTRUCTURED_CLIMB[-1]) else ())
-    if spec.time is not None and spec.family in NEWTON_PER_STEP:
-        ladder = _within_budget(spec)
+    ladder, beyond = published_ladders.ladder(spec, merged)
     solved: dict[int, dict[str, np.ndarray]] = {}
     for rung, refinements in enumerate(ladder, 1):
         try:
@@ -180,11 +149,13 @@ def _numerical(
                 return ref, out, err, tau, numerical.check(spec, fine, mask, tau, LIBRARY)
             except CaseDefinitionError as exc:
                 raise Excluded(f"numerical reference refused: {str(exc).partition(': ')[2]}") from None
-        except Excluded:
+        except Excluded as exc:
             if rung == len(ladder) and published_graded.applies(spec):  # a corner singularity: a graded mesh
                 ref, err, tau, check = published_graded.graded_reference(spec, merged, mask, solved[1], solve, config)
                 return ref, out, err, tau, check
             if rung == len(ladder):
+                if beyond and str(exc).startswith(published_ladders.ESTIMATE_REFUSAL):
+                    raise Excluded(f"{exc}; {beyond}") from None
                 raise
     raise AssertionError("unreachable: the last rung returns or raises")
 
@@ -219,37 +190,6 @@ def expected_cost(record: dict[str, Any]) -> float:
     numerical = NUMERICAL_COST if not (pde.get("manufactured_solution") or {}).get("u") else 1.0
     flow = FLOW_COST if pde.get("type") in FLOW_FAMILIES else 1.0
     return nx * ny * steps * numerical * flow
-
-
-def _affordable(merged: dict[str, Any], r: int) -> bool:
-    """Whether the solve of the grid refined r times is expected within CLIMB_UNKNOWNS unknowns."""
-    grid = merged["grid"]
-    fine = {**grid, "nx": r * (grid["nx"] - 1) + 1, "ny": r * (grid["ny"] - 1) + 1}
-    return unknowns({**merged, "grid": fine}) <= CLIMB_UNKNOWNS
-
-
-def _within_budget(spec: Any) -> tuple[tuple[int, ...], ...]:
-    """The rungs of NEWTON_LADDER whose finest solve is within NEWTON_STEP_BUDGET unknowns x time
-    steps (each step of a reaction-diffusion reference is a nonlinear solve); refused when none is.
-    The steps follow the calibration's schedule (dolfinx_transient.schedule: at least 0.3 per grid
-    interval) on a structured mesh."""
-    from fembench_agents.cases.calibration.dolfinx_transient import MIN_STEPS_PER_INTERVAL
-
-    def cost(r: int) -> tuple[int, int]:
-        n = r * (spec.grid.nx - 1)  # intervals of the refined grid
-        cells = n // 2 if n % 2 == 0 else n
-        steps = max(math.ceil((spec.time.t_end - spec.time.t0) * n), math.ceil(MIN_STEPS_PER_INTERVAL * n - 1e-9))
-        return (2 * cells + 1) ** 2, steps
-
-    kept = tuple(rung for rung in NEWTON_LADDER if math.prod(cost(rung[-1])) <= NEWTON_STEP_BUDGET)
-    if not kept:
-        r = NEWTON_LADDER[0][-1]
-        dofs, steps = cost(r)
-        raise Excluded(
-            f"numerical reference refused: its {r}x solve would take {steps} Newton time steps of {dofs} "
-            f"unknowns ({dofs * steps:.1e}, over the import's budget of {NEWTON_STEP_BUDGET:.0e})"
-        )
-    return kept
 
 
 def _leak(
