@@ -549,7 +549,7 @@ def _basic_pairs(
     (pairs without namespaces of their own, the coordinator clearing after each), in a fork with its own
     IPC namespace and `scratch` as the job's scratch; the pair frames it wrote. No implementation: the
     sandbox's worker could not open its file (`zygote._open_private`)."""
-    from fembench_agents.scoring.sandbox import confine, pairs
+    from fembench_agents.scoring.sandbox import linux_calls, pairs
     from fembench_agents.scoring.sandbox.implementation import FrameWriter
 
     spec = scratch.parent / "implementation.json"
@@ -560,7 +560,7 @@ def _basic_pairs(
         code_ = 1
         try:
             os.close(read)
-            os.unshare(confine.CLONE_NEWIPC)  # its SysV objects are the ones the coordinator removes
+            os.unshare(linux_calls.CLONE_NEWIPC)  # its SysV objects are the ones the coordinator removes
             os.chdir(scratch)
             implementations = [{"fd": os.open(spec, os.O_RDONLY) if implementation else -1} for _ in tests]
             # only an ordinary user gets basic isolation: root's files and processes are open to root

@@ -1,6 +1,6 @@
 """The confined shell of the agent's terminal. Run by path as a script (stdlib
 only, so it starts fast; of the project it loads only the sandbox's
-`confine.py`, by path, for the namespace and mount helpers):
+`linux_calls.py`, by path, for the namespace and mount helpers):
 
     python -I -S confine.py CONFIG.json -i
 
@@ -30,8 +30,8 @@ def _sandbox_confinement() -> ModuleType:
     """The sandbox's namespace and mount helpers (stdlib only), loaded by
     path: this script runs with -I -S and imports nothing of the package."""
     package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    path = os.path.join(package, "scoring", "sandbox", "confine.py")
-    spec = importlib.util.spec_from_file_location("fembench_sandbox_confine", path)
+    path = os.path.join(package, "scoring", "sandbox", "linux_calls.py")
+    spec = importlib.util.spec_from_file_location("fembench_sandbox_linux_calls", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there

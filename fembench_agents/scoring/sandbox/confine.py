@@ -31,7 +31,6 @@ untrusted code at that level unless the user accepted it.
 from __future__ import annotations
 
 import ctypes
-import errno
 import os
 import platform
 import resource
@@ -39,29 +38,40 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWNET = 0x40000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWIPC = 0x08000000
-CLONE_NEWUSER = 0x10000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MS_SLAVE = 32, 4096, 16384, 1 << 18, 1 << 19
-PR_SET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 3, 4, 24, 38
-PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
-NOBODY = 65534
+from fembench_agents.scoring.sandbox.linux_calls import (
+    CLONE_NEWIPC,
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWPID,
+    CLONE_NEWUSER,
+    LINUX_CAPABILITY_VERSION_3,
+    MS_BIND,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_RDONLY,
+    MS_REC,
+    MS_REMOUNT,
+    NOBODY,
+    PR_CAP_AMBIENT,
+    PR_CAP_AMBIENT_CLEAR_ALL,
+    PR_CAPBSET_DROP,
+    PR_GET_DUMPABLE,
+    PR_SET_DUMPABLE,
+    forbid_new_privileges,
+    join_new_session_keyring,
+    libc,
+    make_inherited_mounts_read_only,
+    map_user_to_itself,
+    mount,
+    os_error_reason,
+    syscall,
+    within,
+)
+
 ROOT_MECHANISM = "root"
 USERNS_MECHANISM = "user namespace"
-
-# Syscalls without a libc wrapper everywhere (glibc < 2.36 has no mount_setattr).
-_SYSCALLS = {
-    "x86_64": {"mount_setattr": 442, "keyctl": 250, "capset": 126},
-    "aarch64": {"mount_setattr": 442, "keyctl": 219, "capset": 91},
-}
-AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
-KEYCTL_JOIN_SESSION_KEYRING = 1
-_LINUX_CAPABILITY_VERSION_3 = 0x20080522
-
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass(frozen=True)
@@ -71,43 +81,6 @@ class Namespaces:
 
     mechanism: str | None
     detail: str = ""
-
-
-def _syscall(name: str, *args: object) -> int:
-    number = _SYSCALLS.get(platform.machine(), {}).get(name)
-    if number is None:
-        ctypes.set_errno(errno.ENOSYS)
-        return -1
-    return int(_libc.syscall(number, *args))
-
-
-def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
-    if _libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount {target}: {os.strerror(err)}")
-
-
-def write_file(path: str, text: str) -> None:
-    with open(path, "w") as fh:
-        fh.write(text)
-
-
-def map_user_to_itself(uid: int, gid: int) -> None:
-    """In a user namespace just made by this process: the user (and its group)
-    as itself, and no way to drop a supplementary group to escape a denial."""
-    write_file("/proc/self/setgroups", "deny")
-    write_file("/proc/self/uid_map", f"{uid} {uid} 1")
-    write_file("/proc/self/gid_map", f"{gid} {gid} 1")
-
-
-def forbid_new_privileges() -> None:
-    """No exec can give back a privilege (setuid binaries, file capabilities)."""
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-
-
-def set_parent_death_signal(sig: int) -> None:
-    _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
 
 
 def enter_namespaces() -> Namespaces:
@@ -139,53 +112,11 @@ def enter_namespaces() -> Namespaces:
     return Namespaces(USERNS_MECHANISM)
 
 
-def os_error_reason(exc: OSError) -> str:
-    name = errno.errorcode.get(exc.errno or 0, "error")
-    return f"{name} ({exc.strerror or exc})"
-
-
-def join_new_session_keyring() -> None:
-    """Keys in the scorer's session keyring (tokens some tools keep there) are
-    readable by every process that possesses the keyring: the job gets its own."""
-    _syscall("keyctl", KEYCTL_JOIN_SESSION_KEYRING, None)
-
-
 def python_paths() -> list[str]:
     """Directories the interpreter needs to keep importing after confinement."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     paths |= {p for p in sys.path if p and os.path.isdir(p)}
     return sorted({os.path.realpath(p) for p in paths})
-
-
-def within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def make_inherited_mounts_read_only() -> None:
-    """Every mount the job inherits becomes read-only (in its namespace only):
-    whatever the user could write outside the hidden paths, the job cannot."""
-
-    class MountAttr(ctypes.Structure):
-        _fields_ = [
-            ("attr_set", ctypes.c_uint64),
-            ("attr_clr", ctypes.c_uint64),
-            ("propagation", ctypes.c_uint64),
-            ("userns_fd", ctypes.c_uint64),
-        ]
-
-    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
-    if _syscall("mount_setattr", AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)) == 0:
-        return
-    # Kernels before 5.12: one remount per mount point, keeping the flags
-    # that a user namespace may not clear.
-    with open("/proc/self/mountinfo") as fh:
-        points = [line.split()[4].encode().decode("unicode_escape") for line in fh]
-    for point in points:
-        try:
-            keep = os.statvfs(point).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
-            mount(None, point, None, MS_BIND | MS_REMOUNT | MS_RDONLY | keep)
-        except OSError:
-            continue
 
 
 def _mount_proc(private_pid_view: bool) -> None:
@@ -255,8 +186,8 @@ def _own_process_count() -> bool:
     uid, gid = os.geteuid(), os.getegid()
     # Dropping from root made the process undumpable, which makes its /proc
     # files root's: it could not write its own maps.
-    dumpable = _libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
-    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    dumpable = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
         os.unshare(CLONE_NEWUSER)
         map_user_to_itself(uid, gid)
@@ -264,7 +195,7 @@ def _own_process_count() -> bool:
     except OSError:
         return False
     finally:
-        _libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
+        libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
 
 
 def enter_pair_namespaces(scratch: str, scratch_mb: int) -> bool:
@@ -277,8 +208,8 @@ def enter_pair_namespaces(scratch: str, scratch_mb: int) -> bool:
     namespace to this process (then the job's coordinator empties what a pair
     can leave behind, `pairs._clear_leftovers`)."""
     uid, gid = os.geteuid(), os.getegid()
-    dumpable = _libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
-    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # so that it may write its own maps (see _own_process_count)
+    dumpable = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # so that it may write its own maps (see _own_process_count)
     try:
         try:
             os.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC)
@@ -286,7 +217,7 @@ def enter_pair_namespaces(scratch: str, scratch_mb: int) -> bool:
             return False
         map_user_to_itself(uid, gid)
     finally:
-        _libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
+        libc.prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0)
     mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=700,size={scratch_mb}m")
     os.chdir(scratch)
     join_new_session_keyring()
@@ -299,12 +230,12 @@ def _drop_capabilities() -> None:
     none may reach untrusted code (with CAP_SYS_ADMIN it could unmount the
     covers). Bounding set first (needs CAP_SETPCAP), then ambient, then the rest."""
     for cap in range(64):
-        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
             break  # past the last capability this kernel knows
-    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(LINUX_CAPABILITY_VERSION_3, 0)
     data = (ctypes.c_uint32 * 6)()
-    if _syscall("capset", ctypes.byref(header), ctypes.byref(data)) != 0:
+    if syscall("capset", ctypes.byref(header), ctypes.byref(data)) != 0:
         raise OSError(ctypes.get_errno(), "capset: cannot drop capabilities")
 
 
@@ -392,29 +323,3 @@ def confine(
     os.environ["TMPDIR"] = scratch
     tempfile.tempdir = scratch
     return level, detail
-
-
-MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25
-_HUGE = 1 << 21
-
-
-def use_huge_pages() -> None:
-    """Back the writable anonymous memory (heap and arenas) with transparent
-    huge pages where it spans whole 2 MB pages. Advice only: a kernel without
-    them (or before 6.1, without MADV_COLLAPSE) leaves everything as it was."""
-    with open("/proc/self/maps") as fh:
-        regions = [line.split() for line in fh]
-    for parts in regions:
-        if not parts[1].startswith("rw") or (len(parts) > 5 and parts[5] != "[heap]"):
-            continue
-        start, end = (int(v, 16) for v in parts[0].split("-"))
-        start, end = (start + _HUGE - 1) & ~(_HUGE - 1), end & ~(_HUGE - 1)
-        if end > start:
-            for advice in (MADV_HUGEPAGE, MADV_COLLAPSE):
-                _libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), advice)
-
-
-def set_dumpable(dumpable: bool) -> None:
-    """PR_SET_DUMPABLE: an undumpable process cannot be ptraced, nor its
-    /proc/<pid>/mem read, by another process of the same uid."""
-    _libc.prctl(PR_SET_DUMPABLE, 1 if dumpable else 0, 0, 0, 0)

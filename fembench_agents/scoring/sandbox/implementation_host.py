@@ -41,7 +41,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
-from fembench_agents.scoring.sandbox import confine
+from fembench_agents.scoring.sandbox import confine, linux_calls
 from fembench_agents.scoring.sandbox.implementation import close_all_but
 from fembench_agents.scoring.sandbox.implementation_server import CONTROL_BYTES, FAILED, serve_pairs
 from fembench_agents.scoring.sandbox.wire import _send
@@ -88,16 +88,16 @@ def _keeper(listener: socket.socket, exposed: list[str], env: dict[str, str], ro
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # the worker's request and reply pipes are not the host's
         os.dup2(devnull, fd)
-    confine.set_parent_death_signal(signal.SIGKILL)
+    linux_calls.set_parent_death_signal(signal.SIGKILL)
     namespaces = confine.enter_namespaces()
     if namespaces.mechanism is None:
         return  # no namespaces, no servers: every pair runs its implementation in a child of its own
-    confine.join_new_session_keyring()
+    linux_calls.join_new_session_keyring()
     pid = os.fork()
     if pid == 0:
         code = FAILED
         try:
-            confine.set_parent_death_signal(signal.SIGKILL)
+            linux_calls.set_parent_death_signal(signal.SIGKILL)
             _Host(listener, namespaces, exposed, env, root).run()
             code = 0
         finally:
@@ -327,7 +327,7 @@ class _Host:
         if pid == 0:
             code = FAILED
             try:
-                confine.set_parent_death_signal(signal.SIGKILL)
+                linux_calls.set_parent_death_signal(signal.SIGKILL)
                 ours.close()
                 self._keep_only(implementation_fd, theirs.fileno())
                 serve_pairs(implementation_fd, theirs, job.settings, self.namespaces, self.exposed, self.env, self.root)

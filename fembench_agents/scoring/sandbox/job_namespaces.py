@@ -23,7 +23,8 @@ import os
 import platform
 import signal
 
-from fembench_agents.scoring.sandbox.confine import (
+from fembench_agents.scoring.sandbox.confine import ROOT_MECHANISM, USERNS_MECHANISM, Namespaces
+from fembench_agents.scoring.sandbox.linux_calls import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
     CLONE_NEWNS,
@@ -34,9 +35,6 @@ from fembench_agents.scoring.sandbox.confine import (
     MS_NOSUID,
     MS_REC,
     MS_SLAVE,
-    ROOT_MECHANISM,
-    USERNS_MECHANISM,
-    Namespaces,
     join_new_session_keyring,
     map_user_to_itself,
     mount,

@@ -17,7 +17,8 @@ import os
 import signal
 from collections import OrderedDict
 
-from fembench_agents.scoring.sandbox.confine import CLONE_NEWNS, Namespaces, filesystem_plan, lay_out_filesystem
+from fembench_agents.scoring.sandbox.confine import Namespaces, filesystem_plan, lay_out_filesystem
+from fembench_agents.scoring.sandbox.linux_calls import CLONE_NEWNS
 
 MAX_LAYOUTS = 4  # a scorer's jobs share one set of hidden paths; a few more cost a descriptor each
 

@@ -28,7 +28,7 @@ import stat
 import time
 from typing import Any
 
-from fembench_agents.scoring.sandbox import confine
+from fembench_agents.scoring.sandbox import confine, linux_calls
 from fembench_agents.scoring.sandbox.implementation import (
     TEST_FILE,
     FrameWriter,
@@ -63,7 +63,7 @@ def job_output_cap(job: dict[str, Any], cap: int) -> int:
 
 def run_pairs(job: dict[str, Any], out: FrameWriter, policy: dict[str, Any], namespaced: bool) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # the init of a PID namespace then ignores it from a pair
-    confine.set_dumpable(False)
+    linux_calls.set_dumpable(False)
     files = [int(spec.get("fd", -1)) for spec in job["implementations"]]
     keys = [str(spec.get("key") or "") for spec in job["implementations"]]
     host = _host(job.get("host"), policy, namespaced)

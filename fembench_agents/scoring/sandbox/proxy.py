@@ -61,7 +61,7 @@ def _start_implementation(spec: dict[str, Any], out: FrameWriter) -> tuple[int, 
     """Fork C; returns its pid and P's end of the socketpair."""
     import socket
 
-    from fembench_agents.scoring.sandbox import confine
+    from fembench_agents.scoring.sandbox import linux_calls
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     parent = os.getpid()
@@ -70,10 +70,10 @@ def _start_implementation(spec: dict[str, Any], out: FrameWriter) -> tuple[int, 
         code = 0
         try:
             ours.close()
-            confine.set_parent_death_signal(signal.SIGKILL)
+            linux_calls.set_parent_death_signal(signal.SIGKILL)
             if os.getppid() != parent:  # B died before the line above
                 os._exit(0)
-            confine.set_dumpable(False)
+            linux_calls.set_dumpable(False)
             os.close(out._fd)  # C reports to P only
             serve_one_pair(spec, theirs)
         except BaseException:

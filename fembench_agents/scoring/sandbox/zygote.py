@@ -51,6 +51,7 @@ from fembench_agents.scoring.sandbox import (  # noqa: F401 - with what they imp
     implementation_host,
     job_namespaces,
     job_stream,
+    linux_calls,
     mount_layouts,
     runner,
 )
@@ -86,7 +87,7 @@ def _job_process(namespaces: confine.Namespaces, worker: _Worker, fds: dict[str,
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)  # the worker's request and reply pipes are not the job's
         os.dup2(devnull, 1)
-        confine.set_parent_death_signal(signal.SIGKILL)
+        linux_calls.set_parent_death_signal(signal.SIGKILL)
         os.dup2(fds["err_w"], 2)
         job, keep = request["job"], {fds["result_w"], fds["layout"]}
         if job.get("kind") == "tests":
@@ -211,7 +212,7 @@ def _settle() -> None:
     2 MB instead of 512)."""
     gc.collect()
     gc.freeze()
-    confine.use_huge_pages()
+    linux_calls.use_huge_pages()
 
 
 def prepare(preload: list[str]) -> None:
