@@ -12,12 +12,18 @@ answer; told so, it gives its process id, crashes or hangs."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import os
+import select
+import signal
+import socket
+import time
+from typing import Any, cast
 
 import pytest
 
 from fembench_agents.scoring.evaluator import Evaluator
-from fembench_agents.scoring.sandbox import JobResult
+from fembench_agents.scoring.sandbox import JobResult, implementation_host
 from fembench_agents.scoring.sandbox.implementation_host import MAX_SERVERS
 from fembench_agents.suite.model import Task
 
@@ -167,3 +173,53 @@ def test_a_pair_whose_test_never_calls_leaves_the_server_in_service(evaluator: E
         ("failed", 0, None),
     ]
     assert told(results[3]) == told(results[0])
+
+
+def test_a_server_started_in_a_round_is_not_taken_for_the_one_that_ended_in_it() -> None:
+    # One `select` round of the host finds a job's request and the end of the server it would use. Serving
+    # the request reaps that server and starts another, whose process descriptor takes the ended one's
+    # number (the kernel gives the lowest free one); the round's next event, that number's "ended", is the
+    # old server's: the host must not wait for the new one to end, nor drop it.
+    listener, _worker = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    host = implementation_host._Host(listener, cast(Any, None), [], {}, "/")
+    job_end, coordinator = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    job = implementation_host._Job(job_end, {"hidden": []})
+    host.jobs[job_end.fileno()] = job
+    ended, ended_control = _process(exit_at_once=True), socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    old = implementation_host._Server(ended, os.pidfd_open(ended), ended_control[0], idle=False)
+    host.servers[("key", job.confinement)] = old
+    select.select([old.pidfd], [], [], 10.0)
+    old_pidfd = old.pidfd
+    new_control = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    started = _process(exit_at_once=False)
+
+    def start(_job: Any, _fd: int) -> implementation_host._Server:
+        pidfd = os.pidfd_open(started)
+        os.dup2(pidfd, old_pidfd)  # closed when the old server was reaped
+        os.close(pidfd)
+        return implementation_host._Server(started, old_pidfd, new_control[0])
+
+    host._start = start  # type: ignore[method-assign]
+    with open(os.devnull) as implementation, open(os.devnull, "w") as stderr:
+        request = json.dumps({"key": "key", "cpu_seconds": 1}).encode()
+        socket.send_fds(coordinator, [request], [implementation.fileno(), stderr.fileno()])
+    watched = host._watched()
+    try:
+        assert host._dispatch(sorted([job_end.fileno(), old_pidfd]), watched) is True
+        assert os.waitpid(started, os.WNOHANG) == (0, 0)  # still running: not waited for
+        assert list(host.servers.values()) == [host.servers[("key", job.confinement)]]
+        assert host.servers[("key", job.confinement)].pid == started
+        message, fds, _, _ = socket.recv_fds(coordinator, 1024, 1)
+        assert message == b'{"session": true}' and len(fds) == 1
+    finally:
+        os.kill(started, signal.SIGKILL)
+        os.waitpid(started, 0)
+
+
+def _process(exit_at_once: bool) -> int:
+    pid = os.fork()
+    if pid == 0:
+        if not exit_at_once:
+            time.sleep(5)
+        os._exit(0)
+    return pid

@@ -195,27 +195,44 @@ class _Host:
 
     def run(self) -> None:
         while True:
-            watched: dict[int, Any] = {self.listener.fileno(): None}
-            watched.update({fd: job for fd, job in self.jobs.items()})
-            for key, server in self.servers.items():
-                if server.speaks:
-                    watched[server.control.fileno()] = ("control", key)
-                watched[server.pidfd] = ("ended", key)
+            watched = self._watched()
             ready, _, _ = select.select(list(watched), [], [])
-            for fd in ready:
-                what = watched[fd]
-                if what is None:
-                    if not self._accept():
-                        self._end()  # the worker is gone, or at its end
-                        return
-                elif isinstance(what, _Job):
+            if not self._dispatch(ready, watched):
+                self._end()  # the worker is gone, or at its end
+                return
+
+    def _watched(self) -> dict[int, Any]:
+        """What the host waits on, by descriptor: the worker (None), each job, each server's control
+        socket and its end."""
+        watched: dict[int, Any] = {self.listener.fileno(): None}
+        watched.update({fd: job for fd, job in self.jobs.items()})
+        for which, server in self.servers.items():
+            if server.speaks:
+                watched[server.control.fileno()] = ("control", which, server)
+            watched[server.pidfd] = ("ended", which, server)
+        return watched
+
+    def _dispatch(self, ready: list[int], watched: dict[int, Any]) -> bool:
+        """Serve what `select` found ready; False when the worker is gone. What an event before it
+        in the same round ended is passed over: serving a job can end a server and start its
+        successor, whose descriptors then carry the numbers of the ended one's."""
+        for fd in ready:
+            what = watched[fd]
+            if what is None:
+                if not self._accept():
+                    return False
+            elif isinstance(what, _Job):
+                if self.jobs.get(fd) is what:
                     self._serve_job(what)
-                elif what[1] in self.servers:
-                    server = self.servers[what[1]]
-                    if what[0] == "control":
-                        self._heard(what[1], server)
-                    else:
-                        self._ended(what[1], server)
+            else:
+                event, which, server = what
+                if self.servers.get(which) is not server:
+                    continue
+                if event == "control":
+                    self._heard(which, server)
+                else:
+                    self._ended(which, server)
+        return True
 
     def _accept(self) -> bool:
         message, fds, _, _ = socket.recv_fds(self.listener, CONTROL_BYTES, 1)
@@ -293,7 +310,9 @@ class _Host:
 
     def _heard(self, which: tuple[str, str], server: _Server) -> None:
         try:
-            message = server.control.recv(CONTROL_BYTES)
+            message = server.control.recv(CONTROL_BYTES, socket.MSG_DONTWAIT)
+        except BlockingIOError:  # heard already, while waiting for it to be idle
+            return
         except OSError:
             message = b""
         if not message:
