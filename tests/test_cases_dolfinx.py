@@ -7,6 +7,8 @@ compatibility rewrite, and a form whose C code does not build."""
 
 from __future__ import annotations
 
+import glob
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -70,6 +72,29 @@ def test_the_environment_check_reports_this_installs_facts() -> None:
     assert alone.returncode != 0 and "libmpi.so.12" in alone.stderr
     # The warm workers import mpi4py.MPI before anything that links MPI.
     assert TRACK.modules[0] == "mpi4py.MPI" and TRACK.modules.index("dolfinx") > 0
+
+
+def mpi_files_left_by_a_killed_process(modules: tuple[str, ...]) -> list[str]:
+    """The MPICH shared-memory files of a process that imported `modules` and was then killed."""
+    code = (
+        "import importlib, os, sys\n"
+        f"for name in {list(modules)!r}:\n    importlib.import_module(name)\n"
+        "print(os.getpid(), flush=True)\nos.kill(os.getpid(), 9)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == -9, run.stderr
+    left = sorted(glob.glob(f"/dev/shm/mpich_shm_{int(run.stdout):x}_*"))
+    for path in left:
+        os.unlink(path)
+    return left
+
+
+def test_a_killed_warm_worker_leaves_no_mpi_file_in_memory() -> None:
+    # MPICH makes a 1 MB file in /dev/shm when MPI starts and unlinks it when MPI finalises; a process
+    # killed (or ending with os._exit, as the sandbox's forks do) never finalises, so the file stayed.
+    assert [Path(p).name.rsplit("_", 1)[1] for p in mpi_files_left_by_a_killed_process(("mpi4py.MPI",))] == ["0"]
+    # The track's warm workers import dolfinx_env last, which unlinks it at once.
+    assert mpi_files_left_by_a_killed_process(TRACK.modules) == []
 
 
 def test_the_dolfinx_calibration_solver_passes_its_own_gates_through_the_sandbox(case: SolverCase) -> None:

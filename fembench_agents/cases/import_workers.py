@@ -87,6 +87,10 @@ def _serve(conn: Connection, build: Build, budget: BudgetShare) -> None:
     from mpi4py import MPI  # noqa: F401  # isort: skip  # first: it loads the MPI library dolfinx links to
     import dolfinx.jit
 
+    from fembench_agents.cases import dolfinx_env
+
+    dolfinx_env.forget_mpi_segment()  # a worker over its memory is killed, and never finalises MPI
+
     _, doc = dolfinx.jit.DOLFINX_DEFAULT_JIT_OPTIONS["timeout"]
     dolfinx.jit.DOLFINX_DEFAULT_JIT_OPTIONS["timeout"] = (JIT_TIMEOUT_S, doc)
     while (task := conn.recv()) is not None:
