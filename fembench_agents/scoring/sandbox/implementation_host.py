@@ -178,6 +178,10 @@ class _Job:
         self.confinement = json.dumps(self.settings, sort_keys=True)
 
 
+# What the host waits on, by descriptor: the worker (None), a job, or a server's ("control" | "ended", key, server).
+_Watched = _Job | tuple[str, tuple[str, str], _Server] | None
+
+
 class _Host:
     def __init__(
         self,
@@ -201,10 +205,10 @@ class _Host:
                 self._end()  # the worker is gone, or at its end
                 return
 
-    def _watched(self) -> dict[int, Any]:
+    def _watched(self) -> dict[int, _Watched]:
         """What the host waits on, by descriptor: the worker (None), each job, each server's control
         socket and its end."""
-        watched: dict[int, Any] = {self.listener.fileno(): None}
+        watched: dict[int, _Watched] = {self.listener.fileno(): None}
         watched.update({fd: job for fd, job in self.jobs.items()})
         for which, server in self.servers.items():
             if server.speaks:
@@ -212,7 +216,7 @@ class _Host:
             watched[server.pidfd] = ("ended", which, server)
         return watched
 
-    def _dispatch(self, ready: list[int], watched: dict[int, Any]) -> bool:
+    def _dispatch(self, ready: list[int], watched: dict[int, _Watched]) -> bool:
         """Serve what `select` found ready; False when the worker is gone. What an event before it
         in the same round ended is passed over: serving a job can end a server and start its
         successor, whose descriptors then carry the numbers of the ended one's."""
