@@ -110,6 +110,9 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
         petsc_options=options,
     )
     snes = problem.solver
+    # the residual holds the compiled forms, not the problem: SNES holds the residual, and a
+    # cycle through a PETSc object is never collected (its factors stayed resident)
+    reaction_form, jacobian = problem.F, problem.J
     forced = M.createVecRight()  # the step's forcing: (1 - theta) F(t_old) + theta F(t_new)
     rate, state = M.createVecRight(), M.createVecRight()  # (u - u_old) / dt, theta u + (1 - theta) u_old
 
@@ -122,8 +125,8 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
         M.mult(rate, b)
         K.multAdd(state, b, b)
         b.axpy(-1.0, forced)
-        assemble_vector(b, problem.F)  # type: ignore[arg-type]  # adds into b
-        apply_lifting(b, [problem.J], bcs=[[bc]], x0=[x], alpha=-1.0)  # type: ignore[arg-type]
+        assemble_vector(b, reaction_form)  # type: ignore[arg-type]  # adds into b
+        apply_lifting(b, [jacobian], bcs=[[bc]], x0=[x], alpha=-1.0)  # type: ignore[arg-type]
         set_bc(b, [bc], x0=x, alpha=-1.0)  # one rank (an MPI singleton): no ghost values to exchange
 
     snes.setFunction(residual, problem.b)
