@@ -73,6 +73,21 @@ def cell_quadrature_degree(form: ufl.Form) -> int:
     return degrees.pop()
 
 
+def cell_part(form: ufl.Form) -> ufl.Form:
+    """The form's cell integrals."""
+    return ufl.Form([i for i in form.integrals() if i.integral_type() == "cell"])
+
+
+def facet_part(form: ufl.Form) -> ufl.Form:
+    """The form's integrals other than its cell integrals (the boundary pieces' terms)."""
+    return ufl.Form([i for i in form.integrals() if i.integral_type() != "cell"])
+
+
+def on_rule(form: ufl.Form, dx: ufl.Measure) -> ufl.Form:
+    """The form's integrals on the quadrature rule of `dx`."""
+    return ufl.Form([i.reconstruct(metadata=dx.metadata()) for i in form.integrals()])
+
+
 def _polynomial(expr: Any) -> bool:
     for node in unique_pre_traversal(expr):
         if isinstance(node, ufl.classes.Power):

@@ -26,10 +26,10 @@ from typing import Any
 
 import ufl
 from dolfinx import fem
-from dolfinx.fem.petsc import NonlinearProblem, apply_lifting, assemble_matrix, assemble_vector, set_bc
+from dolfinx.fem.petsc import NonlinearProblem, apply_lifting, assemble_vector, set_bc
 from petsc4py import PETSc
 
-from fembench_agents.cases.calibration.dolfinx_common import LU, Setup
+from fembench_agents.cases.calibration.dolfinx_common import LU, Setup, matrix
 from fembench_agents.cases.calibration.dolfinx_forcing import ForcingLoad, cell_quadrature_degree, exact_rule
 from fembench_agents.cases.calibration.dolfinx_periodic import FACTORISATIONS
 from fembench_agents.cases.calibration.dolfinx_transient import Clock, jumps, schedule, start
@@ -44,12 +44,6 @@ def _refresh_jacobian(snes: Any) -> None:
     options.setValue(key, -2)
     snes.setFromOptions()
     options.delValue(key)
-
-
-def _matrix(form: Any) -> PETSc.Mat:
-    A = assemble_matrix(fem.form(form))
-    A.assemble()
-    return A
 
 
 def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
@@ -85,7 +79,7 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     robin = clock.theta * s.robin_mass(u, v) + (1 - clock.theta) * s.robin_mass(u_old, v)
     per_iteration = (clock.theta * reaction(u) + (1 - clock.theta) * reaction(u_old)) * dx_reaction + robin - g
     forcing = ForcingLoad(s, v, dx, s.spec["forcing"])
-    M, K = _matrix(w * v * dx), _matrix(diffusion(w) * dx)
+    M, K = matrix(w * v * dx), matrix(diffusion(w) * dx)
     options = {
         "snes_type": "newtonls",
         "snes_linesearch_type": "basic",

@@ -38,8 +38,16 @@ import numpy as np
 import ufl
 from dolfinx import fem
 from dolfinx.fem.petsc import apply_lifting, assemble_matrix, assemble_vector, create_matrix, set_bc
+from petsc4py import PETSc
 
-from fembench_agents.cases.calibration.dolfinx_common import Setup, lu_solver, nodal, streamline_weight
+from fembench_agents.cases.calibration.dolfinx_common import Setup, lu_solver, matrix, nodal, streamline_weight
+from fembench_agents.cases.calibration.dolfinx_forcing import (
+    ForcingLoad,
+    cell_part,
+    cell_quadrature_degree,
+    facet_part,
+    on_rule,
+)
 
 MIN_STEPS_PER_INTERVAL = 0.3  # 15 steps on a 50-point grid
 STARTUP = 2  # Crank-Nicolson steps taken as twice as many backward-Euler half steps
@@ -138,10 +146,12 @@ def _linear(
     streamline: tuple[Callable[[Any], Any], Any] | None = None,
     speed: float = 0.0,
     diffusivity: Any = None,
+    factorisation: str = "lu",
 ) -> tuple[fem.Function, dict]:
     """du/dt + operator(u) = f by the schedule: the matrix reassembled and refactorised where the
-    step's length or theta changes (twice), the right-hand side each step. `streamline`: the
-    strong operator and the SUPG weight of the test function, whose residual term is added."""
+    step's length or theta changes (twice), the right-hand side each step (`_right_hand_side`).
+    `streamline`: the strong operator and the SUPG weight of the test function, whose residual
+    term is added."""
     t0 = s.time_steps()[0]
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     g0, update, bc = s.boundary(V, t0)
@@ -156,9 +166,14 @@ def _linear(
         strong, w = streamline
         a_form = a_form + (u / clock.dt + clock.theta * strong(u)) * w * s.dx
         L_form = L_form + (u_old / clock.dt - (1 - clock.theta) * strong(u_old) + f) * w * s.dx
-    a, L = fem.form(a_form), fem.form(L_form)
+    a = fem.form(a_form)
     A = create_matrix(a)
-    ksp = lu_solver(A, s.reduction(V, [bc]))
+    ksp = lu_solver(A, s.reduction(V, [bc]), factorisation)
+    rhs = (
+        _assembled(fem.form(L_form))
+        if streamline is not None
+        else _right_hand_side(s, V, operator, u_old, clock, L_form)
+    )
     u_new = fem.Function(V)
     for step, changed in clock.run(plan):
         if changed:
@@ -167,7 +182,7 @@ def _linear(
             A.assemble()
             ksp.setOperators(A)
         update(step.t_new)
-        b = assemble_vector(L)
+        b = rhs(step)
         apply_lifting(b, [a], [[bc]])
         set_bc(b, [bc])  # one rank (an MPI singleton): no ghost values to exchange
         ksp.solve(b, u_new.x.petsc_vec)
@@ -179,13 +194,51 @@ def _linear(
     return u_new, {"time_steps": steps, "dt": (plan[-1].t_new - t0) / steps}
 
 
+def _assembled(L: fem.Form) -> Callable[[Step], PETSc.Vec]:
+    return lambda _: assemble_vector(L)
+
+
+def _right_hand_side(
+    s: Setup, V: fem.FunctionSpace, operator: Callable[[Any, Any], Any], u_old: fem.Function, clock: Clock, L_form: Any
+) -> Callable[[Step], PETSc.Vec]:
+    """A step's right-hand side L without assembling L's cell integral, whose one rule UFL
+    estimates from its costliest term, the forcing (degree 20 and more for products of sines):
+    on that rule, M u_old / dt - (1 - theta) K u_old with the mass and the operator's cell part
+    assembled once, plus the forcing's load (dolfinx_forcing.ForcingLoad) at the step's ends, plus
+    the boundary pieces' terms assembled as L has them. The same numbers as assembling L, up to
+    rounding."""
+    w, v = ufl.TrialFunction(V), ufl.TestFunction(V)
+    dx = ufl.dx(domain=s.domain, metadata={"quadrature_degree": cell_quadrature_degree(L_form)})
+    M = matrix(w * v * dx)
+    K = matrix(on_rule(cell_part(operator(w, v)), dx))
+    forcing = ForcingLoad(s, v, dx, s.spec["forcing"])
+    boundary = facet_part(L_form)
+    pieces = fem.form(boundary) if boundary.integrals() else None
+    old, scaled = M.createVecRight(), M.createVecRight()
+
+    def at(step: Step) -> PETSc.Vec:
+        dt, theta = float(clock.dt.value), float(clock.theta.value)
+        b = M.createVecRight()
+        old.array[:] = u_old.x.array / dt
+        scaled.array[:] = -(1 - theta) * u_old.x.array
+        M.mult(old, b)
+        K.multAdd(scaled, b, b)
+        b.array[:] += (1 - theta) * forcing(step.t_old) + theta * forcing(step.t_new)
+        if pieces is not None:
+            assemble_vector(b, pieces)  # type: ignore[arg-type]  # adds into b
+        return b
+
+    return at
+
+
 def heat(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     k = s.coefficient("k")
 
     def operator(w: Any, v: Any) -> Any:
         return k * ufl.inner(ufl.grad(w), ufl.grad(v)) * s.dx + s.robin_mass(w, v)
 
-    return _linear(s, s.space(), operator, diffusivity=k)
+    # M / dt + theta (K + the Robin mass) is symmetric positive definite
+    return _linear(s, s.space(), operator, diffusivity=k, factorisation=s.stepped_factorisation)
 
 
 def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:

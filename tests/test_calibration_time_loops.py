@@ -1,9 +1,12 @@
-"""The transient reaction-diffusion calibration's residual from matrices, forcing loads and a
-reaction on its exact rule (dolfinx_reaction.py, dolfinx_forcing.py) solves as Newton on the
-assembled step form did (the code before it, kept here as the reference): the same steps,
-iterations and factorisations, the same solution up to rounding, on a structured mesh with a
-damped start and a forcing that does not split in time, on a curved (P2 geometry) annulus, and
-on a square with a hole whose pieces are natural (docs/pde_import.md, "Speed and memory")."""
+"""The DOLFINx time loops that evaluate a step's form without assembling its high-rule cell
+integral each step (docs/pde_import.md, "Speed and memory"): the transient reaction-diffusion
+residual from matrices, forcing loads and a reaction on its exact rule (dolfinx_reaction.py,
+dolfinx_forcing.py) solves as Newton on the assembled step form did (the code before it, kept
+here as the reference): the same steps, iterations and factorisations, the same solution up to
+rounding, on a structured mesh with a damped start and a forcing that does not split in time, on
+a curved (P2 geometry) annulus, and on a square with a hole whose pieces are natural. Heat's and
+Galerkin convection-diffusion's right-hand side from matrices (dolfinx_transient.py) likewise,
+with Robin, Neumann and periodic pieces."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from dolfinx.fem.petsc import NonlinearProblem
 from petsc4py import PETSc
 
 from fembench_agents.cases import store
-from fembench_agents.cases.calibration import dolfinx_fem
+from fembench_agents.cases.calibration import dolfinx_fem, dolfinx_transient
 from fembench_agents.cases.calibration.common import grid_problem
 from fembench_agents.cases.calibration.dolfinx_common import LU, Setup, structured_mesh
 from fembench_agents.cases.calibration.dolfinx_forcing import cell_quadrature_degree, exact_rule, separated
@@ -184,3 +187,52 @@ def test_a_solve_leaves_no_nonlinear_problem_behind() -> None:
     dolfinx_fem.solve(_jump_start_moving_source())
     gc.collect()
     assert not [o for o in gc.get_objects() if isinstance(o, NonlinearProblem)]
+
+
+def _heat_gaussian_start() -> dict[str, Any]:
+    """A Gaussian initial field (the damped start) and a forcing with terms in exp(-t), t and 1."""
+    return _merged(
+        pr._record(
+            "heat_gauss",
+            {
+                "type": "heat",
+                "coefficients": {"kappa": {"type": "constant", "value": 0.5}},
+                "source_term": "exp(-t)*sin(3*pi*x)*sin(2*pi*y)**3 + t*x*y + 1",
+                "initial_condition": "exp(-120*((x - 0.4)**2 + (y - 0.5)**2))",
+                "time": {"t0": 0.0, "t_end": 0.1, "dt": 0.01, "scheme": "backward_euler"},
+            },
+            bc={"dirichlet": {"on": "all", "value": "0.0"}},
+            grid={"bbox": [0, 1, 0, 1], "nx": 21, "ny": 21},
+        )
+    )
+
+
+LINEAR_SOLVES = {
+    "heat, damped start": _heat_gaussian_start,
+    "heat, Neumann and Robin pieces": lambda: _own("heat_square_robin"),
+    "heat, periodic pieces": lambda: _own("heat_square_periodic"),
+    "heat, curved annulus with a Robin piece": lambda: _own("heat_annulus_robin"),
+    "convection-diffusion (Galerkin), curved, Neumann piece": lambda: _own("cd_annulus_transient"),
+}
+
+
+def _assembled_right_hand_side(
+    s: Setup, V: fem.FunctionSpace, operator: Any, u_old: fem.Function, clock: Clock, L_form: Any
+) -> Any:
+    return dolfinx_transient._assembled(fem.form(L_form))
+
+
+@pytest.mark.parametrize("name", LINEAR_SOLVES)
+def test_a_linear_step_s_right_hand_side_from_matrices_solves_as_the_assembled_one_did(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = LINEAR_SOLVES[name]()
+    new = dolfinx_fem.solve(spec)
+    monkeypatch.setattr(dolfinx_transient, "_right_hand_side", _assembled_right_hand_side)
+    monkeypatch.setattr(Setup, "stepped_factorisation", property(lambda self: "lu"))  # MUMPS LU, as before
+    old = dolfinx_fem.solve(spec)
+    assert new["solver_info"]["time_steps"] == old["solver_info"]["time_steps"] > 5
+    inside = np.isfinite(old["u"])
+    assert (np.isfinite(new["u"]) == inside).all() and inside.sum() > 200
+    gap = np.linalg.norm(new["u"][inside] - old["u"][inside]) / np.linalg.norm(old["u"][inside])
+    assert gap < 1e-11, gap
