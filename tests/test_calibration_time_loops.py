@@ -24,15 +24,14 @@ import pytest
 import ufl
 from dolfinx import fem
 from dolfinx.fem.petsc import NonlinearProblem
-from petsc4py import PETSc
 
 from fembench_agents.cases import store
 from fembench_agents.cases.calibration import dolfinx_fem, dolfinx_transient
 from fembench_agents.cases.calibration.common import grid_problem
-from fembench_agents.cases.calibration.dolfinx_common import LU, Setup, structured_mesh
+from fembench_agents.cases.calibration.dolfinx_common import Setup, structured_mesh
 from fembench_agents.cases.calibration.dolfinx_forcing import cell_quadrature_degree, exact_rule, separated
-from fembench_agents.cases.calibration.dolfinx_reaction import CHORD_ITERATIONS
-from fembench_agents.cases.calibration.dolfinx_transient import Clock, jumps, schedule, start
+from fembench_agents.cases.calibration.dolfinx_reaction import CHORD, march, step_form
+from fembench_agents.cases.calibration.dolfinx_transient import Clock
 from fembench_agents.cases.published import ImportReport, convert
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
@@ -40,51 +39,9 @@ CASES = Path(__file__).resolve().parent.parent / "cases"
 
 def _assembled_form(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     """The chord on the whole step form F, assembled at every iteration, MUMPS LU (before)."""
-    V = s.space()
-    D = s.coefficient("D")
-    t0 = s.time_steps()[0]
-    v = ufl.TestFunction(V)
-    g0, update, bc = s.boundary(V, t0)
-    u_old = start(s, V, t0)
-    steps, plan = schedule(s, D, jump=jumps(u_old, g0, bc))
-    clock = Clock(s, t0)
-    u = fem.Function(V)
-    u.x.array[:] = u_old.x.array
-
-    def operator(w: Any) -> Any:
-        R = s.expr(s.spec["coefficients"]["R"], u=w)
-        return (D * ufl.inner(ufl.grad(w), ufl.grad(v)) + R * v) * s.dx + s.robin_mass(w, v)
-
-    f = clock.blend(lambda t: s.expr(s.spec["forcing"], t=t))
-    g = clock.blend(lambda t: s.natural_load(v, t=t))
-    F = ((u - u_old) / clock.dt * v - f * v) * s.dx + clock.theta * operator(u) + (1 - clock.theta) * operator(u_old)
-    options = {
-        "snes_type": "newtonls",
-        "snes_linesearch_type": "basic",
-        "snes_rtol": 1e-10,
-        "snes_atol": 1e-12,
-        "snes_max_it": 100,
-        "snes_lag_jacobian": -2,
-        "snes_lag_jacobian_persists": True,
-        **LU,
-    }
-    problem = NonlinearProblem(F - g, u, bcs=[bc], petsc_options_prefix="test_rdt_", petsc_options=options)
-    snes = problem.solver
-    iterations, factorisations, slow = 0, 0, False
-    for step, changed in clock.run(plan):
-        if changed or slow:
-            key = f"{snes.getOptionsPrefix()}snes_lag_jacobian"
-            PETSc.Options().setValue(key, -2)
-            snes.setFromOptions()
-            PETSc.Options().delValue(key)
-            factorisations += 1
-        update(step.t_new)
-        problem.solve()
-        assert snes.getConvergedReason() > 0
-        iterations += int(snes.getIterationNumber())
-        slow = snes.getIterationNumber() > CHORD_ITERATIONS
-        u_old.x.array[:] = u.x.array
-    return u, {"time_steps": steps, "iterations": iterations, "factorisations": factorisations}
+    p = step_form(s)
+    problem = NonlinearProblem(p.F, p.u, bcs=[p.bc], petsc_options_prefix="test_rdt_", petsc_options=CHORD)
+    return p.u, march(p, problem)
 
 
 def _merged(record: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,8 @@ from __future__ import annotations
 # mpi4py first: it loads the MPI library that dolfinx and petsc4py link against.
 from mpi4py import MPI  # noqa: F401  # isort: skip
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import ufl
@@ -32,9 +34,21 @@ from petsc4py import PETSc
 from fembench_agents.cases.calibration.dolfinx_common import LU, Setup, matrix
 from fembench_agents.cases.calibration.dolfinx_forcing import ForcingLoad, cell_quadrature_degree, exact_rule
 from fembench_agents.cases.calibration.dolfinx_periodic import FACTORISATIONS
-from fembench_agents.cases.calibration.dolfinx_transient import Clock, jumps, schedule, start
+from fembench_agents.cases.calibration.dolfinx_transient import Clock, Step, jumps, schedule, start
 
 CHORD_ITERATIONS = 6  # a step that took more refreshes the Jacobian for the next one
+CHORD = {
+    "snes_type": "newtonls",
+    "snes_linesearch_type": "basic",
+    "snes_rtol": 1e-10,
+    "snes_atol": 1e-12,
+    "snes_max_it": 100,
+    # the chord: a Jacobian (and its factorisation) is kept across iterations and steps (refreshed
+    # where the step changes or after a slow step)
+    "snes_lag_jacobian": -2,
+    "snes_lag_jacobian_persists": True,
+    **LU,
+}
 
 
 def _refresh_jacobian(snes: Any) -> None:
@@ -46,11 +60,30 @@ def _refresh_jacobian(snes: Any) -> None:
     options.delValue(key)
 
 
-def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
+@dataclass
+class StepForm:
+    """A step's nonlinear problem F(u) = 0 of the schedule: the unknown, the previous step, the
+    constants of the step (`clock`), the step form F and its parts."""
+
+    s: Setup
+    u: fem.Function
+    u_old: fem.Function
+    bc: fem.DirichletBC
+    update: Callable[[float | None], None]
+    steps: int
+    plan: list[Step]
+    clock: Clock
+    F: ufl.Form
+    natural: Any  # the natural pieces' load of the step (0 where none)
+    reaction: Callable[[Any], Any]  # R(z) v
+    diffusion: Callable[[Any], Any]  # D grad z . grad v
+
+
+def step_form(s: Setup) -> StepForm:
     V = s.space()
     D = s.coefficient("D")
     t0 = s.time_steps()[0]
-    v, w = ufl.TestFunction(V), ufl.TrialFunction(V)
+    v = ufl.TestFunction(V)
     g0, update, bc = s.boundary(V, t0)
     u_old = start(s, V, t0)
     steps, plan = schedule(s, D, jump=jumps(u_old, g0, bc))
@@ -70,26 +103,54 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     f = clock.blend(lambda t: s.expr(s.spec["forcing"], t=t))
     g = clock.blend(lambda t: s.natural_load(v, t=t))
     F = ((u - u_old) / clock.dt * v - f * v) * s.dx + clock.theta * operator(u) + (1 - clock.theta) * operator(u_old)
-    F = F - g
+    return StepForm(s, u, u_old, bc, update, steps, plan, clock, F - g, g, reaction, diffusion)
+
+
+def march(p: StepForm, problem: NonlinearProblem, prepare: Callable[[Step], None] | None = None) -> dict[str, Any]:
+    """Every step of the schedule by the chord (module docstring), `prepare` called before each
+    step's solve; what solver_info reports of it."""
+    snes = problem.solver
+    iterations, factorisations = 0, 0
+    slow = False
+    for n, (step, changed) in enumerate(p.clock.run(p.plan), 1):
+        if changed or slow:
+            _refresh_jacobian(snes)
+            factorisations += 1
+        p.update(step.t_new)
+        if prepare is not None:
+            prepare(step)
+        problem.solve()
+        reason: int = snes.getConvergedReason()  # type: ignore[assignment]  # an int enum at run time
+        if reason <= 0:
+            raise RuntimeError(f"Newton did not converge at step {n} (SNES reason {reason})")
+        iterations += int(snes.getIterationNumber())
+        slow = snes.getIterationNumber() > CHORD_ITERATIONS
+        p.u_old.x.array[:] = p.u.x.array
+    t0 = p.plan[0].t_old
+    return {
+        "time_steps": p.steps,
+        "dt": (p.plan[-1].t_new - t0) / p.steps,
+        "iterations": iterations,
+        "factorisations": factorisations,
+    }
+
+
+def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
+    p = step_form(s)
+    u, u_old, clock, reaction = p.u, p.u_old, p.clock, p.reaction
+    V = u.function_space
+    v, w = ufl.TestFunction(V), ufl.TrialFunction(V)
     # F's parts on F's own rule (module docstring): per iteration the reaction (on a rule exact for
     # it) and the boundary pieces' terms; per time point the forcing; once the mass and diffusion.
-    degree = cell_quadrature_degree(F)
+    degree = cell_quadrature_degree(p.F)
     dx = ufl.dx(domain=s.domain, metadata={"quadrature_degree": degree})
-    dx_reaction = exact_rule(s, clock.theta * reaction(u) + (1 - clock.theta) * reaction(u_old), degree)
+    reacting = clock.theta * reaction(u) + (1 - clock.theta) * reaction(u_old)
     robin = clock.theta * s.robin_mass(u, v) + (1 - clock.theta) * s.robin_mass(u_old, v)
-    per_iteration = (clock.theta * reaction(u) + (1 - clock.theta) * reaction(u_old)) * dx_reaction + robin - g
+    per_iteration = reacting * exact_rule(s, reacting, degree) + robin - p.natural
     forcing = ForcingLoad(s, v, dx, s.spec["forcing"])
-    M, K = matrix(w * v * dx), matrix(diffusion(w) * dx)
+    M, K = matrix(w * v * dx), matrix(p.diffusion(w) * dx)
     options = {
-        "snes_type": "newtonls",
-        "snes_linesearch_type": "basic",
-        "snes_rtol": 1e-10,
-        "snes_atol": 1e-12,
-        "snes_max_it": 100,
-        # the chord: a Jacobian (and its LU) is kept across iterations and steps (refreshed below)
-        "snes_lag_jacobian": -2,
-        "snes_lag_jacobian_persists": True,
-        **LU,
+        **CHORD,
         # the Jacobian M / dt + theta (K + R'(u) M) is symmetric, positive definite where dt R'(u)
         # is above -2 (every record's): its back-substitutions, one per iteration, are the solve
         "pc_type": FACTORISATIONS[s.stepped_factorisation][0],
@@ -98,15 +159,14 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     problem = NonlinearProblem(
         per_iteration,
         u,
-        bcs=[bc],
-        J=ufl.derivative(F, u, w),  # F's Jacobian, as Newton on F has it
+        bcs=[p.bc],
+        J=ufl.derivative(p.F, u, w),  # F's Jacobian, as Newton on F has it
         petsc_options_prefix="calibration_rdt_",
         petsc_options=options,
     )
-    snes = problem.solver
     # the residual holds the compiled forms, not the problem: SNES holds the residual, and a
     # cycle through a PETSc object is never collected (its factors stayed resident)
-    reaction_form, jacobian = problem.F, problem.J
+    reaction_form, jacobian, bc = problem.F, problem.J, p.bc
     forced = M.createVecRight()  # the step's forcing: (1 - theta) F(t_old) + theta F(t_new)
     rate, state = M.createVecRight(), M.createVecRight()  # (u - u_old) / dt, theta u + (1 - theta) u_old
 
@@ -123,24 +183,12 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
         apply_lifting(b, [jacobian], bcs=[[bc]], x0=[x], alpha=-1.0)  # type: ignore[arg-type]
         set_bc(b, [bc], x0=x, alpha=-1.0)  # one rank (an MPI singleton): no ghost values to exchange
 
-    snes.setFunction(residual, problem.b)
-    iterations, factorisations = 0, 0
-    slow = False
-    for n, (step, changed) in enumerate(clock.run(plan), 1):
-        if changed or slow:
-            _refresh_jacobian(snes)
-            factorisations += 1
-        update(step.t_new)
+    def prepare(step: Step) -> None:
         theta = float(clock.theta.value)
         forced.array[:] = (1 - theta) * forcing(step.t_old) + theta * forcing(step.t_new)
-        problem.solve()
-        reason: int = snes.getConvergedReason()  # type: ignore[assignment]  # an int enum at run time
-        if reason <= 0:
-            raise RuntimeError(f"Newton did not converge at step {n} (SNES reason {reason})")
-        iterations += int(snes.getIterationNumber())
-        slow = snes.getIterationNumber() > CHORD_ITERATIONS
-        u_old.x.array[:] = u.x.array
+
+    problem.solver.setFunction(residual, problem.b)
+    info = march(p, problem, prepare)
     for obj in (M, K, forced, rate, state):
         obj.destroy()
-    info = {"iterations": iterations, "factorisations": factorisations}
-    return u, {"time_steps": steps, "dt": (plan[-1].t_new - t0) / steps, **info}
+    return u, info
