@@ -140,13 +140,15 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     u, u_old, clock, reaction = p.u, p.u_old, p.clock, p.reaction
     V = u.function_space
     v, w = ufl.TestFunction(V), ufl.TrialFunction(V)
-    # F's parts on F's own rule (module docstring): per iteration the reaction (on a rule exact for
-    # it) and the boundary pieces' terms; per time point the forcing; once the mass and diffusion.
+    # F's parts on F's own rule (module docstring): per iteration the reaction at u (on a rule exact
+    # for it) and the boundary pieces' terms; per step the reaction at u_old; per time point the
+    # forcing; once the mass and diffusion.
     degree = cell_quadrature_degree(p.F)
     dx = ufl.dx(domain=s.domain, metadata={"quadrature_degree": degree})
-    reacting = clock.theta * reaction(u) + (1 - clock.theta) * reaction(u_old)
+    reacting, before = clock.theta * reaction(u), (1 - clock.theta) * reaction(u_old)
     robin = clock.theta * s.robin_mass(u, v) + (1 - clock.theta) * s.robin_mass(u_old, v)
     per_iteration = reacting * exact_rule(s, reacting, degree) + robin - p.natural
+    per_step = fem.form(before * exact_rule(s, before, degree))  # the reaction at the step's start
     forcing = ForcingLoad(s, v, dx, s.spec["forcing"])
     M, K = matrix(w * v * dx), matrix(p.diffusion(w) * dx)
     options = {
@@ -167,8 +169,10 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     # the residual holds the compiled forms, not the problem: SNES holds the residual, and a
     # cycle through a PETSc object is never collected (its factors stayed resident)
     reaction_form, jacobian, bc = problem.F, problem.J, p.bc
-    forced = M.createVecRight()  # the step's forcing: (1 - theta) F(t_old) + theta F(t_new)
+    # the step's constant load: (1 - theta) F(t_old) + theta F(t_new) - (1 - theta) R(u_old), F the forcing's
+    forced = M.createVecRight()
     rate, state = M.createVecRight(), M.createVecRight()  # (u - u_old) / dt, theta u + (1 - theta) u_old
+    reacted = M.createVecRight()  # (1 - theta) R(u_old)
 
     def residual(_snes: Any, x: PETSc.Vec, b: PETSc.Vec) -> None:
         """F at x into b, lifted and set on the Dirichlet dofs as dolfinx's assemble_residual does."""
@@ -185,10 +189,12 @@ def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 
     def prepare(step: Step) -> None:
         theta = float(clock.theta.value)
-        forced.array[:] = (1 - theta) * forcing(step.t_old) + theta * forcing(step.t_new)
+        reacted.zeroEntries()
+        assemble_vector(reacted, per_step)  # type: ignore[arg-type]  # adds into it
+        forced.array[:] = (1 - theta) * forcing(step.t_old) + theta * forcing(step.t_new) - reacted.array
 
     problem.solver.setFunction(residual, problem.b)
     info = march(p, problem, prepare)
-    for obj in (M, K, forced, rate, state):
+    for obj in (M, K, forced, rate, state, reacted):
         obj.destroy()
     return u, info
