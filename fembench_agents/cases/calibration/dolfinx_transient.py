@@ -15,9 +15,12 @@ they where the initial field disagrees with the Dirichlet data at t0 (`jumps`). 
 data (lambda dt below 1 on every case of ours) keeps plain Crank-Nicolson, whose error there is
 smaller.
 
-- heat: du/dt - div(k grad u) = f; linear, the matrix factorised once per step length.
-- convection_diffusion: du/dt - eps lap(u) + b . grad u = f; likewise, with SUPG's residual
-  term (dolfinx_common.streamline_weight) on the whole step's residual.
+- heat: du/dt - div(k grad u) = f; linear, the matrix factorised once per step length (PETSc's
+  Cholesky in 2D: it is symmetric positive definite), the right-hand side from matrices and the
+  forcing's load (`_right_hand_side`).
+- convection_diffusion: du/dt - eps lap(u) + b . grad u = f; likewise (MUMPS LU), with SUPG's
+  residual term (dolfinx_common.streamline_weight) on the whole step's residual, whose right-hand
+  side is assembled each step.
 - reaction_diffusion: du/dt - D lap(u) + R(u) = f by the same schedule, each step a nonlinear
   problem (dolfinx_reaction.py).
 Natural pieces enter through their flux data at both ends of a step; Robin pieces' alpha u
