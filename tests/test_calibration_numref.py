@@ -128,14 +128,14 @@ def test_an_initial_field_off_the_boundary_data_gets_the_damped_start() -> None:
     s = _setup(merged)
     V = s.space()
     g, _, bc = s.boundary(V, 0.0)
-    start = dolfinx_transient._start(s, V, 0.0)
+    start = dolfinx_transient.start(s, V, 0.0)
     assert dolfinx_transient.jumps(start, g, bc)
     steps, plan = dolfinx_transient.schedule(s, s.coefficient("k"), jump=True)
     assert steps == 15 and [p.theta for p in plan[:5]] == [1.0, 1.0, 1.0, 1.0, 0.5]
     _, merged = _merged(_heat("heat_fits", "0.1*sin(pi*x)*sin(pi*y)", 0.3))
     s = _setup(merged)
     g, _, bc = s.boundary(V := s.space(), 0.0)
-    assert not dolfinx_transient.jumps(dolfinx_transient._start(s, V, 0.0), g, bc)
+    assert not dolfinx_transient.jumps(dolfinx_transient.start(s, V, 0.0), g, bc)
 
 
 def test_a_transient_convection_steps_at_most_two_grid_spacings() -> None:

@@ -333,6 +333,13 @@ def linear(
     return u
 
 
+def matrix(form: Any, bcs: list[fem.DirichletBC] | None = None) -> PETSc.Mat:
+    """A bilinear form (UFL) assembled into a new matrix."""
+    A = assemble_matrix(fem.form(form), bcs=bcs or [])
+    A.assemble()
+    return A
+
+
 def streamline_weight(s: Setup, v: Any) -> Any | None:
     """SUPG's weight tau b . grad v of convection-diffusion (coefficients b and eps), which the
     strong residual multiplies (a consistent term: the exact solution's residual is zero), or None

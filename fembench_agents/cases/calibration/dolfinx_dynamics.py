@@ -23,10 +23,9 @@ from typing import Any
 import ufl
 from dolfinx import fem
 from dolfinx.fem.petsc import apply_lifting, assemble_matrix, assemble_vector, create_matrix, set_bc
-from petsc4py import PETSc
 
 from fembench_agents.cases.calibration.common import components
-from fembench_agents.cases.calibration.dolfinx_common import Setup, lu_solver, nodal, nodal_in_time
+from fembench_agents.cases.calibration.dolfinx_common import Setup, lu_solver, matrix, nodal, nodal_in_time
 from fembench_agents.cases.calibration.dolfinx_periodic import LinearSolver
 
 
@@ -56,12 +55,6 @@ def _forcing(s: Setup, V: fem.FunctionSpace, t0: float) -> tuple[fem.Function, f
     return f_old, f_new
 
 
-def _matrix(form: Any, bcs: list[fem.DirichletBC] | None = None) -> PETSc.Mat:
-    A = assemble_matrix(fem.form(form), bcs=bcs or [])
-    A.assemble()
-    return A
-
-
 def wave(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     """Every right-hand side is linear in the state and the P2 interpolants, so it is the mass
     and stiffness matrices, assembled once, times vectors: the same numbers as assembling it
@@ -80,8 +73,8 @@ def wave(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     forcing = nodal_in_time(V, s.spec["forcing"])
     f_old = forcing(t0)
     k = dt * dt / 4
-    M, K = _matrix(u * w * s.dx), _matrix(ufl.inner(ufl.grad(u), ufl.grad(w)) * s.dx)
-    A = _matrix((u * w + k * c2 * ufl.inner(ufl.grad(u), ufl.grad(w))) * s.dx, [bc])
+    M, K = matrix(u * w * s.dx), matrix(ufl.inner(ufl.grad(u), ufl.grad(w)) * s.dx)
+    A = matrix((u * w + k * c2 * ufl.inner(ufl.grad(u), ufl.grad(w))) * s.dx, [bc])
     ksp = lu_solver(A, s.reduction(V, [bc]), s.stepped_factorisation)  # M + k K
     u_new = fem.Function(V)
     y, z, b = M.createVecRight(), M.createVecRight(), M.createVecRight()

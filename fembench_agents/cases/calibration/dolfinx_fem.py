@@ -10,7 +10,8 @@ function to FAMILIES. Linear solves are PETSc `preonly` + LU (MUMPS, the
 build has no hypre); the nonlinear families use SNES Newton.
 
 - poisson, helmholtz, convection_diffusion, elasticity: one linear solve.
-- reaction_diffusion: SNES Newton. heat and the transient variants: dolfinx_transient.py.
+- reaction_diffusion: SNES Newton; its transient variant dolfinx_reaction.py. heat and the
+  transient convection-diffusion: dolfinx_transient.py.
 - biharmonic: two Dirichlet problems (w = lap u, with its boundary data).
 - stokes, navier_stokes: dolfinx_flow.py; wave, burgers: dolfinx_dynamics.py.
 """
@@ -27,7 +28,7 @@ import ufl
 from dolfinx import fem
 from dolfinx.fem.petsc import NonlinearProblem
 
-from fembench_agents.cases.calibration import dolfinx_cube
+from fembench_agents.cases.calibration import dolfinx_cube, dolfinx_reaction
 from fembench_agents.cases.calibration import dolfinx_dynamics as dynamics
 from fembench_agents.cases.calibration import dolfinx_flow as flow
 from fembench_agents.cases.calibration import dolfinx_gmsh as unstructured
@@ -98,7 +99,7 @@ def elasticity(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
 
 def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     if s.spec.get("time"):
-        return transient.reaction_diffusion(s)
+        return dolfinx_reaction.reaction_diffusion(s)
     V = s.space()
     s.refuse_periodic("Newton (SNES) solve")
     u, v = fem.Function(V), ufl.TestFunction(V)

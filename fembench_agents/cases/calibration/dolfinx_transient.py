@@ -15,16 +15,14 @@ they where the initial field disagrees with the Dirichlet data at t0 (`jumps`). 
 data (lambda dt below 1 on every case of ours) keeps plain Crank-Nicolson, whose error there is
 smaller.
 
-- heat: du/dt - div(k grad u) = f; linear, the matrix factorised once per step length.
-- convection_diffusion: du/dt - eps lap(u) + b . grad u = f; likewise, with SUPG's residual
-  term (dolfinx_common.streamline_weight) on the whole step's residual.
-- reaction_diffusion: du/dt - D lap(u) + R(u) = f: the theta rule on the whole right-hand
-  side, R(u) included, so each step is a nonlinear problem, solved from the previous step by
-  the chord method: SNES Newton whose Jacobian (and its LU) is kept across iterations and steps,
-  refreshed where the step's length or theta changes and after a step that took more than
-  CHORD_ITERATIONS. The reaction moves the Jacobian little within a step (dt R'(u) is small
-  beside the mass matrix), so each step converges to the same tolerance as Newton's, with one
-  back-substitution per iteration instead of a factorisation.
+- heat: du/dt - div(k grad u) = f; linear, the matrix factorised once per step length (PETSc's
+  Cholesky in 2D: it is symmetric positive definite), the right-hand side from matrices and the
+  forcing's load (`_right_hand_side`).
+- convection_diffusion: du/dt - eps lap(u) + b . grad u = f; likewise (MUMPS LU), with SUPG's
+  residual term (dolfinx_common.streamline_weight) on the whole step's residual, whose right-hand
+  side is assembled each step.
+- reaction_diffusion: du/dt - D lap(u) + R(u) = f by the same schedule, each step a nonlinear
+  problem (dolfinx_reaction.py).
 Natural pieces enter through their flux data at both ends of a step; Robin pieces' alpha u
 likewise.
 """
@@ -42,22 +40,21 @@ from typing import Any
 import numpy as np
 import ufl
 from dolfinx import fem
-from dolfinx.fem.petsc import (
-    NonlinearProblem,
-    apply_lifting,
-    assemble_matrix,
-    assemble_vector,
-    create_matrix,
-    set_bc,
-)
+from dolfinx.fem.petsc import apply_lifting, assemble_matrix, assemble_vector, create_matrix, set_bc
 from petsc4py import PETSc
 
-from fembench_agents.cases.calibration.dolfinx_common import LU, Setup, lu_solver, nodal, streamline_weight
+from fembench_agents.cases.calibration.dolfinx_common import Setup, lu_solver, matrix, nodal, streamline_weight
+from fembench_agents.cases.calibration.dolfinx_forcing import (
+    ForcingLoad,
+    cell_part,
+    cell_quadrature_degree,
+    facet_part,
+    on_rule,
+)
 
 MIN_STEPS_PER_INTERVAL = 0.3  # 15 steps on a 50-point grid
 STARTUP = 2  # Crank-Nicolson steps taken as twice as many backward-Euler half steps
 STIFF = 1.0  # lambda dt of the data above which the start is damped
-CHORD_ITERATIONS = 6  # a step that took more refreshes the Jacobian for the next one
 COURANT = 2.0  # grid spacings a convection may carry the solution per step
 
 
@@ -83,15 +80,6 @@ def schedule(s: Setup, diffusivity: Any, speed: float = 0.0, jump: bool = False)
     halves = [Step(1.0, t0 + k * dt / 2, t0 + (k + 1) * dt / 2) for k in range(2 * start)]
     rest = [Step(0.5, t0 + n * dt, t0 + (n + 1) * dt) for n in range(start, steps)]
     return steps, halves + rest
-
-
-def _refresh_jacobian(snes: Any) -> None:
-    """The chord's next iteration computes and factorises its Jacobian afresh, then keeps it
-    (SNESSetLagJacobian -2, which petsc4py does not wrap: through the options, read and removed)."""
-    options, key = PETSc.Options(), f"{snes.getOptionsPrefix()}snes_lag_jacobian"
-    options.setValue(key, -2)
-    snes.setFromOptions()
-    options.delValue(key)
 
 
 def data_decay_rate(s: Setup, diffusivity: Any, t0: float) -> float:
@@ -140,7 +128,7 @@ class Clock:
             yield step, changed
 
 
-def _start(s: Setup, V: fem.FunctionSpace, t0: float) -> fem.Function:
+def start(s: Setup, V: fem.FunctionSpace, t0: float) -> fem.Function:
     u_old = fem.Function(V)
     u_old.x.array[:] = nodal(V, s.spec["initial"], t0)
     return u_old
@@ -161,14 +149,16 @@ def _linear(
     streamline: tuple[Callable[[Any], Any], Any] | None = None,
     speed: float = 0.0,
     diffusivity: Any = None,
+    factorisation: str = "lu",
 ) -> tuple[fem.Function, dict]:
     """du/dt + operator(u) = f by the schedule: the matrix reassembled and refactorised where the
-    step's length or theta changes (twice), the right-hand side each step. `streamline`: the
-    strong operator and the SUPG weight of the test function, whose residual term is added."""
+    step's length or theta changes (twice), the right-hand side each step (`_right_hand_side`).
+    `streamline`: the strong operator and the SUPG weight of the test function, whose residual
+    term is added."""
     t0 = s.time_steps()[0]
     u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
     g0, update, bc = s.boundary(V, t0)
-    u_old = _start(s, V, t0)
+    u_old = start(s, V, t0)
     steps, plan = schedule(s, diffusivity, speed, jumps(u_old, g0, bc))
     clock = Clock(s, t0)
     f = clock.blend(lambda t: s.expr(s.spec["forcing"], t=t))
@@ -179,9 +169,14 @@ def _linear(
         strong, w = streamline
         a_form = a_form + (u / clock.dt + clock.theta * strong(u)) * w * s.dx
         L_form = L_form + (u_old / clock.dt - (1 - clock.theta) * strong(u_old) + f) * w * s.dx
-    a, L = fem.form(a_form), fem.form(L_form)
+    a = fem.form(a_form)
     A = create_matrix(a)
-    ksp = lu_solver(A, s.reduction(V, [bc]))
+    ksp = lu_solver(A, s.reduction(V, [bc]), factorisation)
+    rhs = (
+        _assembled(fem.form(L_form))
+        if streamline is not None
+        else _right_hand_side(s, V, operator, u_old, clock, L_form)
+    )
     u_new = fem.Function(V)
     for step, changed in clock.run(plan):
         if changed:
@@ -190,7 +185,7 @@ def _linear(
             A.assemble()
             ksp.setOperators(A)
         update(step.t_new)
-        b = assemble_vector(L)
+        b = rhs(step)
         apply_lifting(b, [a], [[bc]])
         set_bc(b, [bc])  # one rank (an MPI singleton): no ghost values to exchange
         ksp.solve(b, u_new.x.petsc_vec)
@@ -202,13 +197,51 @@ def _linear(
     return u_new, {"time_steps": steps, "dt": (plan[-1].t_new - t0) / steps}
 
 
+def _assembled(L: fem.Form) -> Callable[[Step], PETSc.Vec]:
+    return lambda _: assemble_vector(L)
+
+
+def _right_hand_side(
+    s: Setup, V: fem.FunctionSpace, operator: Callable[[Any, Any], Any], u_old: fem.Function, clock: Clock, L_form: Any
+) -> Callable[[Step], PETSc.Vec]:
+    """A step's right-hand side L without assembling L's cell integral, whose one rule UFL
+    estimates from its costliest term, the forcing (degree 20 and more for products of sines):
+    on that rule, M u_old / dt - (1 - theta) K u_old with the mass and the operator's cell part
+    assembled once, plus the forcing's load (dolfinx_forcing.ForcingLoad) at the step's ends, plus
+    the boundary pieces' terms assembled as L has them. The same numbers as assembling L, up to
+    rounding."""
+    w, v = ufl.TrialFunction(V), ufl.TestFunction(V)
+    dx = ufl.dx(domain=s.domain, metadata={"quadrature_degree": cell_quadrature_degree(L_form)})
+    M = matrix(w * v * dx)
+    K = matrix(on_rule(cell_part(operator(w, v)), dx))
+    forcing = ForcingLoad(s, v, dx, s.spec["forcing"])
+    boundary = facet_part(L_form)
+    pieces = fem.form(boundary) if boundary.integrals() else None
+    old, scaled = M.createVecRight(), M.createVecRight()
+
+    def at(step: Step) -> PETSc.Vec:
+        dt, theta = float(clock.dt.value), float(clock.theta.value)
+        b = M.createVecRight()
+        old.array[:] = u_old.x.array / dt
+        scaled.array[:] = -(1 - theta) * u_old.x.array
+        M.mult(old, b)
+        K.multAdd(scaled, b, b)
+        b.array[:] += (1 - theta) * forcing(step.t_old) + theta * forcing(step.t_new)
+        if pieces is not None:
+            assemble_vector(b, pieces)  # type: ignore[arg-type]  # adds into b
+        return b
+
+    return at
+
+
 def heat(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     k = s.coefficient("k")
 
     def operator(w: Any, v: Any) -> Any:
         return k * ufl.inner(ufl.grad(w), ufl.grad(v)) * s.dx + s.robin_mass(w, v)
 
-    return _linear(s, s.space(), operator, diffusivity=k)
+    # M / dt + theta (K + the Robin mass) is symmetric positive definite
+    return _linear(s, s.space(), operator, diffusivity=k, factorisation=s.stepped_factorisation)
 
 
 def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
@@ -225,54 +258,3 @@ def convection_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
     speed = float(np.sqrt(sum(nodal(V, e) ** 2 for e in s.spec["coefficients"]["b"])).max())
     weight = streamline_weight(s, ufl.TestFunction(V))
     return _linear(s, V, operator, None if weight is None else (strong, weight), speed, eps)
-
-
-def reaction_diffusion(s: Setup) -> tuple[fem.Function, dict[str, Any]]:
-    V = s.space()
-    D = s.coefficient("D")
-    t0 = s.time_steps()[0]
-    v = ufl.TestFunction(V)
-    g0, update, bc = s.boundary(V, t0)
-    u_old = _start(s, V, t0)
-    steps, plan = schedule(s, D, jump=jumps(u_old, g0, bc))
-    clock = Clock(s, t0)
-    u = fem.Function(V)
-    u.x.array[:] = u_old.x.array
-
-    def operator(w: Any) -> Any:
-        R = s.expr(s.spec["coefficients"]["R"], u=w)
-        return (D * ufl.inner(ufl.grad(w), ufl.grad(v)) + R * v) * s.dx + s.robin_mass(w, v)
-
-    f = clock.blend(lambda t: s.expr(s.spec["forcing"], t=t))
-    g = clock.blend(lambda t: s.natural_load(v, t=t))
-    F = ((u - u_old) / clock.dt * v - f * v) * s.dx + clock.theta * operator(u) + (1 - clock.theta) * operator(u_old)
-    F = F - g
-    options = {
-        "snes_type": "newtonls",
-        "snes_linesearch_type": "basic",
-        "snes_rtol": 1e-10,
-        "snes_atol": 1e-12,
-        "snes_max_it": 100,
-        # the chord: a Jacobian (and its LU) is kept across iterations and steps (refreshed below)
-        "snes_lag_jacobian": -2,
-        "snes_lag_jacobian_persists": True,
-        **LU,
-    }
-    problem = NonlinearProblem(F, u, bcs=[bc], petsc_options_prefix="calibration_rdt_", petsc_options=options)
-    snes = problem.solver
-    iterations, factorisations = 0, 0
-    slow = False
-    for n, (step, changed) in enumerate(clock.run(plan), 1):
-        if changed or slow:
-            _refresh_jacobian(snes)
-            factorisations += 1
-        update(step.t_new)
-        problem.solve()
-        reason: int = snes.getConvergedReason()  # type: ignore[assignment]  # an int enum at run time
-        if reason <= 0:
-            raise RuntimeError(f"Newton did not converge at step {n} (SNES reason {reason})")
-        iterations += int(snes.getIterationNumber())
-        slow = snes.getIterationNumber() > CHORD_ITERATIONS
-        u_old.x.array[:] = u.x.array
-    info = {"iterations": iterations, "factorisations": factorisations}
-    return u, {"time_steps": steps, "dt": (plan[-1].t_new - t0) / steps, **info}
