@@ -7,7 +7,7 @@ Laplacian form's natural boundary: nu du/dn - p n = g there.
 
 - stokes: -nu lap(u) + grad p = f, div u = 0: one monolithic LU solve, or above
   ITERATIVE_UNKNOWNS (a reference's refined solve) by its pressure Schur complement
-  (dolfinx_taylor_hood.py: half the LU's memory at 1.9 million unknowns, less CPU).
+  (dolfinx_taylor_hood.py: half the LU's memory at 1.4 million unknowns, less CPU).
 - navier_stokes: -nu lap(u) + (u . grad) u + grad p = f, div u = 0: SNES Newton
   (full step, no line search) from the Stokes solution.
 """
