@@ -11,6 +11,9 @@ keep the import within `cases import`'s budget:
   5 % fewer; PORD's analysis is as cheap but its factor 6 % costlier). The arithmetic is the same
   LU; only its blocking and pivot order differ, so the solution differs in its last bits
   (relative 1e-15 on a test problem), and smaller solves stay in core, byte for byte as before;
+- a Stokes system of more than that many unknowns is not factorised whole at all: its pressure
+  Schur complement is solved by CG (calibration/dolfinx_taylor_hood.py; the 1.4 million unknowns
+  above in 960 MB against 2046 out of core; the budget below still counts it as a factorisation);
 - solves running at once in the import's worker processes share a `MemoryBudget`: a solve
   waits until the memory it is expected to take fits beside the others (one larger than the
   whole budget runs alone).
