@@ -151,6 +151,23 @@ def test_the_unknowns_of_a_solve_are_read_off_its_grid_and_family() -> None:
     assert reference_memory.unknowns({"family": "heat", "grid": {"nx": 11, "ny": 11, "nz": 11}}) == 1331
     assert reference_memory.expected_mb(154_449) == pytest.approx(154_449 * 3000 / 2**20)
     assert reference_memory.expected_mb(308_898) == pytest.approx(308_898 * 1000 / 2**20)
+    assert reference_memory.expected_mb(308_898, through_schur=True) == pytest.approx(308_898 * 550 / 2**20)
+    assert reference_memory.expected_mb(154_449, through_schur=True) == pytest.approx(154_449 * 3000 / 2**20)
+
+
+def test_a_plane_stokes_solve_without_periodic_pieces_is_counted_as_its_schur_complement() -> None:
+    def spec(family: str, *kinds: str, nz: int | None = None) -> dict[str, Any]:
+        grid = {"nx": 601, "ny": 601, "nz": nz}
+        return {"family": family, "grid": grid, "boundary": [{"kind": k} for k in kinds]}
+
+    assert reference_memory.through_schur(spec("stokes", "dirichlet", "neumann")) is True
+    assert reference_memory.through_schur(spec("stokes", "dirichlet", "periodic")) is False  # reduced: an LU
+    assert reference_memory.through_schur(spec("stokes", "dirichlet", nz=41)) is False  # the cube's Cholesky fills in
+    assert reference_memory.through_schur(spec("navier_stokes", "dirichlet")) is False  # Newton: an LU a step
+    # two 6x rungs of a 100-point Stokes grid fit the import's budget side by side, as their LU did not
+    six = reference_memory.unknowns(spec("stokes", "dirichlet"))
+    budget = import_workers.SOLVE_BUDGET_MB
+    assert 2 * reference_memory.expected_mb(six, True) < budget < 2 * reference_memory.expected_mb(six)
 
 
 def test_every_prefix_of_the_calibration_s_lu_solves_is_switched_out_of_core() -> None:
