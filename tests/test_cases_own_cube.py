@@ -59,6 +59,7 @@ def test_our_cube_cases_cover_every_family_the_cube_solvers_share_with_natural_a
         ("po_cube_mixed", "poisson", False, (), (17, 17, 17), three),
         ("rd_cube_robin", "reaction_diffusion", False, (("z1", "robin"),), (17, 17, 17), three),
         ("rd_cube_transient", "reaction_diffusion", True, (), (17, 17, 17), three),
+        ("st_cube_curl", "stokes", False, (), (3, 17, 17, 17), ("dolfinx",)),
     ]
 
 
@@ -100,6 +101,69 @@ def test_3d_elasticity_outputs_the_whole_displacement_and_its_traction_is_sigma_
         "on a piece of kind neumann sigma(u) n = g, n the outward unit normal (g a triple: "
         "the traction, 0 traction-free)"
     )
+
+
+STOKES: dict[str, Any] = {
+    "family": "stokes",
+    "coefficients": {"nu": 2},
+    # the curl of (0, 0, x**2*y): (x**2, -2*x*y, 0)
+    "manufactured": {"u": ["x**2", "-2*x*y", "0"], "p": "x*z"},
+}
+
+
+def test_3d_stokes_outputs_the_whole_velocity_and_p_up_to_its_mean_with_the_velocity_on_every_face() -> None:
+    spec, solution = make_spec(_case(**STOKES))
+    assert [(name, f.shape, f.up_to_constant) for name, f in spec.output.fields.items()] == [
+        ("u", (3, 9, 9, 9), False),
+        ("p", (9, 9, 9), True),
+    ]
+    # -nu lap(u) + grad p with nu = 2: lap(x**2) = 2, lap(-2xy) = 0; grad(xz) = (z, 0, x)
+    assert spec.forcing == ["z - 4", "0", "x"]
+    assert [(p.name, p.kind, p.value) for p in spec.boundary] == [
+        ("x0", "dirichlet", ["0", "0", "0"]),
+        ("x1", "dirichlet", ["1", "-2*y", "0"]),
+        ("y0", "dirichlet", ["x**2", "0", "0"]),
+        ("y1", "dirichlet", ["x**2", "-2*x", "0"]),
+        ("z0", "dirichlet", ["x**2", "-2*x*y", "0"]),
+        ("z1", "dirichlet", ["x**2", "-2*x*y", "0"]),
+    ]
+    assert [str(e) for e in solution or []] == ["x**2", "-2*x*y", "0", "x*z"]  # the hidden record's [ux, uy, uz, p]
+    assert spec.equation == (
+        "-nu lap(u) + grad p = f and div u = 0 in the domain, velocity u = (ux, uy, uz), pressure p; "
+        "u = g (a triple) on every boundary piece; p is fixed only up to a constant (it is compared after "
+        "subtracting its mean over the in-domain grid points, on both sides)"
+    )
+    quiet, _ = make_spec(_case(**STOKES, pressure_compared=False))
+    assert list(quiet.output.fields) == ["u"]
+    assert quiet.equation.endswith(
+        "p is fixed only up to a constant (it is not compared: the velocity u alone is scored)"
+    )
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (
+            {"manufactured": {"u": ["x**2", "x*y", "z"], "p": "x"}},
+            "st_probe: a Stokes velocity must be divergence-free \\(a curl of a vector potential is\\); "
+            "div u = 3\\*x \\+ 1$",
+        ),
+        ({"manufactured": {"u": ["x**2", "-2*x*y", "0"]}}, "\\[ux, uy, uz\\] and p for stokes"),
+        ({"manufactured": {"u": ["x**2", "-2*x*y"], "p": "x"}}, "\\[ux, uy, uz\\] and p for stokes"),
+        (
+            {"natural": {"z1": {"kind": "do-nothing"}}},
+            "st_probe: a Stokes case on the unit cube gives the velocity on every face; natural faces \\(z1\\)",
+        ),
+    ],
+)
+def test_a_cube_stokes_definition_is_refused_naming_what_is_wrong(changes: dict[str, Any], message: str) -> None:
+    with pytest.raises(CaseDefinitionError, match=message):
+        make_spec(_case(**(STOKES | {"id": "st_probe"} | changes)))
+
+
+def test_a_pressure_is_refused_for_a_family_without_one() -> None:
+    with pytest.raises(CaseDefinitionError, match="with a manufactured u \\(\\[ux, uy, uz\\] for elasticity"):
+        make_spec(_case(manufactured={"u": "x", "p": "y"}))
 
 
 @pytest.mark.parametrize(

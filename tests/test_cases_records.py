@@ -49,7 +49,8 @@ def test_coverage() -> None:
         ("po_cube_mixed", (17, 17, 17)),
         ("rd_cube_robin", (17, 17, 17)),
         ("rd_cube_transient", (17, 17, 17)),
-    ]  # each on dolfinx, ngsolve and scikit-fem (tests/test_cases_own_cube.py)
+        ("st_cube_curl", (17, 17, 17)),
+    ]  # each on dolfinx, ngsolve and scikit-fem but Stokes, DOLFINx's alone (tests/test_cases_own_cube.py)
     assert {d.id for d in DEFS} == set(SPECS)
     assert sum(d.data is not None for d in DEFS) == 19
 

@@ -179,7 +179,7 @@ def reference(case: CaseFile, solution: list[sp.Expr]) -> dict[str, np.ndarray]:
     ref = np.stack([compile_expr(str(e))(**coords, t=t) for e in solution])
     ref[:, ~mask] = np.nan
     if case.family in FLOW_FAMILIES:
-        return {"u": ref[:2], "p": ref[2]}
+        return {"u": ref[:-1], "p": ref[-1]}  # the velocity's two or three components, then p
     return {"u": ref if len(solution) > 1 else ref[0]}
 
 

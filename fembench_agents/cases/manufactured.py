@@ -82,9 +82,9 @@ PRESSURE_COMPARED = "(it is compared after subtracting its mean over the in-doma
 PRESSURE_NOT_COMPARED = "(it is not compared: the velocity u alone is scored)"
 
 
-def case_equation(case: CaseFile, kinds: tuple[str, ...]) -> str:
-    """A 2D case file's equation text; a flow whose pressure is not compared says so."""
-    words = equation(case.family, case.time is not None, kinds)
+def case_equation(case: CaseFile, kinds: tuple[str, ...], dim: int = 2) -> str:
+    """A case file's equation text; a flow whose pressure is not compared says so."""
+    words = equation(case.family, case.time is not None, kinds, dim)
     if case.pressure_compared:
         return words
     if PRESSURE_COMPARED not in words:
@@ -212,7 +212,7 @@ def _solution(case: CaseFile) -> list[sp.Expr]:
     if m is None:
         raise CaseDefinitionError(f"{case.id}: no manufactured solution")
     flow = case.family in FLOW_FAMILIES
-    if flow != (m.stream is not None):
+    if flow != (m.stream is not None) or (m.p is not None and not flow):
         raise CaseDefinitionError(f"{case.id}: Stokes and Navier-Stokes take `stream` and `p`; other families `u`")
     if m.stream is not None and m.p is not None:
         psi = parse(m.stream)

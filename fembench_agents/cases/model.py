@@ -138,7 +138,8 @@ class TimeSpec(FrozenModel):
 class Manufactured(FrozenModel):
     """The exact solution: u (scalar, or [ux, uy] for elasticity); for Stokes and
     Navier-Stokes a stream function (u = (d stream/dy, -d stream/dx), divergence-free
-    by construction) and a pressure p."""
+    by construction) and a pressure p; on the unit cube a Stokes velocity [ux, uy, uz]
+    (checked divergence-free: 3D has no scalar stream function) and a pressure p."""
 
     u: Expr | list[Expr] | None = None
     stream: Expr | None = None
@@ -146,8 +147,8 @@ class Manufactured(FrozenModel):
 
     @model_validator(mode="after")
     def _one_form(self) -> Manufactured:
-        if (self.u is None) == (self.stream is None) or (self.stream is None) != (self.p is None):
-            raise ValueError("give either u, or stream and p")
+        if (self.u is None) == (self.stream is None) or (self.stream is not None and self.p is None):
+            raise ValueError("give either u (with p for a flow on the unit cube), or stream and p")
         return self
 
 
