@@ -30,7 +30,7 @@ SPECS = {s.id: s for s in store.load_specs(CASES)}
 
 
 def test_coverage() -> None:
-    assert len(DEFS) == 176
+    assert len(DEFS) == 177
     domains: dict[str, set[str]] = defaultdict(set)
     for d in DEFS:
         domains[d.family].add(d.domain)
@@ -368,8 +368,15 @@ def test_biharmonic_and_wave_data_come_in_pairs() -> None:
 def test_a_stokes_solution_comes_from_a_stream_function() -> None:
     with pytest.raises(CaseDefinitionError, match="stream"):
         build_case(_case(family="stokes", coefficients={"nu": 1}, manufactured={"u": "x"}), b"")
-    with pytest.raises(ValueError, match="either u, or stream and p"):
+    with pytest.raises(ValueError, match="give either u \\(with p for a flow on the unit cube\\), or stream and p"):
         _case(family="stokes", coefficients={"nu": 1}, manufactured={"stream": "x*y"})
+    # a velocity with p is the unit cube's form (no 3D stream function); in 2D, and beside u of a
+    # family without a pressure, it is refused
+    flows = "Stokes and Navier-Stokes take `stream` and `p`; other families `u`"
+    with pytest.raises(CaseDefinitionError, match=flows):
+        build_case(_case(family="stokes", coefficients={"nu": 1}, manufactured={"u": ["y", "x"], "p": "x"}), b"")
+    with pytest.raises(CaseDefinitionError, match=flows):
+        build_case(_case(manufactured={"u": "x*y", "p": "x"}), b"")
 
 
 @pytest.mark.parametrize("case_id", ["poisson-1", "poisson 1", "Poisson_1", "poisson_1/", "_poisson_1.", ""])
