@@ -29,6 +29,7 @@ import time
 from typing import Any
 
 from fembench_agents.scoring.sandbox import confine, linux_calls
+from fembench_agents.scoring.sandbox.host_client import HostClient
 from fembench_agents.scoring.sandbox.implementation import (
     TEST_FILE,
     FrameWriter,
@@ -36,7 +37,6 @@ from fembench_agents.scoring.sandbox.implementation import (
     compile_sources,
     seed_default_rng,
 )
-from fembench_agents.scoring.sandbox.implementation_host import HostClient
 from fembench_agents.scoring.sandbox.proxy import run_test
 
 STDERR_TAIL = 8192
